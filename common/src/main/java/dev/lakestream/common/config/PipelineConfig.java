@@ -1,0 +1,169 @@
+package dev.lakestream.common.config;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * The configuration of an app: one properties file whose keys are each overridable by an
+ * environment variable, for containers.
+ *
+ * <p>Keys keep the names their owners give them: Kafka Streams and client properties as Kafka
+ * names them ({@code bootstrap.servers}, {@code application.id}, ...), Iceberg catalog properties
+ * as Iceberg names them under {@code iceberg.catalog.} ({@code iceberg.catalog.type=rest}, {@code
+ * iceberg.catalog.uri}, ...), and this pipeline's settings under {@code lakestream.}, {@code
+ * ingest.} and {@code sync.}.
+ *
+ * <p>An environment variable {@code LAKESTREAM_<KEY>} overrides {@code <key>}: the key upper-cased,
+ * with {@code .} written {@code _}, {@code _} written {@code __} and {@code -} written {@code ___}
+ * (so {@code LAKESTREAM_BOOTSTRAP_SERVERS} sets {@code bootstrap.servers} and {@code
+ * LAKESTREAM_ICEBERG_CATALOG_IO___IMPL} sets {@code iceberg.catalog.io-impl}).
+ *
+ * <p>{@link #toString()} masks the values of secret-looking keys; log only that.
+ */
+public final class PipelineConfig {
+
+  public static final String ENV_PREFIX = "LAKESTREAM_";
+  public static final String CATALOG_PREFIX = "iceberg.catalog.";
+  public static final String CATALOG_NAME = "iceberg.catalog";
+  public static final String TOPIC_PREFIX = "lakestream.topic.prefix";
+  public static final String METRICS_PORT = "lakestream.metrics.port";
+
+  private static final String[] PIPELINE_PREFIXES = {"iceberg.", "lakestream.", "ingest.", "sync."};
+  private static final Pattern SECRET =
+      Pattern.compile("(?i).*(password|secret|token|credential|jaas|private|access-key|access\\.key|sas|signature).*");
+
+  private final Map<String, String> values;
+
+  public PipelineConfig(Map<String, String> values) {
+    this.values = Map.copyOf(new TreeMap<>(values));
+  }
+
+  /** Reads {@code file} (when not null) and applies the overrides found in {@code env}. */
+  public static PipelineConfig load(Path file, Map<String, String> env) throws IOException {
+    Map<String, String> values = new TreeMap<>();
+    if (file != null) {
+      Properties props = new Properties();
+      try (InputStream in = Files.newInputStream(file)) {
+        props.load(in);
+      }
+      props.stringPropertyNames().forEach(k -> values.put(k, props.getProperty(k).trim()));
+    }
+    env.forEach(
+        (name, value) -> {
+          if (name.startsWith(ENV_PREFIX) && name.length() > ENV_PREFIX.length()) {
+            values.put(keyOf(name.substring(ENV_PREFIX.length())), value);
+          }
+        });
+    return new PipelineConfig(values);
+  }
+
+  /** The property key an environment variable name (without the prefix) stands for. */
+  static String keyOf(String envName) {
+    return envName
+        .toLowerCase(Locale.ROOT)
+        .replace("___", "\u0001")
+        .replace("__", "\u0002")
+        .replace('_', '.')
+        .replace('\u0001', '-')
+        .replace('\u0002', '_');
+  }
+
+  public PipelineConfig with(String key, String value) {
+    Map<String, String> copy = new TreeMap<>(values);
+    copy.put(key, value);
+    return new PipelineConfig(copy);
+  }
+
+  public String get(String key) {
+    return values.get(key);
+  }
+
+  public String get(String key, String defaultValue) {
+    return values.getOrDefault(key, defaultValue);
+  }
+
+  public String require(String key) {
+    String value = values.get(key);
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException("missing required setting " + key
+          + " (in the properties file, or as environment variable " + envNameOf(key) + ")");
+    }
+    return value;
+  }
+
+  public long getLong(String key, long defaultValue) {
+    String value = values.get(key);
+    try {
+      return value == null ? defaultValue : Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("setting " + key + " must be a whole number, found \"" + value + "\"");
+    }
+  }
+
+  public int getInt(String key, int defaultValue) {
+    return Math.toIntExact(getLong(key, defaultValue));
+  }
+
+  public String topicPrefix() {
+    return get(TOPIC_PREFIX, "lakestream");
+  }
+
+  public String catalogName() {
+    return get(CATALOG_NAME, "lakestream");
+  }
+
+  /** Iceberg catalog properties, under Iceberg's own names (the {@code iceberg.catalog.} prefix removed). */
+  public Map<String, String> catalogProperties() {
+    Map<String, String> out = new TreeMap<>();
+    values.forEach(
+        (k, v) -> {
+          if (k.startsWith(CATALOG_PREFIX)) {
+            out.put(k.substring(CATALOG_PREFIX.length()), v);
+          }
+        });
+    return out;
+  }
+
+  /** Kafka Streams and client properties: every key outside this pipeline's own prefixes. */
+  public Properties kafkaProperties() {
+    Properties props = new Properties();
+    values.forEach(
+        (k, v) -> {
+          for (String prefix : PIPELINE_PREFIXES) {
+            if (k.startsWith(prefix)) {
+              return;
+            }
+          }
+          props.put(k, v);
+        });
+    return props;
+  }
+
+  public Map<String, String> asMap() {
+    return values;
+  }
+
+  static boolean isSecret(String key) {
+    return SECRET.matcher(key).matches();
+  }
+
+  public static String envNameOf(String key) {
+    return ENV_PREFIX
+        + key.replace("_", "__").replace("-", "___").replace('.', '_').toUpperCase(Locale.ROOT);
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder();
+    values.forEach(
+        (k, v) -> sb.append("\n  ").append(k).append('=').append(isSecret(k) ? "[hidden]" : v));
+    return sb.toString();
+  }
+}

@@ -1,0 +1,59 @@
+package dev.lakestream.common.event;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * The versioned JSON form of the events that cross topics. Every event is a JSON object with
+ * {@code "type"} and {@code "v"} (its format version); a reader accepts versions up to its own and
+ * ignores fields it does not know, so a newer writer may add fields without breaking older readers.
+ * A version newer than the reader knows is an error that says so.
+ */
+public final class EventJson {
+
+  static final ObjectMapper MAPPER =
+      new ObjectMapper()
+          .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+          .setSerializationInclusion(JsonInclude.Include.NON_NULL);
+
+  private EventJson() {}
+
+  public static byte[] write(String type, int version, Object event) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("type", type);
+    node.put("v", version);
+    node.setAll((ObjectNode) MAPPER.valueToTree(event));
+    try {
+      return MAPPER.writeValueAsBytes(node);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public static <T> T read(byte[] bytes, String type, int maxVersion, Class<T> cls) {
+    try {
+      JsonNode node = MAPPER.readTree(bytes);
+      String actualType = node.path("type").asText(null);
+      if (!type.equals(actualType)) {
+        throw new IllegalArgumentException("expected a \"" + type + "\" event but found type " + actualType);
+      }
+      int version = node.path("v").asInt(-1);
+      if (version < 1 || version > maxVersion) {
+        throw new IllegalArgumentException(
+            "\"" + type + "\" event has format version " + version + "; this reader knows 1.." + maxVersion
+                + " (upgrade the reading app before the writing one)");
+      }
+      ObjectNode fields = ((ObjectNode) node).deepCopy();
+      fields.remove("type");
+      fields.remove("v");
+      return MAPPER.treeToValue(fields, cls);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("unreadable \"" + type + "\" event: " + e.getMessage(), e);
+    }
+  }
+}

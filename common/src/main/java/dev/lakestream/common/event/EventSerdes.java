@@ -1,0 +1,27 @@
+package dev.lakestream.common.event;
+
+import java.util.function.Function;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.Serializer;
+
+/** Kafka serdes for the events that cross topics, in their versioned JSON form. */
+public final class EventSerdes {
+
+  private EventSerdes() {}
+
+  public static Serde<FilesWritten> filesWritten() {
+    return of(FilesWritten::toJson, FilesWritten::fromJson);
+  }
+
+  public static Serde<RealtimeCommitted> realtimeCommitted() {
+    return of(RealtimeCommitted::toJson, RealtimeCommitted::fromJson);
+  }
+
+  private static <T> Serde<T> of(Function<T, byte[]> write, Function<byte[], T> read) {
+    Serializer<T> serializer = (topic, value) -> value == null ? null : write.apply(value);
+    Deserializer<T> deserializer = (topic, bytes) -> bytes == null ? null : read.apply(bytes);
+    return Serdes.serdeFrom(serializer, deserializer);
+  }
+}

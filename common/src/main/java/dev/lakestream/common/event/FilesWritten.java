@@ -1,0 +1,73 @@
+package dev.lakestream.common.event;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.lakestream.common.iceberg.ContentFiles;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.PartitionSpec;
+
+/**
+ * One flushed batch of one source partition: the data file(s) with the batch's surviving
+ * after-images and the equality-delete file(s) with every key the batch touched. Sent by the change
+ * buffer to the realtime committer, keyed by table.
+ *
+ * <p>The source offsets identify the batch: batches of one source partition cover disjoint,
+ * increasing offset ranges, which is what lets the committer skip a batch it has already committed.
+ *
+ * @param table the table, {@code namespace.name}
+ * @param sourceTopic the change topic the batch came from
+ * @param sourcePartition its partition
+ * @param firstOffset the lowest input offset in the batch
+ * @param lastOffset the highest input offset in the batch
+ * @param changes input changes in the batch (before per-key deduplication)
+ * @param dataRows rows in the data files
+ * @param deleteKeys keys in the equality-delete files
+ * @param maxSourceTsMs the newest source commit time in the batch
+ * @param dataFiles the data files, in Iceberg's content-file JSON
+ * @param deleteFiles the equality-delete files, in Iceberg's content-file JSON
+ * @param writtenAtMs when the files were written
+ */
+public record FilesWritten(
+    String table,
+    String sourceTopic,
+    int sourcePartition,
+    long firstOffset,
+    long lastOffset,
+    long changes,
+    long dataRows,
+    long deleteKeys,
+    long maxSourceTsMs,
+    List<JsonNode> dataFiles,
+    List<JsonNode> deleteFiles,
+    long writtenAtMs) {
+
+  public static final String TYPE = "files-written";
+  public static final int VERSION = 1;
+
+  public FilesWritten {
+    dataFiles = List.copyOf(dataFiles);
+    deleteFiles = List.copyOf(deleteFiles);
+  }
+
+  public String sourcePartitionName() {
+    return sourceTopic + "-" + sourcePartition;
+  }
+
+  public List<DataFile> dataFiles(Map<Integer, PartitionSpec> specs) {
+    return dataFiles.stream().map(node -> (DataFile) ContentFiles.fromJson(node, specs)).toList();
+  }
+
+  public List<DeleteFile> deleteFiles(Map<Integer, PartitionSpec> specs) {
+    return deleteFiles.stream().map(node -> (DeleteFile) ContentFiles.fromJson(node, specs)).toList();
+  }
+
+  public byte[] toJson() {
+    return EventJson.write(TYPE, VERSION, this);
+  }
+
+  public static FilesWritten fromJson(byte[] bytes) {
+    return EventJson.read(bytes, TYPE, VERSION, FilesWritten.class);
+  }
+}

@@ -1,0 +1,54 @@
+package dev.lakestream.common.iceberg;
+
+import java.io.File;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.catalog.Catalog;
+
+/**
+ * Builds an Iceberg {@link Catalog} from standard Iceberg catalog properties ({@code type} or
+ * {@code catalog-impl}, {@code uri}, {@code warehouse}, {@code io-impl}, ...), as {@link
+ * CatalogUtil#buildIcebergCatalog} reads them: REST, JDBC, Hive, Glue, Nessie or any other.
+ *
+ * <p>With neither {@code type} nor {@code catalog-impl} set, the embedded default is used: a JDBC
+ * catalog on SQLite in {@code <warehouse>/catalog.db} (warehouse {@code ./warehouse} unless set),
+ * for a first run with no servers. It is one machine's disk: a deployment that runs more than one
+ * instance needs a shared catalog and object storage.
+ */
+public final class CatalogLoader {
+
+  public static final String DEFAULT_NAME = "lakestream";
+  public static final String DEFAULT_WAREHOUSE = "warehouse";
+
+  private CatalogLoader() {}
+
+  public static Catalog load(String name, Map<String, String> properties) {
+    Map<String, String> props = withEmbeddedDefault(properties);
+    return CatalogUtil.buildIcebergCatalog(name, props, new Configuration());
+  }
+
+  /** The properties {@link #load} uses: the given ones, or the embedded default filled in. */
+  public static Map<String, String> withEmbeddedDefault(Map<String, String> properties) {
+    Map<String, String> props = new LinkedHashMap<>(properties);
+    if (props.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE) || props.containsKey(CatalogProperties.CATALOG_IMPL)) {
+      return props;
+    }
+    File warehouse = new File(props.getOrDefault(CatalogProperties.WAREHOUSE_LOCATION, DEFAULT_WAREHOUSE))
+        .getAbsoluteFile();
+    if (!warehouse.isDirectory() && !warehouse.mkdirs()) {
+      throw new IllegalStateException("cannot create the warehouse directory " + warehouse);
+    }
+    props.put(CatalogProperties.CATALOG_IMPL, "org.apache.iceberg.jdbc.JdbcCatalog");
+    props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.getPath());
+    props.putIfAbsent(CatalogProperties.URI, "jdbc:sqlite:" + new File(warehouse, "catalog.db").getPath());
+    // V1 stores views and is what Spark's JDBC catalog expects of a table it did not create.
+    props.putIfAbsent("jdbc.schema-version", "V1");
+    // A streaming table commits every second: keep its metadata history bounded.
+    props.putIfAbsent("table-default.write.metadata.delete-after-commit.enabled", "true");
+    props.putIfAbsent("table-default.write.metadata.previous-versions-max", "50");
+    return props;
+  }
+}

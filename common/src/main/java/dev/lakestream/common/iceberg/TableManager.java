@@ -1,0 +1,168 @@
+package dev.lakestream.common.iceberg;
+
+import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.common.schema.SchemaEvolution;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates pipeline tables and keeps their schema able to hold incoming rows.
+ *
+ * <p>A table is created on its first row: format version 3, the key columns as identifier fields,
+ * an empty first snapshot on {@code main} and the {@code realtime} branch pointing at it, all in one
+ * transaction. Afterwards new columns are added and types widened as {@link SchemaEvolution}
+ * decides; anything else is a {@link BadChangeException}. Several instances may race to create or
+ * evolve a table: the loser reloads and checks again. Tables are cached; the cache is safe to use
+ * from several threads.
+ */
+public final class TableManager {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TableManager.class);
+  private static final int SCHEMA_COMMIT_ATTEMPTS = 5;
+
+  private final Catalog catalog;
+  private final Map<TableIdentifier, Table> tables = new ConcurrentHashMap<>();
+  private final Set<String> accepted = ConcurrentHashMap.newKeySet();
+
+  public TableManager(Catalog catalog) {
+    this.catalog = catalog;
+  }
+
+  public Catalog catalog() {
+    return catalog;
+  }
+
+  /** The cached table; loads it on first use. */
+  public Table table(TableIdentifier id) {
+    return tables.computeIfAbsent(id, catalog::loadTable);
+  }
+
+  /** The table with its latest metadata. */
+  public Table refresh(TableIdentifier id) {
+    Table table = table(id);
+    table.refresh();
+    return table;
+  }
+
+  /**
+   * Makes sure {@code id} exists and can hold rows of {@code rowType} keyed by {@code keyColumns}.
+   * {@code fingerprint} identifies {@code rowType}: once accepted for a table it is not checked
+   * again (tables only grow, so a type that fit still fits).
+   */
+  public Table ensure(TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
+    String acceptedKey = id + "\u0000" + fingerprint;
+    if (accepted.contains(acceptedKey)) {
+      return table(id);
+    }
+    Table table = tables.get(id);
+    if (table == null) {
+      table = catalog.tableExists(id) ? withRealtimeBranch(id, table(id)) : create(id, rowType, keyColumns);
+    }
+    for (int attempt = 1; ; attempt++) {
+      checkKey(id, table.schema(), keyColumns);
+      List<SchemaEvolution.Change> changes = SchemaEvolution.plan(table.schema().asStruct(), rowType);
+      if (changes.isEmpty()) {
+        break;
+      }
+      try {
+        var update = table.updateSchema();
+        SchemaEvolution.apply(changes, update);
+        update.commit();
+        LOG.info("Evolved schema of {}: {}", id, changes);
+        break;
+      } catch (CommitFailedException e) {
+        if (attempt >= SCHEMA_COMMIT_ATTEMPTS) {
+          throw e;
+        }
+        table.refresh();
+      }
+    }
+    accepted.add(acceptedKey);
+    return table;
+  }
+
+  private Table create(TableIdentifier id, Types.StructType rowType, List<String> keyColumns) {
+    if (catalog instanceof SupportsNamespaces namespaces && !id.namespace().isEmpty()
+        && !namespaces.namespaceExists(id.namespace())) {
+      try {
+        namespaces.createNamespace(id.namespace());
+      } catch (AlreadyExistsException e) {
+        LOG.debug("Namespace {} was created concurrently", id.namespace());
+      }
+    }
+    Set<Integer> identifierIds = new HashSet<>();
+    List<Types.NestedField> fields = new ArrayList<>();
+    for (Types.NestedField f : rowType.fields()) {
+      if (keyColumns.contains(f.name())) {
+        identifierIds.add(f.fieldId());
+        fields.add(Types.NestedField.required(f.fieldId(), f.name(), f.type()));
+      } else {
+        fields.add(f);
+      }
+    }
+    Schema schema = new Schema(fields, identifierIds);
+    checkKey(id, schema, keyColumns);
+    try {
+      Transaction txn =
+          catalog
+              .buildTable(id, schema)
+              .withPartitionSpec(PartitionSpec.unpartitioned())
+              .withProperty(TableProperties.FORMAT_VERSION, "3")
+              .createTransaction();
+      txn.newFastAppend().commit();
+      long first = txn.table().currentSnapshot().snapshotId();
+      txn.manageSnapshots().createBranch(Branches.REALTIME, first).commit();
+      txn.commitTransaction();
+      LOG.info("Created table {} (format v3, key {}, branches main and realtime)", id, keyColumns);
+    } catch (AlreadyExistsException e) {
+      LOG.info("Table {} was created concurrently; using it", id);
+    }
+    return table(id);
+  }
+
+  /** A table created outside the pipeline gets its {@code realtime} branch from {@code main}. */
+  private static Table withRealtimeBranch(TableIdentifier id, Table table) {
+    if (table.refs().containsKey(Branches.REALTIME)) {
+      return table;
+    }
+    if (table.currentSnapshot() == null) {
+      table.newFastAppend().commit();
+    }
+    try {
+      table.manageSnapshots().createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId()).commit();
+      LOG.info("Created branch {} of existing table {}", Branches.REALTIME, id);
+    } catch (CommitFailedException | IllegalArgumentException e) {
+      table.refresh();
+      if (!table.refs().containsKey(Branches.REALTIME)) {
+        throw e;
+      }
+    }
+    return table;
+  }
+
+  private static void checkKey(TableIdentifier id, Schema schema, List<String> keyColumns) {
+    Set<String> identifiers = new HashSet<>(schema.identifierFieldNames());
+    if (!identifiers.equals(new HashSet<>(keyColumns))) {
+      throw new BadChangeException(
+          "table " + id + " has key " + identifiers + " but the record's key is " + keyColumns
+              + "; a change of primary key needs a new table");
+    }
+  }
+}

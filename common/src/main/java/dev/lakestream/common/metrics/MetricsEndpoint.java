@@ -1,0 +1,60 @@
+package dev.lakestream.common.metrics;
+
+import com.sun.net.httpserver.HttpServer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves a Micrometer registry in Prometheus text format at {@code /metrics}. Port 0 picks a free
+ * port; a negative port serves nothing (the registry still counts).
+ */
+public final class MetricsEndpoint implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MetricsEndpoint.class);
+
+  private final PrometheusMeterRegistry registry;
+  private final HttpServer server;
+
+  public MetricsEndpoint(int port) throws IOException {
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    if (port < 0) {
+      this.server = null;
+      return;
+    }
+    this.server = HttpServer.create(new InetSocketAddress(port), 0);
+    server.createContext(
+        "/metrics",
+        exchange -> {
+          byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
+          exchange.getResponseHeaders().add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+          exchange.sendResponseHeaders(200, body.length);
+          try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+          }
+        });
+    server.start();
+    LOG.info("Metrics at http://localhost:{}/metrics", port());
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  public int port() {
+    return server == null ? -1 : server.getAddress().getPort();
+  }
+
+  @Override
+  public void close() {
+    if (server != null) {
+      server.stop(0);
+    }
+    registry.close();
+  }
+}
