@@ -1,0 +1,64 @@
+package dev.lakestream.common.kafka;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.streams.StreamsConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates the topics an app writes, when absent. The replication factor is the app's {@code
+ * replication.factor} (Kafka Streams' own setting; -1, the default, takes the broker's).
+ */
+public final class Topics {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Topics.class);
+
+  /** A topic and its partition count. */
+  public record Spec(String name, int partitions) {}
+
+  private Topics() {}
+
+  public static void ensure(Properties appProps, List<Spec> topics) throws InterruptedException {
+    Properties adminProps = new Properties();
+    for (String key : appProps.stringPropertyNames()) {
+      if (AdminClientConfig.configNames().contains(key)) {
+        adminProps.put(key, appProps.getProperty(key));
+      }
+    }
+    short replication = Short.parseShort(appProps.getProperty(StreamsConfig.REPLICATION_FACTOR_CONFIG, "-1"));
+    try (Admin admin = Admin.create(adminProps)) {
+      Set<String> existing = admin.listTopics().names().get();
+      List<NewTopic> missing = new ArrayList<>();
+      for (Spec spec : topics) {
+        if (!existing.contains(spec.name())) {
+          missing.add(new NewTopic(spec.name(), Optional.of(spec.partitions()), Optional.of(replication)).configs(Map.of()));
+        }
+      }
+      if (missing.isEmpty()) {
+        return;
+      }
+      for (var entry : admin.createTopics(missing).values().entrySet()) {
+        try {
+          entry.getValue().get();
+          LOG.info("Created topic {}", entry.getKey());
+        } catch (ExecutionException e) {
+          if (!(e.getCause() instanceof TopicExistsException)) {
+            throw new IllegalStateException("cannot create topic " + entry.getKey() + ": " + e.getCause().getMessage(), e);
+          }
+        }
+      }
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("cannot list topics: " + e.getCause().getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,100 @@
+package dev.lakestream.common.event;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakestream.common.iceberg.ContentFiles;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileMetadata;
+import org.apache.iceberg.Metrics;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+class EventJsonTest {
+
+  private static final Schema SCHEMA =
+      new Schema(List.of(Types.NestedField.required(1, "id", Types.LongType.get())), java.util.Set.of(1));
+  private static final PartitionSpec SPEC = PartitionSpec.unpartitioned();
+
+  @Test
+  void filesWrittenRoundTripsWithItsFiles() {
+    DataFile data =
+        DataFiles.builder(SPEC)
+            .withPath("/wh/t/data/00000-1.parquet")
+            .withFormat(FileFormat.PARQUET)
+            .withFileSizeInBytes(1234)
+            .withMetrics(
+                new Metrics(
+                    10L,
+                    Map.of(1, 80L),
+                    Map.of(1, 10L),
+                    Map.of(1, 0L),
+                    null,
+                    Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), 3L)),
+                    Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), 99L))))
+            .build();
+    DeleteFile deletes =
+        FileMetadata.deleteFileBuilder(SPEC)
+            .ofEqualityDeletes(1)
+            .withPath("/wh/t/data/00000-2.parquet")
+            .withFormat(FileFormat.PARQUET)
+            .withFileSizeInBytes(321)
+            .withRecordCount(12)
+            .build();
+    FilesWritten event =
+        new FilesWritten(
+            "inventory.customers", "dbserver1.inventory.customers", 3, 100, 250, 151, 10, 12, 1_700_000_000_000L,
+            List.of(ContentFiles.toJson(data, SPEC)), List.of(ContentFiles.toJson(deletes, SPEC)), 1_700_000_000_500L);
+
+    FilesWritten back = FilesWritten.fromJson(event.toJson());
+
+    assertThat(back).isEqualTo(event);
+    DataFile dataBack = back.dataFiles(Map.of(0, SPEC)).get(0);
+    assertThat(dataBack.location()).isEqualTo(data.location());
+    assertThat(dataBack.recordCount()).isEqualTo(10);
+    assertThat(Conversions.<Long>fromByteBuffer(Types.LongType.get(), dataBack.upperBounds().get(1))).isEqualTo(99L);
+    DeleteFile deleteBack = back.deleteFiles(Map.of(0, SPEC)).get(0);
+    assertThat(deleteBack.equalityFieldIds()).containsExactly(1);
+    assertThat(deleteBack.recordCount()).isEqualTo(12);
+    assertThat(SCHEMA.identifierFieldIds()).containsExactly(1);
+  }
+
+  @Test
+  void realtimeCommittedRoundTrips() {
+    RealtimeCommitted event = new RealtimeCommitted("inventory.customers", 42L, 7L, 1_700_000_000_000L, 2, 100, 120, 1_700_000_000_900L);
+    assertThat(RealtimeCommitted.fromJson(event.toJson())).isEqualTo(event);
+    assertThat(new String(event.toJson(), StandardCharsets.UTF_8)).startsWith("{\"type\":\"realtime-committed\",\"v\":1,");
+  }
+
+  @Test
+  void readerIgnoresFieldsAddedByNewerWriterOfSameVersion() {
+    String json =
+        "{\"type\":\"realtime-committed\",\"v\":1,\"table\":\"a.b\",\"snapshotId\":1,\"sequenceNumber\":2,"
+            + "\"maxSourceTsMs\":3,\"batches\":1,\"dataRows\":4,\"deleteKeys\":5,\"committedAtMs\":6,\"newField\":true}";
+    assertThat(RealtimeCommitted.fromJson(json.getBytes(StandardCharsets.UTF_8)).snapshotId()).isEqualTo(1);
+  }
+
+  @Test
+  void rejectsFormatVersionNewerThanReaderWithAdvice() {
+    String json = "{\"type\":\"realtime-committed\",\"v\":2,\"table\":\"a.b\"}";
+    assertThatThrownBy(() -> RealtimeCommitted.fromJson(json.getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("format version 2")
+        .hasMessageContaining("upgrade the reading app");
+  }
+
+  @Test
+  void rejectsEventOfAnotherType() {
+    RealtimeCommitted event = new RealtimeCommitted("a.b", 1, 1, 1, 1, 1, 1, 1);
+    assertThatThrownBy(() -> FilesWritten.fromJson(event.toJson()))
+        .hasMessageContaining("expected a \"files-written\" event");
+  }
+}

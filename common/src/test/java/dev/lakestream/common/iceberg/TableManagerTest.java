@@ -1,0 +1,116 @@
+package dev.lakestream.common.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.types.Types.NestedField;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class TableManagerTest {
+
+  private static final TableIdentifier ID = TableIdentifier.of("inventory", "customers");
+  private static final Types.StructType ROW =
+      Types.StructType.of(
+          NestedField.required(1, "id", Types.LongType.get()),
+          NestedField.optional(2, "qty", Types.IntegerType.get()),
+          NestedField.optional(3, "name", Types.StringType.get()));
+
+  private TemporaryWarehouse warehouse;
+  private Catalog catalog;
+  private TableManager tables;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    warehouse = new TemporaryWarehouse();
+    catalog = CatalogLoader.load(TemporaryWarehouse.CATALOG_NAME, warehouse.catalogProperties());
+    tables = new TableManager(catalog);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    ((AutoCloseable) catalog).close();
+    warehouse.close();
+  }
+
+  @Test
+  void createsFormatV3TableWithKeyAsIdentifierFieldsAndBothBranches() {
+    Table table = tables.ensure(ID, ROW, List.of("id"), "f1");
+    assertThat(((HasTableOperations) table).operations().current().formatVersion()).isEqualTo(3);
+    assertThat(table.schema().identifierFieldNames()).containsExactly("id");
+    assertThat(table.schema().findField("id").isRequired()).isTrue();
+    assertThat(table.schema().findField("qty").isOptional()).isTrue();
+    assertThat(table.spec().isUnpartitioned()).isTrue();
+    assertThat(table.refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
+    assertThat(table.snapshot(Branches.REALTIME).snapshotId()).isEqualTo(table.snapshot(Branches.MAIN).snapshotId());
+  }
+
+  @Test
+  void addsNewColumnsAndWidensTypes() {
+    tables.ensure(ID, ROW, List.of("id"), "f1");
+    Types.StructType evolved =
+        Types.StructType.of(
+            NestedField.required(1, "id", Types.LongType.get()),
+            NestedField.optional(2, "qty", Types.LongType.get()),
+            NestedField.optional(3, "email", Types.StringType.get()));
+    tables.ensure(ID, evolved, List.of("id"), "f2");
+    Table reloaded = catalog.loadTable(ID);
+    assertThat(reloaded.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
+    assertThat(reloaded.schema().findField("email").type()).isEqualTo(Types.StringType.get());
+    assertThat(reloaded.schema().findField("name")).isNotNull();
+  }
+
+  @Test
+  void rejectsDifferentPrimaryKey() {
+    tables.ensure(ID, ROW, List.of("id"), "f1");
+    assertThatThrownBy(() -> tables.ensure(ID, ROW, List.of("id", "name"), "f3"))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("has key [id]");
+  }
+
+  @Test
+  void secondInstanceUsesTableCreatedByFirstAndEvolvesIt() {
+    tables.ensure(ID, ROW, List.of("id"), "f1");
+    TableManager other = new TableManager(catalog);
+    Types.StructType more =
+        Types.StructType.of(NestedField.required(1, "id", Types.LongType.get()), NestedField.optional(2, "extra", Types.BooleanType.get()));
+    other.ensure(ID, more, List.of("id"), "f4");
+    // The first manager's cached table is stale; evolving through it must still succeed.
+    Types.StructType evenMore =
+        Types.StructType.of(NestedField.required(1, "id", Types.LongType.get()), NestedField.optional(2, "late", Types.DateType.get()));
+    tables.ensure(ID, evenMore, List.of("id"), "f5");
+    Table reloaded = catalog.loadTable(ID);
+    assertThat(reloaded.schema().findField("extra")).isNotNull();
+    assertThat(reloaded.schema().findField("late")).isNotNull();
+  }
+
+  @Test
+  void embeddedDefaultIsJdbcOnSqliteInTheWarehouse() {
+    Map<String, String> props = CatalogLoader.withEmbeddedDefault(Map.of("warehouse", warehouse.dir().toString()));
+    assertThat(props.get("catalog-impl")).isEqualTo("org.apache.iceberg.jdbc.JdbcCatalog");
+    assertThat(props.get("uri")).isEqualTo("jdbc:sqlite:" + warehouse.dir().resolve("catalog.db"));
+    Map<String, String> rest = CatalogLoader.withEmbeddedDefault(Map.of("type", "rest", "uri", "http://catalog:8181"));
+    assertThat(rest).isEqualTo(Map.of("type", "rest", "uri", "http://catalog:8181"));
+  }
+
+  @Test
+  void mapsDebeziumTopicsToNamespaceAndTable() {
+    assertThat(TableNaming.debeziumDefault().tableFor("dbserver1.inventory.customers"))
+        .isEqualTo(TableIdentifier.of("inventory", "customers"));
+    TableNaming custom = new TableNaming("^cdc\\.(.+)$", "bronze.$1");
+    assertThat(custom.tableFor("cdc.orders")).isEqualTo(TableIdentifier.of("bronze", "orders"));
+    assertThatThrownBy(() -> TableNaming.debeziumDefault().tableFor("heartbeat"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("does not match");
+  }
+}

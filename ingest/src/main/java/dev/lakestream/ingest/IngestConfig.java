@@ -1,0 +1,106 @@
+package dev.lakestream.ingest;
+
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.TableNaming;
+import java.util.Arrays;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * The ingest app's settings, read from a {@link PipelineConfig}. Every setting has a default except
+ * the topics to read ({@code ingest.topics} or {@code ingest.topics.regex}) and {@code
+ * application.id}.
+ */
+public final class IngestConfig {
+
+  public static final String TOPICS = "ingest.topics";
+  public static final String TOPICS_REGEX = "ingest.topics.regex";
+  public static final String TABLE_NAME_REGEX = "ingest.table.name.regex";
+  public static final String TABLE_NAME_REPLACEMENT = "ingest.table.name.replacement";
+  public static final String FLUSH_INTERVAL_MS = "ingest.flush.interval.ms";
+  public static final String FLUSH_MAX_ROWS = "ingest.flush.max.rows";
+  public static final String FLUSH_MAX_BYTES = "ingest.flush.max.bytes";
+  public static final String COMMIT_INTERVAL_MS = "ingest.commit.interval.ms";
+  public static final String DLQ_TOPIC = "ingest.dlq.topic";
+  public static final String INTERNAL_TOPIC_PARTITIONS = "ingest.internal.topic.partitions";
+
+  private final PipelineConfig config;
+
+  public IngestConfig(PipelineConfig config) {
+    this.config = config;
+    if (config.get(TOPICS) == null && config.get(TOPICS_REGEX) == null) {
+      throw new IllegalArgumentException(
+          "set " + TOPICS + " (comma-separated change topics) or " + TOPICS_REGEX
+              + " (a pattern, e.g. dbserver1\\.inventory\\..*)");
+    }
+    if (flushIntervalMs() <= 0 || flushMaxRows() <= 0 || flushMaxBytes() <= 0 || commitIntervalMs() <= 0) {
+      throw new IllegalArgumentException(
+          FLUSH_INTERVAL_MS + ", " + FLUSH_MAX_ROWS + ", " + FLUSH_MAX_BYTES + " and " + COMMIT_INTERVAL_MS
+              + " must be positive");
+    }
+  }
+
+  public PipelineConfig pipeline() {
+    return config;
+  }
+
+  /** The listed topics, or null when a pattern selects them. */
+  public List<String> topics() {
+    String topics = config.get(TOPICS);
+    return topics == null
+        ? null
+        : Arrays.stream(topics.split(",")).map(String::trim).filter(t -> !t.isEmpty()).toList();
+  }
+
+  public Pattern topicsPattern() {
+    String regex = config.get(TOPICS_REGEX);
+    return regex == null ? null : Pattern.compile(regex);
+  }
+
+  public TableNaming tableNaming() {
+    return new TableNaming(
+        config.get(TABLE_NAME_REGEX, TableNaming.DEFAULT_REGEX),
+        config.get(TABLE_NAME_REPLACEMENT, TableNaming.DEFAULT_REPLACEMENT));
+  }
+
+  /** A batch is flushed at the latest this long after its first change. */
+  public long flushIntervalMs() {
+    return config.getLong(FLUSH_INTERVAL_MS, 1_000);
+  }
+
+  public long flushMaxRows() {
+    return config.getLong(FLUSH_MAX_ROWS, 100_000);
+  }
+
+  public long flushMaxBytes() {
+    return config.getLong(FLUSH_MAX_BYTES, 64L * 1024 * 1024);
+  }
+
+  /** How often the realtime committer commits the batches that have arrived. */
+  public long commitIntervalMs() {
+    return config.getLong(COMMIT_INTERVAL_MS, 200);
+  }
+
+  public String applicationId() {
+    return config.require(StreamsConfig.APPLICATION_ID_CONFIG);
+  }
+
+  /** Batches on their way from the change buffers to the committers; internal to this app. */
+  public String filesWrittenTopic() {
+    return applicationId() + "-files-written";
+  }
+
+  /** Where realtime commits are announced to sync. */
+  public String realtimeCommitsTopic() {
+    return config.topicPrefix() + ".realtime-commits";
+  }
+
+  public String deadLetterTopic() {
+    return config.get(DLQ_TOPIC, config.topicPrefix() + ".dlq");
+  }
+
+  public int internalTopicPartitions() {
+    return config.getInt(INTERNAL_TOPIC_PARTITIONS, 6);
+  }
+}

@@ -1,0 +1,78 @@
+package dev.lakestream.ingest;
+
+import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.ingest.buffer.BufferedChange;
+import dev.lakestream.ingest.buffer.ChangeBuffer;
+import dev.lakestream.ingest.commit.RealtimeCommitter;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The ingest topology: change topics into the {@link ChangeBuffer} (with the dead-letter topic
+ * beside it), flushed batches through the app's files-written topic (keyed by table) into the
+ * {@link RealtimeCommitter}, and realtime commits announced on {@code <prefix>.realtime-commits}.
+ *
+ * <pre>
+ *   change topics ─> change-buffer ─┬─> &lt;app&gt;-files-written ─> realtime-committer ─> &lt;prefix&gt;.realtime-commits
+ *                                   └─> &lt;prefix&gt;.dlq
+ * </pre>
+ */
+public final class IngestTopology {
+
+  private IngestTopology() {}
+
+  public static Topology build(IngestConfig config, TableManager tables, MeterRegistry meters) {
+    Topology topology = new Topology();
+    ByteArrayDeserializer bytes = new ByteArrayDeserializer();
+    if (config.topics() != null) {
+      topology.addSource("changes", bytes, bytes, config.topics().toArray(String[]::new));
+    } else {
+      topology.addSource("changes", bytes, bytes, config.topicsPattern());
+    }
+    topology.addProcessor("change-buffer", () -> new ChangeBuffer(config, tables, meters), "changes");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(ChangeBuffer.STORE), Serdes.String(), BufferedChange.serde()),
+        "change-buffer");
+    topology.addSink(
+        ChangeBuffer.FILES_WRITTEN_CHILD,
+        config.filesWrittenTopic(),
+        new StringSerializer(),
+        EventSerdes.filesWritten().serializer(),
+        "change-buffer");
+    topology.addSink(
+        ChangeBuffer.DEAD_LETTER_CHILD,
+        config.deadLetterTopic(),
+        new ByteArraySerializer(),
+        new ByteArraySerializer(),
+        "change-buffer");
+
+    topology.addSource(
+        "files-written-in",
+        new StringDeserializer(),
+        EventSerdes.filesWritten().deserializer(),
+        config.filesWrittenTopic());
+    topology.addProcessor(
+        "realtime-committer", () -> new RealtimeCommitter(config, tables, meters), "files-written-in");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(RealtimeCommitter.STORE),
+            Serdes.String(),
+            EventSerdes.filesWritten()),
+        "realtime-committer");
+    topology.addSink(
+        "realtime-commits",
+        config.realtimeCommitsTopic(),
+        new StringSerializer(),
+        EventSerdes.realtimeCommitted().serializer(),
+        "realtime-committer");
+    return topology;
+  }
+}

@@ -1,0 +1,81 @@
+package dev.lakestream.ingest.buffer;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.TypeUtil;
+
+/**
+ * Writes one batch as files of the table, without committing them: a Parquet data file with the
+ * rows and a Parquet equality-delete file with the keys (delete by the table's identifier fields).
+ * Either file is left out when it would be empty.
+ *
+ * <p>Only unpartitioned tables are written (the pipeline creates them so). A partitioned table
+ * would need an equality delete in every partition an old row may live in.
+ */
+final class BatchWriter {
+
+  record Written(List<DataFile> dataFiles, List<DeleteFile> deleteFiles, long bytes) {}
+
+  private BatchWriter() {}
+
+  static Written write(Table table, Schema schema, List<Record> rows, List<Record> keys, int partitionId, long taskId) {
+    if (table.spec().isPartitioned()) {
+      throw new IllegalStateException(
+          "table " + table.name() + " is partitioned (" + table.spec() + "); ingest writes unpartitioned tables only");
+    }
+    Set<Integer> keyIds = schema.identifierFieldIds();
+    Schema keySchema = TypeUtil.select(schema, keyIds);
+    GenericFileWriterFactory writers =
+        new GenericFileWriterFactory.Builder(table)
+            .dataFileFormat(FileFormat.PARQUET)
+            .deleteFileFormat(FileFormat.PARQUET)
+            .dataSchema(schema)
+            .equalityFieldIds(keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
+            .equalityDeleteRowSchema(keySchema)
+            .build();
+    OutputFileFactory files =
+        OutputFileFactory.builderFor(table, partitionId, taskId)
+            .format(FileFormat.PARQUET)
+            .operationId(UUID.randomUUID().toString())
+            .build();
+    try {
+      List<DataFile> dataFiles = List.of();
+      long bytes = 0;
+      if (!rows.isEmpty()) {
+        DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+        try (writer) {
+          rows.forEach(writer::write);
+        }
+        DataFile file = writer.toDataFile();
+        dataFiles = List.of(file);
+        bytes += file.fileSizeInBytes();
+      }
+      List<DeleteFile> deleteFiles = List.of();
+      if (!keys.isEmpty()) {
+        EqualityDeleteWriter<Record> writer = writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+        try (writer) {
+          keys.forEach(writer::write);
+        }
+        DeleteFile file = writer.toDeleteFile();
+        deleteFiles = List.of(file);
+        bytes += file.fileSizeInBytes();
+      }
+      return new Written(dataFiles, deleteFiles, bytes);
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing a batch of " + table.name() + " failed", e);
+    }
+  }
+}

@@ -1,0 +1,289 @@
+package dev.lakestream.ingest.buffer;
+
+import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.common.schema.RowConverter;
+import dev.lakestream.common.schema.RowShape;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.dlq.DeadLetters;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Buffers the changes of its task's source partitions and flushes each partition's batch as files
+ * of the table: one data file with the latest after-image of every key whose last change leaves a
+ * row, one equality-delete file with every key of the batch (an upsert: the key's older row,
+ * wherever it is, must go). The flush forwards a {@link FilesWritten} keyed by table and clears the
+ * batch; the Kafka transaction that commits the task makes both happen together or not at all.
+ *
+ * <p>Per key only the latest change of a batch survives, so the store holds one entry per key. A
+ * batch is flushed when it reaches {@code ingest.flush.max.rows} keys or {@code
+ * ingest.flush.max.bytes}, or {@code ingest.flush.interval.ms} after its first change.
+ *
+ * <p>A record that cannot be applied (malformed, no key, unknown op, a type or schema change the
+ * table cannot take) goes to the dead-letter child with the reason; the records after it flow on.
+ * The table's schema is evolved here, when a record first needs it, so every buffered change fits
+ * the table when its batch is written.
+ */
+public final class ChangeBuffer implements Processor<byte[], byte[], Object, Object> {
+
+  public static final String STORE = "change-buffer";
+  public static final String FILES_WRITTEN_CHILD = "files-written";
+  public static final String DEAD_LETTER_CHILD = "dead-letters";
+
+  private static final Logger LOG = LoggerFactory.getLogger(ChangeBuffer.class);
+  private static final char SEP = '\u0000';
+
+  private final IngestConfig config;
+  private final TableManager tables;
+  private final TableNaming naming;
+  private final DebeziumDecoder decoder = new DebeziumDecoder();
+  private final RowShape.Resolver shapes = new RowShape.Resolver();
+  private final Map<String, Batch> batches = new HashMap<>();
+
+  private final Counter changesIn;
+  private final Counter tombstones;
+  private final Counter deadLettered;
+  private final Counter flushes;
+  private final Counter rowsWritten;
+  private final Counter keysWritten;
+  private final Counter filesWritten;
+  private final Counter bytesWritten;
+  private final Timer flushTime;
+  private final AtomicLong flushSeq = new AtomicLong();
+
+  private ProcessorContext<Object, Object> context;
+  private KeyValueStore<String, BufferedChange> store;
+
+  /** What the buffer knows of one source partition's open batch. */
+  private static final class Batch {
+    final String topic;
+    final int partition;
+    final long openedAtMs;
+    long keys;
+    long bytes;
+
+    Batch(String topic, int partition, long openedAtMs) {
+      this.topic = topic;
+      this.partition = partition;
+      this.openedAtMs = openedAtMs;
+    }
+  }
+
+  public ChangeBuffer(IngestConfig config, TableManager tables, MeterRegistry meters) {
+    this.config = config;
+    this.tables = tables;
+    this.naming = config.tableNaming();
+    this.changesIn = meters.counter("lakestream.ingest.changes");
+    this.tombstones = meters.counter("lakestream.ingest.tombstones");
+    this.deadLettered = meters.counter("lakestream.ingest.dead.letters");
+    this.flushes = meters.counter("lakestream.ingest.flushes");
+    this.rowsWritten = meters.counter("lakestream.ingest.rows.written");
+    this.keysWritten = meters.counter("lakestream.ingest.delete.keys.written");
+    this.filesWritten = meters.counter("lakestream.ingest.files.written");
+    this.bytesWritten = meters.counter("lakestream.ingest.bytes.written");
+    this.flushTime = meters.timer("lakestream.ingest.flush.duration");
+  }
+
+  @Override
+  public void init(ProcessorContext<Object, Object> context) {
+    this.context = context;
+    this.store = context.getStateStore(STORE);
+    restoreBatches();
+    long tick = Math.max(10, Math.min(100, config.flushIntervalMs() / 4));
+    context.schedule(Duration.ofMillis(tick), PunctuationType.WALL_CLOCK_TIME, this::flushDue);
+  }
+
+  /** Rebuilds the open batches' bookkeeping from the store after a restart or a rebalance. */
+  private void restoreBatches() {
+    long now = context.currentSystemTimeMs();
+    try (KeyValueIterator<String, BufferedChange> it = store.all()) {
+      while (it.hasNext()) {
+        KeyValue<String, BufferedChange> entry = it.next();
+        String key = entry.key;
+        int first = key.indexOf(SEP);
+        int second = key.indexOf(SEP, first + 1);
+        String topic = key.substring(0, first);
+        int partition = Integer.parseInt(key.substring(first + 1, second));
+        Batch batch = batches.computeIfAbsent(prefix(topic, partition), p -> new Batch(topic, partition, now));
+        batch.keys++;
+        batch.bytes += entry.value.sizeInBytes();
+      }
+    }
+    if (!batches.isEmpty()) {
+      LOG.info("Restored {} open batch(es) of task {}", batches.size(), context.taskId());
+    }
+  }
+
+  @Override
+  public void process(org.apache.kafka.streams.processor.api.Record<byte[], byte[]> record) {
+    RecordMetadata meta = context.recordMetadata().orElseThrow();
+    changesIn.increment();
+    ChangeEvent event;
+    try {
+      Optional<ChangeEvent> decoded = decoder.decode(record.key(), record.value());
+      if (decoded.isEmpty()) {
+        tombstones.increment();
+        return;
+      }
+      event = decoded.get();
+      TableIdentifier id = naming.tableFor(meta.topic());
+      RowShape shape = shapes.of(event);
+      Table table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
+      // Convert now so a value that does not fit its column is dead-lettered, not found at flush.
+      toRows(event, table.schema());
+    } catch (BadChangeException | IllegalArgumentException e) {
+      deadLetter(record, meta, e.getMessage());
+      return;
+    }
+    String prefix = prefix(meta.topic(), meta.partition());
+    BufferedChange change = new BufferedChange(meta.offset(), event.source().tsMs(), record.key(), record.value());
+    String storeKey = prefix + event.key().toString();
+    BufferedChange previous = store.get(storeKey);
+    store.put(storeKey, change);
+    Batch batch =
+        batches.computeIfAbsent(
+            prefix, p -> new Batch(meta.topic(), meta.partition(), context.currentSystemTimeMs()));
+    if (previous == null) {
+      batch.keys++;
+    } else {
+      batch.bytes -= previous.sizeInBytes();
+    }
+    batch.bytes += change.sizeInBytes();
+    if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
+      flush(prefix, batch);
+    }
+  }
+
+  private void flushDue(long nowMs) {
+    for (Map.Entry<String, Batch> e : new ArrayList<>(batches.entrySet())) {
+      if (nowMs - e.getValue().openedAtMs >= config.flushIntervalMs()) {
+        flush(e.getKey(), e.getValue());
+      }
+    }
+  }
+
+  private void flush(String prefix, Batch batch) {
+    long started = System.nanoTime();
+    TableIdentifier id = naming.tableFor(batch.topic);
+    Table table = tables.table(id);
+    Schema schema = table.schema();
+    Schema keySchema = TypeUtil.select(schema, schema.identifierFieldIds());
+    List<Record> rows = new ArrayList<>();
+    List<Record> keys = new ArrayList<>();
+    List<String> storeKeys = new ArrayList<>();
+    long firstOffset = Long.MAX_VALUE;
+    long lastOffset = Long.MIN_VALUE;
+    long maxTs = -1;
+    try (KeyValueIterator<String, BufferedChange> it = store.prefixScan(prefix, Serdes.String().serializer())) {
+      while (it.hasNext()) {
+        KeyValue<String, BufferedChange> entry = it.next();
+        BufferedChange change = entry.value;
+        ChangeEvent event = decoder.decode(change.key(), change.value()).orElseThrow();
+        if (event.op().leavesRow()) {
+          rows.add(RowConverter.toRecord(event.after(), event.rowSchema(), schema.asStruct()));
+        }
+        keys.add(keyRecord(event, keySchema.asStruct()));
+        storeKeys.add(entry.key);
+        firstOffset = Math.min(firstOffset, change.offset());
+        lastOffset = Math.max(lastOffset, change.offset());
+        maxTs = Math.max(maxTs, change.sourceTsMs());
+      }
+    }
+    batches.remove(prefix);
+    if (storeKeys.isEmpty()) {
+      return;
+    }
+    BatchWriter.Written written =
+        BatchWriter.write(table, schema, rows, keys, batch.partition, flushSeq.incrementAndGet());
+    var specs = table.specs();
+    FilesWritten event =
+        new FilesWritten(
+            id.toString(),
+            batch.topic,
+            batch.partition,
+            firstOffset,
+            lastOffset,
+            storeKeys.size(),
+            rows.size(),
+            keys.size(),
+            maxTs,
+            written.dataFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
+            written.deleteFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
+            context.currentSystemTimeMs());
+    context.forward(
+        new org.apache.kafka.streams.processor.api.Record<Object, Object>(
+            id.toString(), event, context.currentSystemTimeMs()),
+        FILES_WRITTEN_CHILD);
+    storeKeys.forEach(store::delete);
+
+    flushes.increment();
+    rowsWritten.increment(rows.size());
+    keysWritten.increment(keys.size());
+    filesWritten.increment(written.dataFiles().size() + written.deleteFiles().size());
+    bytesWritten.increment(written.bytes());
+    long tookNs = System.nanoTime() - started;
+    flushTime.record(Duration.ofNanos(tookNs));
+    LOG.debug(
+        "Flushed {}-{} offsets {}..{} to {}: {} rows, {} delete keys, {} bytes in {} ms",
+        batch.topic, batch.partition, firstOffset, lastOffset, id, rows.size(), keys.size(), written.bytes(),
+        tookNs / 1_000_000);
+  }
+
+  private static List<Record> toRows(ChangeEvent event, Schema schema) {
+    List<Record> out = new ArrayList<>(2);
+    if (event.op().leavesRow()) {
+      out.add(RowConverter.toRecord(event.after(), event.rowSchema(), schema.asStruct()));
+    }
+    out.add(keyRecord(event, TypeUtil.select(schema, schema.identifierFieldIds()).asStruct()));
+    return out;
+  }
+
+  private static Record keyRecord(ChangeEvent event, Types.StructType keyType) {
+    return RowConverter.toRecord(event.key(), event.keySchema(), keyType);
+  }
+
+  private void deadLetter(
+      org.apache.kafka.streams.processor.api.Record<byte[], byte[]> record, RecordMetadata meta, String reason) {
+    deadLettered.increment();
+    LOG.warn("Dead-lettered {}-{}@{}: {}", meta.topic(), meta.partition(), meta.offset(), reason);
+    var letter = DeadLetters.of(record, meta.topic(), meta.partition(), meta.offset(), "ingest", reason);
+    context.forward(
+        new org.apache.kafka.streams.processor.api.Record<Object, Object>(
+            letter.key(), letter.value(), letter.timestamp(), letter.headers()),
+        DEAD_LETTER_CHILD);
+  }
+
+  private static String prefix(String topic, int partition) {
+    return topic + SEP + partition + SEP;
+  }
+}

@@ -1,0 +1,287 @@
+package dev.lakestream.ingest.commit;
+
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.ingest.IngestConfig;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.RowDelta;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Commits flushed batches to each table's {@code realtime} branch with a RowDelta, then announces
+ * the snapshot with a {@link RealtimeCommitted} event. One committer owns a table (its events are
+ * keyed by table).
+ *
+ * <p>Batches wait in a state store and are committed every {@code ingest.commit.interval.ms},
+ * split into rounds by {@link CommitRounds} (never two batches of one source partition in one
+ * snapshot). Each snapshot's summary records the last committed source offset of every source
+ * partition ({@link SourceOffsets}); a batch at or below it was committed before (a replay after a
+ * crash between the Iceberg commit and the Kafka commit) and is skipped, so no file is committed
+ * twice. The commit validates that nobody added files to the branch since the offsets were read
+ * (a fenced-off zombie instance could have): if so it re-reads them and tries again.
+ */
+public final class RealtimeCommitter implements Processor<String, FilesWritten, String, RealtimeCommitted> {
+
+  public static final String STORE = "realtime-pending";
+  public static final String MAX_SOURCE_TS = "lakestream.max-source-ts-ms";
+  public static final String BATCHES = "lakestream.batches";
+
+  private static final Logger LOG = LoggerFactory.getLogger(RealtimeCommitter.class);
+  private static final int MAX_PENDING_PER_TABLE = 64;
+  private static final int VALIDATION_ATTEMPTS = 5;
+  private static final long PROGRESS_EVERY_MS = 10_000;
+
+  private final IngestConfig config;
+  private final TableManager tables;
+  private final Counter commits;
+  private final Counter replaysSkipped;
+  private final Counter retries;
+  private final Counter rowsCommitted;
+  private final DistributionSummary filesPerCommit;
+  private final DistributionSummary bytesPerCommit;
+  private final Timer commitTime;
+  private final Timer freshness;
+
+  private ProcessorContext<String, RealtimeCommitted> context;
+  private KeyValueStore<String, FilesWritten> pending;
+  private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
+  private long progressAtMs;
+  private long progressCommits;
+  private long progressRows;
+
+  public RealtimeCommitter(IngestConfig config, TableManager tables, MeterRegistry meters) {
+    this.config = config;
+    this.tables = tables;
+    this.commits = meters.counter("lakestream.realtime.commits");
+    this.replaysSkipped = meters.counter("lakestream.realtime.replays.skipped");
+    this.retries = meters.counter("lakestream.realtime.commit.retries");
+    this.rowsCommitted = meters.counter("lakestream.realtime.rows.committed");
+    this.filesPerCommit = meters.summary("lakestream.realtime.commit.files");
+    this.bytesPerCommit = meters.summary("lakestream.realtime.commit.bytes");
+    this.commitTime = meters.timer("lakestream.realtime.commit.duration");
+    this.freshness =
+        Timer.builder("lakestream.realtime.freshness")
+            .description("source commit to realtime commit")
+            .publishPercentiles(0.5, 0.95, 0.99)
+            .register(meters);
+  }
+
+  @Override
+  public void init(ProcessorContext<String, RealtimeCommitted> context) {
+    this.context = context;
+    this.pending = context.getStateStore(STORE);
+    try (KeyValueIterator<String, FilesWritten> it = pending.all()) {
+      it.forEachRemaining(e -> pendingPerTable.merge(e.value.table(), 1, Integer::sum));
+    }
+    progressAtMs = context.currentSystemTimeMs();
+    context.schedule(Duration.ofMillis(config.commitIntervalMs()), PunctuationType.WALL_CLOCK_TIME, now -> commitAll());
+  }
+
+  @Override
+  public void process(Record<String, FilesWritten> record) {
+    FilesWritten batch = record.value();
+    pending.put(pendingKey(batch), batch);
+    int count = pendingPerTable.merge(batch.table(), 1, Integer::sum);
+    if (count >= MAX_PENDING_PER_TABLE) {
+      commitTable(batch.table());
+    }
+  }
+
+  private void commitAll() {
+    for (String table : new ArrayList<>(pendingPerTable.keySet())) {
+      commitTable(table);
+    }
+    logProgress();
+  }
+
+  private void commitTable(String tableName) {
+    List<FilesWritten> batches = new ArrayList<>();
+    try (KeyValueIterator<String, FilesWritten> it =
+        pending.prefixScan(tableName + '\u0000', org.apache.kafka.common.serialization.Serdes.String().serializer())) {
+      it.forEachRemaining((KeyValue<String, FilesWritten> e) -> batches.add(e.value));
+    }
+    pendingPerTable.remove(tableName);
+    if (batches.isEmpty()) {
+      return;
+    }
+    TableIdentifier id = TableIdentifier.parse(tableName);
+    Table table = tables.refresh(id);
+    SourceOffsets committed = SourceOffsets.of(table, Branches.REALTIME);
+    List<FilesWritten> toCommit = new ArrayList<>();
+    for (FilesWritten batch : batches) {
+      if (alreadyCommitted(batch, committed)) {
+        replaysSkipped.increment();
+        LOG.info(
+            "Skipping batch {} offsets {}..{} of {}: already committed to {} (last offset {})",
+            batch.sourcePartitionName(), batch.firstOffset(), batch.lastOffset(), tableName, Branches.REALTIME,
+            committed.last(batch.sourceTopic(), batch.sourcePartition()));
+        pending.delete(pendingKey(batch));
+      } else {
+        toCommit.add(batch);
+      }
+    }
+    if (toCommit.isEmpty()) {
+      // The trigger for the skipped batches may have been lost with the crashed transaction.
+      announce(tableName, table, batches.get(batches.size() - 1).maxSourceTsMs(), 0, 0, 0);
+      return;
+    }
+    for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
+      committed = commitRound(tableName, id, table, round, committed);
+    }
+  }
+
+  private static boolean alreadyCommitted(FilesWritten batch, SourceOffsets committed) {
+    long last = committed.last(batch.sourceTopic(), batch.sourcePartition());
+    if (batch.lastOffset() <= last) {
+      return true;
+    }
+    if (batch.firstOffset() <= last) {
+      throw new IllegalStateException(
+          "batch " + batch.sourcePartitionName() + " offsets " + batch.firstOffset() + ".." + batch.lastOffset()
+              + " of " + batch.table() + " overlaps the committed offset " + last
+              + " of branch realtime: batches of one partition must not overlap");
+    }
+    return false;
+  }
+
+  private SourceOffsets commitRound(String tableName, TableIdentifier id, Table table, List<FilesWritten> round, SourceOffsets committed) {
+    long started = System.nanoTime();
+    for (int attempt = 1; ; attempt++) {
+      SourceOffsets next = committed;
+      List<FilesWritten> fresh = new ArrayList<>();
+      for (FilesWritten batch : round) {
+        if (alreadyCommitted(batch, committed)) {
+          replaysSkipped.increment();
+          pending.delete(pendingKey(batch));
+        } else {
+          fresh.add(batch);
+          next = next.with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
+        }
+      }
+      if (fresh.isEmpty()) {
+        return committed;
+      }
+      Snapshot base = table.snapshot(Branches.REALTIME);
+      RowDelta delta = table.newRowDelta().toBranch(Branches.REALTIME);
+      if (base != null) {
+        delta
+            .validateFromSnapshot(base.snapshotId())
+            .conflictDetectionFilter(Expressions.alwaysTrue())
+            .validateNoConflictingDataFiles()
+            .validateNoConflictingDeleteFiles();
+      }
+      long files = 0;
+      long bytes = 0;
+      long rows = 0;
+      long keys = 0;
+      long maxTs = -1;
+      for (FilesWritten batch : fresh) {
+        for (DataFile f : batch.dataFiles(table.specs())) {
+          delta.addRows(f);
+          files++;
+          bytes += f.fileSizeInBytes();
+        }
+        for (DeleteFile f : batch.deleteFiles(table.specs())) {
+          delta.addDeletes(f);
+          files++;
+          bytes += f.fileSizeInBytes();
+        }
+        rows += batch.dataRows();
+        keys += batch.deleteKeys();
+        maxTs = Math.max(maxTs, batch.maxSourceTsMs());
+      }
+      delta.set(SourceOffsets.SUMMARY_KEY, next.toJson());
+      delta.set(MAX_SOURCE_TS, Long.toString(maxTs));
+      delta.set(BATCHES, Integer.toString(fresh.size()));
+      try {
+        delta.commit();
+      } catch (ValidationException e) {
+        if (attempt >= VALIDATION_ATTEMPTS) {
+          throw new IllegalStateException(
+              "cannot commit to " + id + " branch realtime: another writer keeps adding files (" + e.getMessage() + ")", e);
+        }
+        retries.increment();
+        LOG.warn("Commit to {} realtime conflicted ({}); re-reading committed offsets", id, e.getMessage());
+        table.refresh();
+        committed = SourceOffsets.of(table, Branches.REALTIME);
+        continue;
+      }
+      fresh.forEach(batch -> pending.delete(pendingKey(batch)));
+      long now = context.currentSystemTimeMs();
+      commits.increment();
+      rowsCommitted.increment(rows);
+      filesPerCommit.record(files);
+      bytesPerCommit.record(bytes);
+      commitTime.record(Duration.ofNanos(System.nanoTime() - started));
+      if (maxTs > 0) {
+        freshness.record(Duration.ofMillis(Math.max(0, now - maxTs)));
+      }
+      progressCommits++;
+      progressRows += rows;
+      announce(tableName, table, maxTs, fresh.size(), rows, keys);
+      return next;
+    }
+  }
+
+  private void announce(String tableName, Table table, long maxTs, int batches, long rows, long keys) {
+    Snapshot head = table.snapshot(Branches.REALTIME);
+    long now = context.currentSystemTimeMs();
+    RealtimeCommitted event =
+        new RealtimeCommitted(
+            tableName,
+            head.snapshotId(),
+            head.sequenceNumber(),
+            maxTs,
+            batches,
+            rows,
+            keys,
+            now);
+    context.forward(new Record<>(event.table(), event, now));
+  }
+
+  private void logProgress() {
+    long now = context.currentSystemTimeMs();
+    if (now - progressAtMs >= PROGRESS_EVERY_MS) {
+      double seconds = (now - progressAtMs) / 1000.0;
+      if (progressCommits > 0) {
+        LOG.info(
+            "Realtime commits: {} snapshots, {} rows in {}s ({} rows/s), task {}",
+            progressCommits, progressRows, String.format("%.1f", seconds),
+            String.format("%.0f", progressRows / seconds), context.taskId());
+      }
+      progressAtMs = now;
+      progressCommits = 0;
+      progressRows = 0;
+    }
+  }
+
+  private static String pendingKey(FilesWritten batch) {
+    return batch.table() + '\u0000' + batch.sourceTopic() + '\u0000' + batch.sourcePartition() + '\u0000'
+        + String.format("%020d", batch.firstOffset());
+  }
+}

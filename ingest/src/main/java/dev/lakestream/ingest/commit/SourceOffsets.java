@@ -1,0 +1,82 @@
+package dev.lakestream.ingest.commit;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Collections;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+
+/**
+ * The last source offset committed to a branch for every source partition (topic:partition), kept
+ * in the snapshot summary under {@link #SUMMARY_KEY}. Each ingest commit writes the whole map, so
+ * the newest snapshot that carries it is the truth; snapshots that do not (maintenance) are looked
+ * through.
+ */
+public final class SourceOffsets {
+
+  public static final String SUMMARY_KEY = "lakestream.source-offsets";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Map<String, Long> offsets;
+
+  private SourceOffsets(Map<String, Long> offsets) {
+    this.offsets = Collections.unmodifiableMap(new TreeMap<>(offsets));
+  }
+
+  public static SourceOffsets empty() {
+    return new SourceOffsets(Map.of());
+  }
+
+  /** The offsets committed to {@code branch}, from its newest snapshot that records them. */
+  public static SourceOffsets of(Table table, String branch) {
+    Snapshot snapshot = table.snapshot(branch);
+    while (snapshot != null) {
+      String json = snapshot.summary().get(SUMMARY_KEY);
+      if (json != null) {
+        return parse(json);
+      }
+      Long parent = snapshot.parentId();
+      snapshot = parent == null ? null : table.snapshot(parent);
+    }
+    return empty();
+  }
+
+  static SourceOffsets parse(String json) {
+    try {
+      return new SourceOffsets(JSON.readValue(json, new TypeReference<Map<String, Long>>() {}));
+    } catch (IOException e) {
+      throw new IllegalStateException("unreadable " + SUMMARY_KEY + " in a snapshot summary: " + json, e);
+    }
+  }
+
+  public static String partitionKey(String topic, int partition) {
+    return topic + ":" + partition;
+  }
+
+  /** The last committed offset of the partition, or -1 when nothing of it was committed. */
+  public long last(String topic, int partition) {
+    return offsets.getOrDefault(partitionKey(topic, partition), -1L);
+  }
+
+  public SourceOffsets with(String topic, int partition, long lastOffset) {
+    Map<String, Long> copy = new TreeMap<>(offsets);
+    copy.merge(partitionKey(topic, partition), lastOffset, Math::max);
+    return new SourceOffsets(copy);
+  }
+
+  public Map<String, Long> asMap() {
+    return offsets;
+  }
+
+  public String toJson() {
+    try {
+      return JSON.writeValueAsString(offsets);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,198 @@
+package dev.lakestream.testkit;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * Generates a random but reproducible (per seed) stream of source changes for one table, the way
+ * Debezium reports them: inserts, updates, deletes each followed by a tombstone, primary-key updates
+ * (a delete of the old key, its tombstone, a create of the new key), deletes of keys that never
+ * existed, re-inserts of deleted keys, and snapshot reads. Updates favour recently touched keys, so
+ * one key changes several times within a batch.
+ */
+public final class ChangeStreamGenerator {
+
+  /** Relative weights of the kinds of change. */
+  public record Mix(int insert, int update, int delete, int deleteAbsent, int keyUpdate, int reinsert) {
+    public static Mix defaults() {
+      return new Mix(35, 35, 12, 4, 5, 9);
+    }
+
+    int total() {
+      return insert + update + delete + deleteAbsent + keyUpdate + reinsert;
+    }
+  }
+
+  private final Random random;
+  private final Mix mix;
+  private TestTable table;
+  private final List<List<Object>> live = new ArrayList<>();
+  private final Map<List<Object>, Integer> liveIndex = new LinkedHashMap<>();
+  private final Map<List<Object>, Map<String, Object>> rows = new LinkedHashMap<>();
+  private final Deque<List<Object>> recent = new ArrayDeque<>();
+  private final List<List<Object>> deleted = new ArrayList<>();
+  private final Set<List<Object>> used = new HashSet<>();
+  private long nextId = 1;
+  private long clockMs = 1_700_000_000_000L;
+  private long lsn = 10_000_000L;
+
+  public ChangeStreamGenerator(TestTable table, long seed) {
+    this(table, seed, Mix.defaults());
+  }
+
+  public ChangeStreamGenerator(TestTable table, long seed, Mix mix) {
+    this.table = table;
+    this.random = new Random(seed);
+    this.mix = mix;
+  }
+
+  public TestTable table() {
+    return table;
+  }
+
+  /** Later changes use the table's new shape (for example after a column was added). */
+  public void alter(TestTable altered) {
+    this.table = altered;
+  }
+
+  /** A connector snapshot: {@code rows} new rows read with op {@code r}. */
+  public List<Change> snapshot(int count) {
+    List<Change> out = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      List<Object> key = freshKey();
+      Map<String, Object> row = randomRow(key);
+      out.add(change('r', key, null, row));
+      put(key, row);
+    }
+    return out;
+  }
+
+  /** At least {@code count} changes (tombstones and the parts of a key update come on top). */
+  public List<Change> next(int count) {
+    List<Change> out = new ArrayList<>();
+    while (out.size() < count) {
+      int pick = random.nextInt(mix.total());
+      if ((pick -= mix.insert()) < 0 || live.isEmpty()) {
+        insert(freshKey(), out);
+      } else if ((pick -= mix.update()) < 0) {
+        List<Object> key = pickLive();
+        Map<String, Object> before = rows.get(key);
+        Map<String, Object> after = randomRow(key);
+        out.add(change('u', key, before, after));
+        put(key, after);
+      } else if ((pick -= mix.delete()) < 0) {
+        delete(pickLive(), out);
+      } else if ((pick -= mix.deleteAbsent()) < 0) {
+        List<Object> key = freshKey();
+        out.add(change('d', key, keyOnly(key), null));
+        out.add(change('t', key, null, null));
+      } else if ((pick -= mix.keyUpdate()) < 0) {
+        List<Object> oldKey = pickLive();
+        Map<String, Object> row = new LinkedHashMap<>(rows.get(oldKey));
+        delete(oldKey, out);
+        List<Object> newKey = freshKey();
+        for (int i = 0; i < table.key().size(); i++) {
+          row.put(table.key().get(i), newKey.get(i));
+        }
+        out.add(change('c', newKey, null, row));
+        put(newKey, row);
+      } else if (!deleted.isEmpty()) {
+        List<Object> key = deleted.remove(random.nextInt(deleted.size()));
+        if (!liveIndex.containsKey(key)) {
+          insert(key, out);
+        }
+      }
+    }
+    return out;
+  }
+
+  private void insert(List<Object> key, List<Change> out) {
+    Map<String, Object> row = randomRow(key);
+    out.add(change('c', key, null, row));
+    put(key, row);
+  }
+
+  private void delete(List<Object> key, List<Change> out) {
+    out.add(change('d', key, keyOnly(key), null));
+    out.add(change('t', key, null, null));
+    remove(key);
+    deleted.add(key);
+  }
+
+  private List<Object> pickLive() {
+    if (!recent.isEmpty() && random.nextBoolean()) {
+      List<Object> hot = new ArrayList<>(recent).get(random.nextInt(recent.size()));
+      if (liveIndex.containsKey(hot)) {
+        return hot;
+      }
+    }
+    return live.get(random.nextInt(live.size()));
+  }
+
+  private List<Object> freshKey() {
+    while (true) {
+      List<Object> key = new ArrayList<>();
+      for (String column : table.key()) {
+        ColumnType type = table.column(column).type();
+        long id = table.key().size() > 1 && column.equals(table.key().get(0)) ? 1 + random.nextInt(5) : nextId++;
+        key.add(type == ColumnType.INT32 ? (Object) (int) id : (Object) id);
+      }
+      if (used.add(key)) {
+        return List.copyOf(key);
+      }
+    }
+  }
+
+  private Map<String, Object> randomRow(List<Object> key) {
+    Map<String, Object> row = new LinkedHashMap<>();
+    for (TestTable.Column column : table.columns()) {
+      int k = table.key().indexOf(column.name());
+      row.put(column.name(), k >= 0 ? key.get(k) : column.type().random(random));
+    }
+    return row;
+  }
+
+  private Map<String, Object> keyOnly(List<Object> key) {
+    Map<String, Object> row = new LinkedHashMap<>();
+    for (TestTable.Column column : table.columns()) {
+      int k = table.key().indexOf(column.name());
+      row.put(column.name(), k >= 0 ? key.get(k) : null);
+    }
+    return row;
+  }
+
+  private Change change(char op, List<Object> key, Map<String, Object> before, Map<String, Object> after) {
+    clockMs += random.nextInt(3);
+    lsn += 1 + random.nextInt(200);
+    recent.addFirst(key);
+    if (recent.size() > 16) {
+      recent.removeLast();
+    }
+    return new Change(op, table, key, before, after, clockMs, lsn);
+  }
+
+  private void put(List<Object> key, Map<String, Object> row) {
+    if (!liveIndex.containsKey(key)) {
+      liveIndex.put(key, live.size());
+      live.add(key);
+    }
+    rows.put(key, row);
+  }
+
+  private void remove(List<Object> key) {
+    Integer index = liveIndex.remove(key);
+    List<Object> last = live.remove(live.size() - 1);
+    if (!last.equals(key)) {
+      live.set(index, last);
+      liveIndex.put(last, index);
+    }
+    rows.remove(key);
+  }
+}

@@ -1,0 +1,58 @@
+package dev.lakestream.testkit;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.catalog.Catalog;
+
+/**
+ * A fresh local warehouse folder (under {@code java.io.tmpdir}) with the embedded default catalog
+ * (JDBC on SQLite) that the pipeline uses when given no catalog: {@link #catalogProperties()} are
+ * the Iceberg properties to hand an app, {@link #openCatalog()} opens a catalog of its own for the
+ * test to read through.
+ */
+public final class TemporaryWarehouse implements AutoCloseable {
+
+  public static final String CATALOG_NAME = "lakestream";
+
+  private final Path dir;
+
+  public TemporaryWarehouse() throws IOException {
+    this.dir = Files.createTempDirectory("warehouse-");
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  public Map<String, String> catalogProperties() {
+    return Map.of(
+        "catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog",
+        "uri", "jdbc:sqlite:" + dir.resolve("catalog.db"),
+        "warehouse", dir.toString(),
+        "jdbc.schema-version", "V1");
+  }
+
+  public Catalog openCatalog() {
+    return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, catalogProperties(), new Configuration());
+  }
+
+  @Override
+  public void close() {
+    delete(dir.toFile());
+  }
+
+  private static void delete(File file) {
+    File[] children = file.listFiles();
+    if (children != null) {
+      for (File child : children) {
+        delete(child);
+      }
+    }
+    file.delete();
+  }
+}
