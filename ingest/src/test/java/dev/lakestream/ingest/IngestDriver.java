@@ -1,0 +1,151 @@
+package dev.lakestream.ingest;
+
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+
+/**
+ * The ingest topology under {@link TopologyTestDriver}, writing to a real local warehouse, with a
+ * model of each source table fed the same changes. One source partition (the driver's).
+ */
+final class IngestDriver implements AutoCloseable {
+
+  static final long FLUSH_INTERVAL_MS = 1_000;
+  static final long COMMIT_INTERVAL_MS = 200;
+
+  final TemporaryWarehouse warehouse;
+  final IngestConfig config;
+  final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private final Catalog writerCatalog;
+  private final Catalog readerCatalog;
+  private final TopologyTestDriver driver;
+  private final Map<String, TestInputTopic<byte[], byte[]>> inputs = new HashMap<>();
+  private final Map<String, SourceTableModel> models = new HashMap<>();
+  final TestOutputTopic<byte[], byte[]> deadLetters;
+  final TestOutputTopic<String, RealtimeCommitted> realtimeCommits;
+  final TestOutputTopic<String, FilesWritten> filesWritten;
+  final TestInputTopic<String, FilesWritten> filesWrittenIn;
+
+  IngestDriver(List<String> topics, Map<String, String> overrides) throws Exception {
+    warehouse = new TemporaryWarehouse();
+    Map<String, String> settings = new HashMap<>();
+    settings.put(StreamsConfig.APPLICATION_ID_CONFIG, "ingest-test");
+    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    settings.put(IngestConfig.TOPICS, String.join(",", topics));
+    settings.put(IngestConfig.FLUSH_INTERVAL_MS, Long.toString(FLUSH_INTERVAL_MS));
+    settings.put(IngestConfig.COMMIT_INTERVAL_MS, Long.toString(COMMIT_INTERVAL_MS));
+    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    settings.putAll(overrides);
+    PipelineConfig pipeline = new PipelineConfig(settings);
+    config = new IngestConfig(pipeline);
+    writerCatalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
+    readerCatalog = warehouse.openCatalog();
+
+    Properties props = pipeline.kafkaProperties();
+    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    driver = new TopologyTestDriver(IngestTopology.build(config, new TableManager(writerCatalog), meters), props);
+    for (String topic : topics) {
+      inputs.put(topic, driver.createInputTopic(topic, new ByteArraySerializer(), new ByteArraySerializer()));
+    }
+    deadLetters = driver.createOutputTopic(config.deadLetterTopic(), new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    realtimeCommits =
+        driver.createOutputTopic(config.realtimeCommitsTopic(), new StringDeserializer(), EventSerdes.realtimeCommitted().deserializer());
+    filesWritten =
+        driver.createOutputTopic(config.filesWrittenTopic(), new StringDeserializer(), EventSerdes.filesWritten().deserializer());
+    filesWrittenIn =
+        driver.createInputTopic(config.filesWrittenTopic(), new StringSerializer(), EventSerdes.filesWritten().serializer());
+  }
+
+  /** Sends the changes as Debezium would and applies them to the model of their table. */
+  void send(List<Change> changes, boolean withSchemas) {
+    for (Change change : changes) {
+      inputs.get(change.table().topic())
+          .pipeInput(DebeziumJson.key(change, withSchemas), DebeziumJson.value(change, withSchemas));
+      model(change.table()).apply(change);
+    }
+  }
+
+  void sendRaw(String topic, byte[] key, byte[] value) {
+    inputs.get(topic).pipeInput(key, value);
+  }
+
+  SourceTableModel model(TestTable table) {
+    return models.computeIfAbsent(table.topic(), t -> new SourceTableModel());
+  }
+
+  /** Lets the open batches reach their flush interval, then the committer its commit interval. */
+  void flushAndCommit() {
+    driver.advanceWallClockTime(Duration.ofMillis(FLUSH_INTERVAL_MS));
+    driver.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
+  }
+
+  void commitOnly() {
+    driver.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
+  }
+
+  Table table(TestTable table) {
+    return readerCatalog.loadTable(TableIdentifier.of(table.schema(), table.name()));
+  }
+
+  Map<List<Object>, Map<String, Object>> realtimeRows(TestTable table) {
+    return TableRows.byKey(TableRows.read(table(table), Branches.REALTIME), table.key());
+  }
+
+  /** Null when the realtime branch equals the model of the table, else what differs. */
+  String realtimeDiffersFromModel(TestTable table) {
+    return TableComparison.differences(model(table).rows(), realtimeRows(table));
+  }
+
+  List<Snapshot> realtimeSnapshots(TestTable testTable) {
+    Table table = table(testTable);
+    List<Snapshot> out = new ArrayList<>();
+    for (Snapshot s = table.snapshot(Branches.REALTIME); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      out.add(0, s);
+    }
+    return out;
+  }
+
+  double counter(String name) {
+    var counter = meters.find(name).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  @Override
+  public void close() throws Exception {
+    driver.close();
+    ((AutoCloseable) writerCatalog).close();
+    ((AutoCloseable) readerCatalog).close();
+    warehouse.close();
+  }
+}

@@ -1,0 +1,191 @@
+package dev.lakestream.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.ingest.commit.SourceOffsets;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.TestTable;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.iceberg.Snapshot;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ingest topology against a real local warehouse: after every flush and commit, the realtime
+ * branch read back with Iceberg's generic reader equals the model of the source table.
+ */
+class IngestTopologyTest {
+
+  private static final int CHANGES_PER_SEED = 5_000;
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {11, 22, 33})
+  void realtimeEqualsModelAfterEveryCommitForRandomWorkloads(long seed) throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
+      Random random = new Random(seed);
+      ingest.send(gen.snapshot(300), true);
+      ingest.flushAndCommit();
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      int sent = 0;
+      int rounds = 0;
+      while (sent < CHANGES_PER_SEED) {
+        List<Change> batch = gen.next(1 + random.nextInt(400));
+        ingest.send(batch, true);
+        sent += batch.size();
+        ingest.flushAndCommit();
+        rounds++;
+        assertThat(ingest.realtimeDiffersFromModel(table)).as("after round %d (%d changes)", rounds, sent).isNull();
+      }
+      assertThat(ingest.realtimeSnapshots(table)).hasSizeGreaterThanOrEqualTo(rounds + 1);
+      assertThat(ingest.model(table).size()).isGreaterThan(500);
+    }
+  }
+
+  @Test
+  void compositeKeysWithoutEmbeddedSchemasOnAPlainTable() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 44);
+      for (int round = 0; round < 10; round++) {
+        ingest.send(gen.next(500), false);
+        ingest.flushAndCommit();
+        assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      }
+    }
+  }
+
+  @Test
+  void compositePrimaryKeyBecomesTheIdentifierFields() throws Exception {
+    TestTable table = TestTable.compositeKey("sales", "orders");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 55);
+      for (int round = 0; round < 10; round++) {
+        ingest.send(gen.next(500), true);
+        ingest.flushAndCommit();
+        assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      }
+      assertThat(ingest.table(table).schema().identifierFieldNames()).containsExactlyInAnyOrder("tenant", "id");
+    }
+  }
+
+  @Test
+  void twoPendingBatchesOfOnePartitionCommitAsTwoSnapshots() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.FLUSH_MAX_ROWS, "2"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 66, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      List<Change> inserts = gen.next(2);
+      ingest.send(inserts, true);
+      // The same key again, with new values: a second batch of the same partition.
+      Map<String, Object> updated = new java.util.LinkedHashMap<>(inserts.get(0).after());
+      updated.put("name", "second version");
+      Change update = new Change('u', table, inserts.get(0).key(), inserts.get(0).after(), updated, inserts.get(0).sourceTsMs() + 1, inserts.get(0).lsn() + 1);
+      Change other = gen.next(1).get(0);
+      ingest.send(List.of(update, other), true);
+      assertThat(ingest.filesWritten.readValuesToList()).as("two batches flushed before any commit").hasSize(2);
+      int before = ingest.realtimeSnapshots(table).size();
+
+      ingest.commitOnly();
+
+      List<Snapshot> snapshots = ingest.realtimeSnapshots(table);
+      assertThat(snapshots).hasSize(before + 2);
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      assertThat(ingest.realtimeRows(table).get(inserts.get(0).key()).get("name")).isEqualTo("second version");
+    }
+  }
+
+  @Test
+  void batchesOfTwoTablesCommitToTheirOwnTables() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    TestTable orders = TestTable.compositeKey("inventory", "orders");
+    try (IngestDriver ingest = new IngestDriver(List.of(customers.topic(), orders.topic()), Map.of())) {
+      ChangeStreamGenerator a = new ChangeStreamGenerator(customers, 77);
+      ChangeStreamGenerator b = new ChangeStreamGenerator(orders, 88);
+      for (int round = 0; round < 5; round++) {
+        ingest.send(a.next(200), true);
+        ingest.send(b.next(200), true);
+        ingest.flushAndCommit();
+        assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
+        assertThat(ingest.realtimeDiffersFromModel(orders)).isNull();
+      }
+    }
+  }
+
+  @Test
+  void redeliveredBatchAfterIcebergCommitIsSkipped() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 99);
+      ingest.send(gen.next(300), true);
+      ingest.flushAndCommit();
+      List<TestRecord<String, FilesWritten>> delivered = ingest.filesWritten.readRecordsToList();
+      assertThat(delivered).hasSize(1);
+      ingest.realtimeCommits.readRecordsToList();
+      List<Snapshot> before = ingest.realtimeSnapshots(table);
+
+      // What a crash between the Iceberg commit and the Kafka commit amounts to: the committer's
+      // input is delivered again.
+      ingest.filesWrittenIn.pipeInput(delivered.get(0));
+      ingest.commitOnly();
+
+      assertThat(ingest.realtimeSnapshots(table)).isEqualTo(before);
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      assertThat(ingest.counter("lakestream.realtime.replays.skipped")).isEqualTo(1);
+      List<RealtimeCommitted> announced = ingest.realtimeCommits.readValuesToList();
+      assertThat(announced).extracting(RealtimeCommitted::snapshotId)
+          .as("the lost announcement is made again for the current snapshot")
+          .containsExactly(before.get(before.size() - 1).snapshotId());
+    }
+  }
+
+  @Test
+  void eachCommitRecordsSourceOffsetsAndIsAnnounced() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 5);
+      List<Change> first = gen.next(100);
+      ingest.send(first, true);
+      ingest.flushAndCommit();
+      List<Change> second = gen.next(100);
+      ingest.send(second, true);
+      ingest.flushAndCommit();
+
+      List<RealtimeCommitted> announced = ingest.realtimeCommits.readValuesToList();
+      List<Snapshot> snapshots = ingest.realtimeSnapshots(table);
+      assertThat(announced).hasSize(2);
+      assertThat(announced).extracting(RealtimeCommitted::snapshotId)
+          .containsExactly(snapshots.get(snapshots.size() - 2).snapshotId(), snapshots.get(snapshots.size() - 1).snapshotId());
+      RealtimeCommitted last = announced.get(1);
+      assertThat(last.table()).isEqualTo("app.accounts");
+      assertThat(last.sequenceNumber()).isEqualTo(snapshots.get(snapshots.size() - 1).sequenceNumber());
+      assertThat(last.maxSourceTsMs()).isEqualTo(second.stream().mapToLong(Change::sourceTsMs).max().orElseThrow());
+      long totalRecords = first.size() + second.size();
+      assertThat(SourceOffsets.of(ingest.table(table), "realtime").last(table.topic(), 0)).isEqualTo(totalRecords - 1);
+    }
+  }
+
+  @Test
+  void newSourceColumnsAreAddedToTheTable() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 6);
+      ingest.send(gen.next(200), true);
+      ingest.flushAndCommit();
+      TestTable altered = table.withColumn("signup", dev.lakestream.testkit.ColumnType.DATE);
+      gen.alter(altered);
+      ingest.send(gen.next(200), true);
+      ingest.flushAndCommit();
+      assertThat(ingest.table(table).schema().findField("signup").type())
+          .isEqualTo(org.apache.iceberg.types.Types.DateType.get());
+      assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
+    }
+  }
+}
