@@ -150,13 +150,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     changesIn.increment();
     ChangeEvent event;
     try {
+      TableIdentifier id = naming.tableFor(meta.topic());
       Optional<ChangeEvent> decoded = decoder.decode(record.key(), record.value());
       if (decoded.isEmpty()) {
         tombstones.increment();
         return;
       }
       event = decoded.get();
-      TableIdentifier id = naming.tableFor(meta.topic());
       RowShape shape = shapes.of(event);
       Table table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
       // Convert now so a value that does not fit its column is dead-lettered, not found at flush.

@@ -1,0 +1,121 @@
+package dev.lakestream.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.ingest.dlq.DeadLetters;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.TestTable;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
+
+/** Every kind of bad input goes to the dead-letter topic with its reason; the good records land. */
+class DeadLetterTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String HEARTBEATS = "__debezium-heartbeat.dbserver1";
+
+  private record Bad(byte[] key, byte[] value, String reason) {}
+
+  @Test
+  void badRecordsGoToDeadLetterTopicWithReasonAndOriginAndGoodRecordsLand() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic(), HEARTBEATS), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 7);
+      ingest.send(gen.next(50), true);
+      ingest.flushAndCommit();
+
+      Change sample = gen.next(1).get(0);
+      byte[] key = DebeziumJson.key(sample, true);
+      byte[] value = DebeziumJson.value(sample, true);
+      List<Bad> bad = new ArrayList<>();
+      bad.add(new Bad(key, utf8("{\"schema\": {\"type\": \"struct\""), "malformed JSON in record value"));
+      bad.add(new Bad(null, value, "record has no key"));
+      bad.add(new Bad(key, edit(value, p -> p.with("payload").put("op", "x")), "unknown op \"x\""));
+      bad.add(new Bad(key, changeColumnType(value, "name", "{\"type\":\"int32\",\"optional\":true,\"field\":\"name\"}", "5"),
+          "column \"name\" is string in the table but the source now sends int"));
+      bad.add(new Bad(key, changeColumnType(value, "score",
+          "{\"type\":\"struct\",\"optional\":true,\"name\":\"io.debezium.data.VariableScaleDecimal\",\"field\":\"score\","
+              + "\"fields\":[{\"type\":\"int32\",\"field\":\"scale\"},{\"type\":\"bytes\",\"field\":\"value\"}]}",
+          "{\"scale\":2,\"value\":\"AQ==\"}"),
+          "NUMERIC without fixed precision and scale"));
+      bad.add(new Bad(key, edit(value, p -> p.with("payload").with("after").put("active", "maybe")),
+          "column \"active\": value \"maybe\" is not a valid boolean"));
+      bad.add(new Bad(key, edit(value, p -> ((ObjectNode) p.get("payload")).remove("op")), "no \"op\" field"));
+      for (Bad b : bad) {
+        ingest.sendRaw(table.topic(), b.key(), b.value());
+      }
+      byte[] heartbeat = utf8("{\"ts_ms\":1700000000000}");
+      ingest.sendRaw(HEARTBEATS, utf8("{\"serverName\":\"dbserver1\"}"), heartbeat);
+
+      List<Change> after = gen.next(50);
+      ingest.send(after, true);
+      ingest.flushAndCommit();
+
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(bad.size() + 1);
+      for (int i = 0; i < bad.size(); i++) {
+        TestRecord<byte[], byte[]> letter = letters.get(i);
+        assertThat(letter.value()).isEqualTo(bad.get(i).value());
+        assertThat(letter.key()).isEqualTo(bad.get(i).key());
+        assertThat(header(letter, DeadLetters.REASON)).contains(bad.get(i).reason());
+        assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo(table.topic());
+        assertThat(header(letter, DeadLetters.PARTITION)).isEqualTo("0");
+        assertThat(Long.parseLong(header(letter, DeadLetters.OFFSET))).isEqualTo(51 + i);
+      }
+      TestRecord<byte[], byte[]> heartbeatLetter = letters.get(bad.size());
+      assertThat(header(heartbeatLetter, DeadLetters.TOPIC)).isEqualTo(HEARTBEATS);
+      assertThat(header(heartbeatLetter, DeadLetters.REASON)).contains("does not match the table naming pattern");
+
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      assertThat(ingest.counter("lakestream.ingest.dead.letters")).isEqualTo(bad.size() + 1);
+    }
+  }
+
+  private static String header(TestRecord<byte[], byte[]> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+  }
+
+  private static byte[] changeColumnType(byte[] value, String column, String schemaJson, String valueJson) throws Exception {
+    return edit(
+        value,
+        root -> {
+          try {
+            for (var field : (ArrayNode) root.get("schema").get("fields")) {
+              if ("after".equals(field.get("field").asText()) || "before".equals(field.get("field").asText())) {
+                ArrayNode columns = (ArrayNode) field.get("fields");
+                for (int i = 0; i < columns.size(); i++) {
+                  if (column.equals(columns.get(i).get("field").asText())) {
+                    columns.set(i, JSON.readTree(schemaJson));
+                  }
+                }
+              }
+            }
+            ((ObjectNode) root.get("payload").get("after")).set(column, JSON.readTree(valueJson));
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+  }
+
+  private static byte[] edit(byte[] value, Consumer<ObjectNode> change) throws Exception {
+    ObjectNode root = (ObjectNode) JSON.readTree(value);
+    change.accept(root);
+    return JSON.writeValueAsBytes(root);
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,244 @@
+package dev.lakestream.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.Topics;
+import dev.lakestream.ingest.dlq.DeadLetters;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.EmbeddedKafka;
+import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.Record;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ingest app against a real Kafka broker in the test JVM, with {@code exactly_once_v2}: change
+ * records produced to a three-partition topic as Debezium would, read back from the realtime branch.
+ */
+class IngestOnKafkaTest {
+
+  private static final Duration CONVERGE = Duration.ofSeconds(90);
+  private static EmbeddedKafka kafka;
+
+  private TemporaryWarehouse warehouse;
+  private Catalog reader;
+  private final TestTable table = TestTable.wide("inventory", "customers");
+  private final SourceTableModel model = new SourceTableModel();
+
+  @BeforeAll
+  static void startKafka() throws Exception {
+    kafka = EmbeddedKafka.start();
+  }
+
+  @AfterAll
+  static void stopKafka() {
+    kafka.close();
+  }
+
+  @BeforeEach
+  void setUp() throws Exception {
+    warehouse = new TemporaryWarehouse();
+    reader = warehouse.openCatalog();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    ((AutoCloseable) reader).close();
+    warehouse.close();
+  }
+
+  @Test
+  void ingestAppWritesRealtimeExactlyOnceFromARealBroker() throws Exception {
+    String topic = table.topic() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    TestTable source = new TestTable(table.serverName(), table.schema(), table.name() + "x", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 3);
+    PipelineConfig config = config(source.topic(), "ingest-app-" + topic.hashCode());
+    try (IngestApp app = new IngestApp(config);
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      app.start();
+      Eventually.until(Duration.ofSeconds(60), "ingest RUNNING", () -> app.streams().state() == KafkaStreams.State.RUNNING);
+
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2024);
+      send(producer, gen.snapshot(500));
+      for (int i = 0; i < 10; i++) {
+        send(producer, gen.next(500));
+      }
+      TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+
+      producer.send(new ProducerRecord<>(source.topic(), utf8("{\"id\":1}"), utf8("{not json"))).get();
+      List<ConsumerRecord<byte[], byte[]>> letters = consume(config.topicPrefix() + ".dlq", 1);
+      assertThat(new String(letters.get(0).headers().lastHeader(DeadLetters.REASON).value(), StandardCharsets.UTF_8))
+          .contains("malformed JSON");
+      assertThat(new String(letters.get(0).headers().lastHeader(DeadLetters.TOPIC).value(), StandardCharsets.UTF_8))
+          .isEqualTo(source.topic());
+
+      List<ConsumerRecord<byte[], byte[]>> commits = consume(config.topicPrefix() + ".realtime-commits", 1);
+      assertThat(new String(commits.get(0).key(), StandardCharsets.UTF_8)).isEqualTo(id.toString());
+
+      String metrics = HttpClient.newHttpClient()
+          .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.metricsPort() + "/metrics")).build(),
+              HttpResponse.BodyHandlers.ofString())
+          .body();
+      assertThat(metrics).contains("lakestream_realtime_commits_total", "lakestream_ingest_changes_total",
+          "lakestream_realtime_freshness_seconds");
+    }
+  }
+
+  @Test
+  void crashBetweenIcebergCommitAndKafkaCommitDuplicatesAndLosesNothing() throws Exception {
+    TestTable source = new TestTable(table.serverName(), table.schema(), "crashy", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 3);
+    PipelineConfig pipeline = config(source.topic(), "ingest-crash");
+    IngestConfig config = new IngestConfig(pipeline);
+    Properties props = IngestApp.streamsProperties(pipeline);
+    Topics.ensure(props, List.of(new Topics.Spec(config.filesWrittenTopic(), 2), new Topics.Spec(config.realtimeCommitsTopic(), 1),
+        new Topics.Spec(config.deadLetterTopic(), 1)));
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    Catalog writer = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
+    Topology topology = IngestTopology.build(config, new TableManager(writer), meters);
+    // After the Iceberg commit of every third snapshot, before the Kafka transaction commits,
+    // the stream thread dies.
+    AtomicInteger announced = new AtomicInteger();
+    AtomicInteger crashes = new AtomicInteger();
+    topology.addProcessor(
+        "crash-after-iceberg-commit",
+        () -> new Processor<String, Object, Void, Void>() {
+          @Override
+          public void process(Record<String, Object> record) {
+            if (announced.incrementAndGet() % 3 == 0 && crashes.get() < 3) {
+              crashes.incrementAndGet();
+              throw new IllegalStateException("simulated crash after the Iceberg commit");
+            }
+          }
+        },
+        "realtime-committer");
+    try (KafkaStreams streams = new KafkaStreams(topology, props);
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      streams.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
+      streams.start();
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 77);
+      for (int i = 0; i < 10; i++) {
+        send(producer, gen.next(500));
+        Thread.sleep(300);
+      }
+      TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      assertThat(crashes.get()).as("crashes injected").isEqualTo(3);
+      assertThat(meters.counter("lakestream.realtime.replays.skipped").count())
+          .as("batches found already committed after a crash").isGreaterThanOrEqualTo(crashes.get());
+      streams.close(Duration.ofSeconds(30));
+    } finally {
+      ((AutoCloseable) writer).close();
+    }
+  }
+
+  private String realtimeDiffers(TableIdentifier id, TestTable source) {
+    if (!reader.tableExists(id)) {
+      return "table " + id + " does not exist yet";
+    }
+    var rows = TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.REALTIME), source.key());
+    return TableComparison.differences(model.rows(), rows);
+  }
+
+  private PipelineConfig config(String topic, String applicationId) throws Exception {
+    Map<String, String> settings = new HashMap<>();
+    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    settings.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+    settings.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+    settings.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
+    // A replaced stream thread's tasks move once its old consumer's session expires: keep it short.
+    settings.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
+    settings.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+    settings.put(IngestConfig.TOPICS, topic);
+    settings.put(IngestConfig.FLUSH_INTERVAL_MS, "300");
+    settings.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
+    settings.put(PipelineConfig.METRICS_PORT, "0");
+    settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + applicationId);
+    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    return new PipelineConfig(settings);
+  }
+
+  private void send(KafkaProducer<byte[], byte[]> producer, List<Change> changes) throws Exception {
+    for (Change change : changes) {
+      producer.send(new ProducerRecord<>(change.table().topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)));
+      model.apply(change);
+    }
+    producer.flush();
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer() {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  private static List<ConsumerRecord<byte[], byte[]>> consume(String topic, int atLeast) throws Exception {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      consumer.subscribe(List.of(topic));
+      long deadline = System.currentTimeMillis() + 30_000;
+      while (out.size() < atLeast && System.currentTimeMillis() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+      }
+    }
+    assertThat(out).as("records on " + topic).hasSizeGreaterThanOrEqualTo(atLeast);
+    return out;
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}
