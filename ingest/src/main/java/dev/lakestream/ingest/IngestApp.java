@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
@@ -58,9 +60,15 @@ public final class IngestApp implements Closeable {
     streamsMetrics.bindTo(metrics.registry());
   }
 
+  /** Pattern subscriptions see a new topic at the next metadata refresh: ten seconds, not Kafka's five minutes. */
+  static final String PATTERN_METADATA_MAX_AGE_MS = "10000";
+
   static Properties streamsProperties(PipelineConfig pipeline) {
     Properties props = pipeline.kafkaProperties();
     props.putIfAbsent(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    if (pipeline.get(IngestConfig.TOPICS) == null) {
+      props.putIfAbsent(CommonClientConfigs.METADATA_MAX_AGE_CONFIG, PATTERN_METADATA_MAX_AGE_MS);
+    }
     return props;
   }
 
@@ -78,7 +86,11 @@ public final class IngestApp implements Closeable {
 
   @Override
   public void close() {
-    streams.close(Duration.ofSeconds(30));
+    // Leave the group so a restarted or remaining instance takes the tasks over at once, instead
+    // of after this member's session times out. State is restored from the changelogs.
+    streams.close(
+        CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+            .withTimeout(Duration.ofSeconds(30)));
     streamsMetrics.close();
     try {
       if (catalog instanceof Closeable closeable) {

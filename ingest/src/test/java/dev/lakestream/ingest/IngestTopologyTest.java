@@ -188,4 +188,40 @@ class IngestTopologyTest {
       assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
     }
   }
+
+  @Test
+  void deleteThenReinsertOfOneKeyInOneBatchLeavesTheReinsertedRow() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 8, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      Change insert = gen.next(1).get(0);
+      ingest.send(List.of(insert), true);
+      ingest.flushAndCommit();
+      Map<String, Object> reinserted = new java.util.LinkedHashMap<>(insert.after());
+      reinserted.put("name", "back again");
+      ingest.send(
+          List.of(
+              new Change('d', table, insert.key(), insert.after(), null, insert.sourceTsMs() + 1, insert.lsn() + 1),
+              new Change('t', table, insert.key(), null, null, insert.sourceTsMs() + 1, insert.lsn() + 1),
+              new Change('c', table, insert.key(), null, reinserted, insert.sourceTsMs() + 2, insert.lsn() + 2)),
+          true);
+      ingest.flushAndCommit();
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      assertThat(ingest.realtimeRows(table).get(insert.key()).get("name")).isEqualTo("back again");
+    }
+  }
+
+  @Test
+  void batchReachingMaxBytesFlushesWithoutWaitingForTheInterval() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.FLUSH_MAX_BYTES, "20000"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      ingest.send(gen.next(100), true);
+      List<FilesWritten> flushed = ingest.filesWritten.readValuesToList();
+      assertThat(flushed).isNotEmpty();
+      assertThat(flushed).allSatisfy(batch -> assertThat(batch.changes()).isLessThan(100));
+      ingest.flushAndCommit();
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+    }
+  }
 }

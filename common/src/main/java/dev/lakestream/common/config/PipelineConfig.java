@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
@@ -42,7 +43,7 @@ public final class PipelineConfig {
   private final Map<String, String> values;
 
   public PipelineConfig(Map<String, String> values) {
-    this.values = Map.copyOf(new TreeMap<>(values));
+    this.values = Collections.unmodifiableSortedMap(new TreeMap<>(values));
   }
 
   /** Reads {@code file} (when not null) and applies the overrides found in {@code env}. */

@@ -27,7 +27,13 @@ public final class MetricsEndpoint implements AutoCloseable {
       this.server = null;
       return;
     }
-    this.server = HttpServer.create(new InetSocketAddress(port), 0);
+    try {
+      this.server = HttpServer.create(new InetSocketAddress(port), 0);
+    } catch (java.net.BindException e) {
+      registry.close();
+      throw new IllegalStateException(
+          "metrics port " + port + " is in use; set lakestream.metrics.port to a free port, 0 for any, or -1 for none", e);
+    }
     server.createContext(
         "/metrics",
         exchange -> {

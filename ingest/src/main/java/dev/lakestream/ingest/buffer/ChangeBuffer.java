@@ -62,6 +62,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangeBuffer.class);
   private static final char SEP = '\u0000';
+  private static final long PROGRESS_EVERY_MS = 10_000;
 
   private final IngestConfig config;
   private final TableManager tables;
@@ -83,6 +84,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   private ProcessorContext<Object, Object> context;
   private KeyValueStore<String, BufferedChange> store;
+  private long progressAtMs;
+  private long progressChanges;
+  private long progressFlushes;
 
   /** What the buffer knows of one source partition's open batch. */
   private static final class Batch {
@@ -119,6 +123,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.context = context;
     this.store = context.getStateStore(STORE);
     restoreBatches();
+    progressAtMs = context.currentSystemTimeMs();
     long tick = Math.max(10, Math.min(100, config.flushIntervalMs() / 4));
     context.schedule(Duration.ofMillis(tick), PunctuationType.WALL_CLOCK_TIME, this::flushDue);
   }
@@ -148,6 +153,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   public void process(org.apache.kafka.streams.processor.api.Record<byte[], byte[]> record) {
     RecordMetadata meta = context.recordMetadata().orElseThrow();
     changesIn.increment();
+    progressChanges++;
     ChangeEvent event;
     try {
       TableIdentifier id = naming.tableFor(meta.topic());
@@ -189,6 +195,18 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       if (nowMs - e.getValue().openedAtMs >= config.flushIntervalMs()) {
         flush(e.getKey(), e.getValue());
       }
+    }
+    if (nowMs - progressAtMs >= PROGRESS_EVERY_MS) {
+      if (progressChanges > 0) {
+        double seconds = (nowMs - progressAtMs) / 1000.0;
+        LOG.info(
+            "Task {}: {} changes in {}s ({}/s), {} batches flushed, {} batches open",
+            context.taskId(), progressChanges, String.format("%.1f", seconds),
+            String.format("%.0f", progressChanges / seconds), progressFlushes, batches.size());
+      }
+      progressAtMs = nowMs;
+      progressChanges = 0;
+      progressFlushes = 0;
     }
   }
 
@@ -247,6 +265,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     storeKeys.forEach(store::delete);
 
     flushes.increment();
+    progressFlushes++;
     rowsWritten.increment(rows.size());
     keysWritten.increment(keys.size());
     filesWritten.increment(written.dataFiles().size() + written.deleteFiles().size());
