@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.iceberg.MetadataColumns;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.IcebergGenerics;
@@ -58,6 +59,10 @@ public final class TableRows {
     Map<String, Object> row = new LinkedHashMap<>();
     List<Types.NestedField> fields = record.struct().fields();
     for (int i = 0; i < fields.size(); i++) {
+      if (MetadataColumns.isMetadataColumn(fields.get(i).name())) {
+        // The reader appends what it needed to apply deletes (_pos); not a column of the table.
+        continue;
+      }
       Object v = record.get(i);
       row.put(fields.get(i).name(), v instanceof Record nested ? toMap(nested) : v);
     }

@@ -19,6 +19,22 @@ public final class EventSerdes {
     return of(RealtimeCommitted::toJson, RealtimeCommitted::fromJson);
   }
 
+  public static Serde<ConvertTask> convertTask() {
+    return of(ConvertTask::toJson, ConvertTask::fromJson);
+  }
+
+  public static Serde<ConvertResult> convertResult() {
+    return of(ConvertResult::toJson, ConvertResult::fromJson);
+  }
+
+  public static Serde<CyclePlan> cyclePlan() {
+    return of(CyclePlan::toJson, CyclePlan::fromJson);
+  }
+
+  public static Serde<MainCommitted> mainCommitted() {
+    return of(MainCommitted::toJson, MainCommitted::fromJson);
+  }
+
   private static <T> Serde<T> of(Function<T, byte[]> write, Function<byte[], T> read) {
     Serializer<T> serializer = (topic, value) -> value == null ? null : write.apply(value);
     Deserializer<T> deserializer = (topic, bytes) -> bytes == null ? null : read.apply(bytes);

@@ -28,13 +28,27 @@ public final class Topics {
 
   private Topics() {}
 
-  public static void ensure(Properties appProps, List<Spec> topics) throws InterruptedException {
+  /** The partition count of an existing topic. */
+  public static int partitions(Properties appProps, String topic) throws InterruptedException {
+    try (Admin admin = Admin.create(adminProperties(appProps))) {
+      return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
+    }
+  }
+
+  private static Properties adminProperties(Properties appProps) {
     Properties adminProps = new Properties();
     for (String key : appProps.stringPropertyNames()) {
       if (AdminClientConfig.configNames().contains(key)) {
         adminProps.put(key, appProps.getProperty(key));
       }
     }
+    return adminProps;
+  }
+
+  public static void ensure(Properties appProps, List<Spec> topics) throws InterruptedException {
+    Properties adminProps = adminProperties(appProps);
     short replication = Short.parseShort(appProps.getProperty(StreamsConfig.REPLICATION_FACTOR_CONFIG, "-1"));
     try (Admin admin = Admin.create(adminProps)) {
       Set<String> existing = admin.listTopics().names().get();

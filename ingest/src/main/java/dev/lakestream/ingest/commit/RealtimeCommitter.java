@@ -3,6 +3,7 @@ package dev.lakestream.ingest.commit;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.IngestConfig;
 import io.micrometer.core.instrument.Counter;
@@ -48,8 +49,6 @@ import org.slf4j.LoggerFactory;
 public final class RealtimeCommitter implements Processor<String, FilesWritten, String, RealtimeCommitted> {
 
   public static final String STORE = "realtime-pending";
-  public static final String MAX_SOURCE_TS = "lakestream.max-source-ts-ms";
-  public static final String BATCHES = "lakestream.batches";
 
   private static final Logger LOG = LoggerFactory.getLogger(RealtimeCommitter.class);
   private static final int MAX_PENDING_PER_TABLE = 64;
@@ -216,8 +215,8 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
         maxTs = Math.max(maxTs, batch.maxSourceTsMs());
       }
       delta.set(SourceOffsets.SUMMARY_KEY, next.toJson());
-      delta.set(MAX_SOURCE_TS, Long.toString(maxTs));
-      delta.set(BATCHES, Integer.toString(fresh.size()));
+      delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(maxTs));
+      delta.set(SummaryKeys.BATCHES, Integer.toString(fresh.size()));
       try {
         delta.commit();
       } catch (ValidationException e) {

@@ -2,6 +2,7 @@ package dev.lakestream.ingest.commit;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Collections;
@@ -18,7 +19,7 @@ import org.apache.iceberg.Table;
  */
 public final class SourceOffsets {
 
-  public static final String SUMMARY_KEY = "lakestream.source-offsets";
+  public static final String SUMMARY_KEY = SummaryKeys.SOURCE_OFFSETS;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Map<String, Long> offsets;

@@ -1,0 +1,57 @@
+package dev.lakestream.common.event;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/**
+ * A sync cycle of one table, planned from metadata: which realtime snapshot it mirrors, the main
+ * snapshot it was planned against, the data files to add by reference (with their realtime data
+ * sequence numbers), the data files and deletion vectors to remove, and the paths of the data files
+ * sent to converters. Kept by the cycle coordinator until the cycle commits.
+ *
+ * @param table the table
+ * @param cycleId unique per cycle
+ * @param baseMainSnapshotId main's head when planned; the commit requires it unchanged
+ * @param targetRealtimeSnapshotId the realtime snapshot the cycle mirrors (the new watermark)
+ * @param maxSourceTsMs the newest source commit time up to the target
+ * @param addDataFiles data files to add, Iceberg content-file JSON with their data sequence numbers
+ * @param removeDataFiles data files to remove (compacted away on realtime), content-file JSON
+ * @param removeDvs deletion vectors of removed data files, content-file JSON
+ * @param taskFiles data file paths of the convert tasks
+ * @param realtimeSnapshots how many realtime snapshots the cycle covers
+ * @param plannedAtMs when the cycle was planned
+ */
+public record CyclePlan(
+    String table,
+    String cycleId,
+    long baseMainSnapshotId,
+    long targetRealtimeSnapshotId,
+    long maxSourceTsMs,
+    List<SequencedFile> addDataFiles,
+    List<JsonNode> removeDataFiles,
+    List<JsonNode> removeDvs,
+    List<String> taskFiles,
+    int realtimeSnapshots,
+    long plannedAtMs) {
+
+  /** A data file (content-file JSON) with its data sequence number on realtime. */
+  public record SequencedFile(JsonNode file, long dataSequenceNumber) {}
+
+  public static final String TYPE = "cycle-plan";
+  public static final int VERSION = 1;
+
+  public CyclePlan {
+    addDataFiles = List.copyOf(addDataFiles);
+    removeDataFiles = List.copyOf(removeDataFiles);
+    removeDvs = List.copyOf(removeDvs);
+    taskFiles = List.copyOf(taskFiles);
+  }
+
+  public byte[] toJson() {
+    return EventJson.write(TYPE, VERSION, this);
+  }
+
+  public static CyclePlan fromJson(byte[] bytes) {
+    return EventJson.read(bytes, TYPE, VERSION, CyclePlan.class);
+  }
+}

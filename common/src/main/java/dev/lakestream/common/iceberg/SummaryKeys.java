@@ -1,0 +1,34 @@
+package dev.lakestream.common.iceberg;
+
+/**
+ * The snapshot-summary properties this pipeline writes. They are the durable record of what each
+ * branch covers: sync finds its watermark here, ingest its committed offsets, Verify both.
+ */
+public final class SummaryKeys {
+
+  /** Realtime: the last committed source offset of every source partition, JSON {"topic:partition": offset}. */
+  public static final String SOURCE_OFFSETS = "lakestream.source-offsets";
+
+  /** Both branches: the newest source commit time (ms) the snapshot covers. */
+  public static final String MAX_SOURCE_TS_MS = "lakestream.max-source-ts-ms";
+
+  /** Realtime: flushed batches committed in the snapshot. */
+  public static final String BATCHES = "lakestream.batches";
+
+  /** Main: the realtime snapshot this main snapshot mirrors (sync's watermark). */
+  public static final String REALTIME_SNAPSHOT_ID = "lakestream.realtime-snapshot-id";
+
+  /** Main: the sync cycle that made the snapshot. */
+  public static final String CYCLE_ID = "lakestream.cycle-id";
+
+  public static final String DATA_FILES_ADDED = "lakestream.data-files-added";
+  public static final String DATA_FILES_REMOVED = "lakestream.data-files-removed";
+  public static final String DVS_ADDED = "lakestream.dvs-added";
+  public static final String DVS_REMOVED = "lakestream.dvs-removed";
+  public static final String KEYS_CONVERTED = "lakestream.keys-converted";
+  public static final String FILES_SCANNED = "lakestream.files-scanned";
+  public static final String BYTES_READ = "lakestream.bytes-read";
+  public static final String REALTIME_SNAPSHOTS = "lakestream.realtime-snapshots";
+
+  private SummaryKeys() {}
+}

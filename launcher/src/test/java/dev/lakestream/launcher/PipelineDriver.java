@@ -1,0 +1,174 @@
+package dev.lakestream.launcher;
+
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.IngestTopology;
+import dev.lakestream.sync.SyncConfig;
+import dev.lakestream.sync.SyncTopology;
+import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+
+/**
+ * Ingest and sync chained, each under its own {@link TopologyTestDriver}, over one real local
+ * warehouse: changes go into ingest, ingest's realtime-commit events are handed to sync when the
+ * test says so (so commits can pile up), and each source table has an independent model.
+ */
+final class PipelineDriver implements AutoCloseable {
+
+  static final long FLUSH_INTERVAL_MS = 1_000;
+  static final long COMMIT_INTERVAL_MS = 200;
+
+  final TemporaryWarehouse warehouse;
+  final SimpleMeterRegistry ingestMeters = new SimpleMeterRegistry();
+  final SimpleMeterRegistry syncMeters = new SimpleMeterRegistry();
+  private final Catalog ingestCatalog;
+  private final Catalog syncCatalog;
+  private final Catalog reader;
+  private final TopologyTestDriver ingest;
+  private final TopologyTestDriver sync;
+  private final Map<String, TestInputTopic<byte[], byte[]>> inputs = new HashMap<>();
+  private final Map<String, SourceTableModel> models = new HashMap<>();
+  private final TestOutputTopic<String, RealtimeCommitted> realtimeCommits;
+  private final TestInputTopic<String, RealtimeCommitted> syncTriggers;
+  final TestOutputTopic<String, MainCommitted> mainCommits;
+
+  PipelineDriver(List<String> topics) throws Exception {
+    warehouse = new TemporaryWarehouse();
+    Map<String, String> settings = new HashMap<>();
+    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    settings.put(IngestConfig.TOPICS, String.join(",", topics));
+    settings.put(IngestConfig.FLUSH_INTERVAL_MS, Long.toString(FLUSH_INTERVAL_MS));
+    settings.put(IngestConfig.COMMIT_INTERVAL_MS, Long.toString(COMMIT_INTERVAL_MS));
+    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    PipelineConfig ingestConfig = new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "ingest");
+    PipelineConfig syncConfig = new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "sync");
+    ingestCatalog = CatalogLoader.load(ingestConfig.catalogName(), ingestConfig.catalogProperties());
+    syncCatalog = CatalogLoader.load(syncConfig.catalogName(), syncConfig.catalogProperties());
+    reader = warehouse.openCatalog();
+
+    IngestConfig ic = new IngestConfig(ingestConfig);
+    ingest = new TopologyTestDriver(IngestTopology.build(ic, new TableManager(ingestCatalog), ingestMeters), props(ingestConfig));
+    for (String topic : topics) {
+      inputs.put(topic, ingest.createInputTopic(topic, new ByteArraySerializer(), new ByteArraySerializer()));
+    }
+    realtimeCommits = ingest.createOutputTopic(ic.realtimeCommitsTopic(), new StringDeserializer(),
+        EventSerdes.realtimeCommitted().deserializer());
+
+    SyncConfig sc = new SyncConfig(syncConfig);
+    sync = new TopologyTestDriver(SyncTopology.build(sc, new TableManager(syncCatalog), syncMeters), props(syncConfig));
+    syncTriggers = sync.createInputTopic(sc.realtimeCommitsTopic(), new StringSerializer(),
+        EventSerdes.realtimeCommitted().serializer());
+    mainCommits = sync.createOutputTopic(sc.mainCommitsTopic(), new StringDeserializer(), EventSerdes.mainCommitted().deserializer());
+  }
+
+  private static Properties props(PipelineConfig config) throws Exception {
+    Properties props = config.kafkaProperties();
+    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    return props;
+  }
+
+  void send(List<Change> changes) {
+    for (Change change : changes) {
+      inputs.get(change.table().topic()).pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
+      model(change.table()).apply(change);
+    }
+  }
+
+  SourceTableModel model(TestTable table) {
+    return models.computeIfAbsent(table.topic(), t -> new SourceTableModel());
+  }
+
+  /** Ingest flushes its open batches and commits them to realtime. */
+  void ingestCommit() {
+    ingest.advanceWallClockTime(Duration.ofMillis(FLUSH_INTERVAL_MS));
+    ingest.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
+  }
+
+  /** Hands the pending realtime-commit events to sync, which runs its cycles; returns main's new commits. */
+  List<MainCommitted> sync() {
+    List<TestRecord<String, RealtimeCommitted>> triggers = realtimeCommits.readRecordsToList();
+    for (TestRecord<String, RealtimeCommitted> t : triggers) {
+      syncTriggers.pipeInput(t.key(), t.value());
+    }
+    return mainCommits.readValuesToList();
+  }
+
+  /** Lets sync's backstop timer fire. */
+  List<MainCommitted> syncBackstop() {
+    sync.advanceWallClockTime(Duration.ofMillis(20_000));
+    return mainCommits.readValuesToList();
+  }
+
+  Table table(TestTable table) {
+    return reader.loadTable(TableIdentifier.of(table.schema(), table.name()));
+  }
+
+  Map<List<Object>, Map<String, Object>> rows(TestTable table, String branch) {
+    return TableRows.byKey(TableRows.read(table(table), branch), table.key());
+  }
+
+  /** Null when main equals the model of the table, else what differs. */
+  String mainDiffersFromModel(TestTable table) {
+    return TableComparison.differences(model(table).rows(), rows(table, Branches.MAIN));
+  }
+
+  Verifier.Report verify(TestTable table) {
+    return Verifier.verify(table(table), table.schema() + "." + table.name());
+  }
+
+  List<Snapshot> snapshots(TestTable testTable, String branch) {
+    Table table = table(testTable);
+    List<Snapshot> out = new ArrayList<>();
+    for (Snapshot s = table.snapshot(branch); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      out.add(0, s);
+    }
+    return out;
+  }
+
+  double syncCounter(String name) {
+    var counter = syncMeters.find(name).counter();
+    return counter == null ? 0 : counter.count();
+  }
+
+  @Override
+  public void close() throws Exception {
+    ingest.close();
+    sync.close();
+    ((AutoCloseable) ingestCatalog).close();
+    ((AutoCloseable) syncCatalog).close();
+    ((AutoCloseable) reader).close();
+    warehouse.close();
+  }
+}

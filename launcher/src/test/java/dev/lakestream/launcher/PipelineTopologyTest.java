@@ -1,0 +1,180 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.TestTable;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Ingest and sync chained over a real local warehouse: after every sync cycle main equals the
+ * independent model of the source table, and Verify's invariants hold.
+ */
+class PipelineTopologyTest {
+
+  private static final int CHANGES_PER_SEED = 7_000;
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {101, 202, 303})
+  void mainEqualsModelAndInvariantsHoldAfterEveryCycle(long seed) throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
+      Random random = new Random(seed);
+      pipeline.send(gen.snapshot(500));
+      pipeline.ingestCommit();
+      assertThat(pipeline.sync()).hasSize(1);
+      assertCycle(pipeline, table, 0);
+      int sent = 0;
+      int cycles = 0;
+      while (sent < CHANGES_PER_SEED) {
+        int commits = 1 + random.nextInt(3);
+        for (int i = 0; i < commits; i++) {
+          List<Change> batch = gen.next(1 + random.nextInt(300));
+          pipeline.send(batch);
+          sent += batch.size();
+          pipeline.ingestCommit();
+        }
+        List<MainCommitted> committed = pipeline.sync();
+        assertThat(committed).as("one main snapshot per cycle").hasSize(1);
+        assertCycle(pipeline, table, ++cycles);
+      }
+      assertThat(pipeline.syncCounter("lakestream.sync.keys.converted")).isGreaterThan(0);
+    }
+  }
+
+  @Test
+  void deleteThenReinsertOfOneKeyInOneBatchIsOnMain() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 5, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      Change insert = gen.next(1).get(0);
+      pipeline.send(List.of(insert));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      Map<String, Object> back = new LinkedHashMap<>(insert.after());
+      back.put("name", "back again");
+      pipeline.send(List.of(
+          new Change('d', table, insert.key(), insert.after(), null, insert.sourceTsMs() + 1, insert.lsn() + 1),
+          new Change('t', table, insert.key(), null, null, insert.sourceTsMs() + 1, insert.lsn() + 1),
+          new Change('c', table, insert.key(), null, back, insert.sourceTsMs() + 2, insert.lsn() + 2)));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      assertThat(pipeline.rows(table, Branches.MAIN).get(insert.key()).get("name")).isEqualTo("back again");
+      assertCycle(pipeline, table, 2);
+    }
+  }
+
+  @Test
+  void twentyPendingRealtimeCommitsBecomeOneMainSnapshot() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 20);
+      pipeline.send(gen.snapshot(300));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      int mainBefore = pipeline.snapshots(table, Branches.MAIN).size();
+      int realtimeBefore = pipeline.snapshots(table, Branches.REALTIME).size();
+      for (int i = 0; i < 20; i++) {
+        pipeline.send(gen.next(100));
+        pipeline.ingestCommit();
+      }
+      assertThat(pipeline.snapshots(table, Branches.REALTIME)).hasSize(realtimeBefore + 20);
+
+      List<MainCommitted> committed = pipeline.sync();
+
+      assertThat(committed).hasSize(1);
+      List<Snapshot> main = pipeline.snapshots(table, Branches.MAIN);
+      assertThat(main).hasSize(mainBefore + 1);
+      assertThat(main.get(main.size() - 1).summary()).containsEntry(SummaryKeys.REALTIME_SNAPSHOTS, "20");
+      assertCycle(pipeline, table, 1);
+    }
+  }
+
+  @Test
+  void dataFilesOnMainKeepTheirRealtimeSequenceNumbers() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 21);
+      for (int i = 0; i < 5; i++) {
+        pipeline.send(gen.next(200));
+        pipeline.ingestCommit();
+      }
+      pipeline.sync();
+      Table t = pipeline.table(table);
+      Map<String, DataFile> main = BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN));
+      Map<String, DataFile> realtime = BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME));
+      assertThat(main.keySet()).isEqualTo(realtime.keySet()).hasSize(5);
+      for (DataFile f : main.values()) {
+        assertThat(f.dataSequenceNumber()).isEqualTo(realtime.get(f.location()).dataSequenceNumber());
+        assertThat(f.dataSequenceNumber()).isLessThan(t.snapshot(Branches.MAIN).sequenceNumber());
+      }
+      assertThat(main.values().stream().map(DataFile::dataSequenceNumber).distinct()).hasSize(5);
+    }
+  }
+
+  @Test
+  void eachDataFileIsReadOncePerCycle() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 22);
+      pipeline.send(gen.snapshot(1000));
+      pipeline.ingestCommit();
+      for (int i = 0; i < 6; i++) {
+        pipeline.send(gen.next(150));
+        pipeline.ingestCommit();
+      }
+      pipeline.sync();
+      pipeline.sync();
+      double before = pipeline.syncCounter("lakestream.sync.convert.files.scanned");
+      for (int i = 0; i < 6; i++) {
+        pipeline.send(gen.next(150));
+        pipeline.ingestCommit();
+      }
+      List<MainCommitted> committed = pipeline.sync();
+      assertThat(committed).hasSize(1);
+      Snapshot head = pipeline.table(table).snapshot(Branches.MAIN);
+      long scanned = Long.parseLong(head.summary().get(SummaryKeys.FILES_SCANNED));
+      int liveFiles = BranchFiles.liveDataFiles(pipeline.table(table), head).size();
+      assertThat(pipeline.syncCounter("lakestream.sync.convert.files.scanned") - before)
+          .as("converter reads in the cycle").isEqualTo(scanned);
+      assertThat(scanned).as("each data file read at most once").isLessThanOrEqualTo(liveFiles).isGreaterThan(1);
+      assertCycle(pipeline, table, 2);
+    }
+  }
+
+  @Test
+  void backstopTimerSyncsWithoutAnyEvent() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 23);
+      pipeline.send(gen.next(100));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      pipeline.send(gen.next(100));
+      pipeline.ingestCommit();
+      assertThat(pipeline.syncBackstop()).hasSize(1);
+      assertCycle(pipeline, table, 2);
+    }
+  }
+
+  private static void assertCycle(PipelineDriver pipeline, TestTable table, int cycle) {
+    assertThat(pipeline.mainDiffersFromModel(table)).as("main vs model after cycle %d", cycle).isNull();
+    var report = pipeline.verify(table);
+    assertThat(report.passed()).as("invariants after cycle %d: %s", cycle, report).isTrue();
+  }
+}

@@ -1,0 +1,155 @@
+package dev.lakestream.sync.commit;
+
+import dev.lakestream.common.event.ConvertResult;
+import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.sync.diff.BranchFiles;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestWriter;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.exceptions.ValidationException;
+
+/**
+ * Commits a cycle to {@code main} as ONE snapshot: the new data files by reference with their
+ * realtime data sequence numbers, the new deletion vectors, the vectors they replace removed, the
+ * data files compacted away on realtime removed with their vectors, and the watermark and counts in
+ * the summary. The snapshot is made only on top of the main snapshot the cycle was planned from.
+ */
+public final class MainCommitter {
+
+  /** How a commit attempt ended. */
+  public sealed interface Outcome permits Committed, AlreadyCommitted, MainMoved {}
+
+  /** The cycle is on main now. */
+  public record Committed(MainCommitted event) implements Outcome {}
+
+  /** An earlier attempt of the same cycle committed (the acknowledgement was lost in a crash). */
+  public record AlreadyCommitted(long mainSnapshotId) implements Outcome {}
+
+  /** Main is not where the cycle was planned from: plan again. */
+  public record MainMoved(long expected, long found) implements Outcome {}
+
+  private MainCommitter() {}
+
+  public static Outcome commit(Table table, CyclePlan plan, List<ConvertResult> results, long nowMs) {
+    table.refresh();
+    Snapshot main = table.snapshot(Branches.MAIN);
+    Optional<Long> watermark = BranchFiles.watermark(table);
+    if (watermark.isPresent() && watermark.get() == plan.targetRealtimeSnapshotId()) {
+      return new AlreadyCommitted(main.snapshotId());
+    }
+    if (main.snapshotId() != plan.baseMainSnapshotId()) {
+      return new MainMoved(plan.baseMainSnapshotId(), main.snapshotId());
+    }
+    Map<Integer, PartitionSpec> specs = table.specs();
+    List<DeleteFile> addDvs = new ArrayList<>();
+    List<DeleteFile> removeDvs = new ArrayList<>();
+    long keys = 0;
+    long rowsScanned = 0;
+    long bytesRead = 0;
+    for (ConvertResult result : results) {
+      DeleteFile dv = result.newDv(specs);
+      if (dv != null) {
+        addDvs.add(dv);
+        removeDvs.addAll(result.rewrittenDvs(specs));
+      }
+      keys += result.keysMatched();
+      rowsScanned += result.rowsScanned();
+      bytesRead += result.bytesRead();
+    }
+    plan.removeDvs().forEach(node -> removeDvs.add((DeleteFile) ContentFiles.fromJson(node, specs)));
+
+    boolean addsData = !plan.addDataFiles().isEmpty();
+    boolean deletes = !addDvs.isEmpty() || !plan.removeDataFiles().isEmpty();
+    String operation = deletes ? (addsData ? DataOperations.OVERWRITE : DataOperations.DELETE) : DataOperations.APPEND;
+    MirrorRowDelta delta = new MirrorRowDelta(table, main.snapshotId(), operation);
+    // From the planned base: Iceberg's check for concurrently added vectors would otherwise take
+    // the vectors this cycle replaces for concurrent ones.
+    delta.toBranch(Branches.MAIN).validateFromSnapshot(main.snapshotId());
+    writeDataManifests(table, plan).forEach(delta::addDataManifest);
+    addDvs.forEach(delta::addDeletes);
+    removeDvs.forEach(delta::removeDeletes);
+    plan.removeDataFiles().forEach(node -> delta.removeRows((DataFile) ContentFiles.fromJson(node, specs)));
+    delta.set(SummaryKeys.REALTIME_SNAPSHOT_ID, Long.toString(plan.targetRealtimeSnapshotId()));
+    delta.set(SummaryKeys.CYCLE_ID, plan.cycleId());
+    delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(plan.maxSourceTsMs()));
+    delta.set(SummaryKeys.REALTIME_SNAPSHOTS, Integer.toString(plan.realtimeSnapshots()));
+    delta.set(SummaryKeys.DATA_FILES_ADDED, Integer.toString(plan.addDataFiles().size()));
+    delta.set(SummaryKeys.DATA_FILES_REMOVED, Integer.toString(plan.removeDataFiles().size()));
+    delta.set(SummaryKeys.DVS_ADDED, Integer.toString(addDvs.size()));
+    delta.set(SummaryKeys.DVS_REMOVED, Integer.toString(removeDvs.size()));
+    delta.set(SummaryKeys.KEYS_CONVERTED, Long.toString(keys));
+    delta.set(SummaryKeys.FILES_SCANNED, Integer.toString(results.size()));
+    delta.set(SummaryKeys.BYTES_READ, Long.toString(bytesRead));
+    try {
+      delta.commit();
+    } catch (ValidationException e) {
+      table.refresh();
+      long head = table.snapshot(Branches.MAIN).snapshotId();
+      if (head == plan.baseMainSnapshotId()) {
+        throw new IllegalStateException(
+            "commit of cycle " + plan.cycleId() + " to " + plan.table() + " main failed validation: " + e.getMessage(), e);
+      }
+      return new MainMoved(plan.baseMainSnapshotId(), head);
+    }
+    Snapshot committed = table.snapshot(Branches.MAIN);
+    return new Committed(
+        new MainCommitted(
+            plan.table(),
+            committed.snapshotId(),
+            plan.targetRealtimeSnapshotId(),
+            plan.maxSourceTsMs(),
+            plan.addDataFiles().size(),
+            plan.removeDataFiles().size(),
+            addDvs.size(),
+            removeDvs.size(),
+            keys,
+            nowMs));
+  }
+
+  private static List<org.apache.iceberg.ManifestFile> writeDataManifests(Table table, CyclePlan plan) {
+    if (plan.addDataFiles().isEmpty()) {
+      return List.of();
+    }
+    TableOperations ops = ((HasTableOperations) table).operations();
+    Map<Integer, PartitionSpec> specs = table.specs();
+    Map<Integer, List<CyclePlan.SequencedFile>> bySpec = new LinkedHashMap<>();
+    for (CyclePlan.SequencedFile f : plan.addDataFiles()) {
+      DataFile file = (DataFile) ContentFiles.fromJson(f.file(), specs);
+      bySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(f);
+    }
+    List<org.apache.iceberg.ManifestFile> manifests = new ArrayList<>();
+    for (var entry : bySpec.entrySet()) {
+      var output = ops.io().newOutputFile(ops.metadataFileLocation("sync-" + UUID.randomUUID() + "-m0.avro"));
+      ManifestWriter<DataFile> writer =
+          ManifestFiles.write(ops.current().formatVersion(), specs.get(entry.getKey()), output, null);
+      try (writer) {
+        for (CyclePlan.SequencedFile f : entry.getValue()) {
+          writer.add((DataFile) ContentFiles.fromJson(f.file(), specs), f.dataSequenceNumber());
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("writing a data manifest for " + plan.table(), e);
+      }
+      manifests.add(writer.toManifestFile());
+    }
+    return manifests;
+  }
+}

@@ -1,0 +1,69 @@
+package dev.lakestream.sync.convert;
+
+import dev.lakestream.common.event.ConvertResult;
+import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.common.iceberg.TableManager;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The converter fleet's processor: one {@link ConvertTask} in (keyed by data file, so tasks spread
+ * over partitions and instances), one {@link ConvertResult} out, keyed by table back to the cycle
+ * coordinator. Stateless: a task processed again after a crash writes a new vector and the old one
+ * is an orphan, never committed.
+ */
+public final class Converter implements Processor<String, ConvertTask, String, ConvertResult> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Converter.class);
+
+  private final TableManager tables;
+  private final FileConverter converter;
+  private final Counter files;
+  private final Counter rows;
+  private final Counter bytes;
+  private final Counter keys;
+  private final Counter dvs;
+  private final Timer time;
+  private ProcessorContext<String, ConvertResult> context;
+
+  public Converter(TableManager tables, FileConverter converter, MeterRegistry meters) {
+    this.tables = tables;
+    this.converter = converter;
+    this.files = meters.counter("lakestream.sync.convert.files.scanned");
+    this.rows = meters.counter("lakestream.sync.convert.rows.scanned");
+    this.bytes = meters.counter("lakestream.sync.convert.bytes.read");
+    this.keys = meters.counter("lakestream.sync.convert.keys.converted");
+    this.dvs = meters.counter("lakestream.sync.convert.dvs.written");
+    this.time = meters.timer("lakestream.sync.convert.duration");
+  }
+
+  @Override
+  public void init(ProcessorContext<String, ConvertResult> context) {
+    this.context = context;
+  }
+
+  @Override
+  public void process(Record<String, ConvertTask> record) {
+    ConvertTask task = record.value();
+    long started = System.nanoTime();
+    ConvertResult result = converter.convert(tables.table(TableIdentifier.parse(task.table())), task);
+    time.record(Duration.ofNanos(System.nanoTime() - started));
+    files.increment();
+    rows.increment(result.rowsScanned());
+    bytes.increment(result.bytesRead());
+    keys.increment(result.keysMatched());
+    if (result.newDv() != null) {
+      dvs.increment();
+    }
+    LOG.debug("Converted {}: {} of {} rows deleted", result.dataFilePath(), result.keysMatched(), result.rowsScanned());
+    context.forward(new Record<>(task.table(), result, context.currentSystemTimeMs()));
+  }
+}

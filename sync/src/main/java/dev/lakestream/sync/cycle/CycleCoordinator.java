@@ -1,0 +1,227 @@
+package dev.lakestream.sync.cycle;
+
+import dev.lakestream.common.event.ConvertResult;
+import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.sync.SyncConfig;
+import dev.lakestream.sync.commit.MainCommitter;
+import dev.lakestream.sync.diff.Differ;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cycle coordinator of the tables of its partition (its inputs are keyed by table): plans a
+ * cycle with the {@link Differ} when realtime moved, sends the convert tasks, gathers the results,
+ * commits with the {@link MainCommitter}, and only then plans the next cycle. Never two cycles of
+ * one table in flight; however many realtime commits arrived meanwhile, the next cycle takes them
+ * all.
+ *
+ * <p>Realtime-commit events are triggers; a timer ({@code sync.cycle.backstop.ms}) checks every
+ * known table too. The cycle in flight and its results are in state stores, so a restart resumes
+ * it: results of another cycle are ignored, a cycle found already on main is acknowledged, and a
+ * cycle whose base moved is planned again.
+ */
+public final class CycleCoordinator implements Processor<String, Object, String, Object> {
+
+  public static final String CYCLES = "sync-cycles";
+  public static final String RESULTS = "sync-results";
+  public static final String TABLES = "sync-tables";
+  public static final String TASKS_CHILD = "convert-tasks";
+  public static final String COMMITS_CHILD = "main-commits";
+
+  private static final Logger LOG = LoggerFactory.getLogger(CycleCoordinator.class);
+
+  private final SyncConfig config;
+  private final TableManager tables;
+  private final Counter cycles;
+  private final Counter replans;
+  private final Counter tasksSent;
+  private final Counter keysConverted;
+  private final DistributionSummary realtimeSnapshotsPerCycle;
+  private final Timer cycleTime;
+  private final Timer freshness;
+  private final Map<String, Integer> resultCounts = new HashMap<>();
+
+  private ProcessorContext<String, Object> context;
+  private KeyValueStore<String, CyclePlan> inFlight;
+  private KeyValueStore<String, ConvertResult> results;
+  private KeyValueStore<String, Long> known;
+
+  public CycleCoordinator(SyncConfig config, TableManager tables, MeterRegistry meters) {
+    this.config = config;
+    this.tables = tables;
+    this.cycles = meters.counter("lakestream.sync.cycles");
+    this.replans = meters.counter("lakestream.sync.replans");
+    this.tasksSent = meters.counter("lakestream.sync.convert.tasks");
+    this.keysConverted = meters.counter("lakestream.sync.keys.converted");
+    this.realtimeSnapshotsPerCycle = meters.summary("lakestream.sync.cycle.realtime.snapshots");
+    this.cycleTime = meters.timer("lakestream.sync.cycle.duration");
+    this.freshness =
+        Timer.builder("lakestream.main.freshness")
+            .description("source commit to main commit")
+            .publishPercentiles(0.5, 0.95, 0.99)
+            .register(meters);
+  }
+
+  @Override
+  public void init(ProcessorContext<String, Object> context) {
+    this.context = context;
+    this.inFlight = context.getStateStore(CYCLES);
+    this.results = context.getStateStore(RESULTS);
+    this.known = context.getStateStore(TABLES);
+    context.schedule(Duration.ofMillis(config.backstopMs()), PunctuationType.WALL_CLOCK_TIME, now -> backstop());
+  }
+
+  @Override
+  public void process(Record<String, Object> record) {
+    if (record.value() instanceof RealtimeCommitted committed) {
+      if (known.get(committed.table()) == null) {
+        known.put(committed.table(), context.currentSystemTimeMs());
+      }
+      if (inFlight.get(committed.table()) == null) {
+        startCycle(committed.table());
+      }
+    } else if (record.value() instanceof ConvertResult result) {
+      accept(result);
+    }
+  }
+
+  private void backstop() {
+    List<String> names = new ArrayList<>();
+    try (KeyValueIterator<String, Long> it = known.all()) {
+      it.forEachRemaining(e -> names.add(e.key));
+    }
+    for (String table : names) {
+      if (inFlight.get(table) == null) {
+        startCycle(table);
+      }
+    }
+  }
+
+  private void startCycle(String tableName) {
+    Table table = tables.refresh(TableIdentifier.parse(tableName));
+    String cycleId = UUID.randomUUID().toString();
+    Optional<Differ.Planned> planned = Differ.plan(table, tableName, cycleId, context.currentSystemTimeMs());
+    if (planned.isEmpty()) {
+      return;
+    }
+    CyclePlan plan = planned.get().plan();
+    LOG.debug("Planned cycle {} of {}: {} realtime snapshots, {} data files to add, {} to convert",
+        cycleId, tableName, plan.realtimeSnapshots(), plan.addDataFiles().size(), plan.taskFiles().size());
+    if (planned.get().tasks().isEmpty()) {
+      finish(table, plan, List.of());
+      return;
+    }
+    inFlight.put(tableName, plan);
+    resultCounts.put(cycleId, 0);
+    for (ConvertTask task : planned.get().tasks()) {
+      context.forward(new Record<String, Object>(task.dataFilePath(), task, context.currentSystemTimeMs()), TASKS_CHILD);
+    }
+    tasksSent.increment(planned.get().tasks().size());
+  }
+
+  private void accept(ConvertResult result) {
+    CyclePlan plan = inFlight.get(result.table());
+    if (plan == null || !plan.cycleId().equals(result.cycleId())) {
+      LOG.debug("Ignoring a result of cycle {} of {}: not the cycle in flight", result.cycleId(), result.table());
+      return;
+    }
+    String key = resultKey(result.table(), result.cycleId(), result.dataFilePath());
+    boolean fresh = results.get(key) == null;
+    results.put(key, result);
+    int count = resultCounts.computeIfAbsent(plan.cycleId(), id -> countResults(plan)) + (fresh ? 1 : 0);
+    resultCounts.put(plan.cycleId(), count);
+    if (count >= plan.taskFiles().size()) {
+      Table table = tables.refresh(TableIdentifier.parse(plan.table()));
+      finish(table, plan, resultsOf(plan));
+    }
+  }
+
+  private void finish(Table table, CyclePlan plan, List<ConvertResult> cycleResults) {
+    long now = context.currentSystemTimeMs();
+    MainCommitter.Outcome outcome = MainCommitter.commit(table, plan, cycleResults, now);
+    clear(plan);
+    if (outcome instanceof MainCommitter.Committed committed) {
+      MainCommitted event = committed.event();
+      cycles.increment();
+      keysConverted.increment(event.keysConverted());
+      realtimeSnapshotsPerCycle.record(plan.realtimeSnapshots());
+      cycleTime.record(Duration.ofMillis(Math.max(0, now - plan.plannedAtMs())));
+      if (event.maxSourceTsMs() > 0) {
+        freshness.record(Duration.ofMillis(Math.max(0, now - event.maxSourceTsMs())));
+      }
+      LOG.info(
+          "Synced {} to main snapshot {}: {} realtime snapshots, +{} data files, -{} data files, +{} DVs, -{} DVs, "
+              + "{} keys converted in {} files, cycle {} ms",
+          plan.table(), event.mainSnapshotId(), plan.realtimeSnapshots(), event.dataFilesAdded(),
+          event.dataFilesRemoved(), event.dvsAdded(), event.dvsRemoved(), event.keysConverted(),
+          cycleResults.size(), now - plan.plannedAtMs());
+      context.forward(new Record<String, Object>(plan.table(), event, now), COMMITS_CHILD);
+    } else if (outcome instanceof MainCommitter.AlreadyCommitted already) {
+      LOG.info("Cycle {} of {} was already committed as main snapshot {}", plan.cycleId(), plan.table(),
+          already.mainSnapshotId());
+    } else if (outcome instanceof MainCommitter.MainMoved moved) {
+      replans.increment();
+      LOG.warn("Main of {} moved since cycle {} was planned (expected {}, found {}); planning again",
+          plan.table(), plan.cycleId(), moved.expected(), moved.found());
+    }
+    startCycle(plan.table());
+  }
+
+  private void clear(CyclePlan plan) {
+    for (String path : plan.taskFiles()) {
+      results.delete(resultKey(plan.table(), plan.cycleId(), path));
+    }
+    inFlight.delete(plan.table());
+    resultCounts.remove(plan.cycleId());
+  }
+
+  private int countResults(CyclePlan plan) {
+    int n = 0;
+    try (KeyValueIterator<String, ConvertResult> it =
+        results.prefixScan(plan.table() + '\u0000' + plan.cycleId() + '\u0000', Serdes.String().serializer())) {
+      while (it.hasNext()) {
+        it.next();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private List<ConvertResult> resultsOf(CyclePlan plan) {
+    List<ConvertResult> out = new ArrayList<>();
+    try (KeyValueIterator<String, ConvertResult> it =
+        results.prefixScan(plan.table() + '\u0000' + plan.cycleId() + '\u0000', Serdes.String().serializer())) {
+      it.forEachRemaining((KeyValue<String, ConvertResult> e) -> out.add(e.value));
+    }
+    return out;
+  }
+
+  private static String resultKey(String table, String cycleId, String path) {
+    return table + '\u0000' + cycleId + '\u0000' + path;
+  }
+}

@@ -1,0 +1,89 @@
+package dev.lakestream.sync.diff;
+
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SummaryKeys;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+
+/**
+ * What a snapshot holds, read from its manifests (no data file is opened), and where main stands:
+ * its watermark, the last realtime snapshot it mirrors, found in the summaries of main's ancestors
+ * (maintenance commits do not carry it, so the search goes on past them).
+ */
+public final class BranchFiles {
+
+  private BranchFiles() {}
+
+  /** The realtime snapshot main mirrors, or empty when main has never been synced. */
+  public static Optional<Long> watermark(Table table) {
+    for (Snapshot s = table.snapshot(Branches.MAIN); s != null; s = parent(table, s)) {
+      String id = s.summary().get(SummaryKeys.REALTIME_SNAPSHOT_ID);
+      if (id != null) {
+        return Optional.of(Long.parseLong(id));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The live data files of {@code snapshot} by path, each with its data sequence number. */
+  public static Map<String, DataFile> liveDataFiles(Table table, Snapshot snapshot) {
+    Map<String, DataFile> files = new LinkedHashMap<>();
+    for (ManifestFile manifest : snapshot.dataManifests(table.io())) {
+      try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
+        for (DataFile file : reader) {
+          files.put(file.location(), file.copy());
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("reading manifest " + manifest.path() + " of " + table.name(), e);
+      }
+    }
+    return files;
+  }
+
+  /** The live delete files of {@code snapshot} by path. */
+  public static Map<String, DeleteFile> liveDeleteFiles(Table table, Snapshot snapshot) {
+    Map<String, DeleteFile> files = new LinkedHashMap<>();
+    for (ManifestFile manifest : snapshot.deleteManifests(table.io())) {
+      try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+        for (DeleteFile file : reader) {
+          files.put(file.location(), file.copy());
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("reading delete manifest " + manifest.path() + " of " + table.name(), e);
+      }
+    }
+    return files;
+  }
+
+  /** The deletion vectors of {@code snapshot} by the path of the data file each one deletes from. */
+  public static Map<String, DeleteFile> deletionVectors(Table table, Snapshot snapshot) {
+    Map<String, DeleteFile> dvs = new LinkedHashMap<>();
+    for (DeleteFile file : liveDeleteFiles(table, snapshot).values()) {
+      if (file.content() == FileContent.POSITION_DELETES && file.referencedDataFile() != null) {
+        DeleteFile previous = dvs.put(file.referencedDataFile(), file);
+        if (previous != null) {
+          throw new IllegalStateException(
+              "table " + table.name() + " snapshot " + snapshot.snapshotId() + " has two deletion vectors for "
+                  + file.referencedDataFile() + ": " + previous.location() + " and " + file.location());
+        }
+      }
+    }
+    return dvs;
+  }
+
+  static Snapshot parent(Table table, Snapshot snapshot) {
+    Long parent = snapshot.parentId();
+    return parent == null ? null : table.snapshot(parent);
+  }
+}

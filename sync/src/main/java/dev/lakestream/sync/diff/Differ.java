@@ -1,0 +1,179 @@
+package dev.lakestream.sync.diff;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.SummaryKeys;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+
+/**
+ * Plans a sync cycle of one table from metadata alone: the realtime snapshots after main's
+ * watermark combined into one diff (data files added and removed, equality deletes added), and one
+ * convert task per data file that a delete may apply to.
+ *
+ * <p>The pairing rule: an equality delete applies to a data file when the file's data sequence
+ * number on realtime is lower than the delete's, and the key columns' bounds do not rule it out.
+ * Files already on main are paired with the new deletes only (older ones are in their deletion
+ * vectors). A new file with a sequence number at or below the watermark's (the output of a
+ * compaction, which keeps the starting sequence number) is paired with every live equality delete
+ * newer than it: the bounded reconversion.
+ */
+public final class Differ {
+
+  /** The plan and the tasks to send; the plan lists the tasks' data files. */
+  public record Planned(CyclePlan plan, List<ConvertTask> tasks) {}
+
+  private Differ() {}
+
+  /** Empty when main already mirrors realtime's head. {@code table} must be fresh. */
+  public static Optional<Planned> plan(Table table, String tableName, String cycleId, long nowMs) {
+    Snapshot main = table.snapshot(Branches.MAIN);
+    Snapshot realtime = table.snapshot(Branches.REALTIME);
+    if (main == null || realtime == null) {
+      throw new IllegalStateException("table " + tableName + " lacks branch main or realtime");
+    }
+    Optional<Long> watermark = BranchFiles.watermark(table);
+    if (watermark.isPresent() && watermark.get() == realtime.snapshotId()) {
+      return Optional.empty();
+    }
+    Set<Long> mainAncestors = new HashSet<>();
+    if (watermark.isEmpty()) {
+      for (Snapshot s = main; s != null; s = BranchFiles.parent(table, s)) {
+        mainAncestors.add(s.snapshotId());
+      }
+    }
+    List<Snapshot> range = new ArrayList<>();
+    Snapshot stop = realtime;
+    while (stop != null
+        && !(watermark.isPresent() ? stop.snapshotId() == watermark.get() : mainAncestors.contains(stop.snapshotId()))) {
+      range.add(stop);
+      stop = BranchFiles.parent(table, stop);
+    }
+    if (stop == null) {
+      throw new IllegalStateException(
+          "table " + tableName + ": the realtime snapshots after main's watermark " + watermark.orElse(null)
+              + " have expired; mirroring from the live file sets is not supported yet");
+    }
+    if (range.isEmpty()) {
+      return Optional.empty();
+    }
+    Collections.reverse(range);
+    long watermarkSequence = stop.sequenceNumber();
+
+    Map<String, DataFile> added = new LinkedHashMap<>();
+    Set<String> removedBefore = new HashSet<>();
+    Map<String, DeleteFile> newDeletes = new LinkedHashMap<>();
+    long maxSourceTs = -1;
+    for (Snapshot s : range) {
+      for (DataFile f : s.addedDataFiles(table.io())) {
+        added.put(f.location(), f.copy());
+      }
+      for (DataFile f : s.removedDataFiles(table.io())) {
+        if (added.remove(f.location()) == null) {
+          removedBefore.add(f.location());
+        }
+      }
+      for (DeleteFile d : s.addedDeleteFiles(table.io())) {
+        if (d.content() == FileContent.EQUALITY_DELETES) {
+          newDeletes.put(d.location(), d.copy());
+        }
+      }
+      for (DeleteFile d : s.removedDeleteFiles(table.io())) {
+        newDeletes.remove(d.location());
+      }
+      String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
+      if (ts != null) {
+        maxSourceTs = Math.max(maxSourceTs, Long.parseLong(ts));
+      }
+    }
+
+    Map<String, DataFile> mainData = BranchFiles.liveDataFiles(table, main);
+    Map<String, DeleteFile> mainDvs = BranchFiles.deletionVectors(table, main);
+    List<JsonNode> removeData = new ArrayList<>();
+    List<JsonNode> removeDvs = new ArrayList<>();
+    for (String path : removedBefore) {
+      DataFile gone = mainData.remove(path);
+      if (gone != null) {
+        removeData.add(json(table, gone));
+        DeleteFile dv = mainDvs.get(path);
+        if (dv != null) {
+          removeDvs.add(json(table, dv));
+        }
+      }
+    }
+
+    boolean compactedFiles = added.values().stream().anyMatch(f -> f.dataSequenceNumber() <= watermarkSequence);
+    Map<String, DeleteFile> liveDeletes =
+        compactedFiles ? equalityDeletes(BranchFiles.liveDeleteFiles(table, realtime)) : newDeletes;
+
+    List<ConvertTask> tasks = new ArrayList<>();
+    for (DataFile file : mainData.values()) {
+      task(table, tableName, cycleId, file, mainDvs.get(file.location()), newDeletes, tasks);
+    }
+    for (DataFile file : added.values()) {
+      task(table, tableName, cycleId, file, null,
+          file.dataSequenceNumber() <= watermarkSequence ? liveDeletes : newDeletes, tasks);
+    }
+
+    List<CyclePlan.SequencedFile> addData = new ArrayList<>();
+    for (DataFile f : added.values()) {
+      addData.add(new CyclePlan.SequencedFile(json(table, f), f.dataSequenceNumber()));
+    }
+    CyclePlan plan =
+        new CyclePlan(
+            tableName,
+            cycleId,
+            main.snapshotId(),
+            realtime.snapshotId(),
+            maxSourceTs,
+            addData,
+            removeData,
+            removeDvs,
+            tasks.stream().map(ConvertTask::dataFilePath).toList(),
+            range.size(),
+            nowMs);
+    return Optional.of(new Planned(plan, tasks));
+  }
+
+  private static void task(
+      Table table, String tableName, String cycleId, DataFile file, DeleteFile currentDv,
+      Map<String, DeleteFile> deletes, List<ConvertTask> tasks) {
+    List<JsonNode> applying = new ArrayList<>();
+    for (DeleteFile d : deletes.values()) {
+      if (d.dataSequenceNumber() > file.dataSequenceNumber() && KeyBounds.mayOverlap(table.schema(), file, d)) {
+        applying.add(json(table, d));
+      }
+    }
+    if (!applying.isEmpty()) {
+      tasks.add(new ConvertTask(tableName, cycleId, json(table, file), currentDv == null ? null : json(table, currentDv), applying));
+    }
+  }
+
+  private static Map<String, DeleteFile> equalityDeletes(Map<String, DeleteFile> files) {
+    Map<String, DeleteFile> out = new LinkedHashMap<>();
+    files.forEach((path, f) -> {
+      if (f.content() == FileContent.EQUALITY_DELETES) {
+        out.put(path, f);
+      }
+    });
+    return out;
+  }
+
+  private static JsonNode json(Table table, org.apache.iceberg.ContentFile<?> file) {
+    return ContentFiles.toJson(file, table.specs().get(file.specId()));
+  }
+}
