@@ -1,6 +1,7 @@
 package dev.lakestream.launcher;
 
 import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.sync.SyncApp;
 import java.util.Arrays;
 
 /** The command line: {@code lakestream <command> [options]}. Each command is one app or tool. */
@@ -16,6 +17,8 @@ public final class Lakestream {
     String[] rest = Arrays.copyOfRange(args, 1, args.length);
     switch (args[0]) {
       case "ingest" -> IngestApp.main(rest);
+      case "sync" -> SyncApp.main(rest);
+      case "verify" -> System.exit(VerifyCommand.run(rest, System.out));
       default -> {
         System.err.println("unknown command: " + args[0]);
         usage();
@@ -31,6 +34,8 @@ public final class Lakestream {
 
         commands:
           ingest   Debezium change topics -> the realtime branch of each table (Kafka Streams app)
+          sync     realtime's equality deletes -> deletion vectors on main, one snapshot per cycle (Kafka Streams app)
+          verify   check the invariants of pipeline tables [--table NAMESPACE.TABLE]...; exit 0 when all hold
 
         Settings come from the properties file and from LAKESTREAM_* environment variables
         (LAKESTREAM_BOOTSTRAP_SERVERS sets bootstrap.servers); see README.md.""");

@@ -26,6 +26,8 @@ public final class Converter implements Processor<String, ConvertTask, String, C
 
   private final TableManager tables;
   private final FileConverter converter;
+  private final MeterRegistry meters;
+  private Counter filesOfTask;
   private final Counter files;
   private final Counter rows;
   private final Counter bytes;
@@ -37,6 +39,7 @@ public final class Converter implements Processor<String, ConvertTask, String, C
   public Converter(TableManager tables, FileConverter converter, MeterRegistry meters) {
     this.tables = tables;
     this.converter = converter;
+    this.meters = meters;
     this.files = meters.counter("lakestream.sync.convert.files.scanned");
     this.rows = meters.counter("lakestream.sync.convert.rows.scanned");
     this.bytes = meters.counter("lakestream.sync.convert.bytes.read");
@@ -48,6 +51,7 @@ public final class Converter implements Processor<String, ConvertTask, String, C
   @Override
   public void init(ProcessorContext<String, ConvertResult> context) {
     this.context = context;
+    this.filesOfTask = meters.counter("lakestream.sync.convert.task.files", "task", context.taskId().toString());
   }
 
   @Override
@@ -57,6 +61,7 @@ public final class Converter implements Processor<String, ConvertTask, String, C
     ConvertResult result = converter.convert(tables.table(TableIdentifier.parse(task.table())), task);
     time.record(Duration.ofNanos(System.nanoTime() - started));
     files.increment();
+    filesOfTask.increment();
     rows.increment(result.rowsScanned());
     bytes.increment(result.bytesRead());
     keys.increment(result.keysMatched());

@@ -16,9 +16,11 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -152,8 +154,10 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     }
     String key = resultKey(result.table(), result.cycleId(), result.dataFilePath());
     boolean fresh = results.get(key) == null;
+    Integer counted = resultCounts.get(plan.cycleId());
     results.put(key, result);
-    int count = resultCounts.computeIfAbsent(plan.cycleId(), id -> countResults(plan)) + (fresh ? 1 : 0);
+    // After a restart the count is not in memory: count the store, which now holds this result.
+    int count = counted == null ? countResults(plan) : counted + (fresh ? 1 : 0);
     resultCounts.put(plan.cycleId(), count);
     if (count >= plan.taskFiles().size()) {
       Table table = tables.refresh(TableIdentifier.parse(plan.table()));
@@ -162,6 +166,14 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   }
 
   private void finish(Table table, CyclePlan plan, List<ConvertResult> cycleResults) {
+    Set<String> reported = new HashSet<>();
+    cycleResults.forEach(r -> reported.add(r.dataFilePath()));
+    if (cycleResults.size() != plan.taskFiles().size() || !reported.equals(new HashSet<>(plan.taskFiles()))) {
+      // Committing now would leave a data file's deletes unconverted: a deleted row would come back.
+      throw new IllegalStateException(
+          "cycle " + plan.cycleId() + " of " + plan.table() + " has " + cycleResults.size() + " results for "
+              + plan.taskFiles().size() + " convert tasks; refusing to commit");
+    }
     long now = context.currentSystemTimeMs();
     MainCommitter.Outcome outcome = MainCommitter.commit(table, plan, cycleResults, now);
     clear(plan);

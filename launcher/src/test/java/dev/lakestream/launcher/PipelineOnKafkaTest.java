@@ -1,0 +1,255 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.Topics;
+import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.sync.SyncApp;
+import dev.lakestream.sync.SyncConfig;
+import dev.lakestream.sync.SyncTopology;
+import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.EmbeddedKafka;
+import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.Record;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ingest and sync apps against a real Kafka broker in the test JVM, both with {@code
+ * exactly_once_v2}: Debezium-shaped records in, main read back equal to the model, invariants hold.
+ */
+class PipelineOnKafkaTest {
+
+  private static final Duration CONVERGE = Duration.ofSeconds(120);
+  private static EmbeddedKafka kafka;
+
+  private TemporaryWarehouse warehouse;
+  private Catalog reader;
+  private final SourceTableModel model = new SourceTableModel();
+
+  @BeforeAll
+  static void startKafka() throws Exception {
+    kafka = EmbeddedKafka.start();
+  }
+
+  @AfterAll
+  static void stopKafka() {
+    kafka.close();
+  }
+
+  @BeforeEach
+  void setUp() throws Exception {
+    warehouse = new TemporaryWarehouse();
+    reader = warehouse.openCatalog();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    ((AutoCloseable) reader).close();
+    warehouse.close();
+  }
+
+  @Test
+  void ingestAndSyncAppsKeepMainEqualToTheSource() throws Exception {
+    TestTable table = new TestTable("dbserver1", "inventory", "customers", TestTable.wide("x", "y").columns(), List.of("id"));
+    kafka.createTopic(table.topic(), 3);
+    Map<String, String> shared = shared("p1", table.topic());
+    try (IngestApp ingest = new IngestApp(config(shared, "ingest-1"));
+        SyncApp sync = new SyncApp(config(shared, "sync-1"));
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      ingest.start();
+      sync.start();
+      Eventually.until(Duration.ofSeconds(60), "both apps RUNNING",
+          () -> ingest.streams().state() == KafkaStreams.State.RUNNING && sync.streams().state() == KafkaStreams.State.RUNNING);
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 31);
+      send(producer, gen.snapshot(1000));
+      for (int i = 0; i < 10; i++) {
+        send(producer, gen.next(500));
+        Thread.sleep(200);
+      }
+      TableIdentifier id = TableIdentifier.of("inventory", "customers");
+      Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
+      Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
+      assertThat(report.passed()).as(report.toString()).isTrue();
+
+      String metrics = scrape(sync.metricsPort());
+      assertThat(metrics).contains("lakestream_sync_cycles_total", "lakestream_main_freshness_seconds");
+      Matcher m = Pattern.compile("lakestream_sync_convert_task_files_total\\{task=\"([^\"]+)\"\\} ([0-9.]+)").matcher(metrics);
+      int tasksThatConverted = 0;
+      while (m.find()) {
+        if (Double.parseDouble(m.group(2)) > 0) {
+          tasksThatConverted++;
+        }
+      }
+      assertThat(tasksThatConverted).as("convert tasks spread over the converter's partitions").isGreaterThan(1);
+    }
+  }
+
+  @Test
+  void syncSurvivesCrashesBetweenConvertAndCommitAndAfterCommitBeforeTheEvent() throws Exception {
+    TestTable table = new TestTable("dbserver1", "inventory", "crashy", TestTable.wide("x", "y").columns(), List.of("id"));
+    kafka.createTopic(table.topic(), 3);
+    Map<String, String> shared = shared("p2", table.topic());
+    PipelineConfig syncPipeline = config(shared, "sync-crash");
+    SyncConfig syncConfig = new SyncConfig(syncPipeline);
+    Properties syncProps = SyncApp.streamsProperties(syncPipeline);
+    Topics.ensure(syncProps, List.of(new Topics.Spec(syncConfig.realtimeCommitsTopic(), 6)));
+    Topics.ensure(syncProps, List.of(new Topics.Spec(syncConfig.convertResultsTopic(), 6),
+        new Topics.Spec(syncConfig.convertTasksTopic(), 4), new Topics.Spec(syncConfig.mainCommitsTopic(), 6)));
+    Catalog syncCatalog = CatalogLoader.load(syncPipeline.catalogName(), syncPipeline.catalogProperties());
+    TableIdentifier id = TableIdentifier.of("inventory", "crashy");
+    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), new SimpleMeterRegistry());
+    // A convert task's vector is written and its result sent within the transaction, then the thread dies.
+    AtomicInteger tasks = new AtomicInteger();
+    AtomicInteger convertCrashes = new AtomicInteger();
+    topology.addProcessor("crash-after-convert", () -> new Processor<String, Object, Void, Void>() {
+      @Override
+      public void process(Record<String, Object> record) {
+        if (tasks.incrementAndGet() % 7 == 0 && convertCrashes.get() < 2) {
+          convertCrashes.incrementAndGet();
+          throw new IllegalStateException("simulated crash between convert and commit");
+        }
+      }
+    }, "convert-tasks-in");
+    // The result that completes a cycle: main is committed, then the thread dies before the event goes out.
+    AtomicInteger commitCrashes = new AtomicInteger();
+    Catalog watcher = warehouse.openCatalog();
+    topology.addProcessor("crash-after-main-commit", () -> new Processor<String, Object, Void, Void>() {
+      private Long lastMain;
+
+      @Override
+      public void process(Record<String, Object> record) {
+        if (!watcher.tableExists(id)) {
+          return;
+        }
+        Table t = watcher.loadTable(id);
+        long head = t.snapshot(Branches.MAIN).snapshotId();
+        boolean committed = lastMain != null && head != lastMain;
+        lastMain = head;
+        if (committed && commitCrashes.get() < 2) {
+          commitCrashes.incrementAndGet();
+          throw new IllegalStateException("simulated crash after the main commit, before the event");
+        }
+      }
+    }, "convert-results-in");
+
+    try (IngestApp ingest = new IngestApp(config(shared, "ingest-2"));
+        KafkaStreams sync = new KafkaStreams(topology, syncProps);
+        KafkaProducer<byte[], byte[]> producer = producer()) {
+      sync.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
+      ingest.start();
+      sync.start();
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 32);
+      send(producer, gen.snapshot(500));
+      for (int i = 0; i < 12; i++) {
+        send(producer, gen.next(400));
+        Thread.sleep(400);
+      }
+      Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
+      assertThat(convertCrashes.get()).as("crashes between convert and commit").isEqualTo(2);
+      assertThat(commitCrashes.get()).as("crashes after the main commit").isGreaterThanOrEqualTo(1);
+      Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
+      assertThat(report.passed()).as(report.toString()).isTrue();
+      sync.close(Duration.ofSeconds(30));
+    } finally {
+      ((AutoCloseable) syncCatalog).close();
+      ((AutoCloseable) watcher).close();
+    }
+  }
+
+  private String mainDiffers(TableIdentifier id, TestTable table) {
+    if (!reader.tableExists(id)) {
+      return "table " + id + " does not exist yet";
+    }
+    Table t = reader.loadTable(id);
+    return TableComparison.differences(model.rows(), TableRows.byKey(TableRows.read(t, Branches.MAIN), table.key()));
+  }
+
+  private Map<String, String> shared(String prefix, String topic) {
+    Map<String, String> settings = new HashMap<>();
+    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+    settings.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
+    settings.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
+    settings.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+    settings.put(IngestConfig.TOPICS, topic);
+    settings.put(IngestConfig.FLUSH_INTERVAL_MS, "300");
+    settings.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
+    settings.put(SyncConfig.BACKSTOP_MS, "2000");
+    settings.put(PipelineConfig.METRICS_PORT, "0");
+    settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + prefix);
+    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    return settings;
+  }
+
+  private static PipelineConfig config(Map<String, String> shared, String applicationId) throws Exception {
+    return new PipelineConfig(shared)
+        .with(StreamsConfig.APPLICATION_ID_CONFIG, applicationId)
+        .with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+  }
+
+  private void send(KafkaProducer<byte[], byte[]> producer, List<Change> changes) {
+    for (Change change : changes) {
+      producer.send(new ProducerRecord<>(change.table().topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)));
+      model.apply(change);
+    }
+    producer.flush();
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer() {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  private static String scrape(int port) throws Exception {
+    return HttpClient.newHttpClient()
+        .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(), HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+}
