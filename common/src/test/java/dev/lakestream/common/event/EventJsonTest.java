@@ -97,4 +97,35 @@ class EventJsonTest {
     assertThatThrownBy(() -> FilesWritten.fromJson(event.toJson()))
         .hasMessageContaining("expected a \"files-written\" event");
   }
+
+  @Test
+  void syncEventsRoundTrip() {
+    DataFile data =
+        DataFiles.builder(SPEC).withPath("/wh/t/data/a.parquet").withFormat(FileFormat.PARQUET)
+            .withFileSizeInBytes(10).withRecordCount(3).build();
+    DeleteFile deletes =
+        FileMetadata.deleteFileBuilder(SPEC).ofEqualityDeletes(1).withPath("/wh/t/data/b.parquet")
+            .withFormat(FileFormat.PARQUET).withFileSizeInBytes(5).withRecordCount(1).build();
+    var dataJson = ContentFiles.toJson(data, SPEC);
+    var deleteJson = ContentFiles.toJson(deletes, SPEC);
+
+    ConvertTask task = new ConvertTask("a.b", "cycle-1", dataJson, null, List.of(deleteJson));
+    ConvertTask taskBack = ConvertTask.fromJson(task.toJson());
+    assertThat(taskBack).isEqualTo(task);
+    assertThat(taskBack.dataFilePath()).isEqualTo("/wh/t/data/a.parquet");
+    assertThat(taskBack.currentDv(Map.of(0, SPEC))).isNull();
+    assertThat(taskBack.deleteFiles(Map.of(0, SPEC)).get(0).equalityFieldIds()).containsExactly(1);
+
+    ConvertResult result = new ConvertResult("a.b", "cycle-1", "/wh/t/data/a.parquet", null, List.of(), 0, 3, 10);
+    assertThat(ConvertResult.fromJson(result.toJson())).isEqualTo(result);
+
+    CyclePlan plan = new CyclePlan("a.b", "cycle-1", 11L, 22L, 33L,
+        List.of(new CyclePlan.SequencedFile(dataJson, 4L)), List.of(), List.of(), List.of("/wh/t/data/a.parquet"), 2, 44L);
+    CyclePlan planBack = CyclePlan.fromJson(plan.toJson());
+    assertThat(planBack).isEqualTo(plan);
+    assertThat(planBack.addDataFiles().get(0).dataSequenceNumber()).isEqualTo(4L);
+
+    MainCommitted committed = new MainCommitted("a.b", 1L, 2L, 3L, 4, 5, 6, 7, 8L, 9L);
+    assertThat(MainCommitted.fromJson(committed.toJson())).isEqualTo(committed);
+  }
 }

@@ -17,7 +17,7 @@ import org.apache.iceberg.exceptions.ValidationException;
  * planned against.
  *
  * <p>Relies on Iceberg internals that are public but not API ({@code BaseRowDelta}'s protected
- * constructor and {@code add(ManifestFile)}); {@code MainCommitterIT}-style tests pin the behaviour.
+ * constructor and {@code add(ManifestFile)}); {@code PipelineTopologyTest.dataFilesOnMainKeepTheirRealtimeSequenceNumbers} pins the behaviour.
  */
 final class MirrorRowDelta extends BaseRowDelta {
 
