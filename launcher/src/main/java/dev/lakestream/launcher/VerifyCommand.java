@@ -50,6 +50,11 @@ final class VerifyCommand {
       }
       boolean allHold = true;
       for (TableIdentifier id : ids) {
+        if (!catalog.tableExists(id)) {
+          out.println(id + ": no such table in catalog " + config.catalogName());
+          allHold = false;
+          continue;
+        }
         Verifier.Report report = Verifier.verify(catalog.loadTable(id), id.toString());
         out.println(report);
         allHold &= report.passed();
