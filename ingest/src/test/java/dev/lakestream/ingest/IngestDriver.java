@@ -17,7 +17,6 @@ import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -128,12 +127,7 @@ final class IngestDriver implements AutoCloseable {
   }
 
   List<Snapshot> realtimeSnapshots(TestTable testTable) {
-    Table table = table(testTable);
-    List<Snapshot> out = new ArrayList<>();
-    for (Snapshot s = table.snapshot(Branches.REALTIME); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      out.add(0, s);
-    }
-    return out;
+    return TableRows.snapshots(table(testTable), Branches.REALTIME);
   }
 
   double counter(String name) {

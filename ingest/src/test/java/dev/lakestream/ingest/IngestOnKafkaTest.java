@@ -2,17 +2,17 @@ package dev.lakestream.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.ingest.dlq.DeadLetters;
-import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.EmbeddedKafka;
 import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
@@ -26,23 +26,15 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -93,31 +85,30 @@ class IngestOnKafkaTest {
 
   @Test
   void ingestAppWritesRealtimeExactlyOnceFromARealBroker() throws Exception {
-    String topic = table.topic() + "-" + UUID.randomUUID().toString().substring(0, 8);
-    TestTable source = new TestTable(table.serverName(), table.schema(), table.name() + "x", table.columns(), table.key());
+    TestTable source = table;
     kafka.createTopic(source.topic(), 3);
-    PipelineConfig config = config(source.topic(), "ingest-app-" + topic.hashCode());
-    try (IngestApp app = new IngestApp(config);
-        KafkaProducer<byte[], byte[]> producer = producer()) {
+    PipelineConfig config = config(source.topic(), "ingest-app");
+    try (StreamsApp app = IngestApp.create(config);
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       app.start();
       Eventually.until(Duration.ofSeconds(60), "ingest RUNNING", () -> app.streams().state() == KafkaStreams.State.RUNNING);
 
       ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2024);
-      send(producer, gen.snapshot(500));
+      feed.send(gen.snapshot(500));
       for (int i = 0; i < 10; i++) {
-        send(producer, gen.next(500));
+        feed.send(gen.next(500));
       }
       TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
       Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
 
-      producer.send(new ProducerRecord<>(source.topic(), utf8("{\"id\":1}"), utf8("{not json"))).get();
-      List<ConsumerRecord<byte[], byte[]>> letters = consume(config.topicPrefix() + ".dlq", 1);
+      feed.sendRaw(source.topic(), utf8("{\"id\":1}"), utf8("{not json"));
+      List<ConsumerRecord<byte[], byte[]>> letters = feed.read(config.topicPrefix() + ".dlq", 1);
       assertThat(new String(letters.get(0).headers().lastHeader(DeadLetters.REASON).value(), StandardCharsets.UTF_8))
           .contains("malformed JSON");
       assertThat(new String(letters.get(0).headers().lastHeader(DeadLetters.TOPIC).value(), StandardCharsets.UTF_8))
           .isEqualTo(source.topic());
 
-      List<ConsumerRecord<byte[], byte[]>> commits = consume(config.topicPrefix() + ".realtime-commits", 1);
+      List<ConsumerRecord<byte[], byte[]>> commits = feed.read(config.topicPrefix() + ".realtime-commits", 1);
       assertThat(new String(commits.get(0).key(), StandardCharsets.UTF_8)).isEqualTo(id.toString());
 
       String metrics = HttpClient.newHttpClient()
@@ -158,12 +149,12 @@ class IngestOnKafkaTest {
         },
         "realtime-committer");
     try (KafkaStreams streams = new KafkaStreams(topology, props);
-        KafkaProducer<byte[], byte[]> producer = producer()) {
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       streams.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
       streams.start();
       ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 77);
       for (int i = 0; i < 10; i++) {
-        send(producer, gen.next(500));
+        feed.send(gen.next(500));
         Thread.sleep(300);
       }
       TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
@@ -202,40 +193,6 @@ class IngestOnKafkaTest {
     settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + applicationId);
     warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
     return new PipelineConfig(settings);
-  }
-
-  private void send(KafkaProducer<byte[], byte[]> producer, List<Change> changes) throws Exception {
-    for (Change change : changes) {
-      producer.send(new ProducerRecord<>(change.table().topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)));
-      model.apply(change);
-    }
-    producer.flush();
-  }
-
-  private static KafkaProducer<byte[], byte[]> producer() {
-    Map<String, Object> props = new HashMap<>();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(ProducerConfig.ACKS_CONFIG, "all");
-    props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
-  }
-
-  private static List<ConsumerRecord<byte[], byte[]>> consume(String topic, int atLeast) throws Exception {
-    Map<String, Object> props = new HashMap<>();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      consumer.subscribe(List.of(topic));
-      long deadline = System.currentTimeMillis() + 30_000;
-      while (out.size() < atLeast && System.currentTimeMillis() < deadline) {
-        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
-    }
-    assertThat(out).as("records on " + topic).hasSizeGreaterThanOrEqualTo(atLeast);
-    return out;
   }
 
   private static byte[] utf8(String s) {

@@ -22,7 +22,6 @@ import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -149,12 +148,7 @@ final class PipelineDriver implements AutoCloseable {
   }
 
   List<Snapshot> snapshots(TestTable testTable, String branch) {
-    Table table = table(testTable);
-    List<Snapshot> out = new ArrayList<>();
-    for (Snapshot s = table.snapshot(branch); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      out.add(0, s);
-    }
-    return out;
+    return TableRows.snapshots(table(testTable), branch);
   }
 
   double syncCounter(String name) {

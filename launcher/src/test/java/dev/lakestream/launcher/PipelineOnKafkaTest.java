@@ -2,6 +2,7 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
@@ -13,11 +14,10 @@ import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.SyncTopology;
 import dev.lakestream.sync.verify.Verifier;
-import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.EmbeddedKafka;
 import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
@@ -41,10 +41,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -97,17 +93,17 @@ class PipelineOnKafkaTest {
     TestTable table = new TestTable("dbserver1", "inventory", "customers", TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     Map<String, String> shared = shared("p1", table.topic());
-    try (IngestApp ingest = new IngestApp(config(shared, "ingest-1"));
-        SyncApp sync = new SyncApp(config(shared, "sync-1"));
-        KafkaProducer<byte[], byte[]> producer = producer()) {
+    try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-1"));
+        StreamsApp sync = SyncApp.create(config(shared, "sync-1"));
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       ingest.start();
       sync.start();
       Eventually.until(Duration.ofSeconds(60), "both apps RUNNING",
           () -> ingest.streams().state() == KafkaStreams.State.RUNNING && sync.streams().state() == KafkaStreams.State.RUNNING);
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 31);
-      send(producer, gen.snapshot(1000));
+      feed.send(gen.snapshot(1000));
       for (int i = 0; i < 10; i++) {
-        send(producer, gen.next(500));
+        feed.send(gen.next(500));
         Thread.sleep(200);
       }
       TableIdentifier id = TableIdentifier.of("inventory", "customers");
@@ -176,16 +172,16 @@ class PipelineOnKafkaTest {
       }
     }, "convert-results-in");
 
-    try (IngestApp ingest = new IngestApp(config(shared, "ingest-2"));
+    try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-2"));
         KafkaStreams sync = new KafkaStreams(topology, syncProps);
-        KafkaProducer<byte[], byte[]> producer = producer()) {
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       sync.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
       ingest.start();
       sync.start();
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 32);
-      send(producer, gen.snapshot(500));
+      feed.send(gen.snapshot(500));
       for (int i = 0; i < 12; i++) {
-        send(producer, gen.next(400));
+        feed.send(gen.next(400));
         Thread.sleep(400);
       }
       Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
@@ -229,22 +225,6 @@ class PipelineOnKafkaTest {
     return new PipelineConfig(shared)
         .with(StreamsConfig.APPLICATION_ID_CONFIG, applicationId)
         .with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
-  }
-
-  private void send(KafkaProducer<byte[], byte[]> producer, List<Change> changes) {
-    for (Change change : changes) {
-      producer.send(new ProducerRecord<>(change.table().topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)));
-      model.apply(change);
-    }
-    producer.flush();
-  }
-
-  private static KafkaProducer<byte[], byte[]> producer() {
-    Map<String, Object> props = new HashMap<>();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(ProducerConfig.ACKS_CONFIG, "all");
-    props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
   }
 
   private static String scrape(int port) throws Exception {

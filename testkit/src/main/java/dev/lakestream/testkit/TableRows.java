@@ -38,6 +38,16 @@ public final class TableRows {
     return out;
   }
 
+  /** The snapshots of {@code branch}, oldest first. */
+  public static List<Snapshot> snapshots(Table table, String branch) {
+    table.refresh();
+    List<Snapshot> out = new ArrayList<>();
+    for (Snapshot s = table.snapshot(branch); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      out.add(0, s);
+    }
+    return out;
+  }
+
   /**
    * The rows by primary key; fails on a duplicate key (a row the pipeline wrote twice), reporting
    * both copies.

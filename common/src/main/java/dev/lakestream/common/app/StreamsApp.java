@@ -1,0 +1,124 @@
+package dev.lakestream.common.app;
+
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.metrics.MetricsEndpoint;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import java.io.Closeable;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.kafka.streams.CloseOptions;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lifecycle both apps share: Kafka Streams with {@code exactly_once_v2} by default, a stream
+ * thread that dies of an unexpected error replaced (its tasks resume from their last commit), Kafka
+ * Streams' metrics bound to the app's registry, and on close the group left (so another instance
+ * takes the tasks over at once), the catalog and the metrics endpoint closed.
+ */
+public final class StreamsApp implements Closeable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(StreamsApp.class);
+
+  private final String name;
+  private final KafkaStreams streams;
+  private final Catalog catalog;
+  private final MetricsEndpoint metrics;
+  private final KafkaStreamsMetrics streamsMetrics;
+
+  public StreamsApp(String name, Topology topology, Properties props, Catalog catalog, MetricsEndpoint metrics) {
+    this.name = name;
+    this.catalog = catalog;
+    this.metrics = metrics;
+    LOG.info("{} topology:\n{}", name, topology.describe());
+    this.streams = new KafkaStreams(topology, props);
+    streams.setUncaughtExceptionHandler(
+        e -> {
+          LOG.error("{}: stream thread failed; replacing it (tasks resume from their last commit)", name, e);
+          return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+    this.streamsMetrics = new KafkaStreamsMetrics(streams);
+    streamsMetrics.bindTo(metrics.registry());
+  }
+
+  /** The Kafka properties of {@code config}, with {@code exactly_once_v2} unless set otherwise. */
+  public static Properties streamsProperties(PipelineConfig config) {
+    Properties props = config.kafkaProperties();
+    props.putIfAbsent(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    return props;
+  }
+
+  public KafkaStreams streams() {
+    return streams;
+  }
+
+  public MeterRegistry meters() {
+    return metrics.registry();
+  }
+
+  public int metricsPort() {
+    return metrics.port();
+  }
+
+  public void start() {
+    streams.start();
+  }
+
+  @Override
+  public void close() {
+    streams.close(
+        CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+            .withTimeout(Duration.ofSeconds(30)));
+    streamsMetrics.close();
+    try {
+      if (catalog instanceof Closeable closeable) {
+        closeable.close();
+      }
+    } catch (Exception e) {
+      LOG.warn("{}: closing the catalog failed", name, e);
+    }
+    metrics.close();
+  }
+
+  /** Builds an app from a configuration. */
+  @FunctionalInterface
+  public interface Factory {
+    Closeable start(PipelineConfig config) throws Exception;
+  }
+
+  /**
+   * The main of an app: {@code <command> [--config FILE]}, settings also from {@code LAKESTREAM_*}
+   * variables; runs until the process is stopped, then closes the app.
+   */
+  public static void main(String command, String[] args, Factory factory) throws Exception {
+    Path file = null;
+    for (int i = 0; i < args.length; i++) {
+      if ("--config".equals(args[i]) && i + 1 < args.length) {
+        file = Path.of(args[++i]);
+      } else {
+        System.err.println("usage: " + command + " [--config FILE]   (settings may also come from LAKESTREAM_* variables)");
+        System.exit(2);
+      }
+    }
+    PipelineConfig config = PipelineConfig.load(file, System.getenv());
+    CountDownLatch stopped = new CountDownLatch(1);
+    Closeable app = factory.start(config);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        app.close();
+      } catch (Exception e) {
+        LOG.warn("{}: closing failed", command, e);
+      }
+      stopped.countDown();
+    }, command + "-shutdown"));
+    stopped.await();
+  }
+}

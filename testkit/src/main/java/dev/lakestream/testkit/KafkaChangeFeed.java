@@ -1,0 +1,77 @@
+package dev.lakestream.testkit;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Produces generated changes to a Kafka broker as Debezium would (JSON with embedded schemas, keyed
+ * by primary key, so one key stays on one partition) and applies each to the model of the source
+ * table. Also reads topics back, committed records only.
+ */
+public final class KafkaChangeFeed implements AutoCloseable {
+
+  private final String bootstrapServers;
+  private final KafkaProducer<byte[], byte[]> producer;
+  private final SourceTableModel model;
+
+  public KafkaChangeFeed(String bootstrapServers, SourceTableModel model) {
+    this.bootstrapServers = bootstrapServers;
+    this.model = model;
+    Map<String, Object> props = new HashMap<>();
+    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    this.producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  public void send(List<Change> changes) {
+    for (Change change : changes) {
+      producer.send(new ProducerRecord<>(change.table().topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)));
+      model.apply(change);
+    }
+    producer.flush();
+  }
+
+  /** Sends a record as it is, past the model (bad input). */
+  public void sendRaw(String topic, byte[] key, byte[] value) throws Exception {
+    producer.send(new ProducerRecord<>(topic, key, value)).get();
+  }
+
+  /** At least {@code atLeast} committed records of {@code topic} from its start; fails after 30 s. */
+  public List<ConsumerRecord<byte[], byte[]>> read(String topic, int atLeast) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      consumer.subscribe(List.of(topic));
+      long deadline = System.currentTimeMillis() + 30_000;
+      while (out.size() < atLeast && System.currentTimeMillis() < deadline) {
+        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+      }
+    }
+    if (out.size() < atLeast) {
+      throw new AssertionError("expected at least " + atLeast + " records on " + topic + ", found " + out.size());
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    producer.close();
+  }
+}
