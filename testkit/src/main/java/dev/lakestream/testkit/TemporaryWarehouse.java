@@ -20,6 +20,7 @@ public final class TemporaryWarehouse implements AutoCloseable {
   public static final String CATALOG_NAME = "lakestream";
 
   private final Path dir;
+  private Catalog shared;
 
   public TemporaryWarehouse() throws IOException {
     this.dir = Files.createTempDirectory("warehouse-");
@@ -41,8 +42,23 @@ public final class TemporaryWarehouse implements AutoCloseable {
     return CatalogUtil.buildIcebergCatalog(CATALOG_NAME, catalogProperties(), new Configuration());
   }
 
+  /** A catalog of the test's own, opened once and closed with the warehouse. */
+  public synchronized Catalog catalog() {
+    if (shared == null) {
+      shared = openCatalog();
+    }
+    return shared;
+  }
+
   @Override
   public void close() {
+    if (shared instanceof AutoCloseable closeable) {
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }
     delete(dir.toFile());
   }
 

@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -20,6 +23,17 @@ import java.util.Optional;
 public final class DebeziumDecoder {
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int SCHEMA_CACHE_SIZE = 64;
+
+  /** Parsed schemas by their JSON (compared structurally): a topic's records share a few schemas. */
+  private final Map<JsonNode, ConnectSchema> schemas =
+      Collections.synchronizedMap(
+          new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<JsonNode, ConnectSchema> eldest) {
+              return size() > SCHEMA_CACHE_SIZE;
+            }
+          });
 
   public Optional<ChangeEvent> decode(byte[] keyBytes, byte[] valueBytes) {
     if (valueBytes == null || valueBytes.length == 0) {
@@ -110,9 +124,15 @@ public final class DebeziumDecoder {
     return node.isObject() && node.size() == 2 && node.has("schema") && node.has("payload");
   }
 
-  private static ConnectSchema parseSchema(JsonNode schema, String what) {
+  private ConnectSchema parseSchema(JsonNode schema, String what) {
+    ConnectSchema cached = schemas.get(schema);
+    if (cached != null) {
+      return cached;
+    }
     try {
-      return ConnectSchema.parse(schema);
+      ConnectSchema parsed = ConnectSchema.parse(schema);
+      schemas.put(schema, parsed);
+      return parsed;
     } catch (IllegalArgumentException e) {
       throw new BadChangeException("malformed " + what + " schema: " + e.getMessage(), e);
     }

@@ -16,10 +16,13 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -70,6 +73,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final DebeziumDecoder decoder = new DebeziumDecoder();
   private final RowShape.Resolver shapes = new RowShape.Resolver();
   private final Map<String, Batch> batches = new HashMap<>();
+  /** Shapes (the resolver returns one instance per schema) each table already holds. */
+  private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
 
   private final Counter changesIn;
   private final Counter tombstones;
@@ -164,7 +169,14 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       }
       event = decoded.get();
       RowShape shape = shapes.of(event);
-      Table table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
+      Set<RowShape> acceptedOfTable = accepted.computeIfAbsent(id, t -> Collections.newSetFromMap(new IdentityHashMap<>()));
+      Table table;
+      if (acceptedOfTable.contains(shape)) {
+        table = tables.table(id);
+      } else {
+        table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
+        acceptedOfTable.add(shape);
+      }
       // Convert now so a value that does not fit its column is dead-lettered, not found at flush.
       toRows(event, table.schema());
     } catch (BadChangeException | IllegalArgumentException e) {

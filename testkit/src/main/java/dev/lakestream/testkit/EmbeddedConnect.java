@@ -1,0 +1,107 @@
+package dev.lakestream.testkit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.utils.Exit;
+import org.apache.kafka.connect.cli.ConnectStandalone;
+import org.apache.kafka.connect.runtime.Connect;
+import org.apache.kafka.connect.runtime.standalone.StandaloneHerder;
+
+/**
+ * A real Kafka Connect worker (standalone mode) in the test JVM, with Connect's JSON converter
+ * embedding schemas, and its REST API on a loopback port: connectors are registered as users do,
+ * by POSTing their JSON config to {@code /connectors}. Plugins are found by service loading (fast);
+ * the Debezium connectors are on the classpath.
+ */
+public final class EmbeddedConnect implements AutoCloseable {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Connect<StandaloneHerder> connect;
+  private final URI rest;
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private EmbeddedConnect(Connect<StandaloneHerder> connect) {
+    this.connect = connect;
+    this.rest = connect.rest().serverUrl();
+  }
+
+  public static EmbeddedConnect start(String bootstrapServers) throws Exception {
+    Path dir = Files.createTempDirectory("connect-");
+    Map<String, String> props = new HashMap<>();
+    props.put("bootstrap.servers", bootstrapServers);
+    props.put("key.converter", "org.apache.kafka.connect.json.JsonConverter");
+    props.put("value.converter", "org.apache.kafka.connect.json.JsonConverter");
+    props.put("key.converter.schemas.enable", "true");
+    props.put("value.converter.schemas.enable", "true");
+    props.put("offset.storage.file.filename", dir.resolve("connect.offsets").toString());
+    props.put("offset.flush.interval.ms", "1000");
+    props.put("listeners", "http://127.0.0.1:0");
+    props.put("plugin.discovery", "service_load");
+    // Connect exits the JVM on some startup failures; in a test that must be an exception.
+    Exit.setExitProcedure((status, message) -> {
+      throw new IllegalStateException("Kafka Connect tried to exit (" + status + "): " + message);
+    });
+    return new EmbeddedConnect(new ConnectStandalone().startConnect(props));
+  }
+
+  public URI restUrl() {
+    return rest;
+  }
+
+  /**
+   * Registers a connector from its Kafka Connect REST JSON ({@code {"name": ..., "config": {...}}})
+   * with {@code overrides} applied to its config, and waits until its task runs.
+   */
+  public void createConnector(String connectorJson, Map<String, String> overrides) throws Exception {
+    ObjectNode connector = (ObjectNode) JSON.readTree(connectorJson);
+    ObjectNode config = (ObjectNode) connector.get("config");
+    overrides.forEach(config::put);
+    String name = connector.get("name").asText();
+    HttpResponse<String> created = http.send(
+        HttpRequest.newBuilder(rest.resolve("/connectors"))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(connector)))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+    if (created.statusCode() / 100 != 2) {
+      throw new IllegalStateException("creating connector " + name + " failed: " + created.statusCode() + " " + created.body());
+    }
+    long deadline = System.currentTimeMillis() + 60_000;
+    String last = "";
+    while (System.currentTimeMillis() < deadline) {
+      HttpResponse<String> status = http.send(
+          HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/status")).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      last = status.body();
+      if (status.statusCode() == 200) {
+        JsonNode tasks = JSON.readTree(last).path("tasks");
+        if (tasks.size() > 0 && "RUNNING".equals(tasks.get(0).path("state").asText())) {
+          return;
+        }
+        if (tasks.size() > 0 && "FAILED".equals(tasks.get(0).path("state").asText())) {
+          throw new IllegalStateException("connector " + name + " failed: " + last);
+        }
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException("connector " + name + " is not running after 60 s: " + last);
+  }
+
+  @Override
+  public void close() {
+    connect.stop();
+    connect.awaitStop();
+    Exit.resetExitProcedure();
+  }
+}

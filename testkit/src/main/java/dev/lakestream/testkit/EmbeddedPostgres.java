@@ -1,0 +1,149 @@
+package dev.lakestream.testkit;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A throwaway PostgreSQL server with {@code wal_level=logical} (what Debezium's connector needs),
+ * from the server binaries installed on the machine (the newest of {@code
+ * /usr/lib/postgresql/<version>/bin}), on a free loopback port, with its data in a fresh folder
+ * under {@code java.io.tmpdir}. Run as root, the server runs as the {@code postgres} user. Close it to
+ * stop the server and delete its data.
+ */
+public final class EmbeddedPostgres implements AutoCloseable {
+
+  private final Path bin;
+  private final Path dataDir;
+  private final int port;
+  private final boolean asRoot;
+
+  private EmbeddedPostgres(Path bin, Path dataDir, int port, boolean asRoot) {
+    this.bin = bin;
+    this.dataDir = dataDir;
+    this.port = port;
+    this.asRoot = asRoot;
+  }
+
+  /** True when this machine has PostgreSQL server binaries. */
+  public static boolean available() {
+    return findBin() != null;
+  }
+
+  public static EmbeddedPostgres start() throws Exception {
+    Path bin = findBin();
+    if (bin == null) {
+      throw new IllegalStateException("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (apt-get install postgresql)");
+    }
+    boolean asRoot = "root".equals(System.getProperty("user.name"));
+    Path parent = Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath();
+    Path dataDir = Files.createTempDirectory(parent, "postgres-");
+    if (asRoot) {
+      run(List.of("chown", "postgres:postgres", dataDir.toString()), false);
+      // The server must reach its folder through every parent.
+      for (Path p = dataDir.getParent(); p != null; p = p.getParent()) {
+        File f = p.toFile();
+        f.setExecutable(true, false);
+      }
+    }
+    int port = freePort();
+    EmbeddedPostgres pg = new EmbeddedPostgres(bin, dataDir, port, asRoot);
+    pg.exec(List.of(bin.resolve("initdb").toString(), "-D", dataDir.toString(), "-U", "postgres", "-A", "trust",
+        "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"));
+    pg.exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),
+        "-w", "start", "-o",
+        "-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dataDir
+            + " -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10 -c fsync=off"
+            + " -c full_page_writes=off -c synchronous_commit=off -c track_commit_timestamp=on"));
+    return pg;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public String jdbcUrl() {
+    return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+  }
+
+  public Connection connect() throws SQLException {
+    return DriverManager.getConnection(jdbcUrl(), "postgres", "");
+  }
+
+  public void execute(String... statements) throws SQLException {
+    try (Connection c = connect(); Statement s = c.createStatement()) {
+      for (String sql : statements) {
+        s.execute(sql);
+      }
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"));
+    } finally {
+      try (var paths = Files.walk(dataDir)) {
+        paths.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+      }
+    }
+  }
+
+  private void exec(List<String> command) throws Exception {
+    List<String> full = new ArrayList<>();
+    if (asRoot) {
+      full.addAll(List.of("runuser", "-u", "postgres", "--"));
+    }
+    full.addAll(command);
+    run(full, true);
+  }
+
+  private static void run(List<String> command, boolean check) throws Exception {
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes());
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IllegalStateException("timed out: " + command);
+    }
+    if (check && p.exitValue() != 0) {
+      throw new IllegalStateException("failed (" + p.exitValue() + "): " + command + "\n" + output);
+    }
+  }
+
+  private static Path findBin() {
+    File[] versions = new File("/usr/lib/postgresql").listFiles();
+    if (versions == null) {
+      return null;
+    }
+    return Arrays.stream(versions)
+        .filter(v -> new File(v, "bin/initdb").canExecute() && new File(v, "bin/pg_ctl").canExecute())
+        .max(Comparator.comparingInt(v -> parseVersion(v.getName())))
+        .map(v -> v.toPath().resolve("bin"))
+        .orElse(null);
+  }
+
+  private static int parseVersion(String name) {
+    try {
+      return Integer.parseInt(name.split("\\.")[0]);
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}
