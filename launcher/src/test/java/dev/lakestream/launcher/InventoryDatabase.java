@@ -1,0 +1,264 @@
+package dev.lakestream.launcher;
+
+import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.testkit.EmbeddedPostgres;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+
+/**
+ * The source database of the end-to-end tests: schema {@code inventory} with {@code customers}
+ * (bigint key; int, numeric, text, boolean, date, timestamp, timestamptz, bytea, uuid, jsonb) and
+ * {@code orders} (composite key), a random workload of inserts, updates, deletes and primary-key
+ * updates in small transactions, and the comparison of a pipeline table's main branch with {@code
+ * SELECT *}, value for value.
+ */
+final class InventoryDatabase {
+
+  private static final String CUSTOMERS =
+      "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, qty int, price numeric(12,2), name text, active boolean,"
+          + " born date, updated_at timestamp, created_at timestamptz, blob bytea, uid uuid, doc jsonb)";
+  private static final String ORDERS =
+      "CREATE TABLE inventory.orders (tenant int, id bigint, amount numeric(12,2), note text, PRIMARY KEY (tenant, id))";
+
+  private final EmbeddedPostgres postgres;
+  private final Random random;
+  private final List<Long> customerIds = new ArrayList<>();
+  private final List<List<Object>> orderKeys = new ArrayList<>();
+  private long nextId = 1;
+
+  InventoryDatabase(EmbeddedPostgres postgres, long seed) {
+    this.postgres = postgres;
+    this.random = new Random(seed);
+  }
+
+  /** Creates the schema and tables, with {@code rows} rows in each table. */
+  void create(int rows) throws Exception {
+    postgres.execute("CREATE SCHEMA inventory", CUSTOMERS, ORDERS);
+    try (Connection c = postgres.connect()) {
+      c.setAutoCommit(false);
+      for (int i = 0; i < rows; i++) {
+        insertCustomer(c);
+        insertOrder(c);
+      }
+      c.commit();
+    }
+  }
+
+  /**
+   * Random transactions of 1 to 5 changes until {@code atLeast} changes or {@code stop}, pausing
+   * {@code pauseMs} after each; records each transaction id; returns the number of changes.
+   */
+  int runWorkload(int atLeast, long pauseMs, List<Long> txids, BooleanSupplier stop) throws Exception {
+    int changes = 0;
+    try (Connection c = postgres.connect()) {
+      c.setAutoCommit(false);
+      while (changes < atLeast && !stop.getAsBoolean()) {
+        int n = 1 + random.nextInt(5);
+        for (int i = 0; i < n; i++) {
+          changes += change(c);
+        }
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
+          rs.next();
+          txids.add(rs.getLong(1));
+        }
+        c.commit();
+        if (pauseMs > 0) {
+          Thread.sleep(pauseMs);
+        }
+      }
+    }
+    return changes;
+  }
+
+  private int change(Connection c) throws Exception {
+    int pick = random.nextInt(100);
+    boolean orders = random.nextInt(3) == 0;
+    if (pick < 35 || (orders ? orderKeys.isEmpty() : customerIds.isEmpty())) {
+      return orders ? insertOrder(c) : insertCustomer(c);
+    }
+    if (pick < 75) {
+      if (orders) {
+        List<Object> key = orderKeys.get(random.nextInt(orderKeys.size()));
+        return update(c, "UPDATE inventory.orders SET amount = ?, note = ? WHERE tenant = ? AND id = ?",
+            decimal(), "n" + random.nextInt(1000), key.get(0), key.get(1));
+      }
+      long id = customerIds.get(random.nextInt(customerIds.size()));
+      return update(c, "UPDATE inventory.customers SET qty = ?, price = ?, name = ?, updated_at = ?, doc = ?::jsonb WHERE id = ?",
+          random.nextInt(1000), decimal(), "c" + random.nextInt(100000), timestamp(), json(), id);
+    }
+    if (pick < 92) {
+      if (orders) {
+        List<Object> key = orderKeys.remove(random.nextInt(orderKeys.size()));
+        return update(c, "DELETE FROM inventory.orders WHERE tenant = ? AND id = ?", key.get(0), key.get(1));
+      }
+      long id = customerIds.remove(random.nextInt(customerIds.size()));
+      return update(c, "DELETE FROM inventory.customers WHERE id = ?", id);
+    }
+    if (orders) {
+      int index = random.nextInt(orderKeys.size());
+      List<Object> key = orderKeys.get(index);
+      long newId = nextId++;
+      orderKeys.set(index, List.of(key.get(0), newId));
+      return update(c, "UPDATE inventory.orders SET id = ? WHERE tenant = ? AND id = ?", newId, key.get(0), key.get(1));
+    }
+    int index = random.nextInt(customerIds.size());
+    long oldId = customerIds.get(index);
+    long newId = nextId++;
+    customerIds.set(index, newId);
+    return update(c, "UPDATE inventory.customers SET id = ? WHERE id = ?", newId, oldId);
+  }
+
+  private int insertCustomer(Connection c) throws Exception {
+    long id = nextId++;
+    customerIds.add(id);
+    byte[] blob = new byte[1 + random.nextInt(12)];
+    random.nextBytes(blob);
+    return update(c,
+        "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)",
+        id, random.nextInt(1000), decimal(), "c" + random.nextInt(100000), random.nextBoolean(),
+        LocalDate.ofEpochDay(random.nextInt(20000)), timestamp(),
+        OffsetDateTime.of(LocalDateTime.ofEpochSecond(1_600_000_000L + random.nextInt(100_000_000), random.nextInt(1_000_000) * 1000, ZoneOffset.UTC), ZoneOffset.ofHours(random.nextInt(5))),
+        blob, new UUID(random.nextLong(), random.nextLong()), json());
+  }
+
+  private int insertOrder(Connection c) throws Exception {
+    List<Object> key = List.of(1 + random.nextInt(4), nextId++);
+    orderKeys.add(key);
+    return update(c, "INSERT INTO inventory.orders VALUES (?, ?, ?, ?)", key.get(0), key.get(1), decimal(), "n" + random.nextInt(1000));
+  }
+
+  private BigDecimal decimal() {
+    return BigDecimal.valueOf(random.nextInt(100_000_000) - 50_000_000L, 2);
+  }
+
+  private LocalDateTime timestamp() {
+    return LocalDateTime.ofEpochSecond(1_600_000_000L + random.nextInt(100_000_000), random.nextInt(1_000_000) * 1000, ZoneOffset.UTC);
+  }
+
+  private String json() {
+    return "{\"n\": " + random.nextInt(1000) + ", \"tags\": [\"t" + random.nextInt(10) + "\"]}";
+  }
+
+  private static int update(Connection c, String sql, Object... args) throws Exception {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        Object a = args[i];
+        if (a instanceof LocalDateTime t) {
+          ps.setTimestamp(i + 1, Timestamp.valueOf(t));
+        } else if (a instanceof OffsetDateTime t) {
+          ps.setObject(i + 1, t, Types.TIMESTAMP_WITH_TIMEZONE);
+        } else {
+          ps.setObject(i + 1, a);
+        }
+      }
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Null when main of both tables equals SELECT *, else what differs. */
+  String mainDiffers(Catalog reader) throws Exception {
+    Map<String, List<String>> keys = Map.of("customers", List.of("id"), "orders", List.of("tenant", "id"));
+    for (var table : keys.entrySet()) {
+      TableIdentifier id = TableIdentifier.of("inventory", table.getKey());
+      if (!reader.tableExists(id)) {
+        return "no table " + id + " yet";
+      }
+      var main = TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), table.getValue());
+      String diff = TableComparison.differences(selectStar(table.getKey(), table.getValue()), main);
+      if (diff != null) {
+        return id + ": " + diff;
+      }
+    }
+    return null;
+  }
+
+  /** {@code SELECT *} by key, each value as the Java type Iceberg's generic reader returns. */
+  private Map<List<Object>, Map<String, Object>> selectStar(String table, List<String> key)
+      throws Exception {
+    Map<List<Object>, Map<String, Object>> rows = new HashMap<>();
+    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT * FROM inventory." + table)) {
+      ResultSetMetaData meta = rs.getMetaData();
+      while (rs.next()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        for (int i = 1; i <= meta.getColumnCount(); i++) {
+          row.put(meta.getColumnName(i), value(rs, i, meta.getColumnTypeName(i)));
+        }
+        List<Object> k = new ArrayList<>();
+        key.forEach(col -> k.add(row.get(col)));
+        rows.put(k, row);
+      }
+    }
+    return rows;
+  }
+
+  private static Object value(ResultSet rs, int i, String type) throws Exception {
+    if (rs.getObject(i) == null) {
+      return null;
+    }
+    return switch (type) {
+      case "int4" -> rs.getInt(i);
+      case "int8" -> rs.getLong(i);
+      case "numeric" -> rs.getBigDecimal(i);
+      case "date" -> rs.getObject(i, LocalDate.class);
+      case "timestamp" -> rs.getObject(i, LocalDateTime.class);
+      case "timestamptz" -> rs.getObject(i, OffsetDateTime.class).withOffsetSameInstant(ZoneOffset.UTC);
+      case "bytea" -> ByteBuffer.wrap(rs.getBytes(i));
+      case "uuid" -> rs.getObject(i, UUID.class);
+      case "bool" -> rs.getBoolean(i);
+      default -> rs.getString(i);
+    };
+  }
+
+  /**
+   * Per source transaction: its commit time (PostgreSQL's own, track_commit_timestamp) to the commit
+   * time of the first main snapshot of its table whose newest source commit time reaches it.
+   */
+  List<Long> freshness(List<Long> txids, List<ConsumerRecord<byte[], byte[]>> commits)
+      throws Exception {
+    List<MainCommitted> main = commits.stream().map(r -> MainCommitted.fromJson(r.value())).toList();
+    List<Long> out = new ArrayList<>();
+    try (Connection c = postgres.connect();
+        PreparedStatement ps = c.prepareStatement("SELECT (extract(epoch FROM pg_xact_commit_timestamp(?::text::xid8::xid)) * 1000)::bigint")) {
+      for (long txid : txids) {
+        ps.setLong(1, txid);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          long committed = rs.getLong(1);
+          main.stream()
+              .filter(m -> m.maxSourceTsMs() >= committed)
+              .mapToLong(MainCommitted::committedAtMs)
+              .min()
+              .ifPresent(at -> out.add(at - committed));
+        }
+      }
+    }
+    return out;
+  }
+
+}
