@@ -10,7 +10,7 @@ import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.ingest.dlq.DeadLetters;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.testkit.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;

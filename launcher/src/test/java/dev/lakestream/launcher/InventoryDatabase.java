@@ -2,7 +2,7 @@ package dev.lakestream.launcher;
 
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.testkit.EmbeddedPostgres;
+import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import java.math.BigDecimal;

@@ -15,7 +15,7 @@ import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.SyncTopology;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.testkit.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;

@@ -1,12 +1,11 @@
 package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.lakestream.common.config.PipelineConfig;
-import dev.lakestream.testkit.EmbeddedConnect;
-import dev.lakestream.testkit.EmbeddedKafka;
-import dev.lakestream.testkit.EmbeddedPostgres;
+import dev.lakestream.embedded.EmbeddedConnect;
+import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.nio.file.Files;
@@ -32,7 +31,6 @@ class PostgresCrashTest {
 
   @Test
   void killedAndRestartedAppsLoseAndDuplicateNothing() throws Exception {
-    assumeTrue(EmbeddedPostgres.available(), "PostgreSQL server binaries are not installed");
     Random random = new Random(7);
     try (EmbeddedKafka kafka = EmbeddedKafka.start();
         EmbeddedPostgres postgres = EmbeddedPostgres.start();

@@ -1,7 +1,6 @@
 package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
@@ -10,9 +9,9 @@ import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.verify.Verifier;
-import dev.lakestream.testkit.EmbeddedConnect;
-import dev.lakestream.testkit.EmbeddedKafka;
-import dev.lakestream.testkit.EmbeddedPostgres;
+import dev.lakestream.embedded.EmbeddedConnect;
+import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
@@ -45,7 +44,6 @@ class PostgresEndToEndTest {
 
   @Test
   void postgresThroughDebeziumIngestAndSyncEqualsSelectStar() throws Exception {
-    assumeTrue(EmbeddedPostgres.available(), "PostgreSQL server binaries are not installed");
     long started = System.currentTimeMillis();
     try (EmbeddedKafka kafka = EmbeddedKafka.start();
         EmbeddedPostgres postgres = EmbeddedPostgres.start();

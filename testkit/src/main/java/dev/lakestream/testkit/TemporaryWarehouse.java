@@ -35,7 +35,9 @@ public final class TemporaryWarehouse implements AutoCloseable {
         "catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog",
         "uri", "jdbc:sqlite:" + dir.resolve("catalog.db"),
         "warehouse", dir.toString(),
-        "jdbc.schema-version", "V1");
+        "jdbc.schema-version", "V1",
+        // What the pipeline's embedded default uses (lakestream-common's LocalFileIO).
+        "io-impl", "dev.lakestream.common.iceberg.LocalFileIO");
   }
 
   public Catalog openCatalog() {

@@ -109,16 +109,12 @@ public final class StreamsApp implements Closeable {
       }
     }
     PipelineConfig config = PipelineConfig.load(file, System.getenv());
-    CountDownLatch stopped = new CountDownLatch(1);
+    CountDownLatch stop = StopSignals.install();
     Closeable app = factory.start(config);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        app.close();
-      } catch (Exception e) {
-        LOG.warn("{}: closing failed", command, e);
-      }
-      stopped.countDown();
-    }, command + "-shutdown"));
-    stopped.await();
+    stop.await();
+    LOG.info("{}: stopping", command);
+    app.close();
+    LOG.info("{}: stopped", command);
+    System.exit(0);
   }
 }

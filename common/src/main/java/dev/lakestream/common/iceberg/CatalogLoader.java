@@ -7,6 +7,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
+import dev.lakestream.common.metrics.CommitMetricsReporter;
 
 /**
  * Builds an Iceberg {@link Catalog} from standard Iceberg catalog properties ({@code type} or
@@ -27,6 +28,7 @@ public final class CatalogLoader {
 
   public static Catalog load(String name, Map<String, String> properties) {
     Map<String, String> props = withEmbeddedDefault(properties);
+    props.putIfAbsent(CatalogProperties.METRICS_REPORTER_IMPL, CommitMetricsReporter.class.getName());
     return CatalogUtil.buildIcebergCatalog(name, props, new Configuration());
   }
 
@@ -46,6 +48,7 @@ public final class CatalogLoader {
     props.putIfAbsent(CatalogProperties.URI, "jdbc:sqlite:" + new File(warehouse, "catalog.db").getPath());
     // V1 stores views and is what Spark's JDBC catalog expects of a table it did not create.
     props.putIfAbsent("jdbc.schema-version", "V1");
+    props.putIfAbsent(CatalogProperties.FILE_IO_IMPL, LocalFileIO.class.getName());
     // A streaming table commits every second: keep its metadata history bounded.
     props.putIfAbsent("table-default.write.metadata.delete-after-commit.enabled", "true");
     props.putIfAbsent("table-default.write.metadata.previous-versions-max", "50");

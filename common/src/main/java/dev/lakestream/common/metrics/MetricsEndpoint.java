@@ -23,6 +23,8 @@ public final class MetricsEndpoint implements AutoCloseable {
 
   public MetricsEndpoint(int port) throws IOException {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // Meters registered globally (Iceberg's commit reports) show here too.
+    io.micrometer.core.instrument.Metrics.addRegistry(registry);
     if (port < 0) {
       this.server = null;
       return;
@@ -61,6 +63,7 @@ public final class MetricsEndpoint implements AutoCloseable {
     if (server != null) {
       server.stop(0);
     }
+    io.micrometer.core.instrument.Metrics.removeRegistry(registry);
     registry.close();
   }
 }

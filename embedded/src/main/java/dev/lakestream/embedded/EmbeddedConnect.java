@@ -1,4 +1,4 @@
-package dev.lakestream.testkit;
+package dev.lakestream.embedded;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package dev.lakestream.testkit;
+package dev.lakestream.embedded;
 
 import java.io.File;
 import java.io.IOException;

