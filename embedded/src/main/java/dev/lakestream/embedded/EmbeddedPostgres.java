@@ -45,13 +45,16 @@ public final class EmbeddedPostgres implements AutoCloseable {
     this.shipped = shipped;
   }
 
+  /** Set to {@code shipped} to use the binaries in the jar even where the machine has its own. */
+  public static final String BINARIES_PROPERTY = "lakestream.postgres.binaries";
+
   /** True when this machine has PostgreSQL server binaries of its own. */
   public static boolean installed() {
     return findBin() != null;
   }
 
   public static EmbeddedPostgres start() throws Exception {
-    Path bin = findBin();
+    Path bin = "shipped".equals(System.getProperty(BINARIES_PROPERTY)) ? null : findBin();
     if (bin == null) {
       var builder = io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder().setPort(freePort());
       for (String[] setting : SETTINGS) {

@@ -2,7 +2,6 @@ package dev.lakestream.launcher;
 
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import java.math.BigDecimal;
@@ -45,20 +44,30 @@ final class InventoryDatabase {
   private static final String ORDERS =
       "CREATE TABLE inventory.orders (tenant int, id bigint, amount numeric(12,2), note text, PRIMARY KEY (tenant, id))";
 
-  private final EmbeddedPostgres postgres;
+  /** Where the database is: an in-process server or a container. */
+  @FunctionalInterface
+  interface Connections {
+    Connection connect() throws java.sql.SQLException;
+  }
+
+  private final Connections postgres;
   private final Random random;
   private final List<Long> customerIds = new ArrayList<>();
   private final List<List<Object>> orderKeys = new ArrayList<>();
   private long nextId = 1;
 
-  InventoryDatabase(EmbeddedPostgres postgres, long seed) {
+  InventoryDatabase(Connections postgres, long seed) {
     this.postgres = postgres;
     this.random = new Random(seed);
   }
 
   /** Creates the schema and tables, with {@code rows} rows in each table. */
   void create(int rows) throws Exception {
-    postgres.execute("CREATE SCHEMA inventory", CUSTOMERS, ORDERS);
+    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+      for (String sql : new String[] {"CREATE SCHEMA inventory", CUSTOMERS, ORDERS}) {
+        s.execute(sql);
+      }
+    }
     try (Connection c = postgres.connect()) {
       c.setAutoCommit(false);
       for (int i = 0; i < rows; i++) {

@@ -35,7 +35,7 @@ class PostgresCrashTest {
     try (EmbeddedKafka kafka = EmbeddedKafka.start();
         EmbeddedPostgres postgres = EmbeddedPostgres.start();
         TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      InventoryDatabase db = new InventoryDatabase(postgres, 43);
+      InventoryDatabase db = new InventoryDatabase(postgres::connect, 43);
       db.create(300);
       PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse).with(PipelineConfig.METRICS_PORT, "-1");
       Path logs = Files.createTempDirectory("apps-");

@@ -48,7 +48,7 @@ class PostgresEndToEndTest {
     try (EmbeddedKafka kafka = EmbeddedKafka.start();
         EmbeddedPostgres postgres = EmbeddedPostgres.start();
         TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      InventoryDatabase db = new InventoryDatabase(postgres, 42);
+      InventoryDatabase db = new InventoryDatabase(postgres::connect, 42);
       db.create(200);
       PipelineConfig shared = shared(kafka, warehouse);
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());

@@ -47,6 +47,7 @@ public final class StreamsApp implements Closeable {
         });
     this.streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(metrics.registry());
+    metrics.health(() -> streams.state().isRunningOrRebalancing() || streams.state() == KafkaStreams.State.CREATED);
   }
 
   /** The Kafka properties of {@code config}, with {@code exactly_once_v2} unless set otherwise. */

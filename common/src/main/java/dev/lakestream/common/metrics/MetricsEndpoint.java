@@ -7,11 +7,13 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Serves a Micrometer registry in Prometheus text format at {@code /metrics}. Port 0 picks a free
+ * Serves a Micrometer registry in Prometheus text format at {@code /metrics}, and {@code /health}:
+ * 200 while the app is healthy, 503 otherwise (for container health checks). Port 0 picks a free
  * port; a negative port serves nothing (the registry still counts).
  */
 public final class MetricsEndpoint implements AutoCloseable {
@@ -20,6 +22,7 @@ public final class MetricsEndpoint implements AutoCloseable {
 
   private final PrometheusMeterRegistry registry;
   private final HttpServer server;
+  private volatile BooleanSupplier healthy = () -> true;
 
   public MetricsEndpoint(int port) throws IOException {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -46,8 +49,23 @@ public final class MetricsEndpoint implements AutoCloseable {
             out.write(body);
           }
         });
+    server.createContext(
+        "/health",
+        exchange -> {
+          boolean ok = healthy.getAsBoolean();
+          byte[] body = (ok ? "UP\n" : "DOWN\n").getBytes(StandardCharsets.UTF_8);
+          exchange.sendResponseHeaders(ok ? 200 : 503, body.length);
+          try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+          }
+        });
     server.start();
     LOG.info("Metrics at http://localhost:{}/metrics", port());
+  }
+
+  /** What {@code /health} reports. */
+  public void health(BooleanSupplier healthy) {
+    this.healthy = healthy;
   }
 
   public PrometheusMeterRegistry registry() {
