@@ -161,6 +161,8 @@ final class DemoCommand {
     s.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
     s.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
     s.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2");
+    // A replaced stream thread's tasks move on when its old session expires: keep it short here.
+    s.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
     s.put("metadata.max.age.ms", "1000");
     s.put(IngestConfig.TOPICS_REGEX, "dbserver1\\.inventory\\..*");
     s.put(IngestConfig.FLUSH_INTERVAL_MS, "500");

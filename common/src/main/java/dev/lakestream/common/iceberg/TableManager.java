@@ -16,7 +16,6 @@ import org.apache.iceberg.Transaction;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
@@ -103,7 +102,12 @@ public final class TableManager {
         && !namespaces.namespaceExists(id.namespace())) {
       try {
         namespaces.createNamespace(id.namespace());
-      } catch (AlreadyExistsException e) {
+      } catch (RuntimeException e) {
+        // Another instance or thread won the race; catalogs report it differently (the JDBC
+        // catalog as a constraint violation), so check rather than trust the exception type.
+        if (!namespaces.namespaceExists(id.namespace())) {
+          throw e;
+        }
         LOG.debug("Namespace {} was created concurrently", id.namespace());
       }
     }
@@ -131,7 +135,10 @@ public final class TableManager {
       txn.manageSnapshots().createBranch(Branches.REALTIME, first).commit();
       txn.commitTransaction();
       LOG.info("Created table {} (format v3, key {}, branches main and realtime)", id, keyColumns);
-    } catch (AlreadyExistsException e) {
+    } catch (RuntimeException e) {
+      if (!catalog.tableExists(id)) {
+        throw e;
+      }
       LOG.info("Table {} was created concurrently; using it", id);
     }
     return table(id);

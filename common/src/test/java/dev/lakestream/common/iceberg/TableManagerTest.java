@@ -113,4 +113,25 @@ class TableManagerTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("does not match");
   }
+
+  @Test
+  void threadsRacingToCreateTheSameTableAllGetIt() throws Exception {
+    int threads = 4;
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    var start = new java.util.concurrent.CountDownLatch(1);
+    List<java.util.concurrent.Future<Table>> results = new java.util.ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      TableManager own = new TableManager(catalog);
+      results.add(pool.submit(() -> {
+        start.await();
+        return own.ensure(ID, ROW, List.of("id"), "f1");
+      }));
+    }
+    start.countDown();
+    for (var result : results) {
+      assertThat(result.get().schema().identifierFieldNames()).containsExactly("id");
+    }
+    pool.shutdown();
+    assertThat(catalog.loadTable(ID).refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
+  }
 }
