@@ -11,9 +11,7 @@ import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.diff.BranchFiles;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -29,7 +27,6 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -111,7 +108,7 @@ final class DemoCommand {
     try (EmbeddedPostgres postgres = EmbeddedPostgres.start();
         EmbeddedKafka kafka = EmbeddedKafka.start()) {
       createTable(postgres, 1000);
-      PipelineConfig shared = settings(kafka, warehouse);
+      PipelineConfig shared = LocalPipeline.settings(kafka.bootstrapServers(), Map.of("warehouse", warehouse.toString()));
       Catalog catalog = CatalogLoader.load(shared.catalogName(), shared.catalogProperties());
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
           StreamsApp ingest = IngestApp.create(app(shared, "demo-ingest"));
@@ -153,24 +150,6 @@ final class DemoCommand {
     }
     say("stopped cleanly");
     return 0;
-  }
-
-  private static PipelineConfig settings(EmbeddedKafka kafka, Path warehouse) {
-    Map<String, String> s = new HashMap<>();
-    s.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    s.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
-    s.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
-    s.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2");
-    // A replaced stream thread's tasks move on when its old session expires: keep it short here.
-    s.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
-    s.put("metadata.max.age.ms", "1000");
-    s.put(IngestConfig.TOPICS_REGEX, "dbserver1\\.inventory\\..*");
-    s.put(IngestConfig.FLUSH_INTERVAL_MS, "500");
-    s.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
-    s.put(SyncConfig.BACKSTOP_MS, "2000");
-    s.put(PipelineConfig.METRICS_PORT, "0");
-    s.put(PipelineConfig.CATALOG_PREFIX + "warehouse", warehouse.toString());
-    return new PipelineConfig(s);
   }
 
   private static PipelineConfig app(PipelineConfig shared, String id) throws Exception {

@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
@@ -21,7 +19,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.Catalog;
@@ -85,21 +82,10 @@ class PostgresEndToEndTest {
 
   /** Settings both apps share: the broker, the warehouse, short timeouts for a test. */
   static PipelineConfig shared(EmbeddedKafka kafka, TemporaryWarehouse warehouse) {
-    Map<String, String> settings = new HashMap<>();
-    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
-    settings.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
-    settings.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "3");
-    settings.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
-    settings.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
-    settings.put("metadata.max.age.ms", "1000");
-    settings.put(IngestConfig.TOPICS_REGEX, "dbserver1\\.inventory\\..*");
-    settings.put(IngestConfig.FLUSH_INTERVAL_MS, "500");
-    settings.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
-    settings.put(SyncConfig.BACKSTOP_MS, "2000");
-    settings.put(PipelineConfig.METRICS_PORT, "0");
-    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
-    return new PipelineConfig(settings);
+    return LocalPipeline.settings(kafka.bootstrapServers(), warehouse.catalogProperties())
+        .with(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "3")
+        .with(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000")
+        .with(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
   }
 
   static PipelineConfig app(PipelineConfig shared, String id) throws Exception {
