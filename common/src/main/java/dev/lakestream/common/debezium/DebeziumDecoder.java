@@ -43,22 +43,6 @@ public final class DebeziumDecoder {
     if (value.isNull()) {
       return Optional.empty();
     }
-    if (keyBytes == null || keyBytes.length == 0) {
-      throw new BadChangeException("record has no key: the key must hold the table's primary key");
-    }
-    JsonNode key = parse(keyBytes, "key");
-
-    ConnectSchema keySchema = null;
-    JsonNode keyPayload = key;
-    if (isEnvelopeWithSchema(key)) {
-      keySchema = parseSchema(key.get("schema"), "key");
-      keyPayload = key.get("payload");
-    }
-    if (keyPayload == null || !keyPayload.isObject() || keyPayload.isEmpty()) {
-      throw new BadChangeException(
-          "record key is not a JSON object of primary-key columns: " + abbreviate(keyPayload));
-    }
-
     ConnectSchema valueSchema = null;
     JsonNode payload = value;
     if (isEnvelopeWithSchema(value)) {
@@ -78,8 +62,29 @@ public final class DebeziumDecoder {
               + " configured? ingest needs the full envelope)");
     }
     ChangeOp op = ChangeOp.fromCode(opNode.asText());
+    if (op == null && "t".equals(opNode.asText())) {
+      throw new BadChangeException(
+          "TRUNCATE (op \"t\") is not applied: the table would have to be emptied on both branches; keep the"
+              + " connector's skipped.operations=t (Debezium's default) and truncate the Iceberg table by hand");
+    }
     if (op == null) {
       throw new BadChangeException("unknown op \"" + opNode.asText() + "\" (expected c, u, d or r)");
+    }
+
+    if (keyBytes == null || keyBytes.length == 0) {
+      throw new BadChangeException("record has no key: the key must hold the table's primary key");
+    }
+    JsonNode key = parse(keyBytes, "key");
+
+    ConnectSchema keySchema = null;
+    JsonNode keyPayload = key;
+    if (isEnvelopeWithSchema(key)) {
+      keySchema = parseSchema(key.get("schema"), "key");
+      keyPayload = key.get("payload");
+    }
+    if (keyPayload == null || !keyPayload.isObject() || keyPayload.isEmpty()) {
+      throw new BadChangeException(
+          "record key is not a JSON object of primary-key columns: " + abbreviate(keyPayload));
     }
 
     ConnectSchema rowSchema = null;

@@ -102,6 +102,14 @@ class DebeziumDecoderTest {
   }
 
   @Test
+  void rejectsTruncateWithAdvice() {
+    assertThatThrownBy(() -> decoder.decode(null, bytes("{\"op\":\"t\"}")))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("TRUNCATE")
+        .hasMessageContaining("skipped.operations");
+  }
+
+  @Test
   void rejectsFlattenedRowsWithoutEnvelope() {
     assertThatThrownBy(() -> decoder.decode(bytes("{\"id\":1}"), bytes("{\"id\":1,\"name\":\"a\"}")))
         .isInstanceOf(BadChangeException.class)
