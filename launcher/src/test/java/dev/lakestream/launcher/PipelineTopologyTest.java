@@ -6,6 +6,7 @@ import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.TestTable;
@@ -169,6 +170,45 @@ class PipelineTopologyTest {
       pipeline.ingestCommit();
       assertThat(pipeline.syncBackstop()).hasSize(1);
       assertCycle(pipeline, table, 2);
+    }
+  }
+
+  @Test
+  void compactionOnRealtimeIsMirroredOnMainWhileIngestKeepsCommitting() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 24);
+      pipeline.send(gen.snapshot(500));
+      pipeline.ingestCommit();
+      for (int i = 0; i < 6; i++) {
+        pipeline.send(gen.next(200));
+        pipeline.ingestCommit();
+        pipeline.sync();
+      }
+      assertCycle(pipeline, table, 6);
+      int filesBefore = BranchFiles.liveDataFiles(pipeline.table(table), pipeline.table(table).snapshot(Branches.REALTIME)).size();
+
+      RealtimeCompaction compaction = RealtimeCompaction.prepare(pipeline.table(table));
+      // Ingest commits updates and deletes of the rows being compacted while the compaction runs.
+      for (int i = 0; i < 3; i++) {
+        pipeline.send(gen.next(200));
+        pipeline.ingestCommit();
+      }
+      compaction.commit();
+      assertThat(pipeline.rows(table, Branches.REALTIME)).as("realtime after the compaction")
+          .isEqualTo(pipeline.model(table).rows());
+
+      List<MainCommitted> mirrored = pipeline.sync();
+      assertThat(mirrored).hasSize(1);
+      assertThat(mirrored.get(0).dataFilesRemoved()).isEqualTo(filesBefore);
+      assertCycle(pipeline, table, 7);
+      Table t = pipeline.table(table);
+      assertThat(BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN))).hasSize(4);
+
+      pipeline.send(gen.next(300));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      assertCycle(pipeline, table, 8);
     }
   }
 
