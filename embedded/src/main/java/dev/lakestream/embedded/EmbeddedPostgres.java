@@ -35,6 +35,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
   private final int port;
   private final boolean asRoot;
   private final io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped;
+  private Thread stopOnExit;
 
   private EmbeddedPostgres(Path bin, Path dataDir, int port, boolean asRoot,
       io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped) {
@@ -84,6 +85,9 @@ public final class EmbeddedPostgres implements AutoCloseable {
         "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"));
     pg.exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),
         "-w", "start", "-o", options.toString()));
+    // pg_ctl runs the server as a daemon: stop it however this JVM ends (but for SIGKILL).
+    pg.stopOnExit = new Thread(pg::stopQuietly, "postgres-stop");
+    Runtime.getRuntime().addShutdownHook(pg.stopOnExit);
     return pg;
   }
 
@@ -113,11 +117,28 @@ public final class EmbeddedPostgres implements AutoCloseable {
       shipped.close();
       return;
     }
+    if (stopOnExit != null) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(stopOnExit);
+      } catch (IllegalStateException e) {
+        // The JVM is shutting down already; the hook stops the server.
+      }
+    }
     try {
       exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"));
     } finally {
       try (var paths = Files.walk(dataDir)) {
         paths.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+      }
+    }
+  }
+
+  private void stopQuietly() {
+    if (Files.isDirectory(dataDir)) {
+      try {
+        exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"));
+      } catch (Exception e) {
+        // Best effort at exit: the server may be gone already.
       }
     }
   }
