@@ -73,6 +73,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final DebeziumDecoder decoder = new DebeziumDecoder();
   private final RowShape.Resolver shapes = new RowShape.Resolver();
   private final Map<String, Batch> batches = new HashMap<>();
+  /** Key columns by table and schema id. */
+  private final Map<TableIdentifier, Map<Integer, Types.StructType>> keyTypes = new HashMap<>();
   /** Shapes (the resolver returns one instance per schema) each table already holds. */
   private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
 
@@ -178,7 +180,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         acceptedOfTable.add(shape);
       }
       // Convert now so a value that does not fit its column is dead-lettered, not found at flush.
-      toRows(event, table.schema());
+      checkConvertible(event, id, table.schema());
     } catch (BadChangeException | IllegalArgumentException e) {
       deadLetter(record, meta, e.getMessage());
       return;
@@ -227,7 +229,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     TableIdentifier id = naming.tableFor(batch.topic);
     Table table = tables.table(id);
     Schema schema = table.schema();
-    Schema keySchema = TypeUtil.select(schema, schema.identifierFieldIds());
+    Types.StructType keyType = keyType(id, schema);
     List<Record> rows = new ArrayList<>();
     List<Record> keys = new ArrayList<>();
     List<String> storeKeys = new ArrayList<>();
@@ -242,7 +244,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         if (event.op().leavesRow()) {
           rows.add(RowConverter.toRecord(event.after(), event.rowSchema(), schema.asStruct()));
         }
-        keys.add(keyRecord(event, keySchema.asStruct()));
+        keys.add(keyRecord(event, keyType));
         storeKeys.add(entry.key);
         firstOffset = Math.min(firstOffset, change.offset());
         lastOffset = Math.max(lastOffset, change.offset());
@@ -290,13 +292,19 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         tookNs / 1_000_000);
   }
 
-  private static List<Record> toRows(ChangeEvent event, Schema schema) {
-    List<Record> out = new ArrayList<>(2);
+  /** Converts the change's row and key, throwing {@link BadChangeException} when they do not fit. */
+  private void checkConvertible(ChangeEvent event, TableIdentifier id, Schema schema) {
     if (event.op().leavesRow()) {
-      out.add(RowConverter.toRecord(event.after(), event.rowSchema(), schema.asStruct()));
+      RowConverter.toRecord(event.after(), event.rowSchema(), schema.asStruct());
     }
-    out.add(keyRecord(event, TypeUtil.select(schema, schema.identifierFieldIds()).asStruct()));
-    return out;
+    keyRecord(event, keyType(id, schema));
+  }
+
+  /** The key columns of a table schema; computed once per schema version, not per record. */
+  private Types.StructType keyType(TableIdentifier id, Schema schema) {
+    return keyTypes
+        .computeIfAbsent(id, t -> new HashMap<>())
+        .computeIfAbsent(schema.schemaId(), i -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
   }
 
   private static Record keyRecord(ChangeEvent event, Types.StructType keyType) {
