@@ -5,6 +5,7 @@ import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.embedded.EmbeddedConnect;
@@ -283,15 +284,11 @@ final class DemoCommand {
       }
     }
     int dvs = BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN)).size();
-    long mainRows = 0;
-    try (var rows = org.apache.iceberg.data.IcebergGenerics.read(table).useSnapshot(table.snapshot(Branches.MAIN).snapshotId()).build()) {
-      for (var ignored : rows) {
-        mainRows++;
-      }
-    }
+    long[] mainRows = {0};
+    SnapshotRows.forEach(table, table.snapshot(Branches.MAIN).snapshotId(), row -> mainRows[0]++);
     List<Long> freshness = freshness(postgres, kafka, shared.topicPrefix() + ".main-commits");
     Collections.sort(freshness);
-    say("rows in PostgreSQL: " + count(postgres) + " | rows in main: " + mainRows);
+    say("rows in PostgreSQL: " + count(postgres) + " | rows in main: " + mainRows[0]);
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: " + dvs
         + " (and no equality delete)");
     if (!freshness.isEmpty()) {
@@ -311,7 +308,7 @@ final class DemoCommand {
         + " -e \"SELECT active, count(*), sum(balance) FROM lakestream.inventory.customers GROUP BY active\"");
   }
 
-  /** Per transaction: PostgreSQL's commit time to the first main commit whose newest source time reaches it. */
+  /** Freshness per transaction, from the main commits announced on {@code topic}. */
   private List<Long> freshness(EmbeddedPostgres postgres, EmbeddedKafka kafka, String topic) throws Exception {
     List<MainCommitted> commits = new ArrayList<>();
     Map<String, Object> props = Map.of(
@@ -326,21 +323,9 @@ final class DemoCommand {
         consumer.poll(Duration.ofMillis(200)).forEach(r -> commits.add(MainCommitted.fromJson(r.value())));
       }
     }
-    List<Long> out = new ArrayList<>();
-    try (Connection c = postgres.connect();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT (extract(epoch FROM pg_xact_commit_timestamp(?::text::xid8::xid)) * 1000)::bigint")) {
-      for (long txid : new ArrayList<>(txids)) {
-        ps.setLong(1, txid);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          long committed = rs.getLong(1);
-          commits.stream().filter(m -> m.maxSourceTsMs() >= committed).mapToLong(MainCommitted::committedAtMs).min()
-              .ifPresent(at -> out.add(at - committed));
-        }
-      }
+    try (Connection c = postgres.connect()) {
+      return Freshness.perTransaction(c, new ArrayList<>(txids), commits);
     }
-    return out;
   }
 
   private void say(String line) {

@@ -248,26 +248,10 @@ final class InventoryDatabase {
    * Per source transaction: its commit time (PostgreSQL's own, track_commit_timestamp) to the commit
    * time of the first main snapshot of its table whose newest source commit time reaches it.
    */
-  List<Long> freshness(List<Long> txids, List<ConsumerRecord<byte[], byte[]>> commits)
-      throws Exception {
-    List<MainCommitted> main = commits.stream().map(r -> MainCommitted.fromJson(r.value())).toList();
-    List<Long> out = new ArrayList<>();
-    try (Connection c = postgres.connect();
-        PreparedStatement ps = c.prepareStatement("SELECT (extract(epoch FROM pg_xact_commit_timestamp(?::text::xid8::xid)) * 1000)::bigint")) {
-      for (long txid : txids) {
-        ps.setLong(1, txid);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          long committed = rs.getLong(1);
-          main.stream()
-              .filter(m -> m.maxSourceTsMs() >= committed)
-              .mapToLong(MainCommitted::committedAtMs)
-              .min()
-              .ifPresent(at -> out.add(at - committed));
-        }
-      }
+  List<Long> freshness(List<Long> txids, List<ConsumerRecord<byte[], byte[]>> commits) throws Exception {
+    try (Connection c = postgres.connect()) {
+      return Freshness.perTransaction(c, txids, commits.stream().map(r -> MainCommitted.fromJson(r.value())).toList());
     }
-    return out;
   }
 
 }

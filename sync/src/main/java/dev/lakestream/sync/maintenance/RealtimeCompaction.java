@@ -1,6 +1,7 @@
 package dev.lakestream.sync.maintenance;
 
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.sync.diff.BranchFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -15,13 +16,9 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
-import org.apache.iceberg.data.GenericRecord;
-import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.types.Types;
 
 /**
  * A full compaction of a table's {@code realtime} branch, in two steps so ingest keeps committing
@@ -67,17 +64,17 @@ public final class RealtimeCompaction {
         .dataFileFormat(FileFormat.PARQUET).dataSchema(schema).build();
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
         .format(FileFormat.PARQUET).operationId("compaction-" + UUID.randomUUID()).build();
-    long rows = 0;
+    long[] rows = {0};
     DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
-    try (writer; CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(start.snapshotId()).build()) {
-      for (Record r : records) {
-        writer.write(copy(r, schema));
-        rows++;
-      }
+    try (writer) {
+      SnapshotRows.forEach(table, start.snapshotId(), r -> {
+        writer.write(r);
+        rows[0]++;
+      });
     } catch (IOException e) {
       throw new UncheckedIOException("compacting " + table.name(), e);
     }
-    return new RealtimeCompaction(table, start, data, equalityDeletes, writer.toDataFile(), rows);
+    return new RealtimeCompaction(table, start, data, equalityDeletes, writer.toDataFile(), rows[0]);
   }
 
   /** Commits the rewrite on realtime; returns the new snapshot. */
@@ -101,14 +98,5 @@ public final class RealtimeCompaction {
 
   public long rows() {
     return rows;
-  }
-
-  /** The row in the table's own columns (the reader may append what it used to apply deletes). */
-  private static Record copy(Record r, Schema schema) {
-    GenericRecord out = GenericRecord.create(schema);
-    for (Types.NestedField f : schema.columns()) {
-      out.setField(f.name(), r.getField(f.name()));
-    }
-    return out;
   }
 }

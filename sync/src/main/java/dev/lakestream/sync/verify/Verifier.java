@@ -1,9 +1,8 @@
 package dev.lakestream.sync.verify;
 
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.sync.diff.BranchFiles;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -15,10 +14,6 @@ import org.apache.iceberg.FileContent;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.types.Types;
 
 /**
  * Checks the invariants of a pipeline table (DESIGN.md): main holds no equality delete; at most
@@ -128,20 +123,7 @@ public final class Verifier {
 
   private static Map<List<Object>, Integer> rows(Table table, long snapshotId) {
     Map<List<Object>, Integer> rows = new HashMap<>();
-    List<String> columns = table.schema().columns().stream().map(Types.NestedField::name).toList();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
-      for (Record r : records) {
-        // The reader may append the columns it needed to apply deletes (_pos): compare the table's own.
-        List<Object> row = new ArrayList<>(columns.size());
-        for (String column : columns) {
-          Object v = r.getField(column);
-          row.add(v instanceof StructLike nested ? values(nested) : v);
-        }
-        rows.merge(row, 1, Integer::sum);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    SnapshotRows.forEach(table, snapshotId, r -> rows.merge(values(r), 1, Integer::sum));
     return rows;
   }
 
