@@ -1,6 +1,5 @@
 package dev.lakestream.embedded;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -123,16 +122,6 @@ public final class EmbeddedKafka implements AutoCloseable {
   public void close() {
     server.shutdown();
     server.awaitShutdown();
-    deleteQuietly(logDir.toFile());
-  }
-
-  private static void deleteQuietly(File file) {
-    File[] children = file.listFiles();
-    if (children != null) {
-      for (File child : children) {
-        deleteQuietly(child);
-      }
-    }
-    file.delete();
+    Folders.delete(logDir);
   }
 }

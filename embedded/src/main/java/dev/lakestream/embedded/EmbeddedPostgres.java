@@ -127,9 +127,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
     try {
       exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"));
     } finally {
-      try (var paths = Files.walk(dataDir)) {
-        paths.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-      }
+      Folders.delete(dataDir);
     }
   }
 

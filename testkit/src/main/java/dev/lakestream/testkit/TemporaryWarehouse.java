@@ -1,6 +1,6 @@
 package dev.lakestream.testkit;
 
-import java.io.File;
+import dev.lakestream.embedded.Folders;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,16 +61,6 @@ public final class TemporaryWarehouse implements AutoCloseable {
         throw new IllegalStateException(e);
       }
     }
-    delete(dir.toFile());
-  }
-
-  private static void delete(File file) {
-    File[] children = file.listFiles();
-    if (children != null) {
-      for (File child : children) {
-        delete(child);
-      }
-    }
-    file.delete();
+    Folders.delete(dir);
   }
 }
