@@ -18,7 +18,9 @@ import java.util.List;
  * @param removeDataFiles data files to remove (compacted away on realtime), content-file JSON
  * @param removeDvs deletion vectors of removed data files, content-file JSON
  * @param taskFiles data file paths of the convert tasks
- * @param realtimeSnapshots how many realtime snapshots the cycle covers
+ * @param realtimeSnapshots how many realtime snapshots the cycle covers (those not expired)
+ * @param reconvertedDeletes equality-delete files converted again against compacted files
+ * @param liveSetDiff planned from the live file sets because realtime snapshots had expired
  * @param plannedAtMs when the cycle was planned
  */
 public record CyclePlan(
@@ -32,6 +34,8 @@ public record CyclePlan(
     List<JsonNode> removeDvs,
     List<String> taskFiles,
     int realtimeSnapshots,
+    int reconvertedDeletes,
+    boolean liveSetDiff,
     long plannedAtMs) {
 
   /** A data file (content-file JSON) with its data sequence number on realtime. */

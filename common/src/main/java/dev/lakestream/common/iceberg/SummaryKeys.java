@@ -30,5 +30,14 @@ public final class SummaryKeys {
   public static final String BYTES_READ = "lakestream.bytes-read";
   public static final String REALTIME_SNAPSHOTS = "lakestream.realtime-snapshots";
 
+  /** Main: equality-delete files converted again against the output of a realtime compaction. */
+  public static final String RECONVERTED_DELETES = "lakestream.reconverted-deletes";
+
+  /** Main: "true" when the cycle was planned from the live file sets (realtime snapshots had expired). */
+  public static final String LIVE_SET_DIFF = "lakestream.live-set-diff";
+
+  /** Realtime: the maintenance operation that made the snapshot ("compaction"). */
+  public static final String MAINTENANCE = "lakestream.maintenance";
+
   private SummaryKeys() {}
 }

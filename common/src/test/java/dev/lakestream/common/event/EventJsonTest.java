@@ -120,7 +120,7 @@ class EventJsonTest {
     assertThat(ConvertResult.fromJson(result.toJson())).isEqualTo(result);
 
     CyclePlan plan = new CyclePlan("a.b", "cycle-1", 11L, 22L, 33L,
-        List.of(new CyclePlan.SequencedFile(dataJson, 4L)), List.of(), List.of(), List.of("/wh/t/data/a.parquet"), 2, 44L);
+        List.of(new CyclePlan.SequencedFile(dataJson, 4L)), List.of(), List.of(), List.of("/wh/t/data/a.parquet"), 2, 1, true, 44L);
     CyclePlan planBack = CyclePlan.fromJson(plan.toJson());
     assertThat(planBack).isEqualTo(plan);
     assertThat(planBack.addDataFiles().get(0).dataSequenceNumber()).isEqualTo(4L);

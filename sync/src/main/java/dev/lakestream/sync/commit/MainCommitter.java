@@ -99,6 +99,10 @@ public final class MainCommitter {
     delta.set(SummaryKeys.KEYS_CONVERTED, Long.toString(keys));
     delta.set(SummaryKeys.FILES_SCANNED, Integer.toString(results.size()));
     delta.set(SummaryKeys.BYTES_READ, Long.toString(bytesRead));
+    delta.set(SummaryKeys.RECONVERTED_DELETES, Integer.toString(plan.reconvertedDeletes()));
+    if (plan.liveSetDiff()) {
+      delta.set(SummaryKeys.LIVE_SET_DIFF, "true");
+    }
     try {
       delta.commit();
     } catch (ValidationException e) {

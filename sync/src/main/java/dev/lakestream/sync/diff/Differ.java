@@ -19,6 +19,8 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Plans a sync cycle of one table from metadata alone: the realtime snapshots after main's
@@ -31,8 +33,13 @@ import org.apache.iceberg.Table;
  * vectors). A new file with a sequence number at or below the watermark's (the output of a
  * compaction, which keeps the starting sequence number) is paired with every live equality delete
  * newer than it: the bounded reconversion.
+ *
+ * <p>When the realtime snapshots after the watermark have expired, the diff falls back to the live
+ * file sets of both branches, still from metadata: slower to convert, same result.
  */
 public final class Differ {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Differ.class);
 
   /** The plan and the tasks to send; the plan lists the tasks' data files. */
   public record Planned(CyclePlan plan, List<ConvertTask> tasks) {}
@@ -63,45 +70,67 @@ public final class Differ {
       range.add(stop);
       stop = BranchFiles.parent(table, stop);
     }
-    if (stop == null) {
-      throw new IllegalStateException(
-          "table " + tableName + ": the realtime snapshots after main's watermark " + watermark.orElse(null)
-              + " have expired; mirroring from the live file sets is not supported yet");
-    }
-    if (range.isEmpty()) {
+    if (stop != null && range.isEmpty()) {
       return Optional.empty();
     }
     Collections.reverse(range);
-    long watermarkSequence = stop.sequenceNumber();
 
+    Map<String, DataFile> mainData = BranchFiles.liveDataFiles(table, main);
     Map<String, DataFile> added = new LinkedHashMap<>();
     Set<String> removedBefore = new HashSet<>();
     Map<String, DeleteFile> newDeletes = new LinkedHashMap<>();
     long maxSourceTs = -1;
     for (Snapshot s : range) {
-      for (DataFile f : s.addedDataFiles(table.io())) {
-        added.put(f.location(), f.copy());
-      }
-      for (DataFile f : s.removedDataFiles(table.io())) {
-        if (added.remove(f.location()) == null) {
-          removedBefore.add(f.location());
-        }
-      }
-      for (DeleteFile d : s.addedDeleteFiles(table.io())) {
-        if (d.content() == FileContent.EQUALITY_DELETES) {
-          newDeletes.put(d.location(), d.copy());
-        }
-      }
-      for (DeleteFile d : s.removedDeleteFiles(table.io())) {
-        newDeletes.remove(d.location());
-      }
       String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
       if (ts != null) {
         maxSourceTs = Math.max(maxSourceTs, Long.parseLong(ts));
       }
     }
+    // Realtime's sequence numbers up to which main holds every delete converted; -1: none known.
+    long watermarkSequence;
+    boolean liveSets = stop == null;
+    if (liveSets) {
+      // The realtime snapshots after the watermark have expired: compare the live file sets of
+      // both branches (metadata only) and convert every live equality delete against every data
+      // file it may apply to. Converting a delete twice is harmless: positions already deleted are
+      // skipped.
+      LOG.warn("Table {}: the realtime snapshots after main's watermark {} have expired; diffing the live file sets",
+          tableName, watermark.orElse(null));
+      Map<String, DataFile> realtimeData = BranchFiles.liveDataFiles(table, realtime);
+      realtimeData.forEach((path, f) -> {
+        if (!mainData.containsKey(path)) {
+          added.put(path, f);
+        }
+      });
+      for (String path : mainData.keySet()) {
+        if (!realtimeData.containsKey(path)) {
+          removedBefore.add(path);
+        }
+      }
+      newDeletes.putAll(equalityDeletes(BranchFiles.liveDeleteFiles(table, realtime)));
+      watermarkSequence = -1;
+    } else {
+      for (Snapshot s : range) {
+        for (DataFile f : s.addedDataFiles(table.io())) {
+          added.put(f.location(), f.copy());
+        }
+        for (DataFile f : s.removedDataFiles(table.io())) {
+          if (added.remove(f.location()) == null) {
+            removedBefore.add(f.location());
+          }
+        }
+        for (DeleteFile d : s.addedDeleteFiles(table.io())) {
+          if (d.content() == FileContent.EQUALITY_DELETES) {
+            newDeletes.put(d.location(), d.copy());
+          }
+        }
+        for (DeleteFile d : s.removedDeleteFiles(table.io())) {
+          newDeletes.remove(d.location());
+        }
+      }
+      watermarkSequence = stop.sequenceNumber();
+    }
 
-    Map<String, DataFile> mainData = BranchFiles.liveDataFiles(table, main);
     Map<String, DeleteFile> mainDvs = BranchFiles.deletionVectors(table, main);
     List<JsonNode> removeData = new ArrayList<>();
     List<JsonNode> removeDvs = new ArrayList<>();
@@ -116,17 +145,24 @@ public final class Differ {
       }
     }
 
+    // A new file at or below the watermark's sequence number is the output of a compaction (it
+    // keeps the starting sequence number): every live delete newer than it applies, including the
+    // ones main already holds converted against the files it replaced. Those are reconversions.
     boolean compactedFiles = added.values().stream().anyMatch(f -> f.dataSequenceNumber() <= watermarkSequence);
     Map<String, DeleteFile> liveDeletes =
         compactedFiles ? equalityDeletes(BranchFiles.liveDeleteFiles(table, realtime)) : newDeletes;
 
     List<ConvertTask> tasks = new ArrayList<>();
+    Set<String> reconverted = new HashSet<>();
     for (DataFile file : mainData.values()) {
       task(table, tableName, cycleId, file, mainDvs.get(file.location()), newDeletes, tasks);
     }
     for (DataFile file : added.values()) {
-      task(table, tableName, cycleId, file, null,
-          file.dataSequenceNumber() <= watermarkSequence ? liveDeletes : newDeletes, tasks);
+      boolean compacted = file.dataSequenceNumber() <= watermarkSequence;
+      List<String> paired = task(table, tableName, cycleId, file, null, compacted ? liveDeletes : newDeletes, tasks);
+      if (compacted) {
+        paired.stream().filter(path -> !newDeletes.containsKey(path)).forEach(reconverted::add);
+      }
     }
 
     List<CyclePlan.SequencedFile> addData = new ArrayList<>();
@@ -145,22 +181,28 @@ public final class Differ {
             removeDvs,
             tasks.stream().map(ConvertTask::dataFilePath).toList(),
             range.size(),
+            reconverted.size(),
+            liveSets,
             nowMs);
     return Optional.of(new Planned(plan, tasks));
   }
 
-  private static void task(
+  /** Adds the task of {@code file} if any of {@code deletes} may apply to it; returns their paths. */
+  private static List<String> task(
       Table table, String tableName, String cycleId, DataFile file, DeleteFile currentDv,
       Map<String, DeleteFile> deletes, List<ConvertTask> tasks) {
     List<JsonNode> applying = new ArrayList<>();
+    List<String> paths = new ArrayList<>();
     for (DeleteFile d : deletes.values()) {
       if (d.dataSequenceNumber() > file.dataSequenceNumber() && KeyBounds.mayOverlap(table.schema(), file, d)) {
         applying.add(json(table, d));
+        paths.add(d.location());
       }
     }
     if (!applying.isEmpty()) {
       tasks.add(new ConvertTask(tableName, cycleId, json(table, file), currentDv == null ? null : json(table, currentDv), applying));
     }
+    return paths;
   }
 
   private static Map<String, DeleteFile> equalityDeletes(Map<String, DeleteFile> files) {
