@@ -6,6 +6,8 @@ import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.common.metrics.MetricsEndpoint;
+import dev.lakestream.sync.maintenance.Maintenance;
+import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import java.util.List;
 import java.util.Properties;
 import org.apache.iceberg.catalog.Catalog;
@@ -45,8 +47,11 @@ public final class SyncApp {
     }
     MetricsEndpoint metrics = new MetricsEndpoint(pipeline.getInt(PipelineConfig.METRICS_PORT, 9401));
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
+    Maintenance maintenance =
+        new Maintenance(MaintenanceConfig.from(pipeline), catalog, metrics.registry(), null);
     return new StreamsApp("sync",
-        SyncTopology.build(config, new TableManager(catalog), metrics.registry()), props, catalog, metrics);
+        SyncTopology.build(config, new TableManager(catalog), metrics.registry(), maintenance), props, catalog, metrics)
+        .closing(maintenance);
   }
 
   public static Properties streamsProperties(PipelineConfig pipeline) {

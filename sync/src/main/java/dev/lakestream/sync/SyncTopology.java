@@ -5,6 +5,7 @@ import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.sync.convert.Converter;
 import dev.lakestream.sync.convert.FileConverter;
 import dev.lakestream.sync.cycle.CycleCoordinator;
+import dev.lakestream.sync.maintenance.Maintenance;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -30,14 +31,14 @@ public final class SyncTopology {
 
   private SyncTopology() {}
 
-  public static Topology build(SyncConfig config, TableManager tables, MeterRegistry meters) {
+  public static Topology build(SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance) {
     Topology topology = new Topology();
     StringDeserializer strings = new StringDeserializer();
     topology.addSource("realtime-commits-in", strings, widen(EventSerdes.realtimeCommitted().deserializer()),
         config.realtimeCommitsTopic());
     topology.addSource("convert-results-in", strings, widen(EventSerdes.convertResult().deserializer()),
         config.convertResultsTopic());
-    topology.addProcessor("cycle-coordinator", () -> new CycleCoordinator(config, tables, meters),
+    topology.addProcessor("cycle-coordinator", () -> new CycleCoordinator(config, tables, meters, maintenance),
         "realtime-commits-in", "convert-results-in");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.CYCLES), Serdes.String(),

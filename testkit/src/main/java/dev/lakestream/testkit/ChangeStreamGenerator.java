@@ -74,6 +74,13 @@ public final class ChangeStreamGenerator {
     return out;
   }
 
+  /** Deletes one live row of the generator's choosing: the delete and its tombstone. */
+  public List<Change> deleteOne() {
+    List<Change> out = new ArrayList<>();
+    delete(pickLive(), out);
+    return out;
+  }
+
   /** At least {@code count} changes (tombstones and the parts of a key update come on top). */
   public List<Change> next(int count) {
     List<Change> out = new ArrayList<>();

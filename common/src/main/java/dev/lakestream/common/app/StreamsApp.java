@@ -33,6 +33,7 @@ public final class StreamsApp implements Closeable {
   private final Catalog catalog;
   private final MetricsEndpoint metrics;
   private final KafkaStreamsMetrics streamsMetrics;
+  private final java.util.List<AutoCloseable> resources = new java.util.ArrayList<>();
 
   public StreamsApp(String name, Topology topology, Properties props, Catalog catalog, MetricsEndpoint metrics) {
     this.name = name;
@@ -40,8 +41,11 @@ public final class StreamsApp implements Closeable {
     this.metrics = metrics;
     LOG.info("{} topology:\n{}", name, topology.describe());
     this.streams = new KafkaStreams(topology, props);
+    io.micrometer.core.instrument.Counter threadFailures =
+        metrics.registry().counter("lakestream.app.thread.failures", "app", name);
     streams.setUncaughtExceptionHandler(
         e -> {
+          threadFailures.increment();
           LOG.error("{}: stream thread failed; replacing it (tasks resume from their last commit)", name, e);
           return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
         });
@@ -73,12 +77,25 @@ public final class StreamsApp implements Closeable {
     streams.start();
   }
 
+  /** Closes {@code resource} after the streams and before the catalog. */
+  public StreamsApp closing(AutoCloseable resource) {
+    resources.add(resource);
+    return this;
+  }
+
   @Override
   public void close() {
     streams.close(
         CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
             .withTimeout(Duration.ofSeconds(30)));
     streamsMetrics.close();
+    for (AutoCloseable resource : resources) {
+      try {
+        resource.close();
+      } catch (Exception e) {
+        LOG.warn("{}: closing {} failed", name, resource, e);
+      }
+    }
     try {
       if (catalog instanceof Closeable closeable) {
         closeable.close();

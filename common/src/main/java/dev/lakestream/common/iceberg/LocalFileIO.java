@@ -6,9 +6,14 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import org.apache.iceberg.io.FileIO;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
  * A {@link FileIO} for a warehouse on the local disk (plain paths or {@code file:} URIs), through
@@ -17,7 +22,7 @@ import org.apache.iceberg.io.OutputFile;
  * sent to the process group kills those children mid-write. The embedded default catalog uses this
  * instead; shared warehouses use their object store's FileIO.
  */
-public final class LocalFileIO implements FileIO {
+public final class LocalFileIO implements SupportsPrefixOperations {
 
   @Override
   public InputFile newInputFile(String path) {
@@ -45,6 +50,50 @@ public final class LocalFileIO implements FileIO {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot delete " + path, e);
     }
+  }
+
+  /** The files under {@code prefix} (a folder), with their sizes and last-modified times. */
+  @Override
+  public Iterable<FileInfo> listPrefix(String prefix) {
+    Path root = file(prefix).toPath();
+    if (!Files.isDirectory(root)) {
+      return List.of();
+    }
+    List<FileInfo> files = new ArrayList<>();
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : (Iterable<Path>) paths::iterator) {
+        BasicFileAttributes attributes;
+        try {
+          attributes = Files.readAttributes(p, BasicFileAttributes.class);
+        } catch (NoSuchFileException e) {
+          continue;
+        }
+        if (attributes.isRegularFile()) {
+          files.add(new FileInfo(location(prefix, p), attributes.size(), attributes.lastModifiedTime().toMillis()));
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + prefix, e);
+    }
+    return files;
+  }
+
+  @Override
+  public void deletePrefix(String prefix) {
+    for (FileInfo f : listPrefix(prefix)) {
+      deleteFile(f.location());
+    }
+  }
+
+  /** A listed path in the form of the prefix ({@code file:} URI or plain path). */
+  private static String location(String prefix, Path path) {
+    String p = path.toString();
+    if (prefix.startsWith("file://")) {
+      return "file://" + p;
+    } else if (prefix.startsWith("file:")) {
+      return "file:" + p;
+    }
+    return p;
   }
 
   static File file(String location) {

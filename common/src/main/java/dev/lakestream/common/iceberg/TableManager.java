@@ -129,6 +129,9 @@ public final class TableManager {
               .buildTable(id, schema)
               .withPartitionSpec(PartitionSpec.unpartitioned())
               .withProperty(TableProperties.FORMAT_VERSION, "3")
+              // Two branches commit every few seconds: keep a bounded metadata log, delete the rest.
+              .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+              .withProperty(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "50")
               .createTransaction();
       txn.newFastAppend().commit();
       long first = txn.table().currentSnapshot().snapshotId();

@@ -25,13 +25,14 @@ import org.apache.iceberg.types.TypeUtil;
  * <p>Only unpartitioned tables are written (the pipeline creates them so). A partitioned table
  * would need an equality delete in every partition an old row may live in.
  */
-final class BatchWriter {
+public final class BatchWriter {
 
-  record Written(List<DataFile> dataFiles, List<DeleteFile> deleteFiles, long bytes) {}
+  /** The files written; {@code bytes} their total size. */
+  public record Written(List<DataFile> dataFiles, List<DeleteFile> deleteFiles, long bytes) {}
 
   private BatchWriter() {}
 
-  static Written write(Table table, Schema schema, List<Record> rows, List<Record> keys, int partitionId, long taskId) {
+  public static Written write(Table table, Schema schema, List<Record> rows, List<Record> keys, int partitionId, long taskId) {
     if (table.spec().isPartitioned()) {
       throw new IllegalStateException(
           "table " + table.name() + " is partitioned (" + table.spec() + "); ingest writes unpartitioned tables only");

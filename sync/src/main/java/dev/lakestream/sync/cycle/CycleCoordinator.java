@@ -9,6 +9,7 @@ import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.commit.MainCommitter;
 import dev.lakestream.sync.diff.Differ;
+import dev.lakestream.sync.maintenance.Maintenance;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -43,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * all.
  *
  * <p>Realtime-commit events are triggers; a timer ({@code sync.cycle.backstop.ms}) checks every
- * known table too. The cycle in flight and its results are in state stores, so a restart resumes
+ * known table too, and asks {@link Maintenance} to check the table's maintenance policies. The cycle in flight and its results are in state stores, so a restart resumes
  * it: results of another cycle are ignored, a cycle found already on main is acknowledged, and a
  * cycle whose base moved is planned again.
  */
@@ -59,10 +60,13 @@ public final class CycleCoordinator implements Processor<String, Object, String,
 
   private final SyncConfig config;
   private final TableManager tables;
+  private final Maintenance maintenance;
   private final Counter cycles;
   private final Counter replans;
   private final Counter tasksSent;
   private final Counter keysConverted;
+  private final Counter reconvertedDeletes;
+  private final Counter liveSetDiffs;
   private final DistributionSummary realtimeSnapshotsPerCycle;
   private final Timer cycleTime;
   private final Timer freshness;
@@ -73,13 +77,16 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private KeyValueStore<String, ConvertResult> results;
   private KeyValueStore<String, Long> known;
 
-  public CycleCoordinator(SyncConfig config, TableManager tables, MeterRegistry meters) {
+  public CycleCoordinator(SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance) {
     this.config = config;
     this.tables = tables;
+    this.maintenance = maintenance;
     this.cycles = meters.counter("lakestream.sync.cycles");
     this.replans = meters.counter("lakestream.sync.replans");
     this.tasksSent = meters.counter("lakestream.sync.convert.tasks");
     this.keysConverted = meters.counter("lakestream.sync.keys.converted");
+    this.reconvertedDeletes = meters.counter("lakestream.sync.reconverted.deletes");
+    this.liveSetDiffs = meters.counter("lakestream.sync.live.set.diffs");
     this.realtimeSnapshotsPerCycle = meters.summary("lakestream.sync.cycle.realtime.snapshots");
     this.cycleTime = meters.timer("lakestream.sync.cycle.duration");
     this.freshness =
@@ -118,6 +125,9 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       it.forEachRemaining(e -> names.add(e.key));
     }
     for (String table : names) {
+      // Maintenance runs on its own thread (in tests, here): a compaction it commits is mirrored
+      // by the next cycle.
+      maintenance.check(table, context.currentSystemTimeMs());
       if (inFlight.get(table) == null) {
         startCycle(table);
       }
@@ -181,6 +191,10 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       MainCommitted event = committed.event();
       cycles.increment();
       keysConverted.increment(event.keysConverted());
+      reconvertedDeletes.increment(plan.reconvertedDeletes());
+      if (plan.liveSetDiff()) {
+        liveSetDiffs.increment();
+      }
       realtimeSnapshotsPerCycle.record(plan.realtimeSnapshots());
       cycleTime.record(Duration.ofMillis(Math.max(0, now - plan.plannedAtMs())));
       if (event.maxSourceTsMs() > 0) {
@@ -188,10 +202,10 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       }
       LOG.info(
           "Synced {} to main snapshot {}: {} realtime snapshots, +{} data files, -{} data files, +{} DVs, -{} DVs, "
-              + "{} keys converted in {} files, cycle {} ms",
+              + "{} keys converted in {} files, {} deletes reconverted, cycle {} ms",
           plan.table(), event.mainSnapshotId(), plan.realtimeSnapshots(), event.dataFilesAdded(),
           event.dataFilesRemoved(), event.dvsAdded(), event.dvsRemoved(), event.keysConverted(),
-          cycleResults.size(), now - plan.plannedAtMs());
+          cycleResults.size(), plan.reconvertedDeletes(), now - plan.plannedAtMs());
       context.forward(new Record<String, Object>(plan.table(), event, now), COMMITS_CHILD);
     } else if (outcome instanceof MainCommitter.AlreadyCommitted already) {
       LOG.info("Cycle {} of {} was already committed as main snapshot {}", plan.cycleId(), plan.table(),

@@ -15,11 +15,11 @@ import org.apache.iceberg.types.Type;
  * bounds rule nothing out. (Bounds of long strings are truncated, but lower bounds only downwards
  * and upper bounds only upwards, so the test stays safe.)
  */
-final class KeyBounds {
+public final class KeyBounds {
 
   private KeyBounds() {}
 
-  static boolean mayOverlap(Schema schema, ContentFile<?> data, ContentFile<?> deletes) {
+  public static boolean mayOverlap(Schema schema, ContentFile<?> data, ContentFile<?> deletes) {
     for (Integer id : deletes.equalityFieldIds()) {
       Type type = schema.findType(id);
       if (type == null || !type.isPrimitiveType()) {

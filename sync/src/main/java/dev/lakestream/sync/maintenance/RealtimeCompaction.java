@@ -1,95 +1,276 @@
 package dev.lakestream.sync.maintenance;
 
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.SnapshotRows;
+import dev.lakestream.common.iceberg.FileRows;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.sync.diff.KeyBounds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.Schema;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 
 /**
- * A full compaction of a table's {@code realtime} branch, in two steps so ingest keeps committing
- * in between: {@link #prepare} reads every live row at the branch's head (equality deletes applied)
- * into one new data file; {@link #commit} replaces the old data files with it, keeping the starting
- * snapshot's sequence number and validating from it. Equality deletes that land after the start
- * have a higher sequence number, so they still apply to the new file, and ingest never conflicts
- * with the rewrite. The equality deletes live at the start can apply to no data file afterwards
- * and are dropped in the same commit. Sync mirrors the rewrite on main like any other change.
+ * A compaction of a table's {@code realtime} branch, in two steps so ingest keeps committing in
+ * between. {@link #prepare} selects data files by a {@link CompactionPolicy} (or all of them), packs
+ * them into bins of the target size, and writes each bin's live rows at the branch's head
+ * (the deletes visible there applied) into one new file. {@link #commit} replaces the selected files
+ * with the new ones, keeping the starting snapshot's data sequence number and validating from it:
+ * equality deletes that land meanwhile have a higher sequence number, so they still apply to the
+ * new files, and ingest never conflicts with the rewrite. An equality delete live at the start that
+ * can apply to no data file left afterwards (none older than it whose key bounds overlap) is dropped
+ * in the same commit. Sync mirrors the rewrite on main like any other change.
  */
 public final class RealtimeCompaction {
 
+  /** What a committed compaction did. */
+  public record Result(
+      String reason, long snapshotId, int dataFilesIn, int dataFilesOut, long bytesIn, long bytesOut, long rows,
+      int equalityDeletesDropped, long durationMs) {}
+
   private final Table table;
   private final Snapshot start;
-  private final Set<DataFile> rewritten;
+  private final String reason;
+  private final List<DataFile> rewritten;
   private final Set<DeleteFile> dropped;
-  private final DataFile compacted;
+  private final List<DataFile> written;
   private final long rows;
+  private final long startedNanos;
 
-  private RealtimeCompaction(Table table, Snapshot start, Set<DataFile> rewritten, Set<DeleteFile> dropped,
-      DataFile compacted, long rows) {
+  private RealtimeCompaction(Table table, Snapshot start, String reason, List<DataFile> rewritten,
+      Set<DeleteFile> dropped, List<DataFile> written, long rows, long startedNanos) {
     this.table = table;
     this.start = start;
+    this.reason = reason;
     this.rewritten = rewritten;
     this.dropped = dropped;
-    this.compacted = compacted;
+    this.written = written;
     this.rows = rows;
+    this.startedNanos = startedNanos;
   }
 
-  /** Writes the compacted file from realtime's head; commits nothing. */
+  /** Compacts every live data file of realtime (bins of the default target size); commits nothing. */
   public static RealtimeCompaction prepare(Table table) {
+    return prepareAll(table, CompactionPolicy.defaults().targetFileBytes());
+  }
+
+  /** Compacts every live data file of realtime into bins of {@code targetFileBytes}; commits nothing. */
+  public static RealtimeCompaction prepareAll(Table table, long targetFileBytes) {
+    long started = System.nanoTime();
     table.refresh();
     Snapshot start = table.snapshot(Branches.REALTIME);
-    Set<DataFile> data = new HashSet<>(BranchFiles.liveDataFiles(table, start).values());
-    Set<DeleteFile> equalityDeletes = new HashSet<>();
-    for (DeleteFile f : BranchFiles.liveDeleteFiles(table, start).values()) {
-      if (f.content() == FileContent.EQUALITY_DELETES) {
-        equalityDeletes.add(f);
-      }
-    }
-    Schema schema = table.schema();
-    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET).dataSchema(schema).build();
-    OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
-        .format(FileFormat.PARQUET).operationId("compaction-" + UUID.randomUUID()).build();
-    long[] rows = {0};
-    DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
-    try (writer) {
-      SnapshotRows.forEach(table, start.snapshotId(), r -> {
-        writer.write(r);
-        rows[0]++;
-      });
-    } catch (IOException e) {
-      throw new UncheckedIOException("compacting " + table.name(), e);
-    }
-    return new RealtimeCompaction(table, start, data, equalityDeletes, writer.toDataFile(), rows[0]);
+    List<DataFile> all = new ArrayList<>(BranchFiles.liveDataFiles(table, start).values());
+    return write(table, start, "requested", all, targetFileBytes, started);
   }
 
-  /** Commits the rewrite on realtime; returns the new snapshot. */
-  public Snapshot commit() {
-    table.newRewrite()
-        .toBranch(Branches.REALTIME)
-        .validateFromSnapshot(start.snapshotId())
-        .dataSequenceNumber(start.sequenceNumber())
-        .rewriteFiles(rewritten, dropped, Set.of(compacted), Set.of())
-        .commit();
-    return table.snapshot(Branches.REALTIME);
+  /** Compacts what {@code policy} selects at realtime's head; empty when it selects nothing. */
+  public static Optional<RealtimeCompaction> prepare(Table table, CompactionPolicy policy, long nowMs) {
+    long started = System.nanoTime();
+    table.refresh();
+    Snapshot start = table.snapshot(Branches.REALTIME);
+    if (start == null) {
+      return Optional.empty();
+    }
+    Map<String, DataFile> live = BranchFiles.liveDataFiles(table, start);
+    List<DeleteFile> deletes = equalityDeletes(table, start);
+    Set<DataFile> selected = new LinkedHashSet<>();
+    List<String> reasons = new ArrayList<>();
+
+    boolean manyDeletes = deletes.size() >= policy.maxDeleteFiles();
+    if (manyDeletes) {
+      for (DataFile f : live.values()) {
+        if (deletes.stream().anyMatch(d -> applies(table, d, f))) {
+          selected.add(f);
+        }
+      }
+      reasons.add(deletes.size() + " equality-delete files");
+    }
+    List<DataFile> small = live.values().stream()
+        .filter(f -> f.fileSizeInBytes() < policy.smallFileBytes())
+        .sorted(Comparator.comparingLong(DataFile::dataSequenceNumber))
+        .toList();
+    if (small.size() >= 2) {
+      long smallBytes = small.stream().mapToLong(DataFile::fileSizeInBytes).sum();
+      long oldestAgeMs = nowMs - committedAtMs(table, small.get(0).dataSequenceNumber());
+      String why = small.size() >= policy.minSmallFiles() ? small.size() + " small files"
+          : smallBytes >= policy.minSmallBytes() ? smallBytes + " bytes in " + small.size() + " small files"
+          : oldestAgeMs >= policy.maxSmallFileAgeMs() ? small.size() + " small files, the oldest " + oldestAgeMs / 1000 + " s old"
+          : null;
+      if (why != null) {
+        reasons.add(why);
+        selected.addAll(small);
+      }
+    }
+    if (reasons.isEmpty() || selected.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(write(table, start, String.join(", ", reasons), new ArrayList<>(selected),
+        policy.targetFileBytes(), started));
+  }
+
+  private static RealtimeCompaction write(
+      Table table, Snapshot start, String reason, List<DataFile> selected, long targetBytes, long startedNanos) {
+    selected.sort(Comparator.comparingLong(DataFile::dataSequenceNumber));
+    Map<String, FileScanTask> tasks = new HashMap<>();
+    try (CloseableIterable<FileScanTask> planned = table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
+      planned.forEach(t -> tasks.put(t.file().location(), t));
+    } catch (IOException e) {
+      throw new UncheckedIOException("planning the compaction of " + table.name(), e);
+    }
+    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
+        .dataFileFormat(FileFormat.PARQUET).dataSchema(table.schema()).build();
+    OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
+        .format(FileFormat.PARQUET).operationId("compaction-" + UUID.randomUUID()).build();
+    List<DataFile> written = new ArrayList<>();
+    long rows = 0;
+    try {
+      for (List<DataFile> bin : bins(selected, targetBytes)) {
+        DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+        try (writer) {
+          for (DataFile f : bin) {
+            FileScanTask task = tasks.get(f.location());
+            if (task == null) {
+              throw new IllegalStateException(
+                  "table " + table.name() + ": data file " + f.location() + " is not in the scan of realtime snapshot "
+                      + start.snapshotId());
+            }
+            FileRows.forEach(table, task, writer::write);
+          }
+        } catch (IOException e) {
+          throw new UncheckedIOException("compacting " + table.name(), e);
+        }
+        DataFile out = writer.toDataFile();
+        rows += out.recordCount();
+        if (out.recordCount() > 0) {
+          written.add(out);
+        } else {
+          table.io().deleteFile(out.location());
+        }
+      }
+    } catch (RuntimeException e) {
+      written.forEach(f -> table.io().deleteFile(f.location()));
+      throw e;
+    }
+    Set<DeleteFile> dropped = droppable(table, start, new HashSet<>(selected));
+    return new RealtimeCompaction(table, start, reason, selected, dropped, written, rows, startedNanos);
+  }
+
+  /** Greedy in sequence order: a bin is closed when the next file would take it past the target. */
+  static List<List<DataFile>> bins(List<DataFile> files, long targetBytes) {
+    List<List<DataFile>> bins = new ArrayList<>();
+    List<DataFile> bin = new ArrayList<>();
+    long bytes = 0;
+    for (DataFile f : files) {
+      if (!bin.isEmpty() && bytes + f.fileSizeInBytes() > targetBytes) {
+        bins.add(bin);
+        bin = new ArrayList<>();
+        bytes = 0;
+      }
+      bin.add(f);
+      bytes += f.fileSizeInBytes();
+    }
+    if (!bin.isEmpty()) {
+      bins.add(bin);
+    }
+    return bins;
+  }
+
+  /** The equality deletes live at the start that apply to no data file left after the rewrite. */
+  private static Set<DeleteFile> droppable(Table table, Snapshot start, Set<DataFile> rewritten) {
+    Set<String> gone = new HashSet<>();
+    rewritten.forEach(f -> gone.add(f.location()));
+    List<DataFile> remaining = BranchFiles.liveDataFiles(table, start).values().stream()
+        .filter(f -> !gone.contains(f.location())).toList();
+    Set<DeleteFile> dropped = new HashSet<>();
+    for (DeleteFile d : equalityDeletes(table, start)) {
+      if (remaining.stream().noneMatch(f -> applies(table, d, f))) {
+        dropped.add(d);
+      }
+    }
+    return dropped;
+  }
+
+  private static boolean applies(Table table, DeleteFile delete, DataFile data) {
+    return data.dataSequenceNumber() < delete.dataSequenceNumber() && KeyBounds.mayOverlap(table.schema(), data, delete);
+  }
+
+  private static List<DeleteFile> equalityDeletes(Table table, Snapshot snapshot) {
+    return BranchFiles.liveDeleteFiles(table, snapshot).values().stream()
+        .filter(f -> f.content() == FileContent.EQUALITY_DELETES).toList();
+  }
+
+  /** When the snapshot with {@code sequenceNumber} was committed; 0 when it has expired. */
+  private static long committedAtMs(Table table, long sequenceNumber) {
+    for (Snapshot s : table.snapshots()) {
+      if (s.sequenceNumber() == sequenceNumber) {
+        return s.timestampMillis();
+      }
+    }
+    return 0;
+  }
+
+  /**
+   * Commits the rewrite on realtime. When it cannot commit (another compaction took the files), the
+   * new files are deleted and the exception is thrown.
+   */
+  public Result commit() {
+    try {
+      table.newRewrite()
+          .toBranch(Branches.REALTIME)
+          .validateFromSnapshot(start.snapshotId())
+          .dataSequenceNumber(start.sequenceNumber())
+          .rewriteFiles(new HashSet<>(rewritten), dropped, new HashSet<>(written), Set.of())
+          .set(SummaryKeys.MAINTENANCE, "compaction")
+          .commit();
+    } catch (CommitStateUnknownException e) {
+      throw e; // the files may be committed: leave them to the orphan-file removal
+    } catch (RuntimeException e) {
+      written.forEach(f -> table.io().deleteFile(f.location()));
+      throw e;
+    }
+    Snapshot committed = table.snapshot(Branches.REALTIME);
+    long bytesIn = rewritten.stream().mapToLong(DataFile::fileSizeInBytes).sum();
+    long bytesOut = written.stream().mapToLong(DataFile::fileSizeInBytes).sum();
+    return new Result(reason, committed.snapshotId(), rewritten.size(), written.size(), bytesIn, bytesOut, rows,
+        dropped.size(), (System.nanoTime() - startedNanos) / 1_000_000);
+  }
+
+  /** Deletes the files written; for a compaction that will not be committed. */
+  public void abort() {
+    written.forEach(f -> table.io().deleteFile(f.location()));
+  }
+
+  public String reason() {
+    return reason;
   }
 
   public int dataFilesIn() {
     return rewritten.size();
+  }
+
+  public int dataFilesOut() {
+    return written.size();
   }
 
   public int equalityDeletesDropped() {
@@ -98,5 +279,9 @@ public final class RealtimeCompaction {
 
   public long rows() {
     return rows;
+  }
+
+  public Snapshot start() {
+    return start;
   }
 }

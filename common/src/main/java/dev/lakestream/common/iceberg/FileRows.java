@@ -1,0 +1,59 @@
+package dev.lakestream.common.iceberg;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.function.Consumer;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericDeleteFilter;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Reads the rows of one data file of a scan, with the deletes the scan found for it applied
+ * (equality deletes and deletion vectors), in the table's own columns. What maintenance and
+ * versioned reads need when they work file by file rather than on a whole snapshot.
+ */
+public final class FileRows {
+
+  private FileRows() {}
+
+  /** Calls {@code action} with each live row of {@code task}'s file, in file order. */
+  public static void forEach(Table table, FileScanTask task, Consumer<Record> action) {
+    if (task.file().format() != FileFormat.PARQUET) {
+      throw new IllegalArgumentException(
+          "table " + table.name() + ": data file " + task.file().location() + " is " + task.file().format()
+              + "; only Parquet data files are read");
+    }
+    Schema schema = table.schema();
+    GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, schema);
+    Schema read = deletes.requiredSchema();
+    boolean extraColumns = read.columns().size() != schema.columns().size();
+    try (CloseableIterable<Record> rows =
+        deletes.filter(
+            Parquet.read(table.io().newInputFile(task.file().location()))
+                .project(read)
+                .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
+                .build())) {
+      for (Record r : rows) {
+        if (!extraColumns) {
+          action.accept(r);
+        } else {
+          GenericRecord row = GenericRecord.create(schema);
+          for (Types.NestedField f : schema.columns()) {
+            row.setField(f.name(), r.getField(f.name()));
+          }
+          action.accept(row);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("reading " + task.file().location() + " of " + table.name(), e);
+    }
+  }
+}

@@ -1,0 +1,210 @@
+package dev.lakestream.sync.maintenance;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the maintenance of the tables a sync instance coordinates: realtime compaction by its
+ * policy, snapshot expiry on both branches, and (less often) orphan-file removal. The cycle
+ * coordinator asks for a check of each of its tables on its timer; the work runs on this object's
+ * own thread, never on a stream thread, so sync cycles and ingest go on while it runs. Each table
+ * has at most one run in flight. Another instance taking the table over after a rebalance may
+ * overlap a run still going here: Iceberg's commit validation lets only one compaction of the same
+ * files commit, and the other's files are deleted.
+ */
+public final class Maintenance implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Maintenance.class);
+
+  /** What a run did; a part that did not run is empty. */
+  public record Report(
+      String table,
+      Optional<RealtimeCompaction.Result> compaction,
+      Optional<SnapshotExpiry.Result> expiry,
+      Optional<OrphanFiles.Result> orphans) {}
+
+  private final MaintenanceConfig config;
+  private final Catalog catalog;
+  private final Executor executor;
+  private final ExecutorService ownThread;
+  private final Set<String> running = ConcurrentHashMap.newKeySet();
+  private final Map<String, Long> lastCheck = new ConcurrentHashMap<>();
+  private final Map<String, Long> lastOrphans = new ConcurrentHashMap<>();
+  private final Counter compactions;
+  private final Counter compactionFailures;
+  private final Counter filesIn;
+  private final Counter filesOut;
+  private final Counter bytesIn;
+  private final Counter bytesOut;
+  private final Counter deletesDropped;
+  private final Counter snapshotsExpired;
+  private final Counter orphansRemoved;
+  private final Counter orphanBytesRemoved;
+  private final Counter failures;
+  private final Timer compactionTime;
+  private final Timer expiryTime;
+  private final Timer orphanTime;
+
+  /**
+   * @param executor runs the checks; {@code null} for one background thread of this object's own
+   *     (tests pass {@code Runnable::run} to run them on the caller's thread)
+   */
+  public Maintenance(MaintenanceConfig config, Catalog catalog, MeterRegistry meters, Executor executor) {
+    this.config = config;
+    this.catalog = catalog;
+    this.ownThread = executor != null ? null : Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "lakestream-maintenance");
+      t.setDaemon(true);
+      return t;
+    });
+    this.executor = executor != null ? executor : ownThread;
+    this.compactions = meters.counter("lakestream.maintenance.compactions");
+    this.compactionFailures = meters.counter("lakestream.maintenance.compaction.conflicts");
+    this.filesIn = meters.counter("lakestream.maintenance.compaction.files.in");
+    this.filesOut = meters.counter("lakestream.maintenance.compaction.files.out");
+    this.bytesIn = meters.counter("lakestream.maintenance.compaction.bytes.in");
+    this.bytesOut = meters.counter("lakestream.maintenance.compaction.bytes.out");
+    this.deletesDropped = meters.counter("lakestream.maintenance.compaction.deletes.dropped");
+    this.snapshotsExpired = meters.counter("lakestream.maintenance.snapshots.expired");
+    this.orphansRemoved = meters.counter("lakestream.maintenance.orphans.removed");
+    this.orphanBytesRemoved = meters.counter("lakestream.maintenance.orphans.bytes.removed");
+    this.failures = meters.counter("lakestream.maintenance.failures");
+    this.compactionTime = meters.timer("lakestream.maintenance.duration", "operation", "compaction");
+    this.expiryTime = meters.timer("lakestream.maintenance.duration", "operation", "expiry");
+    this.orphanTime = meters.timer("lakestream.maintenance.duration", "operation", "orphans");
+  }
+
+  public MaintenanceConfig config() {
+    return config;
+  }
+
+  /** Schedules a run for {@code table} when maintenance is on, the check interval has passed and none is running. */
+  public void check(String table, long nowMs) {
+    if (!config.enabled()) {
+      return;
+    }
+    Long last = lastCheck.get(table);
+    if (last != null && nowMs - last < config.checkIntervalMs()) {
+      return;
+    }
+    if (!running.add(table)) {
+      return;
+    }
+    lastCheck.put(table, nowMs);
+    try {
+      executor.execute(() -> {
+        try {
+          run(TableIdentifier.parse(table), nowMs);
+        } catch (RuntimeException e) {
+          failures.increment();
+          LOG.warn("Maintenance of {} failed; it is tried again at the next check", table, e);
+        } finally {
+          running.remove(table);
+        }
+      });
+    } catch (RuntimeException e) {
+      running.remove(table);
+      throw e;
+    }
+  }
+
+  /** One run, on the calling thread: compaction if the policy selects files, expiry, orphans when due. */
+  public Report run(TableIdentifier id, long nowMs) {
+    String name = id.toString();
+    Table table = catalog.loadTable(id);
+    Optional<RealtimeCompaction.Result> compacted = compact(table, nowMs);
+    SnapshotExpiry.Result expired = expire(table, nowMs);
+    Optional<OrphanFiles.Result> orphans = Optional.empty();
+    Long last = lastOrphans.get(name);
+    if (last == null || nowMs - last >= config.orphanIntervalMs()) {
+      lastOrphans.put(name, nowMs);
+      orphans = Optional.of(removeOrphans(table, nowMs - config.orphanMinAgeMs()));
+    }
+    return new Report(name, compacted, Optional.of(expired), orphans);
+  }
+
+  public Optional<RealtimeCompaction.Result> compact(Table table, long nowMs) {
+    Optional<RealtimeCompaction> prepared = RealtimeCompaction.prepare(table, config.compaction(), nowMs);
+    if (prepared.isEmpty()) {
+      return Optional.empty();
+    }
+    RealtimeCompaction.Result result;
+    try {
+      result = prepared.get().commit();
+    } catch (org.apache.iceberg.exceptions.ValidationException e) {
+      compactionFailures.increment();
+      LOG.warn("Compaction of {} realtime did not commit (its files changed meanwhile): {}", table.name(), e.getMessage());
+      return Optional.empty();
+    }
+    record(result);
+    LOG.info(
+        "Compacted {} realtime ({}): {} data files ({} bytes) into {} ({} bytes, {} rows), {} equality-delete files "
+            + "dropped, snapshot {}, {} ms",
+        table.name(), result.reason(), result.dataFilesIn(), result.bytesIn(), result.dataFilesOut(), result.bytesOut(),
+        result.rows(), result.equalityDeletesDropped(), result.snapshotId(), result.durationMs());
+    return Optional.of(result);
+  }
+
+  /** Counts a compaction done elsewhere (the CLI) in this object's metrics. */
+  public void record(RealtimeCompaction.Result result) {
+    compactions.increment();
+    filesIn.increment(result.dataFilesIn());
+    filesOut.increment(result.dataFilesOut());
+    bytesIn.increment(result.bytesIn());
+    bytesOut.increment(result.bytesOut());
+    deletesDropped.increment(result.equalityDeletesDropped());
+    compactionTime.record(Duration.ofMillis(result.durationMs()));
+  }
+
+  public SnapshotExpiry.Result expire(Table table, long nowMs) {
+    SnapshotExpiry.Result result =
+        SnapshotExpiry.run(table, config.realtimeRetention(), config.mainRetention(), nowMs);
+    snapshotsExpired.increment(result.total());
+    expiryTime.record(Duration.ofMillis(result.durationMs()));
+    if (result.total() > 0) {
+      LOG.info("Expired {} snapshots of {} ({} realtime, {} main, {} unreferenced) in {} ms", result.total(),
+          table.name(), result.realtimeExpired(), result.mainExpired(), result.otherExpired(), result.durationMs());
+    }
+    return result;
+  }
+
+  public OrphanFiles.Result removeOrphans(Table table, long olderThanMs) {
+    OrphanFiles.Result result = OrphanFiles.remove(table, olderThanMs);
+    orphansRemoved.increment(result.removed());
+    orphanBytesRemoved.increment(result.bytesRemoved());
+    orphanTime.record(Duration.ofMillis(result.durationMs()));
+    LOG.info("Orphan files of {}: {} listed, {} referenced, {} removed ({} bytes) in {} ms", table.name(),
+        result.listed(), result.referenced(), result.removed(), result.bytesRemoved(), result.durationMs());
+    return result;
+  }
+
+  @Override
+  public void close() {
+    if (ownThread == null) {
+      return;
+    }
+    ownThread.shutdownNow();
+    try {
+      if (!ownThread.awaitTermination(30, TimeUnit.SECONDS)) {
+        LOG.warn("Maintenance still running after 30 s; leaving it");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,149 @@
+package dev.lakestream.sync.maintenance;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.ManifestContent;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.StatisticsFile;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.SupportsPrefixOperations;
+
+/**
+ * Removes the files under a table's locations that no snapshot, metadata file or statistics file
+ * of the table references and that are older than a safety age: files of flushes and sync cycles
+ * that never committed (a crash between writing and committing), and of commits whose retries
+ * wrote new manifests. A referenced file is never removed.
+ *
+ * <p>The listing comes first and the references are read after it, so a file committed while the
+ * listing runs counts as referenced. The safety age covers the files written for a commit that has
+ * not happened yet (a batch waiting in ingest's commit queue, a cycle gathering its results): it
+ * must be longer than any such wait; Iceberg's own default, 3 days, is the default here too.
+ */
+public final class OrphanFiles {
+
+  /** What a removal found and did. */
+  public record Result(int listed, int referenced, int removed, long bytesRemoved, List<String> removedFiles, long durationMs) {}
+
+  private OrphanFiles() {}
+
+  public static Result remove(Table table, long olderThanMs) {
+    long started = System.nanoTime();
+    FileIO io = table.io();
+    if (!(io instanceof SupportsPrefixOperations listing)) {
+      throw new IllegalStateException(
+          "table " + table.name() + ": removing orphan files needs a FileIO that can list files (" + io.getClass().getName()
+              + " cannot); use the object store's FileIO (S3FileIO, GCSFileIO, ADLSFileIO) or HadoopFileIO");
+    }
+    List<FileInfo> listed = new ArrayList<>();
+    for (String prefix : prefixes(table)) {
+      listing.listPrefix(prefix).forEach(listed::add);
+    }
+    table.refresh();
+    Set<String> referenced = referenced(table);
+    List<String> removed = new ArrayList<>();
+    long bytes = 0;
+    for (FileInfo f : listed) {
+      String name = f.location().substring(f.location().lastIndexOf('/') + 1);
+      if (f.createdAtMillis() >= olderThanMs || referenced.contains(normalize(f.location())) || "version-hint.text".equals(name)) {
+        continue;
+      }
+      io.deleteFile(f.location());
+      removed.add(f.location());
+      bytes += f.size();
+    }
+    return new Result(listed.size(), referenced.size(), removed.size(), bytes, removed,
+        (System.nanoTime() - started) / 1_000_000);
+  }
+
+  /** The table's folder, and its data and metadata folders when they are configured elsewhere. */
+  private static Set<String> prefixes(Table table) {
+    Set<String> prefixes = new LinkedHashSet<>();
+    prefixes.add(folder(table.location()));
+    for (String key : List.of(TableProperties.WRITE_DATA_LOCATION, TableProperties.WRITE_METADATA_LOCATION)) {
+      String location = table.properties().get(key);
+      if (location != null) {
+        prefixes.add(folder(location));
+      }
+    }
+    return prefixes;
+  }
+
+  private static String folder(String location) {
+    return location.endsWith("/") ? location : location + "/";
+  }
+
+  /** Every file the table's current metadata reaches: metadata files, manifest lists, manifests, content files. */
+  static Set<String> referenced(Table table) {
+    TableMetadata metadata = ((HasTableOperations) table).operations().current();
+    Set<String> files = new HashSet<>();
+    files.add(normalize(metadata.metadataFileLocation()));
+    metadata.previousFiles().forEach(e -> files.add(normalize(e.file())));
+    for (StatisticsFile s : metadata.statisticsFiles()) {
+      files.add(normalize(s.path()));
+    }
+    metadata.partitionStatisticsFiles().forEach(s -> files.add(normalize(s.path())));
+    Set<String> manifestsRead = new HashSet<>();
+    for (Snapshot snapshot : metadata.snapshots()) {
+      if (snapshot.manifestListLocation() != null) {
+        files.add(normalize(snapshot.manifestListLocation()));
+      }
+      for (ManifestFile manifest : snapshot.allManifests(table.io())) {
+        files.add(normalize(manifest.path()));
+        if (manifestsRead.add(manifest.path())) {
+          addContentFiles(table, manifest, files);
+        }
+      }
+    }
+    return files;
+  }
+
+  private static void addContentFiles(Table table, ManifestFile manifest, Set<String> files) {
+    try {
+      if (manifest.content() == ManifestContent.DATA) {
+        try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
+          for (ContentFile<?> f : reader) {
+            files.add(normalize(f.location()));
+          }
+        }
+      } else {
+        try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+          for (ContentFile<?> f : reader) {
+            files.add(normalize(f.location()));
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("reading manifest " + manifest.path() + " of " + table.name(), e);
+    }
+  }
+
+  /** One spelling per file: {@code file:} URIs as plain paths, s3a/s3n as s3. */
+  static String normalize(String location) {
+    if (location.startsWith("file://")) {
+      return location.substring("file://".length());
+    }
+    if (location.startsWith("file:")) {
+      return location.substring("file:".length());
+    }
+    if (location.startsWith("s3a://") || location.startsWith("s3n://")) {
+      return "s3://" + location.substring(6);
+    }
+    return location;
+  }
+}
