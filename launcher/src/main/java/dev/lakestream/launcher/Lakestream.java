@@ -20,7 +20,8 @@ public final class Lakestream {
       case "sync" -> SyncApp.main(rest);
       case "verify" -> System.exit(VerifyCommand.run(rest, System.out));
       case "demo" -> System.exit(DemoCommand.run(rest, System.out));
-      case "compact" -> System.exit(CompactCommand.run(rest, System.out));
+      case "compact", "expire-snapshots", "remove-orphan-files" ->
+          System.exit(MaintenanceCommand.run(args[0], rest, System.out));
       default -> {
         System.err.println("unknown command: " + args[0]);
         usage();
@@ -38,7 +39,10 @@ public final class Lakestream {
           ingest   Debezium change topics -> the realtime branch of each table (Kafka Streams app)
           sync     realtime's equality deletes -> deletion vectors on main, one snapshot per cycle (Kafka Streams app)
           verify   check the invariants of pipeline tables [--table NAMESPACE.TABLE]...; exit 0 when all hold
-          compact  compact a table's realtime branch into one data file --table NAMESPACE.TABLE; sync mirrors it
+          compact  compact a table's realtime branch by the compaction policy --table NAMESPACE.TABLE [--all];
+                   sync mirrors it on main
+          expire-snapshots     expire both branches' snapshots by their retention --table NAMESPACE.TABLE
+          remove-orphan-files  remove files no snapshot references --table NAMESPACE.TABLE [--older-than-ms MS]
           demo     everything in one process: PostgreSQL, Kafka, Kafka Connect with Debezium, ingest, sync
                    [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]
 

@@ -11,6 +11,8 @@ import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.IngestTopology;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.SyncTopology;
+import dev.lakestream.sync.maintenance.Maintenance;
+import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.DebeziumJson;
@@ -63,7 +65,14 @@ final class PipelineDriver implements AutoCloseable {
   private final TestInputTopic<String, RealtimeCommitted> syncTriggers;
   final TestOutputTopic<String, MainCommitted> mainCommits;
 
+  final Maintenance maintenance;
+
   PipelineDriver(List<String> topics) throws Exception {
+    this(topics, Map.of());
+  }
+
+  /** {@code extra}: more settings of both apps (maintenance policies). Maintenance runs on sync's backstop timer. */
+  PipelineDriver(List<String> topics, Map<String, String> extra) throws Exception {
     warehouse = new TemporaryWarehouse();
     Map<String, String> settings = new HashMap<>();
     settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -71,6 +80,7 @@ final class PipelineDriver implements AutoCloseable {
     settings.put(IngestConfig.FLUSH_INTERVAL_MS, Long.toString(FLUSH_INTERVAL_MS));
     settings.put(IngestConfig.COMMIT_INTERVAL_MS, Long.toString(COMMIT_INTERVAL_MS));
     warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    settings.putAll(extra);
     PipelineConfig ingestConfig = new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "ingest");
     PipelineConfig syncConfig = new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "sync");
     ingestCatalog = CatalogLoader.load(ingestConfig.catalogName(), ingestConfig.catalogProperties());
@@ -86,7 +96,9 @@ final class PipelineDriver implements AutoCloseable {
         EventSerdes.realtimeCommitted().deserializer());
 
     SyncConfig sc = new SyncConfig(syncConfig);
-    sync = new TopologyTestDriver(SyncTopology.build(sc, new TableManager(syncCatalog), syncMeters), props(syncConfig));
+    maintenance = new Maintenance(MaintenanceConfig.from(syncConfig), syncCatalog, syncMeters, Runnable::run);
+    sync = new TopologyTestDriver(SyncTopology.build(sc, new TableManager(syncCatalog), syncMeters, maintenance),
+        props(syncConfig));
     syncTriggers = sync.createInputTopic(sc.realtimeCommitsTopic(), new StringSerializer(),
         EventSerdes.realtimeCommitted().serializer());
     mainCommits = sync.createOutputTopic(sc.mainCommitsTopic(), new StringDeserializer(), EventSerdes.mainCommitted().deserializer());
@@ -124,6 +136,11 @@ final class PipelineDriver implements AutoCloseable {
     return mainCommits.readValuesToList();
   }
 
+  /** Drops the pending realtime-commit events: sync hears of those commits only from its timer. */
+  void dropRealtimeEvents() {
+    realtimeCommits.readRecordsToList();
+  }
+
   /** Lets sync's backstop timer fire. */
   List<MainCommitted> syncBackstop() {
     sync.advanceWallClockTime(Duration.ofMillis(20_000));
@@ -158,6 +175,7 @@ final class PipelineDriver implements AutoCloseable {
 
   @Override
   public void close() throws Exception {
+    maintenance.close();
     ingest.close();
     sync.close();
     ((AutoCloseable) ingestCatalog).close();

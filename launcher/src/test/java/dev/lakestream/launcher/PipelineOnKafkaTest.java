@@ -13,6 +13,10 @@ import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.SyncTopology;
+import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.sync.maintenance.Maintenance;
+import dev.lakestream.sync.maintenance.CompactionPolicy;
+import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.embedded.EmbeddedKafka;
@@ -137,7 +141,9 @@ class PipelineOnKafkaTest {
         new Topics.Spec(syncConfig.convertTasksTopic(), 4), new Topics.Spec(syncConfig.mainCommitsTopic(), 6)));
     Catalog syncCatalog = CatalogLoader.load(syncPipeline.catalogName(), syncPipeline.catalogProperties());
     TableIdentifier id = TableIdentifier.of("inventory", "crashy");
-    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), new SimpleMeterRegistry());
+    SimpleMeterRegistry syncMeters = new SimpleMeterRegistry();
+    Maintenance maintenance = new Maintenance(MaintenanceConfig.from(syncPipeline), syncCatalog, syncMeters, null);
+    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), syncMeters, maintenance);
     // A convert task's vector is written and its result sent within the transaction, then the thread dies.
     AtomicInteger tasks = new AtomicInteger();
     AtomicInteger convertCrashes = new AtomicInteger();
@@ -191,9 +197,65 @@ class PipelineOnKafkaTest {
       assertThat(report.passed()).as(report.toString()).isTrue();
       sync.close(Duration.ofSeconds(30));
     } finally {
+      maintenance.close();
       ((AutoCloseable) syncCatalog).close();
       ((AutoCloseable) watcher).close();
     }
+  }
+
+  @Test
+  void syncRunsMaintenanceOnItsOwnThreadWhileIngestKeepsCommitting() throws Exception {
+    TestTable table = new TestTable("dbserver1", "inventory", "busy", TestTable.wide("x", "y").columns(), List.of("id"));
+    kafka.createTopic(table.topic(), 3);
+    Map<String, String> shared = shared("p3", table.topic());
+    shared.put(SyncConfig.BACKSTOP_MS, "500");
+    shared.put(MaintenanceConfig.CHECK_INTERVAL_MS, "500");
+    shared.put(CompactionPolicy.MIN_SMALL_FILES, "6");
+    shared.put("sync.maintenance.expire.realtime.max-snapshot-age-ms", "0");
+    shared.put("sync.maintenance.expire.realtime.min-snapshots-to-keep", "5");
+    shared.put("sync.maintenance.expire.main.max-snapshot-age-ms", "0");
+    shared.put("sync.maintenance.expire.main.min-snapshots-to-keep", "5");
+    TableIdentifier id = TableIdentifier.of("inventory", "busy");
+    try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-3"));
+        StreamsApp sync = SyncApp.create(config(shared, "sync-3"));
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      ingest.start();
+      sync.start();
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 33);
+      feed.send(gen.snapshot(1000));
+      int maxRealtimeFiles = 0;
+      for (int i = 0; i < 30; i++) {
+        feed.send(gen.next(200));
+        Thread.sleep(300);
+        if (reader.tableExists(id)) {
+          Table t = reader.loadTable(id);
+          maxRealtimeFiles = Math.max(maxRealtimeFiles, BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).size());
+        }
+      }
+      Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
+      Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
+      assertThat(report.passed()).as(report.toString()).isTrue();
+
+      double compactions = count(sync, "lakestream.maintenance.compactions");
+      double expired = count(sync, "lakestream.maintenance.snapshots.expired");
+      double realtimeCommits = count(ingest, "lakestream.realtime.commits");
+      System.out.printf("maintenance on Kafka: %.0f realtime commits (%.0f retried), %.0f compactions (%.0f files in), "
+              + "%.0f snapshots expired, %.0f delete files reconverted, max %d live data files on realtime%n",
+          realtimeCommits, count(ingest, "lakestream.realtime.commit.retries"), compactions,
+          count(sync, "lakestream.maintenance.compaction.files.in"), expired,
+          count(sync, "lakestream.sync.reconverted.deletes"), maxRealtimeFiles);
+      assertThat(compactions).isGreaterThan(0);
+      assertThat(expired).isGreaterThan(0);
+      assertThat(count(sync, "lakestream.maintenance.failures")).isZero();
+      assertThat(count(ingest, "lakestream.app.thread.failures")).as("ingest threads that died").isZero();
+      assertThat(count(sync, "lakestream.app.thread.failures")).as("sync threads that died").isZero();
+      assertThat(realtimeCommits).as("ingest kept committing").isGreaterThan(10);
+      assertThat(maxRealtimeFiles).as("live data files on realtime").isLessThan((int) realtimeCommits);
+    }
+  }
+
+  private static double count(StreamsApp app, String name) {
+    return app.meters().find(name).counters().stream().mapToDouble(c -> c.count()).sum();
   }
 
   private String mainDiffers(TableIdentifier id, TestTable table) {
