@@ -13,7 +13,7 @@ import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.common.iceberg.BranchFiles;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.math.BigDecimal;

@@ -20,6 +20,8 @@ public final class Lakestream {
       case "sync" -> SyncApp.main(rest);
       case "verify" -> System.exit(VerifyCommand.run(rest, System.out));
       case "demo" -> System.exit(DemoCommand.run(rest, System.out));
+      case "version", "schema", "snapshot", "changes" ->
+          System.exit(VersionsCommand.run(args[0], rest, System.out, System.err));
       case "compact", "expire-snapshots", "remove-orphan-files" ->
           System.exit(MaintenanceCommand.run(args[0], rest, System.out));
       default -> {
@@ -43,6 +45,11 @@ public final class Lakestream {
                    sync mirrors it on main
           expire-snapshots     expire both branches' snapshots by their retention --table NAMESPACE.TABLE
           remove-orphan-files  remove files no snapshot references --table NAMESPACE.TABLE [--older-than-ms MS]
+          version  the current version of a table's main branch --table NAMESPACE.TABLE
+          schema   the schema at a version --table NAMESPACE.TABLE [--version V]
+          snapshot the rows at a version --table NAMESPACE.TABLE [--version V] [--output PATH] [--format json|parquet]
+          changes  the rows that changed between two versions, with __weight +1/-1
+                   --table NAMESPACE.TABLE --from V1 [--to V2] [--output PATH] [--format json|parquet]
           demo     everything in one process: PostgreSQL, Kafka, Kafka Connect with Debezium, ingest, sync
                    [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]
 

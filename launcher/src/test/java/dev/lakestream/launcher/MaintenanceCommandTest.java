@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.TestTable;

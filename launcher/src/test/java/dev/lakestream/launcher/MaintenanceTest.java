@@ -8,7 +8,7 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.ingest.buffer.BatchWriter;
 import dev.lakestream.sync.convert.FileConverter;
-import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.diff.Differ;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.OrphanFiles;

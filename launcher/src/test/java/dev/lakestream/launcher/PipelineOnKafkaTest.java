@@ -13,7 +13,7 @@ import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.SyncTopology;
-import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.CompactionPolicy;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;

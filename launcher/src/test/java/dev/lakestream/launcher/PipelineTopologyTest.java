@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;

@@ -6,7 +6,7 @@ import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.common.iceberg.BranchFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;

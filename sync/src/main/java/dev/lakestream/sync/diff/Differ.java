@@ -3,6 +3,7 @@ package dev.lakestream.sync.diff;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.SummaryKeys;

@@ -3,7 +3,7 @@ package dev.lakestream.sync.maintenance;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.sync.diff.BranchFiles;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.diff.KeyBounds;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,7 +1,5 @@
-package dev.lakestream.sync.diff;
+package dev.lakestream.common.iceberg;
 
-import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.SummaryKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
@@ -82,7 +80,7 @@ public final class BranchFiles {
     return dvs;
   }
 
-  static Snapshot parent(Table table, Snapshot snapshot) {
+  public static Snapshot parent(Table table, Snapshot snapshot) {
     Long parent = snapshot.parentId();
     return parent == null ? null : table.snapshot(parent);
   }

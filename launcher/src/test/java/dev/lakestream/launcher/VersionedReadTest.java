@@ -1,0 +1,319 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SnapshotRows;
+import dev.lakestream.reader.DeltaStats;
+import dev.lakestream.reader.MainVersions;
+import dev.lakestream.reader.RowJson;
+import dev.lakestream.sync.maintenance.MaintenanceConfig;
+import dev.lakestream.sync.maintenance.RealtimeCompaction;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.TestTable;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Versioned reads of main: for many pairs of versions of a random workload (updates, deletes,
+ * re-inserts, key updates, compactions), Snapshot(V1) + Delta(V1, V2) = Snapshot(V2) as multisets,
+ * and the delta equals the difference of the two snapshots as read by Iceberg's own reader.
+ */
+class VersionedReadTest {
+
+  private static final Map<String, String> MANUAL = Map.of(MaintenanceConfig.ENABLED, "false");
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {71, 72})
+  void snapshotPlusDeltaIsTheLaterSnapshotForManyPairs(long seed) throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
+      Random random = new Random(seed);
+      pipeline.send(gen.snapshot(600));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      for (int round = 0; round < 16; round++) {
+        pipeline.send(gen.next(10 + random.nextInt(150)));
+        pipeline.ingestCommit();
+        if (round % 5 == 4) {
+          RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
+        }
+        pipeline.sync();
+      }
+      Table t = pipeline.table(table);
+      List<Long> versions = mainVersions(t);
+      MainVersions reader = MainVersions.of(t);
+      Map<Long, Map<String, Integer>> snapshots = new HashMap<>();
+      for (long v : versions) {
+        snapshots.put(v, icebergRows(t, v));
+      }
+      int pairs = 0;
+      for (int i = 0; i < versions.size(); i++) {
+        for (int j = i; j < versions.size(); j += 1 + random.nextInt(3)) {
+          long v1 = versions.get(i);
+          long v2 = versions.get(j);
+          Map<String, Integer> delta = delta(reader, t, v1, v2);
+          assertThat(delta.values()).as("consolidated: every weight is +1 or -1").allMatch(w -> w == 1 || w == -1);
+          assertThat(delta).as("delta %d..%d vs Iceberg's snapshots", v1, v2)
+              .isEqualTo(difference(snapshots.get(v1), snapshots.get(v2)));
+          Map<String, Integer> applied = new HashMap<>(rowsOf(reader, t, v1));
+          delta.forEach((row, w) -> applied.merge(row, w, Integer::sum));
+          applied.values().removeIf(n -> n == 0);
+          assertThat(applied).as("Snapshot(%d) + Delta(%d, %d)", v1, v1, v2).isEqualTo(snapshots.get(v2));
+          pairs++;
+        }
+      }
+      assertThat(pairs).isGreaterThan(40);
+      assertThat(reader.consolidatedDeltas()).isGreaterThan(0);
+    }
+  }
+
+  @Test
+  void aRangeWithOnlyACompactionMirrorHasAnEmptyDelta() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 73);
+      pipeline.send(gen.snapshot(500));
+      pipeline.ingestCommit();
+      for (int i = 0; i < 4; i++) {
+        pipeline.send(gen.next(100));
+        pipeline.ingestCommit();
+        pipeline.sync();
+      }
+      long before = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
+      RealtimeCompaction.Result compaction = RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
+      assertThat(pipeline.syncBackstop()).as("a compaction is announced by no event; sync's timer finds it").hasSize(1);
+      Table t = pipeline.table(table);
+      long mirror = t.snapshot(Branches.MAIN).snapshotId();
+      assertThat(mirror).isNotEqualTo(before);
+
+      List<Integer> weights = new ArrayList<>();
+      DeltaStats stats = MainVersions.of(t).delta(before, mirror, (row, w) -> weights.add(w));
+
+      assertThat(weights).isEmpty();
+      assertThat(stats.appendOnly()).isFalse();
+      assertThat(stats.rowsCancelled()).as("rows moved by the compaction").isEqualTo(2 * compaction.rows());
+    }
+  }
+
+  @Test
+  void aRangeThatDeletesNothingTakesTheAppendOnlyPath() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 74, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      pipeline.send(gen.next(200));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      long v1 = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
+      for (int i = 0; i < 3; i++) {
+        pipeline.send(gen.next(100));
+        pipeline.ingestCommit();
+        pipeline.sync();
+      }
+      Table t = pipeline.table(table);
+      long v2 = t.snapshot(Branches.MAIN).snapshotId();
+      MainVersions reader = MainVersions.of(t);
+
+      Map<String, Integer> delta = delta(reader, t, v1, v2);
+
+      assertThat(reader.appendOnlyDeltas()).isEqualTo(1);
+      assertThat(reader.consolidatedDeltas()).isZero();
+      assertThat(delta).hasSize(300).allSatisfy((row, w) -> assertThat(w).isEqualTo(1));
+      assertThat(delta).isEqualTo(difference(icebergRows(t, v1), icebergRows(t, v2)));
+    }
+  }
+
+  @Test
+  void aSmallMemoryBudgetReadsInPassesWithTheSameResult() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 75);
+      pipeline.send(gen.snapshot(400));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      long v1 = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
+      for (int i = 0; i < 3; i++) {
+        pipeline.send(gen.next(150));
+        pipeline.ingestCommit();
+        pipeline.sync();
+      }
+      RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
+      pipeline.syncBackstop();
+      Table t = pipeline.table(table);
+      long v2 = t.snapshot(Branches.MAIN).snapshotId();
+      List<DeltaStats> stats = new ArrayList<>();
+
+      Map<String, Integer> whole = delta(MainVersions.of(t), t, v1, v2, stats);
+      Map<String, Integer> inPasses = delta(MainVersions.of(t).withMemoryBudget(100), t, v1, v2, stats);
+
+      assertThat(stats.get(0).passes()).isEqualTo(1);
+      assertThat(stats.get(1).passes()).isGreaterThan(3);
+      assertThat(inPasses).isEqualTo(whole).isEqualTo(difference(icebergRows(t, v1), icebergRows(t, v2)));
+    }
+  }
+
+  @Test
+  void versionsOffMainOrOutOfOrderAreClearErrors() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 76);
+      for (int i = 0; i < 2; i++) {
+        pipeline.send(gen.next(50));
+        pipeline.ingestCommit();
+        pipeline.sync();
+      }
+      Table t = pipeline.table(table);
+      List<Long> versions = mainVersions(t);
+      MainVersions reader = MainVersions.of(t);
+      long realtime = t.snapshot(Branches.REALTIME).snapshotId();
+      long older = versions.get(versions.size() - 2);
+      long newer = versions.get(versions.size() - 1);
+
+      assertThatThrownBy(() -> reader.delta(realtime, newer, (row, w) -> { }))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not a version of main");
+      assertThatThrownBy(() -> reader.delta(newer, older, (row, w) -> { }))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not an ancestor of version " + older);
+      assertThatThrownBy(() -> reader.snapshot(42L, row -> { }))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no version 42");
+      assertThat(reader.version().snapshotId()).isEqualTo(newer);
+      assertThat(reader.delta(newer, newer, (row, w) -> { }).rowsAdded()).isZero();
+    }
+  }
+
+  @Test
+  void commandsWriteVersionsSnapshotsAndChanges() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 77);
+      pipeline.send(gen.next(200));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      long v1 = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
+      pipeline.send(gen.next(100));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      Table t = pipeline.table(table);
+      long v2 = t.snapshot(Branches.MAIN).snapshotId();
+      Path config = Files.createTempFile(pipeline.warehouse.dir(), "read", ".properties");
+      StringBuilder props = new StringBuilder();
+      pipeline.warehouse.catalogProperties().forEach((k, v) -> props.append(PipelineConfig.CATALOG_PREFIX).append(k).append('=').append(v).append('\n'));
+      Files.writeString(config, props.toString());
+      String name = table.schema() + "." + table.name();
+      ObjectMapper json = new ObjectMapper();
+
+      Run version = run("version", "--config", config.toString(), "--table", name);
+      assertThat(version.code).as(version.err).isZero();
+      assertThat(json.readTree(version.out).get("snapshotId").asLong()).isEqualTo(v2);
+
+      Run changes = run("changes", "--config", config.toString(), "--table", name, "--from", Long.toString(v1));
+      assertThat(changes.code).as(changes.err).isZero();
+      Map<String, Integer> fromCli = new HashMap<>();
+      for (String line : changes.out.split("\n")) {
+        JsonNode row = json.readTree(line);
+        int weight = row.get("__weight").asInt();
+        ((com.fasterxml.jackson.databind.node.ObjectNode) row).remove("__weight");
+        fromCli.merge(row.toString(), weight, Integer::sum);
+      }
+      Map<String, Integer> expected = new HashMap<>();
+      for (Map.Entry<String, Integer> e : difference(icebergRows(t, v1), icebergRows(t, v2)).entrySet()) {
+        expected.put(json.readTree(e.getKey()).toString(), e.getValue());
+      }
+      assertThat(fromCli).isEqualTo(expected);
+      assertThat(changes.err).contains("changes " + v1 + ".." + v2);
+
+      Path parquet = pipeline.warehouse.dir().resolve("snapshot.parquet");
+      Run snapshot = run("snapshot", "--config", config.toString(), "--table", name, "--version", Long.toString(v1),
+          "--format", "parquet", "--output", parquet.toString());
+      assertThat(snapshot.code).as(snapshot.err).isZero();
+      long rows = 0;
+      try (CloseableIterable<Record> records = Parquet.read(org.apache.iceberg.Files.localInput(parquet.toFile()))
+          .project(t.schema()).createReaderFunc(s -> GenericParquetReaders.buildReader(t.schema(), s)).build()) {
+        for (Record ignored : records) {
+          rows++;
+        }
+      }
+      assertThat(rows).isEqualTo(icebergRows(t, v1).values().stream().mapToInt(Integer::intValue).sum());
+
+      assertThat(run("changes", "--config", config.toString(), "--table", name).code).isEqualTo(2);
+      assertThat(run("changes", "--config", config.toString(), "--table", name, "--from", "42").code).isEqualTo(1);
+    }
+  }
+
+  private record Run(int code, String out, String err) {}
+
+  private static Run run(String command, String... args) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int code = VersionsCommand.run(command, args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  /** Main's versions, oldest first. */
+  private static List<Long> mainVersions(Table t) {
+    List<Long> out = new ArrayList<>();
+    for (Snapshot s = t.snapshot(Branches.MAIN); s != null; s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
+      out.add(s.snapshotId());
+    }
+    Collections.reverse(out);
+    return out;
+  }
+
+  private static Map<String, Integer> delta(MainVersions reader, Table t, long v1, long v2) {
+    return delta(reader, t, v1, v2, new ArrayList<>());
+  }
+
+  private static Map<String, Integer> delta(MainVersions reader, Table t, long v1, long v2, List<DeltaStats> stats) {
+    Types.StructType type = reader.schema(v2).asStruct();
+    Map<String, Integer> out = new HashMap<>();
+    stats.add(reader.delta(v1, v2, (row, w) -> out.merge(RowJson.of(type, row), w, Integer::sum)));
+    return out;
+  }
+
+  private static Map<String, Integer> rowsOf(MainVersions reader, Table t, long v) {
+    Types.StructType type = reader.schema(v).asStruct();
+    Map<String, Integer> out = new HashMap<>();
+    reader.snapshot(v, row -> out.merge(RowJson.of(type, row), 1, Integer::sum));
+    return out;
+  }
+
+  /** The rows of main at {@code v} as Iceberg's generic reader reads them. */
+  private static Map<String, Integer> icebergRows(Table t, long v) {
+    Types.StructType type = t.schema().asStruct();
+    Map<String, Integer> out = new HashMap<>();
+    SnapshotRows.forEach(t, v, row -> out.merge(RowJson.of(type, row), 1, Integer::sum));
+    return out;
+  }
+
+  /** +n for rows more often in {@code after}, -n for rows more often in {@code before}. */
+  private static Map<String, Integer> difference(Map<String, Integer> before, Map<String, Integer> after) {
+    Map<String, Integer> out = new HashMap<>(after);
+    before.forEach((row, n) -> out.merge(row, -n, Integer::sum));
+    out.values().removeIf(n -> n == 0);
+    return out;
+  }
+}

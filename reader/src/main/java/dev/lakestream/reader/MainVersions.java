@@ -1,0 +1,335 @@
+package dev.lakestream.reader;
+
+import dev.lakestream.common.iceberg.BranchFiles;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SummaryKeys;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.LongPredicate;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A table's {@code main} branch read as versions: {@link #version()}, {@link #schema}, {@link
+ * #snapshot} (the rows at a version) and {@link #delta} (the rows that differ between two versions,
+ * each with a weight, +1 appeared, -1 went away), computed from file-level changes.
+ *
+ * <p>A delta reads only what changed: the rows of data files added in the range, minus what their
+ * deletion vector deletes at the newer version (+1); the rows of data files removed in the range
+ * (a mirrored compaction), minus what was deleted at the older version (-1); and in data files
+ * live at both versions, the positions newly set in their deletion vector (-1). Rows on both sides
+ * with equal values cancel: a compaction moves rows without changing them and so nets to zero. When
+ * the snapshot summaries of the range show no deletion at all, the rows of the added files are
+ * streamed as they are (the append-only fast path).
+ *
+ * <p>Consolidation holds the rows of one bucket in memory; when the rows to consolidate exceed the
+ * budget ({@link #withMemoryBudget}), the files are read in several passes, each keeping one hash
+ * bucket of rows, so memory stays bounded whatever the delta's size.
+ */
+public final class MainVersions {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MainVersions.class);
+  private static final long DEFAULT_BUDGET_ROWS = 500_000;
+  private static final long PROGRESS_EVERY_MS = 10_000;
+
+  private final Table table;
+  private final long budgetRows;
+  private final AtomicLong appendOnlyDeltas = new AtomicLong();
+  private final AtomicLong consolidatedDeltas = new AtomicLong();
+
+  private MainVersions(Table table, long budgetRows) {
+    this.table = table;
+    this.budgetRows = budgetRows;
+  }
+
+  public static MainVersions of(Table table) {
+    return new MainVersions(table, DEFAULT_BUDGET_ROWS);
+  }
+
+  /** At most this many rows are held in memory to consolidate a delta (default 500,000). */
+  public MainVersions withMemoryBudget(long rows) {
+    if (rows < 1) {
+      throw new IllegalArgumentException("the memory budget must be at least one row");
+    }
+    return new MainVersions(table, rows);
+  }
+
+  /** The current version: main's head. */
+  public Version version() {
+    table.refresh();
+    Snapshot head = table.snapshot(Branches.MAIN);
+    if (head == null) {
+      throw new IllegalStateException("table " + table.name() + " has no main branch");
+    }
+    return version(head);
+  }
+
+  /** The version {@code snapshotId}, which must be on main. */
+  public Version version(long snapshotId) {
+    return version(onMain(snapshotId));
+  }
+
+  /** The schema of the rows at {@code version}. */
+  public Schema schema(long version) {
+    return schemaOf(onMain(version));
+  }
+
+  /** Calls {@code rows} with every row at {@code version}, in its schema; returns how many. */
+  public long snapshot(long version, Consumer<Record> rows) {
+    Snapshot s = onMain(version);
+    Schema schema = schemaOf(s);
+    Map<String, DeleteFile> dvs = BranchFiles.deletionVectors(table, s);
+    BaseDeleteLoader loader = loader();
+    Progress progress = new Progress("snapshot " + version);
+    for (DataFile file : BranchFiles.liveDataFiles(table, s).values()) {
+      PositionDeleteIndex deleted = index(loader, dvs.get(file.location()), file);
+      DataFileRows.read(table, schema, file, pos -> deleted == null || !deleted.isDeleted(pos), row -> {
+        rows.accept(row);
+        progress.row();
+      });
+    }
+    return progress.rows;
+  }
+
+  /**
+   * The rows that differ between {@code from} and {@code to}, consolidated (no row with both
+   * weights), in the schema of {@code to}. {@code from} must be {@code to} or one of its ancestors
+   * on main.
+   */
+  public DeltaStats delta(long from, long to, DeltaSink sink) {
+    long started = System.nanoTime();
+    Snapshot newer = onMain(to);
+    List<Snapshot> range = range(from, newer);
+    Schema schema = schemaOf(newer);
+    if (range.isEmpty()) {
+      return new DeltaStats(from, to, 0, true, 0, 0, 0, 0, 0, elapsedMs(started));
+    }
+    if (range.stream().noneMatch(MainVersions::deletes)) {
+      appendOnlyDeltas.incrementAndGet();
+      Progress progress = new Progress("delta " + from + ".." + to);
+      int files = 0;
+      for (Snapshot s : range) {
+        for (DataFile file : s.addedDataFiles(table.io())) {
+          files++;
+          DataFileRows.read(table, schema, file, pos -> true, row -> {
+            sink.accept(row, 1);
+            progress.row();
+          });
+        }
+      }
+      return new DeltaStats(from, to, range.size(), true, progress.rows, 0, 0, files, 1, elapsedMs(started));
+    }
+    consolidatedDeltas.incrementAndGet();
+    return consolidated(from, to, onMain(from), newer, range.size(), schema, sink, started);
+  }
+
+  /** Deltas served by the append-only fast path since this object was made. */
+  public long appendOnlyDeltas() {
+    return appendOnlyDeltas.get();
+  }
+
+  /** Deltas that were consolidated since this object was made. */
+  public long consolidatedDeltas() {
+    return consolidatedDeltas.get();
+  }
+
+  private DeltaStats consolidated(
+      long from, long to, Snapshot older, Snapshot newer, int snapshots, Schema schema, DeltaSink sink, long started) {
+    Map<String, DataFile> before = BranchFiles.liveDataFiles(table, older);
+    Map<String, DataFile> after = BranchFiles.liveDataFiles(table, newer);
+    Map<String, DeleteFile> dvsBefore = BranchFiles.deletionVectors(table, older);
+    Map<String, DeleteFile> dvsAfter = BranchFiles.deletionVectors(table, newer);
+    BaseDeleteLoader loader = loader();
+
+    // Each side: the files to read and which of their positions count.
+    List<Part> parts = new ArrayList<>();
+    long estimate = 0;
+    for (DataFile f : after.values()) {
+      PositionDeleteIndex deletedAfter = index(loader, dvsAfter.get(f.location()), f);
+      if (!before.containsKey(f.location())) {
+        parts.add(new Part(f, 1, pos -> deletedAfter == null || !deletedAfter.isDeleted(pos)));
+        estimate += f.recordCount();
+      } else {
+        DeleteFile dvBefore = dvsBefore.get(f.location());
+        DeleteFile dvAfter = dvsAfter.get(f.location());
+        if (dvAfter != null && (dvBefore == null || !dvBefore.location().equals(dvAfter.location()))) {
+          PositionDeleteIndex deletedBefore = index(loader, dvBefore, f);
+          parts.add(new Part(f, -1,
+              pos -> deletedAfter.isDeleted(pos) && (deletedBefore == null || !deletedBefore.isDeleted(pos))));
+          estimate += dvAfter.recordCount() - (dvBefore == null ? 0 : dvBefore.recordCount());
+        }
+      }
+    }
+    for (DataFile f : before.values()) {
+      if (!after.containsKey(f.location())) {
+        PositionDeleteIndex deletedBefore = index(loader, dvsBefore.get(f.location()), f);
+        parts.add(new Part(f, -1, pos -> deletedBefore == null || !deletedBefore.isDeleted(pos)));
+        estimate += f.recordCount();
+      }
+    }
+    boolean bothSides = parts.stream().anyMatch(p -> p.weight > 0) && parts.stream().anyMatch(p -> p.weight < 0);
+    int passes = bothSides ? (int) Math.max(1, (estimate + budgetRows - 1) / budgetRows) : 1;
+    Progress progress = new Progress("delta " + from + ".." + to);
+    long[] counts = new long[3]; // added, removed, cancelled
+    int filesRead = 0;
+    for (int pass = 0; pass < passes; pass++) {
+      int bucket = pass;
+      Map<String, Weighted> rows = new HashMap<>();
+      for (Part part : parts) {
+        filesRead++;
+        DataFileRows.read(table, schema, part.file, part.keep, row -> {
+          progress.row();
+          if (!bothSides) {
+            sink.accept(row, part.weight);
+            counts[part.weight > 0 ? 0 : 1]++;
+            return;
+          }
+          String identity = RowJson.of(schema.asStruct(), row);
+          if (passes > 1 && Math.floorMod(identity.hashCode(), passes) != bucket) {
+            return;
+          }
+          Weighted w = rows.computeIfAbsent(identity, k -> new Weighted(row));
+          w.weight += part.weight;
+          w.seen++;
+        });
+      }
+      for (Weighted w : rows.values()) {
+        int emit = Math.abs(w.weight);
+        for (int i = 0; i < emit; i++) {
+          sink.accept(w.row, Integer.signum(w.weight));
+        }
+        counts[w.weight > 0 ? 0 : 1] += emit;
+        counts[2] += w.seen - emit;
+      }
+    }
+    if (passes > 1) {
+      LOG.info("Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: read in {} passes",
+          from, to, table.name(), estimate, budgetRows, passes);
+    }
+    return new DeltaStats(from, to, snapshots, false, counts[0], counts[1], counts[2], filesRead, passes, elapsedMs(started));
+  }
+
+  private record Part(DataFile file, int weight, LongPredicate keep) {}
+
+  private static final class Weighted {
+    final Record row;
+    int weight;
+    int seen;
+
+    Weighted(Record row) {
+      this.row = row;
+    }
+  }
+
+  /** Whether a main snapshot may have deleted rows, from its summary (the standard keys and this pipeline's). */
+  static boolean deletes(Snapshot s) {
+    if (DataOperations.APPEND.equals(s.operation())) {
+      return false;
+    }
+    Map<String, String> summary = s.summary();
+    for (String key : List.of(
+        SnapshotSummary.DELETED_FILES_PROP, SnapshotSummary.ADDED_DELETE_FILES_PROP, SnapshotSummary.ADDED_POS_DELETES_PROP,
+        SnapshotSummary.ADDED_EQ_DELETES_PROP, SnapshotSummary.DELETED_RECORDS_PROP, "added-dvs",
+        SummaryKeys.DVS_ADDED, SummaryKeys.DATA_FILES_REMOVED)) {
+      String value = summary.get(key);
+      if (value != null && Long.parseLong(value) > 0) {
+        return true;
+      }
+    }
+    // Writers fill in the deletion counts when they are not zero; a summary without the standard
+    // totals comes from a writer that does not, and is taken to have deleted something.
+    return !summary.containsKey(SnapshotSummary.TOTAL_DATA_FILES_PROP);
+  }
+
+  /** The snapshots after {@code from} up to {@code to}, oldest first; {@code from} must be an ancestor of {@code to}. */
+  private List<Snapshot> range(long from, Snapshot to) {
+    onMain(from);
+    List<Snapshot> range = new ArrayList<>();
+    for (Snapshot s = to; s != null; s = BranchFiles.parent(table, s)) {
+      if (s.snapshotId() == from) {
+        java.util.Collections.reverse(range);
+        return range;
+      }
+      range.add(s);
+    }
+    throw new IllegalArgumentException(
+        "table " + table.name() + ": version " + from + " is not an ancestor of version " + to.snapshotId()
+            + " on main (or the snapshots between them have expired)");
+  }
+
+  private Snapshot onMain(long snapshotId) {
+    table.refresh();
+    Snapshot s = table.snapshot(snapshotId);
+    if (s == null) {
+      throw new IllegalArgumentException(
+          "table " + table.name() + ": no version " + snapshotId + " (not a snapshot of the table, or expired)");
+    }
+    for (Snapshot a = table.snapshot(Branches.MAIN); a != null; a = BranchFiles.parent(table, a)) {
+      if (a.snapshotId() == snapshotId) {
+        return s;
+      }
+    }
+    throw new IllegalArgumentException("table " + table.name() + ": snapshot " + snapshotId + " is not a version of main");
+  }
+
+  private Version version(Snapshot s) {
+    String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
+    return new Version(s.snapshotId(), s.sequenceNumber(), s.timestampMillis(),
+        s.schemaId() == null ? table.schema().schemaId() : s.schemaId(), ts == null ? -1 : Long.parseLong(ts));
+  }
+
+  private Schema schemaOf(Snapshot s) {
+    Schema schema = s.schemaId() == null ? null : table.schemas().get(s.schemaId());
+    return schema != null ? schema : table.schema();
+  }
+
+  private BaseDeleteLoader loader() {
+    return new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+  }
+
+  private static PositionDeleteIndex index(BaseDeleteLoader loader, DeleteFile dv, DataFile file) {
+    return dv == null ? null : loader.loadPositionDeletes(List.of(dv), file.location());
+  }
+
+  private static long elapsedMs(long startedNanos) {
+    return (System.nanoTime() - startedNanos) / 1_000_000;
+  }
+
+  /** Logs rows read and the rate every 10 s. */
+  private final class Progress {
+    private final String what;
+    private final long startedMs = System.currentTimeMillis();
+    private long lastLogMs = startedMs;
+    long rows;
+
+    Progress(String what) {
+      this.what = what;
+    }
+
+    void row() {
+      rows++;
+      if ((rows & 0xFFF) == 0) {
+        long now = System.currentTimeMillis();
+        if (now - lastLogMs >= PROGRESS_EVERY_MS) {
+          lastLogMs = now;
+          LOG.info("{} of {}: {} rows read, {} rows/s", what, table.name(), rows,
+              rows * 1000 / Math.max(1, now - startedMs));
+        }
+      }
+    }
+  }
+}
