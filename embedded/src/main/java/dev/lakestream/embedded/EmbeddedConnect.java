@@ -25,6 +25,9 @@ import org.apache.kafka.connect.runtime.standalone.StandaloneHerder;
  */
 public final class EmbeddedConnect implements AutoCloseable {
 
+  /** What {@link #main} prints once its connector runs. */
+  public static final String READY = "EMBEDDED-CONNECT-READY";
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Connect<StandaloneHerder> connect;
@@ -38,14 +41,22 @@ public final class EmbeddedConnect implements AutoCloseable {
 
   public static EmbeddedConnect start(String bootstrapServers) throws Exception {
     Path dir = Files.createTempDirectory("connect-");
+    return start(bootstrapServers, dir.resolve("connect.offsets"), 1000);
+  }
+
+  /**
+   * A worker whose source offsets are kept in {@code offsetsFile} (so a worker started again on the
+   * same file resumes where the last one flushed) and flushed every {@code offsetFlushMs}.
+   */
+  public static EmbeddedConnect start(String bootstrapServers, Path offsetsFile, long offsetFlushMs) throws Exception {
     Map<String, String> props = new HashMap<>();
     props.put("bootstrap.servers", bootstrapServers);
     props.put("key.converter", "org.apache.kafka.connect.json.JsonConverter");
     props.put("value.converter", "org.apache.kafka.connect.json.JsonConverter");
     props.put("key.converter.schemas.enable", "true");
     props.put("value.converter.schemas.enable", "true");
-    props.put("offset.storage.file.filename", dir.resolve("connect.offsets").toString());
-    props.put("offset.flush.interval.ms", "1000");
+    props.put("offset.storage.file.filename", offsetsFile.toString());
+    props.put("offset.flush.interval.ms", Long.toString(offsetFlushMs));
     props.put("listeners", "http://127.0.0.1:0");
     props.put("plugin.discovery", "service_load");
     // Connect exits the JVM on some startup failures; in a test that must be an exception.
@@ -96,6 +107,23 @@ public final class EmbeddedConnect implements AutoCloseable {
       Thread.sleep(200);
     }
     throw new IllegalStateException("connector " + name + " is not running after 60 s: " + last);
+  }
+
+  /**
+   * A worker in a process of its own, for tests that kill it: {@code BOOTSTRAP OFFSETS_FILE
+   * FLUSH_MS CONNECTOR_JSON_FILE}. Registers the connector, prints {@link #READY}, and runs until
+   * the process ends.
+   */
+  public static void main(String[] args) throws Exception {
+    if (args.length != 4) {
+      System.err.println("usage: EmbeddedConnect BOOTSTRAP OFFSETS_FILE FLUSH_MS CONNECTOR_JSON_FILE");
+      System.exit(2);
+    }
+    EmbeddedConnect connect = start(args[0], Path.of(args[1]), Long.parseLong(args[2]));
+    connect.createConnector(Files.readString(Path.of(args[3])), Map.of());
+    System.out.println(READY);
+    System.out.flush();
+    Thread.currentThread().join();
   }
 
   @Override

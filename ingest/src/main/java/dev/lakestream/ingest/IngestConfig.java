@@ -24,6 +24,7 @@ public final class IngestConfig {
   public static final String COMMIT_INTERVAL_MS = "ingest.commit.interval.ms";
   public static final String DLQ_TOPIC = "ingest.dlq.topic";
   public static final String INTERNAL_TOPIC_PARTITIONS = "ingest.internal.topic.partitions";
+  public static final String CHANGELOG_TABLES = "ingest.changelog.tables";
 
   private final PipelineConfig config;
 
@@ -62,6 +63,21 @@ public final class IngestConfig {
     return new TableNaming(
         config.get(TABLE_NAME_REGEX, TableNaming.DEFAULT_REGEX),
         config.get(TABLE_NAME_REPLACEMENT, TableNaming.DEFAULT_REPLACEMENT));
+  }
+
+  /**
+   * Whether {@code table} keeps a bronze change log ({@code <table>_changelog}): {@code
+   * ingest.changelog.tables} lists tables as {@code namespace.name}, or is {@code *} for all.
+   */
+  public boolean changelogFor(org.apache.iceberg.catalog.TableIdentifier table) {
+    String tables = config.get(CHANGELOG_TABLES, "");
+    for (String t : tables.split(",")) {
+      String name = t.trim();
+      if (name.equals("*") || name.equals(table.toString())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A batch is flushed at the latest this long after its first change. */

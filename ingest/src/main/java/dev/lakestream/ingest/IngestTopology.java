@@ -5,6 +5,7 @@ import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.buffer.BufferedChange;
 import dev.lakestream.ingest.buffer.ChangeBuffer;
 import dev.lakestream.ingest.commit.RealtimeCommitter;
+import dev.lakestream.ingest.fence.SourceFence;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -40,6 +41,13 @@ public final class IngestTopology {
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(ChangeBuffer.STORE), Serdes.String(), BufferedChange.serde()),
+        "change-buffer");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SourceFence.STORE), Serdes.String(), Serdes.String()),
+        "change-buffer");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(ChangeBuffer.CHANGELOG_STORE), Serdes.String(), BufferedChange.serde()),
         "change-buffer");
     topology.addSink(
         ChangeBuffer.FILES_WRITTEN_CHILD,

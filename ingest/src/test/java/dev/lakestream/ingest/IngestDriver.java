@@ -99,6 +99,13 @@ final class IngestDriver implements AutoCloseable {
     inputs.get(topic).pipeInput(key, value);
   }
 
+  /** Sends one change with record headers and applies it to the model. */
+  void send(Change change, org.apache.kafka.common.header.Headers headers) {
+    inputs.get(change.table().topic()).pipeInput(new org.apache.kafka.streams.test.TestRecord<>(
+        DebeziumJson.key(change, true), DebeziumJson.value(change, true), headers));
+    model(change.table()).apply(change);
+  }
+
   SourceTableModel model(TestTable table) {
     return models.computeIfAbsent(table.topic(), t -> new SourceTableModel());
   }
@@ -111,6 +118,14 @@ final class IngestDriver implements AutoCloseable {
 
   void commitOnly() {
     driver.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
+  }
+
+  Table table(TableIdentifier id) {
+    return readerCatalog.loadTable(id);
+  }
+
+  boolean exists(TableIdentifier id) {
+    return readerCatalog.tableExists(id);
   }
 
   Table table(TestTable table) {

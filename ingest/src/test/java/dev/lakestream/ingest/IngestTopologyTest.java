@@ -87,9 +87,9 @@ class IngestTopologyTest {
       // The same key again, with new values: a second batch of the same partition.
       Map<String, Object> updated = new java.util.LinkedHashMap<>(inserts.get(0).after());
       updated.put("name", "second version");
-      Change update = new Change('u', table, inserts.get(0).key(), inserts.get(0).after(), updated, inserts.get(0).sourceTsMs() + 1, inserts.get(0).lsn() + 1);
       Change other = gen.next(1).get(0);
-      ingest.send(List.of(update, other), true);
+      Change update = new Change('u', table, inserts.get(0).key(), inserts.get(0).after(), updated, other.sourceTsMs() + 1, other.lsn() + 1);
+      ingest.send(List.of(other, update), true);
       assertThat(ingest.filesWritten.readValuesToList()).as("two batches flushed before any commit").hasSize(2);
       int before = ingest.realtimeSnapshots(table).size();
 

@@ -10,19 +10,24 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One app of the launcher ({@code lakestream ingest|sync}) in a JVM of its own, configured only by
- * {@code LAKESTREAM_*} environment variables, as a container is. {@link #kill()} ends it abruptly
- * (SIGKILL: no shutdown hook, no clean close).
+ * {@code LAKESTREAM_*} environment variables, as a container is; or any main class with arguments.
+ * {@link #kill()} ends it abruptly (SIGKILL: no shutdown hook, no clean close).
  */
 final class ChildApp implements AutoCloseable {
 
-  private final String command;
+  private final List<String> main;
   private final PipelineConfig config;
   private final Path log;
   private Process process;
   private int starts;
 
   ChildApp(String command, PipelineConfig config, Path log) {
-    this.command = command;
+    this(List.of(Lakestream.class.getName(), command), config, log);
+  }
+
+  /** {@code main}: the main class and its arguments. */
+  ChildApp(List<String> main, PipelineConfig config, Path log) {
+    this.main = List.copyOf(main);
     this.config = config;
     this.log = log;
   }
@@ -32,7 +37,8 @@ final class ChildApp implements AutoCloseable {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx512m", "-XX:TieredStopAtLevel=1", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-cp", classpath, Lakestream.class.getName(), command));
+        "-cp", classpath));
+    cmd.addAll(main);
     ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(log.toString())));
     Map<String, String> env = builder.environment();

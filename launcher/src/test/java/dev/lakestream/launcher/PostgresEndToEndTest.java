@@ -100,14 +100,18 @@ class PostgresEndToEndTest {
   }
 
   static void assertInvariants(Catalog reader) {
-    for (String table : List.of("customers", "orders")) {
+    assertInvariants(reader, List.of("customers", "orders"));
+  }
+
+  static void assertInvariants(Catalog reader, List<String> tables) {
+    for (String table : tables) {
       TableIdentifier id = TableIdentifier.of("inventory", table);
       Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
       assertThat(report.passed()).as(report.toString()).isTrue();
     }
   }
 
-  private static Path connectorsDir() {
+  static Path connectorsDir() {
     Path here = Path.of("").toAbsolutePath();
     for (Path p = here; p != null; p = p.getParent()) {
       if (Files.isDirectory(p.resolve("connectors"))) {

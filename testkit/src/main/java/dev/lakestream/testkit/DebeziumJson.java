@@ -57,6 +57,8 @@ public final class DebeziumJson {
     source.put("schema", table.schema());
     source.put("table", table.name());
     source.put("lsn", change.lsn());
+    // Debezium's [last commit LSN, LSN]; here every change is its own transaction.
+    source.put("sequence", "[\"" + change.lsn() + "\",\"" + change.lsn() + "\"]");
     payload.put("op", String.valueOf(change.op()));
     payload.put("ts_ms", change.sourceTsMs() + 3);
     if (!withSchema) {
@@ -78,6 +80,7 @@ public final class DebeziumJson {
     sourceFields.add(simple("string", "db", false));
     sourceFields.add(simple("string", "schema", false));
     sourceFields.add(simple("string", "table", false));
+    sourceFields.add(simple("string", "sequence", true));
     sourceFields.add(simple("int64", "lsn", true));
     sourceSchema.put("optional", false);
     sourceSchema.put("name", "io.debezium.connector.postgresql.Source");

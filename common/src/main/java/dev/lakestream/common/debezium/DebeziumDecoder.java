@@ -120,9 +120,32 @@ public final class DebeziumDecoder {
     Long lsn = source.hasNonNull("lsn") ? source.get("lsn").asLong() : null;
     String file = source.hasNonNull("file") ? source.get("file").asText() : null;
     long pos = source.path("pos").asLong(-1);
+    long row = source.path("row").asLong(0);
     String snapshot = source.path("snapshot").asText("false");
     boolean inSnapshot = !snapshot.isEmpty() && !"false".equals(snapshot);
-    return new SourcePosition(tsMs, lsn, file, pos, inSnapshot);
+    return new SourcePosition(tsMs, lsn, commitLsn(source), file, pos, row, inSnapshot);
+  }
+
+  /**
+   * PostgreSQL's {@code source.sequence}: a JSON array of two LSNs as strings, the last commit
+   * before the change and the change's own. Null when absent or unreadable, and when the first
+   * element is null: the connector has seen no commit since it started (it just restarted).
+   */
+  private static Long commitLsn(JsonNode source) {
+    JsonNode sequence = source.get("sequence");
+    if (sequence == null || !sequence.isTextual()) {
+      return null;
+    }
+    try {
+      JsonNode parsed = JSON.readTree(sequence.asText());
+      if (!parsed.isArray() || parsed.size() != 2) {
+        return null;
+      }
+      JsonNode commit = parsed.get(0);
+      return commit.isNull() ? null : Long.parseLong(commit.asText());
+    } catch (IOException | NumberFormatException e) {
+      return null;
+    }
   }
 
   private static boolean isEnvelopeWithSchema(JsonNode node) {

@@ -28,6 +28,8 @@ import org.apache.iceberg.PartitionSpec;
  * @param dataFiles the data files, in Iceberg's content-file JSON
  * @param deleteFiles the equality-delete files, in Iceberg's content-file JSON
  * @param writtenAtMs when the files were written
+ * @param changelogTable the table's change log ({@code namespace.name_changelog}) when it keeps one, else null
+ * @param changelogFiles the change log's data files with every change of the batch, content-file JSON
  */
 public record FilesWritten(
     String table,
@@ -41,7 +43,9 @@ public record FilesWritten(
     long maxSourceTsMs,
     List<JsonNode> dataFiles,
     List<JsonNode> deleteFiles,
-    long writtenAtMs) {
+    long writtenAtMs,
+    String changelogTable,
+    List<JsonNode> changelogFiles) {
 
   public static final String TYPE = "files-written";
   public static final int VERSION = 1;
@@ -49,6 +53,11 @@ public record FilesWritten(
   public FilesWritten {
     dataFiles = List.copyOf(dataFiles);
     deleteFiles = List.copyOf(deleteFiles);
+    changelogFiles = changelogFiles == null ? List.of() : List.copyOf(changelogFiles);
+  }
+
+  public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {
+    return changelogFiles.stream().map(node -> (DataFile) ContentFiles.fromJson(node, specs)).toList();
   }
 
   public String sourcePartitionName() {

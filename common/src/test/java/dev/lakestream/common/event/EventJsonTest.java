@@ -53,7 +53,8 @@ class EventJsonTest {
     FilesWritten event =
         new FilesWritten(
             "inventory.customers", "dbserver1.inventory.customers", 3, 100, 250, 151, 10, 12, 1_700_000_000_000L,
-            List.of(ContentFiles.toJson(data, SPEC)), List.of(ContentFiles.toJson(deletes, SPEC)), 1_700_000_000_500L);
+            List.of(ContentFiles.toJson(data, SPEC)), List.of(ContentFiles.toJson(deletes, SPEC)), 1_700_000_000_500L,
+            "inventory.customers_changelog", List.of(ContentFiles.toJson(data, SPEC)));
 
     FilesWritten back = FilesWritten.fromJson(event.toJson());
 

@@ -10,7 +10,9 @@ import dev.lakestream.common.iceberg.TableNaming;
 import dev.lakestream.common.schema.RowConverter;
 import dev.lakestream.common.schema.RowShape;
 import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.ingest.dlq.DeadLetters;
+import dev.lakestream.ingest.fence.SourceFence;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -52,6 +54,9 @@ import org.slf4j.LoggerFactory;
  * batch is flushed when it reaches {@code ingest.flush.max.rows} keys or {@code
  * ingest.flush.max.bytes}, or {@code ingest.flush.interval.ms} after its first change.
  *
+ * <p>Changes a source connector published again after a restart are dropped by their source
+ * position ({@link SourceFence}) once they are known to be applicable.
+ *
  * <p>A record that cannot be applied (malformed, no key, unknown op, a type or schema change the
  * table cannot take) goes to the dead-letter child with the reason; the records after it flow on.
  * The table's schema is evolved here, when a record first needs it, so every buffered change fits
@@ -60,6 +65,8 @@ import org.slf4j.LoggerFactory;
 public final class ChangeBuffer implements Processor<byte[], byte[], Object, Object> {
 
   public static final String STORE = "change-buffer";
+  /** Every change of the open batches of tables that keep a change log, by partition and offset. */
+  public static final String CHANGELOG_STORE = "changelog-buffer";
   public static final String FILES_WRITTEN_CHILD = "files-written";
   public static final String DEAD_LETTER_CHILD = "dead-letters";
 
@@ -87,10 +94,14 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final Counter filesWritten;
   private final Counter bytesWritten;
   private final Timer flushTime;
+  private final MeterRegistry meters;
   private final AtomicLong flushSeq = new AtomicLong();
 
   private ProcessorContext<Object, Object> context;
   private KeyValueStore<String, BufferedChange> store;
+  private KeyValueStore<String, BufferedChange> changelog;
+  private final Map<TableIdentifier, Boolean> logged = new HashMap<>();
+  private SourceFence fence;
   private long progressAtMs;
   private long progressChanges;
   private long progressFlushes;
@@ -123,12 +134,15 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.filesWritten = meters.counter("lakestream.ingest.files.written");
     this.bytesWritten = meters.counter("lakestream.ingest.bytes.written");
     this.flushTime = meters.timer("lakestream.ingest.flush.duration");
+    this.meters = meters;
   }
 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
     this.store = context.getStateStore(STORE);
+    this.changelog = context.getStateStore(CHANGELOG_STORE);
+    this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
     restoreBatches();
     progressAtMs = context.currentSystemTimeMs();
     long tick = Math.max(10, Math.min(100, config.flushIntervalMs() / 4));
@@ -162,8 +176,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     changesIn.increment();
     progressChanges++;
     ChangeEvent event;
+    TableIdentifier id;
     try {
-      TableIdentifier id = naming.tableFor(meta.topic());
+      id = naming.tableFor(meta.topic());
       Optional<ChangeEvent> decoded = decoder.decode(record.key(), record.value());
       if (decoded.isEmpty()) {
         tombstones.increment();
@@ -181,8 +196,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       }
       // Convert now so a value that does not fit its column is dead-lettered, not found at flush.
       checkConvertible(event, id, table.schema());
+      if (logged.computeIfAbsent(id, config::changelogFor)) {
+        ChangeLog.ensure(tables, id);
+      }
     } catch (BadChangeException | IllegalArgumentException e) {
       deadLetter(record, meta, e.getMessage());
+      return;
+    }
+    // After the checks: the fence holds the highest position applied, and a bad record applies nothing.
+    if (!fence.admit(meta.topic(), meta.partition(), meta.offset(), event,
+        record.headers().lastHeader(SourceFence.OLD_KEY_HEADER) != null)) {
       return;
     }
     String prefix = prefix(meta.topic(), meta.partition());
@@ -199,6 +222,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       batch.bytes -= previous.sizeInBytes();
     }
     batch.bytes += change.sizeInBytes();
+    if (logged.get(id)) {
+      changelog.put(prefix + String.format("%020d", meta.offset()), change);
+      batch.bytes += change.sizeInBytes();
+    }
     if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
       flush(prefix, batch);
     }
@@ -210,6 +237,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         flush(e.getKey(), e.getValue());
       }
     }
+    fence.flushLog();
     if (nowMs - progressAtMs >= PROGRESS_EVERY_MS) {
       if (progressChanges > 0) {
         double seconds = (nowMs - progressAtMs) / 1000.0;
@@ -255,9 +283,30 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (storeKeys.isEmpty()) {
       return;
     }
-    BatchWriter.Written written =
-        BatchWriter.write(table, schema, rows, keys, batch.partition, flushSeq.incrementAndGet());
+    long taskId = flushSeq.incrementAndGet();
+    BatchWriter.Written written = BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
     var specs = table.specs();
+    String logName = null;
+    List<com.fasterxml.jackson.databind.JsonNode> logFiles = List.of();
+    List<String> logKeys = new ArrayList<>();
+    if (logged.computeIfAbsent(id, config::changelogFor)) {
+      Table log = ChangeLog.ensure(tables, id);
+      List<Record> logRows = new ArrayList<>();
+      try (KeyValueIterator<String, BufferedChange> it = changelog.prefixScan(prefix, Serdes.String().serializer())) {
+        while (it.hasNext()) {
+          KeyValue<String, BufferedChange> entry = it.next();
+          BufferedChange change = entry.value;
+          ChangeEvent event = decoder.decode(change.key(), change.value()).orElseThrow();
+          logRows.add(ChangeLog.row(event, change.value(), batch.topic, batch.partition, change.offset()));
+          logKeys.add(entry.key);
+        }
+      }
+      logName = ChangeLog.of(id).toString();
+      if (!logRows.isEmpty()) {
+        var logFile = ChangeLog.write(log, logRows, batch.partition, taskId);
+        logFiles = List.of(ContentFiles.toJson(logFile, log.specs().get(logFile.specId())));
+      }
+    }
     FilesWritten event =
         new FilesWritten(
             id.toString(),
@@ -271,12 +320,15 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
             maxTs,
             written.dataFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
             written.deleteFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
-            context.currentSystemTimeMs());
+            context.currentSystemTimeMs(),
+            logName,
+            logFiles);
     context.forward(
         new org.apache.kafka.streams.processor.api.Record<Object, Object>(
             id.toString(), event, context.currentSystemTimeMs()),
         FILES_WRITTEN_CHILD);
     storeKeys.forEach(store::delete);
+    logKeys.forEach(changelog::delete);
 
     flushes.increment();
     progressFlushes++;

@@ -6,6 +6,7 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -185,6 +186,8 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
       if (fresh.isEmpty()) {
         return committed;
       }
+      // The round's change-log rows first (exactly once by their own offsets), then the table.
+      ChangeLogCommitter.commit(tables, fresh);
       Snapshot base = table.snapshot(Branches.REALTIME);
       RowDelta delta = table.newRowDelta().toBranch(Branches.REALTIME);
       if (base != null) {

@@ -1,0 +1,74 @@
+package dev.lakestream.ingest.changelog;
+
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.ingest.commit.SourceOffsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.RowDelta;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.expressions.Expressions;
+
+/**
+ * Appends the change-log files of a round of batches to the change log, exactly once: like the
+ * realtime commit, each snapshot records the last committed source offset of every source
+ * partition, and a batch at or below it is not appended again (a replay after a crash between this
+ * commit and the realtime commit, or between the realtime commit and the Kafka commit). It commits
+ * before the realtime commit of the same round, so the log never lags the table.
+ */
+public final class ChangeLogCommitter {
+
+  private static final int VALIDATION_ATTEMPTS = 5;
+
+  private ChangeLogCommitter() {}
+
+  /** Returns the batches appended now (empty when none keeps a log, or all were appended before). */
+  public static List<FilesWritten> commit(TableManager tables, List<FilesWritten> round) {
+    List<FilesWritten> logged = round.stream().filter(b -> b.changelogTable() != null && !b.changelogFiles().isEmpty()).toList();
+    if (logged.isEmpty()) {
+      return List.of();
+    }
+    TableIdentifier id = TableIdentifier.parse(logged.get(0).changelogTable());
+    for (int attempt = 1; ; attempt++) {
+      Table log = tables.refresh(id);
+      SourceOffsets done = SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH);
+      List<FilesWritten> todo = new ArrayList<>();
+      SourceOffsets next = done;
+      for (FilesWritten b : logged) {
+        if (b.lastOffset() > done.last(b.sourceTopic(), b.sourcePartition())) {
+          todo.add(b);
+          next = next.with(b.sourceTopic(), b.sourcePartition(), b.lastOffset());
+        }
+      }
+      if (todo.isEmpty()) {
+        return List.of();
+      }
+      Snapshot base = log.currentSnapshot();
+      RowDelta append = log.newRowDelta();
+      if (base != null) {
+        append.validateFromSnapshot(base.snapshotId())
+            .conflictDetectionFilter(Expressions.alwaysTrue())
+            .validateNoConflictingDataFiles();
+      }
+      for (FilesWritten b : todo) {
+        for (DataFile f : b.changelogFiles(log.specs())) {
+          append.addRows(f);
+        }
+      }
+      append.set(SourceOffsets.SUMMARY_KEY, next.toJson());
+      try {
+        append.commit();
+        return todo;
+      } catch (ValidationException e) {
+        if (attempt >= VALIDATION_ATTEMPTS) {
+          throw new IllegalStateException("cannot append to change log " + id + ": another writer keeps adding files", e);
+        }
+      }
+    }
+  }
+}
