@@ -35,6 +35,7 @@ import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.TypeUtil;
@@ -312,9 +313,11 @@ class MaintenanceTest {
     policies.put("sync.maintenance.expire.main.min-snapshots-to-keep", "5");
     policies.put(MaintenanceConfig.ORPHAN_INTERVAL_MS, "1");
     policies.put(MaintenanceConfig.ORPHAN_MIN_AGE_MS, "0");
+    policies.put("ingest.changelog.tables", "inventory.customers");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), policies)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
       Random random = new Random(seed);
+      long events = 1000;
       pipeline.send(gen.snapshot(1000));
       pipeline.ingestCommit();
       pipeline.sync();
@@ -325,7 +328,9 @@ class MaintenanceTest {
       int maxSnapshots = 0;
       int ingestCommits = 0;
       for (int round = 0; round < 60; round++) {
-        pipeline.send(gen.next(20 + random.nextInt(200)));
+        List<Change> changes = gen.next(20 + random.nextInt(200));
+        events += changes.stream().filter(c -> !c.isTombstone()).count();
+        pipeline.send(changes);
         pipeline.ingestCommit();
         ingestCommits++;
         // Sync on events most rounds; every third round the timer fires, and maintenance with it.
@@ -372,6 +377,19 @@ class MaintenanceTest {
       assertThat(ingestCounter(pipeline, "lakestream.realtime.commits")).isEqualTo(ingestCommits + 1);
       assertThat(ingestCounter(pipeline, "lakestream.realtime.commit.retries")).isZero();
       assertFilesExist(t);
+
+      // The change log is maintained too: compacted and expired, every change in it once.
+      Table log = pipeline.table(TableIdentifier.of("inventory", "customers_changelog"));
+      long logRows = 0;
+      try (var rows = org.apache.iceberg.data.IcebergGenerics.read(log).build()) {
+        for (var ignored : rows) {
+          logRows++;
+        }
+      }
+      assertThat(logRows).isEqualTo(events);
+      assertThat(BranchFiles.liveDataFiles(log, log.currentSnapshot()).size()).as("change-log data files").isLessThanOrEqualTo(12);
+      assertThat(snapshotCount(log)).as("change-log snapshots").isLessThanOrEqualTo(15);
+      assertFilesExist(log);
     }
   }
 

@@ -147,6 +147,10 @@ final class PipelineDriver implements AutoCloseable {
     return mainCommits.readValuesToList();
   }
 
+  Table table(TableIdentifier id) {
+    return reader.loadTable(id);
+  }
+
   Table table(TestTable table) {
     return reader.loadTable(TableIdentifier.of(table.schema(), table.name()));
   }

@@ -31,7 +31,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ChangeLog {
 
-  public static final String SUFFIX = "_changelog";
 
   /** The change log's columns. */
   public static final Schema SCHEMA = new Schema(
@@ -52,7 +51,7 @@ public final class ChangeLog {
   private ChangeLog() {}
 
   public static TableIdentifier of(TableIdentifier table) {
-    return TableIdentifier.of(table.namespace(), table.name() + SUFFIX);
+    return dev.lakestream.common.iceberg.TableNaming.changelogOf(table);
   }
 
   /** The change log of {@code table}, created when missing (a creation race is fine). */

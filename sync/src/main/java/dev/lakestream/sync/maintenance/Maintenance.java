@@ -12,6 +12,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import dev.lakestream.common.iceberg.TableNaming;
+import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -135,7 +137,37 @@ public final class Maintenance implements AutoCloseable {
       lastOrphans.put(name, nowMs);
       orphans = Optional.of(removeOrphans(table, nowMs - config.orphanMinAgeMs()));
     }
+    maintainChangeLog(id, nowMs);
     return new Report(name, compacted, Optional.of(expired), orphans);
+  }
+
+  /**
+   * The bronze change log of the table, when ingest keeps one: append-only on main, one snapshot
+   * per ingest commit round. Its small files are compacted by the same policy, and its snapshots
+   * expire by realtime's retention (the newest carrying ingest's offsets is always kept).
+   */
+  private void maintainChangeLog(TableIdentifier table, long nowMs) {
+    TableIdentifier id = TableNaming.changelogOf(table);
+    if (!catalog.tableExists(id)) {
+      return;
+    }
+    Table log = catalog.loadTable(id);
+    Optional<RealtimeCompaction> prepared =
+        RealtimeCompaction.prepare(log, SnapshotRef.MAIN_BRANCH, config.compaction(), nowMs);
+    if (prepared.isPresent()) {
+      try {
+        RealtimeCompaction.Result result = prepared.get().commit();
+        record(result);
+        LOG.info("Compacted change log {} ({}): {} data files into {} ({} rows), {} ms", id, result.reason(),
+            result.dataFilesIn(), result.dataFilesOut(), result.rows(), result.durationMs());
+      } catch (org.apache.iceberg.exceptions.ValidationException e) {
+        compactionFailures.increment();
+        LOG.warn("Compaction of change log {} did not commit: {}", id, e.getMessage());
+      }
+    }
+    SnapshotExpiry.Result expired =
+        SnapshotExpiry.run(log, config.realtimeRetention(), config.realtimeRetention(), nowMs);
+    snapshotsExpired.increment(expired.total());
   }
 
   public Optional<RealtimeCompaction.Result> compact(Table table, long nowMs) {

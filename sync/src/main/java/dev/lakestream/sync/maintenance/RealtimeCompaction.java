@@ -50,6 +50,7 @@ public final class RealtimeCompaction {
       int equalityDeletesDropped, long durationMs) {}
 
   private final Table table;
+  private final String branch;
   private final Snapshot start;
   private final String reason;
   private final List<DataFile> rewritten;
@@ -58,9 +59,10 @@ public final class RealtimeCompaction {
   private final long rows;
   private final long startedNanos;
 
-  private RealtimeCompaction(Table table, Snapshot start, String reason, List<DataFile> rewritten,
+  private RealtimeCompaction(Table table, String branch, Snapshot start, String reason, List<DataFile> rewritten,
       Set<DeleteFile> dropped, List<DataFile> written, long rows, long startedNanos) {
     this.table = table;
+    this.branch = branch;
     this.start = start;
     this.reason = reason;
     this.rewritten = rewritten;
@@ -81,14 +83,22 @@ public final class RealtimeCompaction {
     table.refresh();
     Snapshot start = table.snapshot(Branches.REALTIME);
     List<DataFile> all = new ArrayList<>(BranchFiles.liveDataFiles(table, start).values());
-    return write(table, start, "requested", all, targetFileBytes, started);
+    return write(table, Branches.REALTIME, start, "requested", all, targetFileBytes, started);
   }
 
   /** Compacts what {@code policy} selects at realtime's head; empty when it selects nothing. */
   public static Optional<RealtimeCompaction> prepare(Table table, CompactionPolicy policy, long nowMs) {
+    return prepare(table, Branches.REALTIME, policy, nowMs);
+  }
+
+  /**
+   * Compacts what {@code policy} selects on {@code branch}; for append-only tables (the change
+   * logs) on {@code main}, where there are no deletes to apply or drop.
+   */
+  public static Optional<RealtimeCompaction> prepare(Table table, String branch, CompactionPolicy policy, long nowMs) {
     long started = System.nanoTime();
     table.refresh();
-    Snapshot start = table.snapshot(Branches.REALTIME);
+    Snapshot start = table.snapshot(branch);
     if (start == null) {
       return Optional.empty();
     }
@@ -125,12 +135,12 @@ public final class RealtimeCompaction {
     if (reasons.isEmpty() || selected.isEmpty()) {
       return Optional.empty();
     }
-    return Optional.of(write(table, start, String.join(", ", reasons), new ArrayList<>(selected),
+    return Optional.of(write(table, branch, start, String.join(", ", reasons), new ArrayList<>(selected),
         policy.targetFileBytes(), started));
   }
 
-  private static RealtimeCompaction write(
-      Table table, Snapshot start, String reason, List<DataFile> selected, long targetBytes, long startedNanos) {
+  private static RealtimeCompaction write(Table table, String branch, Snapshot start, String reason,
+      List<DataFile> selected, long targetBytes, long startedNanos) {
     selected.sort(Comparator.comparingLong(DataFile::dataSequenceNumber));
     Map<String, FileScanTask> tasks = new HashMap<>();
     try (CloseableIterable<FileScanTask> planned = table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
@@ -173,7 +183,7 @@ public final class RealtimeCompaction {
       throw e;
     }
     Set<DeleteFile> dropped = droppable(table, start, new HashSet<>(selected));
-    return new RealtimeCompaction(table, start, reason, selected, dropped, written, rows, startedNanos);
+    return new RealtimeCompaction(table, branch, start, reason, selected, dropped, written, rows, startedNanos);
   }
 
   /** Greedy in sequence order: a bin is closed when the next file would take it past the target. */
@@ -237,7 +247,7 @@ public final class RealtimeCompaction {
   public Result commit() {
     try {
       table.newRewrite()
-          .toBranch(Branches.REALTIME)
+          .toBranch(branch)
           .validateFromSnapshot(start.snapshotId())
           .dataSequenceNumber(start.sequenceNumber())
           .rewriteFiles(new HashSet<>(rewritten), dropped, new HashSet<>(written), Set.of())
@@ -249,7 +259,7 @@ public final class RealtimeCompaction {
       written.forEach(f -> table.io().deleteFile(f.location()));
       throw e;
     }
-    Snapshot committed = table.snapshot(Branches.REALTIME);
+    Snapshot committed = table.snapshot(branch);
     long bytesIn = rewritten.stream().mapToLong(DataFile::fileSizeInBytes).sum();
     long bytesOut = written.stream().mapToLong(DataFile::fileSizeInBytes).sum();
     return new Result(reason, committed.snapshotId(), rewritten.size(), written.size(), bytesIn, bytesOut, rows,

@@ -21,7 +21,7 @@ import org.apache.iceberg.Table;
  * <p>Besides the policy, a few snapshots are always kept because the pipeline reads them: on
  * realtime, main's watermark and every snapshot after it (sync has not mirrored them yet) and the
  * newest snapshot carrying ingest's committed source offsets; on main, the newest snapshot carrying
- * the watermark. Sync survives the expiry of unmirrored snapshots done by other tools too (it then
+ * the watermark, and (for a change log, which ingest appends to main) the newest carrying offsets. Sync survives the expiry of unmirrored snapshots done by other tools too (it then
  * diffs the live file sets), but this expiry does not cause it.
  */
 public final class SnapshotExpiry {
@@ -66,12 +66,16 @@ public final class SnapshotExpiry {
     }
     List<Snapshot> mainChain = ancestry(table, Branches.MAIN);
     boolean watermarkKept = false;
+    boolean mainOffsetsKept = false;
     for (int i = 0; i < mainChain.size(); i++) {
       Snapshot s = mainChain.get(i);
       onMain.add(s.snapshotId());
       boolean carries = !watermarkKept && s.summary().containsKey(SummaryKeys.REALTIME_SNAPSHOT_ID);
       watermarkKept |= carries;
-      if (carries || retained(main, i, s, nowMs)) {
+      // A change log keeps its committed source offsets on main.
+      boolean offsets = !mainOffsetsKept && s.summary().containsKey(SummaryKeys.SOURCE_OFFSETS);
+      mainOffsetsKept |= offsets;
+      if (carries || offsets || retained(main, i, s, nowMs)) {
         keep.add(s.snapshotId());
       }
     }

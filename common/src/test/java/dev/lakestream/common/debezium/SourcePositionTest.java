@@ -1,0 +1,44 @@
+package dev.lakestream.common.debezium;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class SourcePositionTest {
+
+  private final DebeziumDecoder decoder = new DebeziumDecoder();
+
+  @Test
+  void postgresOrdersByLastCommitThenChangeLsn() {
+    SourcePosition p = decode("{\"ts_ms\":1,\"lsn\":200,\"sequence\":\"[\\\"100\\\",\\\"200\\\"]\"}");
+    assertThat(p.commitLsn()).isEqualTo(100L);
+    assertThat(p.order()).hasValueSatisfying(o -> assertThat(o).containsExactly(100L, 200L));
+    assertThat(p.describe()).isEqualTo("lsn 200 (after commit 100)");
+  }
+
+  @Test
+  void postgresWithoutACommitLsnHasNoOrder() {
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":200,\"sequence\":\"[null,\\\"200\\\"]\"}").order()).isEmpty();
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":200}").order()).isEmpty();
+  }
+
+  @Test
+  void mysqlOrdersByBinlogFileNumberPositionAndRow() {
+    SourcePosition p = decode("{\"ts_ms\":1,\"file\":\"mysql-bin.000003\",\"pos\":154,\"row\":2}");
+    assertThat(p.order()).hasValueSatisfying(o -> assertThat(o).containsExactly(3L, 154L, 2L));
+    assertThat(decode("{\"ts_ms\":1,\"file\":\"binlog\",\"pos\":154}").order()).isEmpty();
+  }
+
+  @Test
+  void snapshotReadsAreMarked() {
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":5,\"snapshot\":\"incremental\"}").snapshot()).isTrue();
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":5,\"snapshot\":\"false\"}").snapshot()).isFalse();
+  }
+
+  private SourcePosition decode(String source) {
+    String value = "{\"before\":null,\"after\":{\"id\":1},\"source\":" + source + ",\"op\":\"c\",\"ts_ms\":2}";
+    return decoder.decode("{\"id\":1}".getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8))
+        .orElseThrow().source();
+  }
+}
