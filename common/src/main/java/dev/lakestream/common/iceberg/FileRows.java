@@ -24,6 +24,15 @@ public final class FileRows {
 
   private FileRows() {}
 
+  /** {@code record} in the columns of {@code schema}: the columns a reader added to apply deletes left out. */
+  static Record inColumns(Schema schema, Record record) {
+    GenericRecord row = GenericRecord.create(schema);
+    for (Types.NestedField f : schema.columns()) {
+      row.setField(f.name(), record.getField(f.name()));
+    }
+    return row;
+  }
+
   /** Calls {@code action} with each live row of {@code task}'s file, in file order. */
   public static void forEach(Table table, FileScanTask task, Consumer<Record> action) {
     if (task.file().format() != FileFormat.PARQUET) {
@@ -42,15 +51,7 @@ public final class FileRows {
                 .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
                 .build())) {
       for (Record r : rows) {
-        if (!extraColumns) {
-          action.accept(r);
-        } else {
-          GenericRecord row = GenericRecord.create(schema);
-          for (Types.NestedField f : schema.columns()) {
-            row.setField(f.name(), r.getField(f.name()));
-          }
-          action.accept(row);
-        }
+        action.accept(extraColumns ? inColumns(schema, r) : r);
       }
     } catch (IOException e) {
       throw new UncheckedIOException("reading " + task.file().location() + " of " + table.name(), e);

@@ -5,11 +5,9 @@ import java.io.UncheckedIOException;
 import java.util.function.Consumer;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.types.Types;
 
 /**
  * Reads every row of a snapshot with Iceberg's generic reader, deletes applied, in the table's own
@@ -24,15 +22,7 @@ public final class SnapshotRows {
     Schema schema = table.schema();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
       for (Record r : records) {
-        if (r.size() == schema.columns().size()) {
-          action.accept(r);
-        } else {
-          GenericRecord row = GenericRecord.create(schema);
-          for (Types.NestedField f : schema.columns()) {
-            row.setField(f.name(), r.getField(f.name()));
-          }
-          action.accept(row);
-        }
+        action.accept(r.size() == schema.columns().size() ? r : FileRows.inColumns(schema, r));
       }
     } catch (IOException e) {
       throw new UncheckedIOException("reading snapshot " + snapshotId + " of " + table.name(), e);

@@ -72,12 +72,7 @@ public final class SourceFence {
     if (order.isEmpty() && lsn != null) {
       RecentLsns seen = recent.computeIfAbsent(key, k -> new RecentLsns());
       if (seen.contains(lsn, primaryKeyUpdateCreate)) {
-        fenced.increment();
-        Run run = runs.computeIfAbsent(key, k -> new Run(offset, event.source().describe(), highest(key)));
-        run.count++;
-        run.lastOffset = offset;
-        run.lastPosition = event.source().describe();
-        return false;
+        return drop(key, offset, event, highest(key));
       }
       endRun(key);
       seen.add(lsn, primaryKeyUpdateCreate);
@@ -94,12 +89,7 @@ public final class SourceFence {
     position[position.length - 1] = primaryKeyUpdateCreate ? 1 : 0;
     long[] applied = highest(key);
     if (applied != null && compare(position, applied) <= 0) {
-      fenced.increment();
-      Run run = runs.computeIfAbsent(key, k -> new Run(offset, event.source().describe(), applied));
-      run.count++;
-      run.lastOffset = offset;
-      run.lastPosition = event.source().describe();
-      return false;
+      return drop(key, offset, event, applied);
     }
     endRun(key);
     highest.put(key, position);
@@ -108,6 +98,16 @@ public final class SourceFence {
       recent.computeIfAbsent(key, k -> new RecentLsns()).add(lsn, primaryKeyUpdateCreate);
     }
     return true;
+  }
+
+  /** Counts a dropped replay into the run of its partition; returns false (not admitted). */
+  private boolean drop(String key, long offset, ChangeEvent event, long[] applied) {
+    fenced.increment();
+    Run run = runs.computeIfAbsent(key, k -> new Run(offset, event.source().describe(), applied));
+    run.count++;
+    run.lastOffset = offset;
+    run.lastPosition = event.source().describe();
+    return false;
   }
 
   /** Logs the replays dropped so far on every partition (called on the task's timer). */
