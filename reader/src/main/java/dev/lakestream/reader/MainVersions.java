@@ -15,6 +15,7 @@ import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotChanges;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
@@ -123,7 +124,7 @@ public final class MainVersions {
       Progress progress = new Progress("delta " + from + ".." + to);
       int files = 0;
       for (Snapshot s : range) {
-        for (DataFile file : s.addedDataFiles(table.io())) {
+        for (DataFile file : SnapshotChanges.builderFor(table).snapshot(s).build().addedDataFiles()) {
           files++;
           DataFileRows.read(table, schema, file, pos -> true, row -> {
             sink.accept(row, 1);

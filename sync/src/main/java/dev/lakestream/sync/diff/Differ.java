@@ -19,6 +19,7 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotChanges;
 import org.apache.iceberg.Table;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -112,20 +113,21 @@ public final class Differ {
       watermarkSequence = -1;
     } else {
       for (Snapshot s : range) {
-        for (DataFile f : s.addedDataFiles(table.io())) {
+        SnapshotChanges changes = SnapshotChanges.builderFor(table).snapshot(s).build();
+        for (DataFile f : changes.addedDataFiles()) {
           added.put(f.location(), f.copy());
         }
-        for (DataFile f : s.removedDataFiles(table.io())) {
+        for (DataFile f : changes.removedDataFiles()) {
           if (added.remove(f.location()) == null) {
             removedBefore.add(f.location());
           }
         }
-        for (DeleteFile d : s.addedDeleteFiles(table.io())) {
+        for (DeleteFile d : changes.addedDeleteFiles()) {
           if (d.content() == FileContent.EQUALITY_DELETES) {
             newDeletes.put(d.location(), d.copy());
           }
         }
-        for (DeleteFile d : s.removedDeleteFiles(table.io())) {
+        for (DeleteFile d : changes.removedDeleteFiles()) {
           newDeletes.remove(d.location());
         }
       }
