@@ -25,6 +25,7 @@ public final class IngestConfig {
   public static final String DLQ_TOPIC = "ingest.dlq.topic";
   public static final String INTERNAL_TOPIC_PARTITIONS = "ingest.internal.topic.partitions";
   public static final String CHANGELOG_TABLES = "ingest.changelog.tables";
+  public static final String SOURCE_FENCE = "ingest.source.fence.enabled";
 
   private final PipelineConfig config;
 
@@ -78,6 +79,15 @@ public final class IngestConfig {
       }
     }
     return false;
+  }
+
+  /**
+   * Whether replays from the source connector are fenced by source position (default true). Turn
+   * it off for a source whose positions went back (a database restored to an earlier point, a
+   * failover to a replica that was behind): the fence would hold back its new changes.
+   */
+  public boolean sourceFence() {
+    return Boolean.parseBoolean(config.get(SOURCE_FENCE, "true"));
   }
 
   /** A batch is flushed at the latest this long after its first change. */

@@ -44,6 +44,22 @@ class SourceFenceTest {
   }
 
   @Test
+  void withTheFenceOffReplaysAreAppliedAgain() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.SOURCE_FENCE, "false"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 84, new ChangeStreamGenerator.Mix(0, 1, 0, 0, 0, 0));
+      ingest.send(gen.snapshot(20), true);
+      List<Change> updates = gen.next(200);
+      ingest.send(updates, true);
+      ingest.flushAndCommit();
+      replay(ingest, updates.subList(0, 100));
+      ingest.flushAndCommit();
+      assertThat(ingest.counter("lakestream.ingest.fenced")).isZero();
+      assertThat(ingest.realtimeDiffersFromModel(table)).as("older values applied again: rows moved back").isNotNull();
+    }
+  }
+
+  @Test
   void aRepeatedSnapshotIsAppliedNotFenced() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {

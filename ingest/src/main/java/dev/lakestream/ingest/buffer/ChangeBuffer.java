@@ -204,7 +204,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     // After the checks: the fence holds the highest position applied, and a bad record applies nothing.
-    if (!fence.admit(meta.topic(), meta.partition(), meta.offset(), event,
+    if (config.sourceFence() && !fence.admit(meta.topic(), meta.partition(), meta.offset(), event,
         record.headers().lastHeader(SourceFence.OLD_KEY_HEADER) != null)) {
       return;
     }
