@@ -168,6 +168,55 @@ class IngestOnKafkaTest {
     }
   }
 
+  @Test
+  void consumerOffsetsResetToTheStartReapplyNothing() throws Exception {
+    TestTable source = new TestTable(table.serverName(), table.schema(), "rewound", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 3);
+    PipelineConfig config = config(source.topic(), "ingest-reset");
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2025);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      long oldChanges = 0;
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        List<dev.lakestream.testkit.Change> sent = new java.util.ArrayList<>(gen.snapshot(300));
+        for (int i = 0; i < 4; i++) {
+          sent.addAll(gen.next(300));
+        }
+        feed.send(sent);
+        oldChanges = sent.stream().filter(c -> !c.isTombstone()).count();
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      }
+      // What kafka-streams-application-reset does to the input topics: the group starts over.
+      try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+          Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> start = new HashMap<>();
+        for (int p = 0; p < 3; p++) {
+          start.put(new org.apache.kafka.common.TopicPartition(source.topic(), p), new org.apache.kafka.clients.consumer.OffsetAndMetadata(0));
+        }
+        admin.alterConsumerGroupOffsets("ingest-reset", start).all().get();
+      }
+      int snapshotsBefore = TableRows.snapshots(reader.loadTable(id), Branches.REALTIME).size();
+      PipelineConfig restarted = config.with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+      try (StreamsApp app = IngestApp.create(restarted)) {
+        app.start();
+        feed.send(gen.next(300));
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        long expected = oldChanges;
+        Eventually.until(Duration.ofSeconds(30), "every old change seen again and skipped",
+            () -> count(app, "lakestream.ingest.already.committed") >= expected);
+        assertThat(count(app, "lakestream.ingest.already.committed")).isEqualTo(expected);
+        assertThat(app.meters().find("lakestream.app.thread.failures").counter().count()).as("stream threads that died").isZero();
+      }
+      assertThat(TableRows.snapshots(reader.loadTable(id), Branches.REALTIME).size() - snapshotsBefore)
+          .as("realtime snapshots for the 300 new changes only").isLessThanOrEqualTo(10);
+    }
+  }
+
+  private static double count(StreamsApp app, String name) {
+    return app.meters().find(name).counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
   private String realtimeDiffers(TableIdentifier id, TestTable source) {
     if (!reader.tableExists(id)) {
       return "table " + id + " does not exist yet";

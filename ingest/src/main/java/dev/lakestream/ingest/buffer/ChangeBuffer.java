@@ -10,7 +10,9 @@ import dev.lakestream.common.iceberg.TableNaming;
 import dev.lakestream.common.schema.RowConverter;
 import dev.lakestream.common.schema.RowShape;
 import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.ingest.changelog.ChangeLog;
+import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.ingest.dlq.DeadLetters;
 import dev.lakestream.ingest.fence.SourceFence;
 import io.micrometer.core.instrument.Counter;
@@ -27,6 +29,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
@@ -87,6 +90,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   private final Counter changesIn;
   private final Counter tombstones;
+  private final Counter alreadyCommitted;
+  /** Per source partition: the highest offset the table (and its change log) already holds. */
+  private final Map<String, Long> committedOffsets = new HashMap<>();
   private final Counter deadLettered;
   private final Counter flushes;
   private final Counter rowsWritten;
@@ -127,6 +133,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.naming = config.tableNaming();
     this.changesIn = meters.counter("lakestream.ingest.changes");
     this.tombstones = meters.counter("lakestream.ingest.tombstones");
+    this.alreadyCommitted = meters.counter("lakestream.ingest.already.committed");
     this.deadLettered = meters.counter("lakestream.ingest.dead.letters");
     this.flushes = meters.counter("lakestream.ingest.flushes");
     this.rowsWritten = meters.counter("lakestream.ingest.rows.written");
@@ -201,6 +208,12 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       }
     } catch (BadChangeException | IllegalArgumentException e) {
       deadLetter(record, meta, e.getMessage());
+      return;
+    }
+    // Offsets the table already holds come back only when ingest's consumer offsets were reset:
+    // skipping them keeps every batch above what is committed.
+    if (meta.offset() <= committedOffset(id, meta.topic(), meta.partition())) {
+      alreadyCommitted.increment();
       return;
     }
     // After the checks: the fence holds the highest position applied, and a bad record applies nothing.
@@ -342,6 +355,22 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         "Flushed {}-{} offsets {}..{} to {}: {} rows, {} delete keys, {} bytes in {} ms",
         batch.topic, batch.partition, firstOffset, lastOffset, id, rows.size(), keys.size(), written.bytes(),
         tookNs / 1_000_000);
+  }
+
+  /**
+   * The highest offset of the partition committed to the table's realtime branch or its change log,
+   * read once per partition per task (after that, only higher offsets arrive).
+   */
+  private long committedOffset(TableIdentifier id, String topic, int partition) {
+    return committedOffsets.computeIfAbsent(prefix(topic, partition), p -> {
+      Table table = tables.refresh(id);
+      long offset = SourceOffsets.of(table, Branches.REALTIME).last(topic, partition);
+      TableIdentifier log = ChangeLog.of(id);
+      if (logged.getOrDefault(id, false) && tables.catalog().tableExists(log)) {
+        offset = Math.max(offset, SourceOffsets.of(tables.refresh(log), SnapshotRef.MAIN_BRANCH).last(topic, partition));
+      }
+      return offset;
+    });
   }
 
   /** Converts the change's row and key, throwing {@link BadChangeException} when they do not fit. */
