@@ -2,7 +2,6 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
@@ -35,15 +34,12 @@ class MaintenanceCommandTest {
         pipeline.ingestCommit();
         pipeline.sync();
       }
-      Path config = Files.createTempFile(pipeline.warehouse.dir(), "sync", ".properties");
-      StringBuilder props = new StringBuilder();
-      pipeline.warehouse.catalogProperties().forEach((k, v) -> props.append(PipelineConfig.CATALOG_PREFIX).append(k).append('=').append(v).append('\n'));
-      props.append("sync.maintenance.compaction.min-small-files=4\n");
-      props.append("sync.maintenance.expire.realtime.max-snapshot-age-ms=0\n");
-      props.append("sync.maintenance.expire.realtime.min-snapshots-to-keep=2\n");
-      props.append("sync.maintenance.expire.main.max-snapshot-age-ms=0\n");
-      props.append("sync.maintenance.expire.main.min-snapshots-to-keep=2\n");
-      Files.writeString(config, props.toString());
+      Path config = pipeline.configFile(Map.of(
+          "sync.maintenance.compaction.min-small-files", "4",
+          "sync.maintenance.expire.realtime.max-snapshot-age-ms", "0",
+          "sync.maintenance.expire.realtime.min-snapshots-to-keep", "2",
+          "sync.maintenance.expire.main.max-snapshot-age-ms", "0",
+          "sync.maintenance.expire.main.min-snapshots-to-keep", "2"));
       String name = table.schema() + "." + table.name();
 
       Run compact = run("compact", "--config", config.toString(), "--table", name);

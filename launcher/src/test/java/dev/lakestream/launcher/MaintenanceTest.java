@@ -17,6 +17,7 @@ import dev.lakestream.sync.maintenance.RetentionPolicy;
 import dev.lakestream.sync.maintenance.SnapshotExpiry;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import java.io.File;
 import java.util.ArrayList;
@@ -232,9 +233,9 @@ class MaintenanceTest {
       assertThat(result.total()).isGreaterThan(0);
       assertThat(snapshotCount(t)).isEqualTo(before - result.total());
       assertThat(t.snapshot(watermark)).as("main's watermark on realtime").isNotNull();
-      assertThat(ancestors(t, Branches.REALTIME).stream()
+      assertThat(TableRows.snapshots(t, Branches.REALTIME).stream()
           .anyMatch(s -> s.summary().containsKey(SummaryKeys.SOURCE_OFFSETS))).as("committed offsets").isTrue();
-      assertThat(ancestors(t, Branches.MAIN)).as("main: the head, which carries the watermark").hasSize(1);
+      assertThat(TableRows.snapshots(t, Branches.MAIN)).as("main: the head, which carries the watermark").hasSize(1);
       assertFilesExist(t);
 
       assertThat(pipeline.sync()).hasSize(1);
@@ -443,14 +444,5 @@ class MaintenanceTest {
       n++;
     }
     return n;
-  }
-
-  /** A branch's snapshots, head first. */
-  private static List<Snapshot> ancestors(Table table, String branch) {
-    List<Snapshot> out = new ArrayList<>();
-    for (Snapshot s = table.snapshot(branch); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      out.add(s);
-    }
-    return out;
   }
 }

@@ -23,6 +23,7 @@ import dev.lakestream.testkit.TemporaryWarehouse;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -145,6 +146,14 @@ final class PipelineDriver implements AutoCloseable {
   List<MainCommitted> syncBackstop() {
     sync.advanceWallClockTime(Duration.ofMillis(20_000));
     return mainCommits.readValuesToList();
+  }
+
+  /** A properties file naming this warehouse's catalog, plus {@code settings}: what a user passes with --config. */
+  Path configFile(Map<String, String> settings) throws java.io.IOException {
+    StringBuilder props = new StringBuilder();
+    warehouse.catalogProperties().forEach((k, v) -> props.append(PipelineConfig.CATALOG_PREFIX).append(k).append('=').append(v).append('\n'));
+    settings.forEach((k, v) -> props.append(k).append('=').append(v).append('\n'));
+    return Files.writeString(Files.createTempFile(warehouse.dir(), "config", ".properties"), props.toString());
   }
 
   Table table(TableIdentifier id) {

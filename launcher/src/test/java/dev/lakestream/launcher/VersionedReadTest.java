@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.reader.DeltaStats;
@@ -14,14 +13,13 @@ import dev.lakestream.reader.RowJson;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -218,10 +216,7 @@ class VersionedReadTest {
       pipeline.sync();
       Table t = pipeline.table(table);
       long v2 = t.snapshot(Branches.MAIN).snapshotId();
-      Path config = Files.createTempFile(pipeline.warehouse.dir(), "read", ".properties");
-      StringBuilder props = new StringBuilder();
-      pipeline.warehouse.catalogProperties().forEach((k, v) -> props.append(PipelineConfig.CATALOG_PREFIX).append(k).append('=').append(v).append('\n'));
-      Files.writeString(config, props.toString());
+      Path config = pipeline.configFile(Map.of());
       String name = table.schema() + "." + table.name();
       ObjectMapper json = new ObjectMapper();
 
@@ -275,12 +270,7 @@ class VersionedReadTest {
 
   /** Main's versions, oldest first. */
   private static List<Long> mainVersions(Table t) {
-    List<Long> out = new ArrayList<>();
-    for (Snapshot s = t.snapshot(Branches.MAIN); s != null; s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
-      out.add(s.snapshotId());
-    }
-    Collections.reverse(out);
-    return out;
+    return TableRows.snapshots(t, Branches.MAIN).stream().map(Snapshot::snapshotId).toList();
   }
 
   private static Map<String, Integer> delta(MainVersions reader, Table t, long v1, long v2) {

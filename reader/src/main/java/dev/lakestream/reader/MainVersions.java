@@ -135,7 +135,8 @@ public final class MainVersions {
       return new DeltaStats(from, to, range.size(), true, progress.rows, 0, 0, files, 1, elapsedMs(started));
     }
     consolidatedDeltas.incrementAndGet();
-    return consolidated(from, to, onMain(from), newer, range.size(), schema, sink, started);
+    // range() checked that from is on main and an ancestor of to.
+    return consolidated(from, to, table.snapshot(from), newer, range.size(), schema, sink, started);
   }
 
   /** Deltas served by the append-only fast path since this object was made. */

@@ -365,9 +365,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     return committedOffsets.computeIfAbsent(prefix(topic, partition), p -> {
       Table table = tables.refresh(id);
       long offset = SourceOffsets.of(table, Branches.REALTIME).last(topic, partition);
-      TableIdentifier log = ChangeLog.of(id);
-      if (logged.getOrDefault(id, false) && tables.catalog().tableExists(log)) {
-        offset = Math.max(offset, SourceOffsets.of(tables.refresh(log), SnapshotRef.MAIN_BRANCH).last(topic, partition));
+      if (logged.getOrDefault(id, false)) {
+        Table log = ChangeLog.ensure(tables, id);
+        log.refresh();
+        offset = Math.max(offset, SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH).last(topic, partition));
       }
       return offset;
     });

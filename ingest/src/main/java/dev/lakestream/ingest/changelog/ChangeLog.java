@@ -13,7 +13,8 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
@@ -54,26 +55,28 @@ public final class ChangeLog {
     return dev.lakestream.common.iceberg.TableNaming.changelogOf(table);
   }
 
-  /** The change log of {@code table}, created when missing (a creation race is fine). */
+  /**
+   * The change log of {@code table}, created when missing (a creation race is fine). Once loaded it
+   * comes from the table manager's cache, so calling this per change costs nothing.
+   */
   public static Table ensure(TableManager tables, TableIdentifier table) {
     TableIdentifier id = of(table);
-    Catalog catalog = tables.catalog();
-    if (!catalog.tableExists(id)) {
+    try {
+      return tables.table(id);
+    } catch (NoSuchTableException missing) {
       try {
-        catalog.buildTable(id, SCHEMA)
+        tables.catalog().buildTable(id, SCHEMA)
             .withPartitionSpec(PartitionSpec.unpartitioned())
             .withProperty(TableProperties.FORMAT_VERSION, "3")
             .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
             .withProperty(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "50")
             .create();
         LOG.info("Created change log {} of {}", id, table);
-      } catch (RuntimeException e) {
-        if (!catalog.tableExists(id)) {
-          throw e;
-        }
+      } catch (AlreadyExistsException raced) {
+        // Another task created it first.
       }
+      return tables.table(id);
     }
-    return tables.table(id);
   }
 
   /** One change-log row. */

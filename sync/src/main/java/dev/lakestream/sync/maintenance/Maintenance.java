@@ -12,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.TableNaming;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
@@ -152,26 +153,17 @@ public final class Maintenance implements AutoCloseable {
       return;
     }
     Table log = catalog.loadTable(id);
-    Optional<RealtimeCompaction> prepared =
-        RealtimeCompaction.prepare(log, SnapshotRef.MAIN_BRANCH, config.compaction(), nowMs);
-    if (prepared.isPresent()) {
-      try {
-        RealtimeCompaction.Result result = prepared.get().commit();
-        record(result);
-        LOG.info("Compacted change log {} ({}): {} data files into {} ({} rows), {} ms", id, result.reason(),
-            result.dataFilesIn(), result.dataFilesOut(), result.rows(), result.durationMs());
-      } catch (org.apache.iceberg.exceptions.ValidationException e) {
-        compactionFailures.increment();
-        LOG.warn("Compaction of change log {} did not commit: {}", id, e.getMessage());
-      }
-    }
-    SnapshotExpiry.Result expired =
-        SnapshotExpiry.run(log, config.realtimeRetention(), config.realtimeRetention(), nowMs);
-    snapshotsExpired.increment(expired.total());
+    compact(log, SnapshotRef.MAIN_BRANCH, nowMs);
+    expire(log, config.realtimeRetention(), config.realtimeRetention(), nowMs);
   }
 
+  /** Compacts realtime by the policy, when it selects files. */
   public Optional<RealtimeCompaction.Result> compact(Table table, long nowMs) {
-    Optional<RealtimeCompaction> prepared = RealtimeCompaction.prepare(table, config.compaction(), nowMs);
+    return compact(table, Branches.REALTIME, nowMs);
+  }
+
+  private Optional<RealtimeCompaction.Result> compact(Table table, String branch, long nowMs) {
+    Optional<RealtimeCompaction> prepared = RealtimeCompaction.prepare(table, branch, config.compaction(), nowMs);
     if (prepared.isEmpty()) {
       return Optional.empty();
     }
@@ -180,20 +172,9 @@ public final class Maintenance implements AutoCloseable {
       result = prepared.get().commit();
     } catch (org.apache.iceberg.exceptions.ValidationException e) {
       compactionFailures.increment();
-      LOG.warn("Compaction of {} realtime did not commit (its files changed meanwhile): {}", table.name(), e.getMessage());
+      LOG.warn("Compaction of {} {} did not commit (its files changed meanwhile): {}", table.name(), branch, e.getMessage());
       return Optional.empty();
     }
-    record(result);
-    LOG.info(
-        "Compacted {} realtime ({}): {} data files ({} bytes) into {} ({} bytes, {} rows), {} equality-delete files "
-            + "dropped, snapshot {}, {} ms",
-        table.name(), result.reason(), result.dataFilesIn(), result.bytesIn(), result.dataFilesOut(), result.bytesOut(),
-        result.rows(), result.equalityDeletesDropped(), result.snapshotId(), result.durationMs());
-    return Optional.of(result);
-  }
-
-  /** Counts a compaction done elsewhere (the CLI) in this object's metrics. */
-  public void record(RealtimeCompaction.Result result) {
     compactions.increment();
     filesIn.increment(result.dataFilesIn());
     filesOut.increment(result.dataFilesOut());
@@ -201,11 +182,20 @@ public final class Maintenance implements AutoCloseable {
     bytesOut.increment(result.bytesOut());
     deletesDropped.increment(result.equalityDeletesDropped());
     compactionTime.record(Duration.ofMillis(result.durationMs()));
+    LOG.info(
+        "Compacted {} {} ({}): {} data files ({} bytes) into {} ({} bytes, {} rows), {} equality-delete files "
+            + "dropped, snapshot {}, {} ms",
+        table.name(), branch, result.reason(), result.dataFilesIn(), result.bytesIn(), result.dataFilesOut(),
+        result.bytesOut(), result.rows(), result.equalityDeletesDropped(), result.snapshotId(), result.durationMs());
+    return Optional.of(result);
   }
 
   public SnapshotExpiry.Result expire(Table table, long nowMs) {
-    SnapshotExpiry.Result result =
-        SnapshotExpiry.run(table, config.realtimeRetention(), config.mainRetention(), nowMs);
+    return expire(table, config.realtimeRetention(), config.mainRetention(), nowMs);
+  }
+
+  private SnapshotExpiry.Result expire(Table table, RetentionPolicy realtime, RetentionPolicy main, long nowMs) {
+    SnapshotExpiry.Result result = SnapshotExpiry.run(table, realtime, main, nowMs);
     snapshotsExpired.increment(result.total());
     expiryTime.record(Duration.ofMillis(result.durationMs()));
     if (result.total() > 0) {
