@@ -14,6 +14,9 @@ import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.common.iceberg.BranchFiles;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedWriter;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.math.BigDecimal;
@@ -46,12 +49,14 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * {@code demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]}: the whole
+ * {@code demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR] [--export-source FILE]}: the whole
  * pipeline in one process on a machine with nothing but Java: PostgreSQL (the machine's, or the
  * binaries shipped in a jar), a Kafka broker, Kafka Connect with the Debezium Postgres connector
  * (registered with {@code connectors/postgres-inventory.json}), ingest and sync. It creates {@code
  * inventory.customers}, changes it at a steady rate with a progress line, and on Ctrl-C or after
- * the duration prints how main compares with the source.
+ * the duration prints how main compares with the source. {@code --export-source} also writes the
+ * source table's final rows as JSON lines, so another engine's read of the warehouse can be checked
+ * against the source itself (the engine check does that with Spark).
  */
 final class DemoCommand {
 
@@ -66,26 +71,32 @@ final class DemoCommand {
   private volatile long changes;
   private long nextId = 1;
 
-  private DemoCommand(PrintStream out) {
+  private final Path exportSource;
+
+  private DemoCommand(PrintStream out, Path exportSource) {
     this.out = out;
+    this.exportSource = exportSource;
   }
 
   static int run(String[] args, PrintStream out) throws Exception {
     long durationS = 0;
     int rate = 200;
     Path warehouse = Path.of("warehouse");
+    Path exportSource = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--duration" -> durationS = Long.parseLong(args[++i].replaceAll("s$", ""));
         case "--rate" -> rate = Integer.parseInt(args[++i]);
         case "--warehouse" -> warehouse = Path.of(args[++i]);
+        case "--export-source" -> exportSource = Path.of(args[++i]);
         default -> {
-          out.println("usage: demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]");
+          out.println("usage: demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]"
+              + " [--export-source FILE]");
           return 2;
         }
       }
     }
-    return new DemoCommand(out).run(durationS, rate, warehouse.toAbsolutePath());
+    return new DemoCommand(out, exportSource).run(durationS, rate, warehouse.toAbsolutePath());
   }
 
   private int run(long durationS, int rate, Path warehouse) throws Exception {
@@ -143,6 +154,9 @@ final class DemoCommand {
           Thread.sleep(1_000);
         }
         summary(postgres, kafka, catalog, shared, warehouse);
+        if (exportSource != null) {
+          say("source rows (PostgreSQL's SELECT *) written to " + exportSource + ": " + exportSource(postgres, exportSource));
+        }
       } finally {
         if (catalog instanceof AutoCloseable closeable) {
           closeable.close();
@@ -306,6 +320,33 @@ final class DemoCommand {
         + " --conf spark.sql.catalog.lakestream.warehouse=" + warehouse
         + " --conf spark.sql.catalog.lakestream.jdbc.schema-version=V1"
         + " -e \"SELECT active, count(*), sum(balance) FROM lakestream.inventory.customers GROUP BY active\"");
+  }
+
+  /**
+   * The source table's final rows as JSON lines, to compare any engine's read of the warehouse with
+   * the source itself: {@code balance} as its exact decimal text, {@code updated_at} as microseconds
+   * since the epoch.
+   */
+  private static long exportSource(EmbeddedPostgres postgres, Path file) throws Exception {
+    ObjectMapper json = new ObjectMapper();
+    long rows = 0;
+    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT id, name, balance::text, active,"
+            + " (extract(epoch FROM updated_at) * 1000000)::bigint FROM inventory.customers");
+        BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      while (rs.next()) {
+        ObjectNode row = json.createObjectNode();
+        row.put("id", rs.getLong(1));
+        row.put("name", rs.getString(2));
+        row.put("balance", rs.getString(3));
+        row.put("active", rs.getObject(4) == null ? null : rs.getBoolean(4));
+        row.put("updated_at_micros", rs.getObject(5) == null ? null : rs.getLong(5));
+        w.write(json.writeValueAsString(row));
+        w.newLine();
+        rows++;
+      }
+    }
+    return rows;
   }
 
   /** Freshness per transaction, from the main commits announced on {@code topic}. */
