@@ -39,6 +39,20 @@ public final class SyncApp {
             new Topics.Spec(config.convertResultsTopic(), partitions),
             new Topics.Spec(config.convertTasksTopic(), config.convertPartitions()),
             new Topics.Spec(config.mainCommitsTopic(), partitions)));
+    if (config.indexEnabled()) {
+      Topics.ensure(props, List.of(
+          new Topics.Spec(config.indexLookupsTopic(), config.indexPartitions()),
+          new Topics.Spec(config.indexResultsTopic(), partitions)));
+      int lookups = Topics.partitions(props, config.indexLookupsTopic());
+      if (lookups != config.indexPartitions()) {
+        throw new IllegalStateException(config.indexLookupsTopic() + " has " + lookups + " partitions but "
+            + SyncConfig.INDEX_PARTITIONS + " is " + config.indexPartitions() + "; they must match");
+      }
+      if (Topics.partitions(props, config.indexResultsTopic()) != partitions) {
+        throw new IllegalStateException(config.indexResultsTopic() + " must have as many partitions as "
+            + config.realtimeCommitsTopic() + " (" + partitions + "); delete it, it is internal");
+      }
+    }
     int resultPartitions = Topics.partitions(props, config.convertResultsTopic());
     if (resultPartitions != partitions) {
       throw new IllegalStateException(

@@ -8,6 +8,19 @@ public final class SyncConfig {
 
   public static final String BACKSTOP_MS = "sync.cycle.backstop.ms";
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
+  /** {@code scan} (default) or {@code index}; {@code sync.resolver.<namespace>.<table>} overrides per table. */
+  public static final String RESOLVER = "sync.resolver";
+  public static final String INDEX_PARTITIONS = "sync.index.partitions";
+  public static final String INDEX_BOOTSTRAP_INTERVAL_MS = "sync.index.bootstrap.interval.ms";
+  public static final String INDEX_BOOTSTRAP_BUDGET_MS = "sync.index.bootstrap.budget.ms";
+
+  /** How a cycle finds the rows its equality deletes remove. */
+  public enum Resolver {
+    /** Read the key column of every data file a delete may apply to (by sequence number and key bounds). */
+    SCAN,
+    /** Look the keys up in the key index; files it has not indexed are scanned. */
+    INDEX
+  }
 
   private final PipelineConfig config;
 
@@ -49,6 +62,46 @@ public final class SyncConfig {
   /** How often every known table is checked for realtime commits that no event announced. */
   public long backstopMs() {
     return config.getLong(BACKSTOP_MS, 10_000);
+  }
+
+  /** The resolver of {@code table} ({@code namespace.name}). */
+  public Resolver resolver(String table) {
+    String value = config.get(RESOLVER + "." + table, config.get(RESOLVER, "scan"));
+    try {
+      return Resolver.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(RESOLVER + " (or " + RESOLVER + "." + table + ") must be scan or index, not " + value);
+    }
+  }
+
+  /** Whether any table may use the key index (then the app runs its processor and topics). */
+  public boolean indexEnabled() {
+    return config.asMap().entrySet().stream()
+        .anyMatch(e -> e.getKey().startsWith(RESOLVER) && e.getValue().trim().equalsIgnoreCase("index"));
+  }
+
+  /** Partitions of the key index (and of its lookups topic); fixed once the index is built. */
+  public int indexPartitions() {
+    return config.getInt(INDEX_PARTITIONS, 6);
+  }
+
+  public long indexBootstrapIntervalMs() {
+    return config.getLong(INDEX_BOOTSTRAP_INTERVAL_MS, 1_000);
+  }
+
+  /** How long one bootstrap step may hold the stream thread. */
+  public long indexBootstrapBudgetMs() {
+    return config.getLong(INDEX_BOOTSTRAP_BUDGET_MS, 2_000);
+  }
+
+  /** Key-index lookups, one per index partition per cycle (internal). */
+  public String indexLookupsTopic() {
+    return applicationId() + "-index-lookups";
+  }
+
+  /** Key-index results, keyed by table (internal; as many partitions as the realtime-commits topic). */
+  public String indexResultsTopic() {
+    return applicationId() + "-index-results";
   }
 
   /** Partitions of the convert-tasks topic: how many converters can work on one cycle at once. */

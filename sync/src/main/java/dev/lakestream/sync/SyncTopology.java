@@ -4,7 +4,12 @@ import dev.lakestream.common.event.EventSerdes;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.sync.convert.Converter;
 import dev.lakestream.sync.convert.FileConverter;
+import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.sync.cycle.CycleCoordinator;
+import dev.lakestream.sync.index.KeyIndexProcessor;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.streams.processor.StreamPartitioner;
 import dev.lakestream.sync.maintenance.Maintenance;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -24,7 +29,11 @@ import org.apache.kafka.streams.state.Stores;
  *   &lt;app&gt;-convert-results ──────┘                      └─> &lt;prefix&gt;.main-commits
  * </pre>
  *
- * The coordinator's two inputs are keyed by table and must have the same number of partitions
+ * With the key index ({@code sync.resolver=index} for any table) the coordinator also sends one
+ * lookup per index partition to {@code <app>-index-lookups} (partitioned by index partition), whose
+ * {@code key-index} processor answers on {@code <app>-index-results}, keyed by table.
+ *
+ * The coordinator's inputs are keyed by table and must have the same number of partitions
  * (the app creates the results topic so). The convert tasks are keyed by data file.
  */
 public final class SyncTopology {
@@ -38,8 +47,16 @@ public final class SyncTopology {
         config.realtimeCommitsTopic());
     topology.addSource("convert-results-in", strings, widen(EventSerdes.convertResult().deserializer()),
         config.convertResultsTopic());
+    boolean index = config.indexEnabled();
+    if (index) {
+      topology.addSource("index-results-in", strings, widen(EventSerdes.indexResult().deserializer()),
+          config.indexResultsTopic());
+    }
+    String[] coordinatorInputs = index
+        ? new String[] {"realtime-commits-in", "convert-results-in", "index-results-in"}
+        : new String[] {"realtime-commits-in", "convert-results-in"};
     topology.addProcessor("cycle-coordinator", () -> new CycleCoordinator(config, tables, meters, maintenance),
-        "realtime-commits-in", "convert-results-in");
+        coordinatorInputs);
     topology.addStateStore(
         Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.CYCLES), Serdes.String(),
             EventSerdes.cyclePlan()),
@@ -52,6 +69,31 @@ public final class SyncTopology {
         Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.TABLES), Serdes.String(),
             Serdes.Long()),
         "cycle-coordinator");
+    if (index) {
+      topology.addStateStore(
+          Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.INDEX_RESULTS), Serdes.String(),
+              EventSerdes.indexResult()),
+          "cycle-coordinator");
+      topology.addStateStore(
+          Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.INDEX_TASKS), Serdes.String(),
+              EventSerdes.convertTask()),
+          "cycle-coordinator");
+      // Each lookup goes to the partition of the index it is for.
+      StreamPartitioner<String, Object> byIndexPartition = (topic, key, value, partitions) ->
+          Optional.of(Set.of(((IndexLookup) value).partition() % partitions));
+      topology.addSink(CycleCoordinator.LOOKUPS_CHILD, config.indexLookupsTopic(), new StringSerializer(),
+          narrow(EventSerdes.indexLookup().serializer()), byIndexPartition, "cycle-coordinator");
+
+      topology.addSource("index-lookups-in", strings, EventSerdes.indexLookup().deserializer(), config.indexLookupsTopic());
+      topology.addProcessor("key-index", () -> new KeyIndexProcessor(tables, meters, config.indexBootstrapIntervalMs(),
+          config.indexBootstrapBudgetMs()), "index-lookups-in");
+      topology.addStateStore(
+          Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(KeyIndexProcessor.STORE), Serdes.Bytes(),
+              Serdes.ByteArray()),
+          "key-index");
+      topology.addSink("index-results", config.indexResultsTopic(), new StringSerializer(),
+          EventSerdes.indexResult().serializer(), "key-index");
+    }
     topology.addSink(CycleCoordinator.TASKS_CHILD, config.convertTasksTopic(), new StringSerializer(),
         narrow(EventSerdes.convertTask().serializer()), "cycle-coordinator");
     topology.addSink(CycleCoordinator.COMMITS_CHILD, config.mainCommitsTopic(), new StringSerializer(),

@@ -19,14 +19,32 @@ import org.apache.iceberg.PartitionSpec;
  * @param dataFile the data file, Iceberg content-file JSON
  * @param currentDv its deletion vector on main, or null
  * @param deleteFiles the equality-delete files to apply
+ * @param positions the rows to delete, already resolved by the key index; null: the converter
+ *     finds them by scanning the file's key column
  */
-public record ConvertTask(String table, String cycleId, JsonNode dataFile, JsonNode currentDv, List<JsonNode> deleteFiles) {
+public record ConvertTask(
+    String table, String cycleId, JsonNode dataFile, JsonNode currentDv, List<JsonNode> deleteFiles, List<Long> positions) {
 
   public static final String TYPE = "convert-task";
   public static final int VERSION = 1;
 
   public ConvertTask {
     deleteFiles = List.copyOf(deleteFiles);
+    positions = positions == null ? null : List.copyOf(positions);
+  }
+
+  /** A task whose positions the converter finds by scanning. */
+  public ConvertTask(String table, String cycleId, JsonNode dataFile, JsonNode currentDv, List<JsonNode> deleteFiles) {
+    this(table, cycleId, dataFile, currentDv, deleteFiles, null);
+  }
+
+  /** This task with its positions resolved. */
+  public ConvertTask withPositions(List<Long> resolved) {
+    return new ConvertTask(table, cycleId, dataFile, currentDv, deleteFiles, resolved);
+  }
+
+  public List<String> deleteFilePaths() {
+    return deleteFiles.stream().map(n -> n.get("file-path").asText()).toList();
   }
 
   public String dataFilePath() {

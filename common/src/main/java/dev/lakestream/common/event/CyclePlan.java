@@ -51,6 +51,12 @@ public record CyclePlan(
     taskFiles = List.copyOf(taskFiles);
   }
 
+  /** The plan with the convert tasks it waits for replaced (the key index resolved the others away). */
+  public CyclePlan withTaskFiles(List<String> files) {
+    return new CyclePlan(table, cycleId, baseMainSnapshotId, targetRealtimeSnapshotId, maxSourceTsMs, addDataFiles,
+        removeDataFiles, removeDvs, files, realtimeSnapshots, reconvertedDeletes, liveSetDiff, plannedAtMs);
+  }
+
   public byte[] toJson() {
     return EventJson.write(TYPE, VERSION, this);
   }

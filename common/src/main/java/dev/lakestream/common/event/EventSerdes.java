@@ -31,6 +31,14 @@ public final class EventSerdes {
     return of(CyclePlan::toJson, CyclePlan::fromJson);
   }
 
+  public static Serde<IndexLookup> indexLookup() {
+    return of(IndexLookup::toJson, IndexLookup::fromJson);
+  }
+
+  public static Serde<IndexResult> indexResult() {
+    return of(IndexResult::toJson, IndexResult::fromJson);
+  }
+
   public static Serde<MainCommitted> mainCommitted() {
     return of(MainCommitted::toJson, MainCommitted::fromJson);
   }

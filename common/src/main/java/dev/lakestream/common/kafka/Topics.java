@@ -11,6 +11,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,12 +29,20 @@ public final class Topics {
 
   private Topics() {}
 
-  /** The partition count of an existing topic. */
+  /** The partition count of an existing topic (a topic just created may take a moment to be known). */
   public static int partitions(Properties appProps, String topic) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 15_000;
     try (Admin admin = Admin.create(adminProperties(appProps))) {
-      return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
-    } catch (ExecutionException e) {
-      throw new IllegalStateException("cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
+      while (true) {
+        try {
+          return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+        } catch (ExecutionException e) {
+          if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.currentTimeMillis() > deadline) {
+            throw new IllegalStateException("cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
+          }
+          Thread.sleep(200);
+        }
+      }
     }
   }
 

@@ -60,7 +60,9 @@ public final class Converter implements Processor<String, ConvertTask, String, C
     long started = System.nanoTime();
     ConvertResult result = converter.convert(tables.table(TableIdentifier.parse(task.table())), task);
     time.record(Duration.ofNanos(System.nanoTime() - started));
-    files.increment();
+    if (task.positions() == null) {
+      files.increment(); // the key index's tasks read no data file
+    }
     filesOfTask.increment();
     rows.increment(result.rowsScanned());
     bytes.increment(result.bytesRead());

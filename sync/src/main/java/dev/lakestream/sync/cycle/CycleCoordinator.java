@@ -3,6 +3,8 @@ package dev.lakestream.sync.cycle;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.event.IndexLookup;
+import dev.lakestream.common.event.IndexResult;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.TableManager;
@@ -53,7 +55,10 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   public static final String CYCLES = "sync-cycles";
   public static final String RESULTS = "sync-results";
   public static final String TABLES = "sync-tables";
+  public static final String INDEX_RESULTS = "sync-index-results";
+  public static final String INDEX_TASKS = "sync-index-tasks";
   public static final String TASKS_CHILD = "convert-tasks";
+  public static final String LOOKUPS_CHILD = "index-lookups";
   public static final String COMMITS_CHILD = "main-commits";
 
   private static final Logger LOG = LoggerFactory.getLogger(CycleCoordinator.class);
@@ -70,12 +75,17 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private final DistributionSummary realtimeSnapshotsPerCycle;
   private final Timer cycleTime;
   private final Timer freshness;
+  private final Counter filesByIndex;
+  private final Counter filesScanned;
+  private final Counter filesSkippedByIndex;
   private final Map<String, Integer> resultCounts = new HashMap<>();
 
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, CyclePlan> inFlight;
   private KeyValueStore<String, ConvertResult> results;
   private KeyValueStore<String, Long> known;
+  private KeyValueStore<String, IndexResult> indexResults;
+  private KeyValueStore<String, ConvertTask> indexTasks;
 
   public CycleCoordinator(SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance) {
     this.config = config;
@@ -89,6 +99,9 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     this.liveSetDiffs = meters.counter("lakestream.sync.live.set.diffs");
     this.realtimeSnapshotsPerCycle = meters.summary("lakestream.sync.cycle.realtime.snapshots");
     this.cycleTime = meters.timer("lakestream.sync.cycle.duration");
+    this.filesByIndex = meters.counter("lakestream.sync.resolver.files", "resolver", "index");
+    this.filesScanned = meters.counter("lakestream.sync.resolver.files", "resolver", "scan");
+    this.filesSkippedByIndex = meters.counter("lakestream.sync.index.files.skipped");
     this.freshness =
         Timer.builder("lakestream.main.freshness")
             .description("source commit to main commit")
@@ -102,6 +115,10 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     this.inFlight = context.getStateStore(CYCLES);
     this.results = context.getStateStore(RESULTS);
     this.known = context.getStateStore(TABLES);
+    if (config.indexEnabled()) {
+      this.indexResults = context.getStateStore(INDEX_RESULTS);
+      this.indexTasks = context.getStateStore(INDEX_TASKS);
+    }
     context.schedule(Duration.ofMillis(config.backstopMs()), PunctuationType.WALL_CLOCK_TIME, now -> backstop());
   }
 
@@ -116,6 +133,8 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       }
     } else if (record.value() instanceof ConvertResult result) {
       accept(result);
+    } else if (record.value() instanceof IndexResult result) {
+      acceptIndex(result);
     }
   }
 
@@ -144,16 +163,112 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     CyclePlan plan = planned.get().plan();
     LOG.debug("Planned cycle {} of {}: {} realtime snapshots, {} data files to add, {} to convert",
         cycleId, tableName, plan.realtimeSnapshots(), plan.addDataFiles().size(), plan.taskFiles().size());
-    if (planned.get().tasks().isEmpty()) {
+    // With the key index, every cycle that changes main's data files goes through it, so the
+    // index learns the new files' keys (and forgets removed files) even when nothing is deleted.
+    boolean index = config.resolver(tableName) == SyncConfig.Resolver.INDEX
+        && !(planned.get().tasks().isEmpty() && plan.addDataFiles().isEmpty() && plan.removeDataFiles().isEmpty());
+    if (planned.get().tasks().isEmpty() && !index) {
       finish(table, plan, List.of());
       return;
     }
     inFlight.put(tableName, plan);
-    resultCounts.put(cycleId, 0);
-    for (ConvertTask task : planned.get().tasks()) {
+    if (index) {
+      lookUp(plan, planned.get().tasks(), planned.get().deleteSequences());
+      return;
+    }
+    sendTasks(plan, planned.get().tasks());
+    filesScanned.increment(planned.get().tasks().size());
+  }
+
+  private void sendTasks(CyclePlan plan, List<ConvertTask> tasks) {
+    resultCounts.put(plan.cycleId(), 0);
+    for (ConvertTask task : tasks) {
       context.forward(new Record<String, Object>(task.dataFilePath(), task, context.currentSystemTimeMs()), TASKS_CHILD);
     }
-    tasksSent.increment(planned.get().tasks().size());
+    tasksSent.increment(tasks.size());
+  }
+
+  /**
+   * Asks every index partition to resolve the cycle's delete keys; the planned (scanning) tasks wait
+   * in a store for the answers: a file every partition has indexed gets the positions they found
+   * (or no task when none), any other file is scanned.
+   */
+  private void lookUp(CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {
+    Map<String, List<String>> taskDeletes = new HashMap<>();
+    Map<String, CyclePlan.SequencedFile> deletes = new java.util.LinkedHashMap<>();
+    for (ConvertTask task : tasks) {
+      indexTasks.put(resultKey(plan.table(), plan.cycleId(), task.dataFilePath()), task);
+      taskDeletes.put(task.dataFilePath(), task.deleteFilePaths());
+      task.deleteFiles().forEach(d -> {
+        String path = d.get("file-path").asText();
+        Long sequence = deleteSequences.get(path);
+        if (sequence == null) {
+          throw new IllegalStateException("cycle " + plan.cycleId() + " of " + plan.table() + ": no sequence number for " + path);
+        }
+        deletes.putIfAbsent(path, new CyclePlan.SequencedFile(d, sequence));
+      });
+    }
+    List<String> removed = plan.removeDataFiles().stream().map(f -> f.get("file-path").asText()).toList();
+    int partitions = config.indexPartitions();
+    for (int p = 0; p < partitions; p++) {
+      IndexLookup lookup = new IndexLookup(plan.table(), plan.cycleId(), p, partitions, plan.addDataFiles(), removed,
+          new ArrayList<>(deletes.values()), taskDeletes);
+      context.forward(new Record<String, Object>(plan.table(), lookup, context.currentSystemTimeMs()), LOOKUPS_CHILD);
+    }
+  }
+
+  private void acceptIndex(IndexResult result) {
+    CyclePlan plan = inFlight.get(result.table());
+    if (plan == null || !plan.cycleId().equals(result.cycleId())) {
+      LOG.debug("Ignoring an index result of cycle {} of {}: not the cycle in flight", result.cycleId(), result.table());
+      return;
+    }
+    String prefix = plan.table() + '\u0000' + plan.cycleId() + '\u0000';
+    indexResults.put(prefix + result.partition(), result);
+    List<IndexResult> answers = new ArrayList<>();
+    try (KeyValueIterator<String, IndexResult> it = indexResults.prefixScan(prefix, Serdes.String().serializer())) {
+      it.forEachRemaining(e -> answers.add(e.value));
+    }
+    if (answers.size() < config.indexPartitions()) {
+      return;
+    }
+    Map<String, Set<Long>> positions = new HashMap<>();
+    Set<String> unresolved = new HashSet<>();
+    for (IndexResult answer : answers) {
+      answer.positions().forEach((path, list) -> positions.computeIfAbsent(path, k -> new HashSet<>()).addAll(list));
+      unresolved.addAll(answer.unresolvedFiles());
+    }
+    List<ConvertTask> tasks = new ArrayList<>();
+    List<String> keys = new ArrayList<>();
+    int skipped = 0;
+    try (KeyValueIterator<String, ConvertTask> it = indexTasks.prefixScan(prefix, Serdes.String().serializer())) {
+      while (it.hasNext()) {
+        var e = it.next();
+        keys.add(e.key);
+        ConvertTask task = e.value;
+        if (unresolved.contains(task.dataFilePath())) {
+          tasks.add(task);
+          filesScanned.increment();
+        } else if (positions.containsKey(task.dataFilePath())) {
+          tasks.add(task.withPositions(new ArrayList<>(positions.get(task.dataFilePath()))));
+          filesByIndex.increment();
+        } else {
+          skipped++;
+        }
+      }
+    }
+    keys.forEach(indexTasks::delete);
+    answers.forEach(a -> indexResults.delete(prefix + a.partition()));
+    filesSkippedByIndex.increment(skipped);
+    CyclePlan resolved = plan.withTaskFiles(tasks.stream().map(ConvertTask::dataFilePath).toList());
+    LOG.debug("Cycle {} of {}: the key index resolved {} files, {} need a scan, {} need nothing",
+        plan.cycleId(), plan.table(), tasks.size() - unresolved.size(), unresolved.size(), skipped);
+    if (tasks.isEmpty()) {
+      finish(tables.refresh(TableIdentifier.parse(plan.table())), resolved, List.of());
+      return;
+    }
+    inFlight.put(plan.table(), resolved);
+    sendTasks(resolved, tasks);
   }
 
   private void accept(ConvertResult result) {

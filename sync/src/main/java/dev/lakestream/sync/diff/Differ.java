@@ -9,6 +9,7 @@ import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,8 +44,11 @@ public final class Differ {
 
   private static final Logger LOG = LoggerFactory.getLogger(Differ.class);
 
-  /** The plan and the tasks to send; the plan lists the tasks' data files. */
-  public record Planned(CyclePlan plan, List<ConvertTask> tasks) {}
+  /**
+   * The plan and the tasks to send; the plan lists the tasks' data files. {@code deleteSequences}:
+   * the data sequence number of each equality-delete file the tasks name (their JSON lacks it).
+   */
+  public record Planned(CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {}
 
   private Differ() {}
 
@@ -187,7 +191,10 @@ public final class Differ {
             reconverted.size(),
             liveSets,
             nowMs);
-    return Optional.of(new Planned(plan, tasks));
+    Map<String, Long> deleteSequences = new HashMap<>();
+    liveDeletes.values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
+    newDeletes.values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
+    return Optional.of(new Planned(plan, tasks, deleteSequences));
   }
 
   /** Adds the task of {@code file} if any of {@code deletes} may apply to it; returns their paths. */

@@ -1,0 +1,41 @@
+package dev.lakestream.common.event;
+
+import java.util.List;
+
+/**
+ * One partition's share of a sync cycle for the key index: the index partition adds the keys of
+ * the data files the cycle adds to main, forgets the files it removes, and resolves the keys of
+ * the cycle's equality deletes to positions in the files the cycle's convert tasks name (a delete
+ * applies to a file only where the planned task pairs them). Sent to topic partition {@code
+ * partition} of the index-lookups topic.
+ *
+ * @param table the table, {@code namespace.name}
+ * @param cycleId the cycle
+ * @param partition the index partition (keys whose hash falls in it)
+ * @param partitions the number of index partitions
+ * @param addDataFiles data files the cycle adds to main, with their data sequence numbers
+ * @param removeDataFiles paths of data files the cycle removes from main
+ * @param deleteFiles the equality-delete files of the cycle's tasks, with their data sequence numbers
+ * @param taskDeletes per data file of a convert task, the paths of the deletes paired with it
+ */
+public record IndexLookup(
+    String table,
+    String cycleId,
+    int partition,
+    int partitions,
+    List<CyclePlan.SequencedFile> addDataFiles,
+    List<String> removeDataFiles,
+    List<CyclePlan.SequencedFile> deleteFiles,
+    java.util.Map<String, List<String>> taskDeletes) {
+
+  public static final String TYPE = "index-lookup";
+  public static final int VERSION = 1;
+
+  public byte[] toJson() {
+    return EventJson.write(TYPE, VERSION, this);
+  }
+
+  public static IndexLookup fromJson(byte[] bytes) {
+    return EventJson.read(bytes, TYPE, VERSION, IndexLookup.class);
+  }
+}

@@ -1,0 +1,57 @@
+package dev.lakestream.sync.convert;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.sync.index.KeyColumns;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.util.StructLikeSet;
+
+/**
+ * Reads only the data file's key columns (a row's position is its ordinal) and probes the keys of
+ * the task's equality deletes. Keys of delete files are cached (the tasks of a cycle share them),
+ * bounded by the number of keys held. Thread-safe.
+ */
+public final class ScanResolver implements PositionResolver {
+
+  private static final long CACHED_KEYS = 5_000_000;
+
+  private final Cache<String, StructLikeSet> deleteKeys =
+      Caffeine.newBuilder().maximumWeight(CACHED_KEYS).weigher((String k, StructLikeSet v) -> Math.max(1, v.size())).build();
+
+  @Override
+  public Resolution resolve(Table table, ConvertTask task, DataFile file, PositionDeleteIndex current) {
+    List<DeleteFile> deletes = task.deleteFiles(table.specs());
+    Set<Integer> keyIds = new HashSet<>(deletes.get(0).equalityFieldIds());
+    Schema keySchema = TypeUtil.select(table.schema(), keyIds);
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    StructLikeSet keys = StructLikeSet.create(keySchema.asStruct());
+    for (DeleteFile d : deletes) {
+      if (!new HashSet<>(d.equalityFieldIds()).equals(keyIds)) {
+        throw new IllegalStateException(
+            "table " + task.table() + ": equality deletes with different key columns in one task ("
+                + d.equalityFieldIds() + " and " + keyIds + ")");
+      }
+      keys.addAll(deleteKeys.get(d.location(), p -> loader.loadEqualityDeletes(List.of(d), keySchema)));
+    }
+    List<Long> matched = new ArrayList<>();
+    long[] position = {0};
+    long rows = KeyColumns.forEach(table, file, keySchema, key -> {
+      if ((current == null || !current.isDeleted(position[0])) && keys.contains(key)) {
+        matched.add(position[0]);
+      }
+      position[0]++;
+    });
+    return new Resolution(matched, rows, KeyColumns.bytes(file, keySchema));
+  }
+}

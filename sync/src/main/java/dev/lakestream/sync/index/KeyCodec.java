@@ -1,0 +1,67 @@
+package dev.lakestream.sync.index;
+
+import java.nio.ByteBuffer;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.util.List;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.DateTimeUtil;
+import org.apache.kafka.common.utils.Utils;
+
+/**
+ * A primary key as bytes (each key column in Iceberg's single-value binary form, length-prefixed,
+ * in the key schema's order) and the index partition it belongs to (murmur2 of those bytes, as
+ * Kafka's default partitioner hashes record keys).
+ */
+final class KeyCodec {
+
+  private final List<Types.NestedField> fields;
+
+  KeyCodec(Schema keySchema) {
+    this.fields = keySchema.columns();
+  }
+
+  byte[] bytes(StructLike key) {
+    ByteBuffer[] parts = new ByteBuffer[fields.size()];
+    int size = 0;
+    for (int i = 0; i < fields.size(); i++) {
+      Object value = key.get(i, Object.class);
+      if (value == null) {
+        throw new IllegalArgumentException("a key column is null: " + fields.get(i).name());
+      }
+      parts[i] = Conversions.toByteBuffer(fields.get(i).type(), internal(value));
+      size += 4 + parts[i].remaining();
+    }
+    ByteBuffer out = ByteBuffer.allocate(size);
+    for (ByteBuffer part : parts) {
+      out.putInt(part.remaining());
+      out.put(part.duplicate());
+    }
+    return out.array();
+  }
+
+  /** Readers may give java.time values for dates and times: their internal (numeric) form. */
+  private static Object internal(Object value) {
+    if (value instanceof LocalDate d) {
+      return DateTimeUtil.daysFromDate(d);
+    } else if (value instanceof LocalDateTime t) {
+      return DateTimeUtil.microsFromTimestamp(t);
+    } else if (value instanceof OffsetDateTime t) {
+      return DateTimeUtil.microsFromTimestamptz(t);
+    } else if (value instanceof LocalTime t) {
+      return DateTimeUtil.microsFromTime(t);
+    } else if (value instanceof byte[] b) {
+      return ByteBuffer.wrap(b);
+    }
+    return value;
+  }
+
+  static int partition(byte[] keyBytes, int partitions) {
+    return Utils.toPositive(Utils.murmur2(keyBytes)) % partitions;
+  }
+}

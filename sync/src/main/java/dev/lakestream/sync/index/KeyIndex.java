@@ -1,0 +1,289 @@
+package dev.lakestream.sync.index;
+
+import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.event.IndexLookup;
+import dev.lakestream.common.event.IndexResult;
+import dev.lakestream.common.iceberg.ContentFiles;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.kafka.common.serialization.BytesSerializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * The key index of one or more index partitions: primary key to (data file, row position) for the
+ * rows of the data files it has indexed, in a Kafka Streams key-value store (RocksDB,
+ * changelogged). Keys are spread over partitions by hash; a partition indexes, of every data file,
+ * the keys that hash to it.
+ *
+ * <p>Never trusted blindly: a file the partition has not indexed is reported unresolved (the cycle
+ * scans it); an entry whose file is gone (compacted away) is dropped; an entry is used only for a
+ * file and delete the cycle's plan pairs. An entry is pruned once a newer row of its key is in a
+ * file that main holds (the cycle that committed that file deleted the older row). Resolution is
+ * idempotent: a cycle planned again resolves the same positions.
+ *
+ * <p>Store layout, every key prefixed with a kind byte and {@code table\0}:
+ * {@code E key} → (file id, position)*; {@code F p path} → (file id, data sequence number);
+ * {@code I p id} → (data sequence number, path); {@code N p} → next file id; {@code K p} →
+ * number of partitions.
+ */
+public final class KeyIndex {
+
+  private static final BytesSerializer BYTES = new BytesSerializer();
+
+  private final KeyValueStore<Bytes, byte[]> store;
+
+  public KeyIndex(KeyValueStore<Bytes, byte[]> store) {
+    this.store = store;
+  }
+
+  /** Applies one partition's share of a cycle and resolves its delete keys. */
+  public IndexResult lookup(Table table, IndexLookup lookup) {
+    String t = lookup.table();
+    int p = lookup.partition();
+    int n = lookup.partitions();
+    register(t, p, n);
+    Schema keySchema = KeyColumns.keySchema(table);
+    KeyCodec codec = new KeyCodec(keySchema);
+    var specs = table.specs();
+
+    for (String path : lookup.removeDataFiles()) {
+      forget(t, p, path);
+    }
+    Set<String> pending = new HashSet<>();
+    long keysIndexed = 0;
+    long filesRead = 0;
+    long bytesRead = 0;
+    for (CyclePlan.SequencedFile f : lookup.addDataFiles()) {
+      DataFile file = (DataFile) ContentFiles.fromJson(f.file(), specs);
+      pending.add(file.location());
+      if (fileId(t, p, file.location()) == null) {
+        keysIndexed += index(table, t, p, n, file, f.dataSequenceNumber(), keySchema, codec);
+        bytesRead += KeyColumns.bytes(file, keySchema);
+        filesRead++;
+      }
+    }
+
+    Map<String, Set<Long>> positions = new HashMap<>();
+    long deleteKeys = 0;
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    Map<String, Set<String>> pairedFiles = new HashMap<>();
+    lookup.taskDeletes().forEach((dataPath, deletes) -> deletes.forEach(
+        d -> pairedFiles.computeIfAbsent(d, k -> new HashSet<>()).add(dataPath)));
+    for (CyclePlan.SequencedFile sequenced : lookup.deleteFiles()) {
+      DeleteFile delete = (DeleteFile) ContentFiles.fromJson(sequenced.file(), specs);
+      long deleteSequence = sequenced.dataSequenceNumber();
+      Set<String> paired = pairedFiles.getOrDefault(delete.location(), Set.of());
+      if (paired.isEmpty()) {
+        continue;
+      }
+      bytesRead += KeyColumns.bytes(delete, keySchema);
+      filesRead++;
+      for (StructLike key : loader.loadEqualityDeletes(List.of(delete), keySchema)) {
+        byte[] keyBytes = codec.bytes(key);
+        if (KeyCodec.partition(keyBytes, n) != p) {
+          continue;
+        }
+        deleteKeys++;
+        resolve(t, p, keyBytes, deleteSequence, paired, pending, positions);
+      }
+    }
+
+    List<String> unresolved = new ArrayList<>();
+    for (String path : lookup.taskDeletes().keySet()) {
+      if (fileId(t, p, path) == null) {
+        unresolved.add(path);
+        positions.remove(path);
+      }
+    }
+    Map<String, List<Long>> out = new HashMap<>();
+    positions.forEach((path, set) -> out.put(path, new ArrayList<>(set)));
+    return new IndexResult(t, lookup.cycleId(), p, out, unresolved, deleteKeys, keysIndexed, filesRead, bytesRead);
+  }
+
+  /** Adds the keys of {@code file} that hash to partition {@code p}; returns how many. */
+  public long index(Table table, String t, int p, int n, DataFile file, long sequence, Schema keySchema, KeyCodec codec) {
+    long id = nextId(t, p);
+    long[] count = {0};
+    long[] position = {0};
+    KeyColumns.forEach(table, file, keySchema, key -> {
+      byte[] keyBytes = codec.bytes(key);
+      if (KeyCodec.partition(keyBytes, n) == p) {
+        Bytes entryKey = key('E', t, keyBytes);
+        byte[] old = store.get(entryKey);
+        ByteBuffer entries = ByteBuffer.allocate((old == null ? 0 : old.length) + 16);
+        if (old != null) {
+          entries.put(old);
+        }
+        entries.putLong(id).putLong(position[0]);
+        store.put(entryKey, entries.array());
+        count[0]++;
+      }
+      position[0]++;
+    });
+    store.put(key('F', t, p, file.location().getBytes(StandardCharsets.UTF_8)),
+        ByteBuffer.allocate(16).putLong(id).putLong(sequence).array());
+    byte[] path = file.location().getBytes(StandardCharsets.UTF_8);
+    store.put(key('I', t, p, ByteBuffer.allocate(8).putLong(id).array()),
+        ByteBuffer.allocate(8 + path.length).putLong(sequence).put(path).array());
+    return count[0];
+  }
+
+  /** Whether partition {@code p} has indexed the data file at {@code path}. */
+  public boolean indexed(String t, int p, String path) {
+    return fileId(t, p, path) != null;
+  }
+
+  /** The partitions of {@code t} this store holds, with their partition count. */
+  public Map<Integer, Integer> partitions(String t) {
+    Map<Integer, Integer> out = new HashMap<>();
+    Bytes prefix = prefix('K', t);
+    try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(prefix, BYTES)) {
+      it.forEachRemaining(e -> out.put(ByteBuffer.wrap(e.key.get(), prefix.get().length, 4).getInt(),
+          ByteBuffer.wrap(e.value).getInt()));
+    }
+    return out;
+  }
+
+  /** The tables this store holds an index of. */
+  public Set<String> tables() {
+    Set<String> out = new TreeSet<>();
+    try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(Bytes.wrap(new byte[] {'K'}), BYTES)) {
+      it.forEachRemaining(e -> {
+        byte[] k = e.key.get();
+        int end = 1;
+        while (k[end] != 0) {
+          end++;
+        }
+        out.add(new String(k, 1, end - 1, StandardCharsets.UTF_8));
+      });
+    }
+    return out;
+  }
+
+  /**
+   * The positions of {@code keyBytes}'s rows that a delete at {@code deleteSequence} removes from
+   * the files it is paired with; prunes entries of files that are gone or superseded.
+   */
+  private void resolve(String t, int p, byte[] keyBytes, long deleteSequence, Set<String> paired, Set<String> pending,
+      Map<String, Set<Long>> positions) {
+    Bytes entryKey = key('E', t, keyBytes);
+    byte[] value = store.get(entryKey);
+    if (value == null) {
+      return;
+    }
+    ByteBuffer entries = ByteBuffer.wrap(value);
+    int count = value.length / 16;
+    long[] ids = new long[count];
+    long[] pos = new long[count];
+    long[] seq = new long[count];
+    String[] paths = new String[count];
+    long newestConfirmed = Long.MIN_VALUE;
+    for (int i = 0; i < count; i++) {
+      ids[i] = entries.getLong();
+      pos[i] = entries.getLong();
+      byte[] file = store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(ids[i]).array()));
+      if (file != null) {
+        ByteBuffer f = ByteBuffer.wrap(file);
+        seq[i] = f.getLong();
+        paths[i] = new String(file, 8, file.length - 8, StandardCharsets.UTF_8);
+        if (!pending.contains(paths[i])) {
+          newestConfirmed = Math.max(newestConfirmed, seq[i]);
+        }
+      }
+    }
+    ByteBuffer kept = ByteBuffer.allocate(value.length);
+    for (int i = 0; i < count; i++) {
+      if (paths[i] == null || (!pending.contains(paths[i]) && seq[i] < newestConfirmed)) {
+        continue; // the file is gone, or both it and a newer row of the key are on main: this row was deleted
+      }
+      kept.putLong(ids[i]).putLong(pos[i]);
+      if (seq[i] < deleteSequence && paired.contains(paths[i])) {
+        positions.computeIfAbsent(paths[i], k -> new TreeSet<>()).add(pos[i]);
+      }
+    }
+    if (kept.position() == 0) {
+      store.delete(entryKey);
+    } else if (kept.position() < value.length) {
+      byte[] pruned = new byte[kept.position()];
+      System.arraycopy(kept.array(), 0, pruned, 0, pruned.length);
+      store.put(entryKey, pruned);
+    }
+  }
+
+  private void register(String t, int p, int n) {
+    Bytes k = key('K', t, p, new byte[0]);
+    byte[] known = store.get(k);
+    if (known != null && ByteBuffer.wrap(known).getInt() != n) {
+      throw new IllegalStateException("the key index of " + t + " was built with " + ByteBuffer.wrap(known).getInt()
+          + " partitions, the cycle uses " + n + ": reset the sync application's state (or go back) to change"
+          + " sync.index.partitions");
+    }
+    if (known == null) {
+      store.put(k, ByteBuffer.allocate(4).putInt(n).array());
+    }
+  }
+
+  /** Forgets a data file: its entries are dropped when next met. */
+  public void forget(String t, int p, String path) {
+    Bytes byPath = key('F', t, p, path.getBytes(StandardCharsets.UTF_8));
+    byte[] file = store.get(byPath);
+    if (file != null) {
+      store.delete(key('I', t, p, ByteBuffer.allocate(8).putLong(ByteBuffer.wrap(file).getLong()).array()));
+      store.delete(byPath);
+    }
+  }
+
+  /** The paths of the files partition {@code p} of {@code t} has indexed. */
+  public Set<String> indexedFiles(String t, int p) {
+    Set<String> out = new HashSet<>();
+    Bytes prefix = key('F', t, p, new byte[0]);
+    try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(prefix, BYTES)) {
+      it.forEachRemaining(e -> out.add(
+          new String(e.key.get(), prefix.get().length, e.key.get().length - prefix.get().length, StandardCharsets.UTF_8)));
+    }
+    return out;
+  }
+
+  private Long fileId(String t, int p, String path) {
+    byte[] file = store.get(key('F', t, p, path.getBytes(StandardCharsets.UTF_8)));
+    return file == null ? null : ByteBuffer.wrap(file).getLong();
+  }
+
+  private long nextId(String t, int p) {
+    Bytes k = key('N', t, p, new byte[0]);
+    byte[] v = store.get(k);
+    long id = v == null ? 1 : ByteBuffer.wrap(v).getLong();
+    store.put(k, ByteBuffer.allocate(8).putLong(id + 1).array());
+    return id;
+  }
+
+  private static Bytes prefix(char kind, String t) {
+    byte[] name = t.getBytes(StandardCharsets.UTF_8);
+    return Bytes.wrap(ByteBuffer.allocate(2 + name.length).put((byte) kind).put(name).put((byte) 0).array());
+  }
+
+  private static Bytes key(char kind, String t, byte[] rest) {
+    byte[] prefix = prefix(kind, t).get();
+    return Bytes.wrap(ByteBuffer.allocate(prefix.length + rest.length).put(prefix).put(rest).array());
+  }
+
+  private static Bytes key(char kind, String t, int p, byte[] rest) {
+    byte[] prefix = prefix(kind, t).get();
+    return Bytes.wrap(ByteBuffer.allocate(prefix.length + 4 + rest.length).put(prefix).putInt(p).put(rest).array());
+  }
+}
