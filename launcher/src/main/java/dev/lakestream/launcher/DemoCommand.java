@@ -4,6 +4,7 @@ import dev.lakestream.common.app.StopSignals;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.common.iceberg.CatalogLoader;
@@ -26,6 +27,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.OffsetDateTime;
@@ -37,6 +39,7 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.Snapshot;
@@ -58,18 +61,26 @@ import org.apache.kafka.streams.StreamsConfig;
  * source table's final rows as JSON lines, so another engine's read of the warehouse can be checked
  * against the source itself (the engine check does that with Spark).
  */
-final class DemoCommand {
+public final class DemoCommand {
 
   private static final TableIdentifier TABLE = TableIdentifier.of("inventory", "customers");
 
   private final PrintStream out;
-  private final Random random = new Random();
-  private final List<Long> ids = new ArrayList<>();
+  private final List<Long> ids = Collections.synchronizedList(new ArrayList<>());
   private final List<Long> txids = Collections.synchronizedList(new ArrayList<>());
   private final AtomicBoolean stop = new AtomicBoolean();
   private volatile long lastCommitMs;
-  private volatile long changes;
-  private long nextId = 1;
+  private final AtomicLong changes = new AtomicLong();
+  private final Random seedRandom = new Random();
+  private final AtomicLong nextId = new AtomicLong(1);
+  private volatile Result result;
+
+  /**
+   * What a run measured: changes made and their rate, rows on both sides, and freshness per source
+   * transaction to visible on {@code realtime} and on {@code main} (milliseconds, sorted).
+   */
+  public record Result(long changes, double changesPerSecond, long sourceRows, long mainRows,
+      List<Long> realtimeFreshnessMs, List<Long> mainFreshnessMs) {}
 
   private final Path exportSource;
 
@@ -97,6 +108,13 @@ final class DemoCommand {
       }
     }
     return new DemoCommand(out, exportSource).run(durationS, rate, warehouse.toAbsolutePath());
+  }
+
+  /** Runs the demo for {@code durationS} at {@code rate} changes/s and returns what it measured. */
+  public static Result measure(long durationS, int rate, Path warehouse, PrintStream out) throws Exception {
+    DemoCommand demo = new DemoCommand(out, null);
+    demo.demo(durationS, rate, warehouse.toAbsolutePath());
+    return demo.result;
   }
 
   private int run(long durationS, int rate, Path warehouse) throws Exception {
@@ -133,27 +151,40 @@ final class DemoCommand {
             + ", metrics :" + ingest.metricsPort() + " (ingest) :" + sync.metricsPort() + " (sync)");
         say("changing inventory.customers at " + rate + " changes/s"
             + (durationS > 0 ? " for " + durationS + " s" : "") + "; Ctrl-C stops");
-        Thread workload = new Thread(() -> workload(postgres, rate), "demo-workload");
-        workload.start();
+        // One connection keeps up with about 1,500 changes/s here; more take more connections.
+        int writers = Math.max(1, (rate + 1_499) / 1_500);
+        long started = System.currentTimeMillis();
+        List<Thread> workload = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+          int share = rate / writers + (w < rate % writers ? 1 : 0);
+          long seed = w;
+          Thread t = new Thread(() -> workload(postgres, share, new Random(seed)), "demo-workload-" + w);
+          t.start();
+          workload.add(t);
+        }
         long end = durationS > 0 ? System.currentTimeMillis() + durationS * 1000 : Long.MAX_VALUE;
         long lastChanges = 0;
         long lastAt = System.currentTimeMillis();
         while (!stop.get() && System.currentTimeMillis() < end) {
           Thread.sleep(2_000);
           long now = System.currentTimeMillis();
-          long c = changes;
+          long c = changes.get();
           progress(catalog, (c - lastChanges) * 1000.0 / Math.max(1, now - lastAt));
           lastChanges = c;
           lastAt = now;
         }
         stop.set(true);
-        workload.join(10_000);
-        say("stopped the workload after " + changes + " changes; waiting for main to catch up");
+        for (Thread t : workload) {
+          t.join(10_000);
+        }
+        double changesPerSecond = changes.get() * 1000.0 / Math.max(1, System.currentTimeMillis() - started);
+        say(String.format("stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
+            changes.get(), changesPerSecond));
         long deadline = System.currentTimeMillis() + 60_000;
         while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(postgres)) {
           Thread.sleep(1_000);
         }
-        summary(postgres, kafka, catalog, shared, warehouse);
+        summary(postgres, kafka, catalog, shared, warehouse, changesPerSecond);
         if (exportSource != null) {
           say("source rows (PostgreSQL's SELECT *) written to " + exportSource + ": " + exportSource(postgres, exportSource));
         }
@@ -186,39 +217,50 @@ final class DemoCommand {
     try (Connection c = postgres.connect()) {
       c.setAutoCommit(false);
       for (int i = 0; i < rows; i++) {
-        insert(c);
+        insert(c, seedRandom);
       }
       c.commit();
     }
   }
 
-  /** Transactions of one to three changes (50% updates, 30% inserts, 20% deletes) at the rate. */
-  private void workload(EmbeddedPostgres postgres, int rate) {
+  /**
+   * Transactions of one to three changes (50% updates, 30% inserts, 20% deletes) at the rate. With
+   * several writers two transactions may deadlock; PostgreSQL aborts one, which is rolled back and
+   * not counted (the source stays the truth the pipeline is compared with).
+   */
+  private void workload(EmbeddedPostgres postgres, int rate, Random random) {
     try (Connection c = postgres.connect()) {
       c.setAutoCommit(false);
       long started = System.nanoTime();
       long done = 0;
       while (!stop.get()) {
         int n = 1 + random.nextInt(3);
-        for (int i = 0; i < n; i++) {
-          int pick = random.nextInt(10);
-          if (pick < 3 || ids.isEmpty()) {
-            insert(c);
-          } else if (pick < 8) {
-            update(c, "UPDATE inventory.customers SET balance = ?, active = ?, updated_at = now() WHERE id = ?",
-                BigDecimal.valueOf(random.nextInt(10_000_000), 2), random.nextBoolean(), ids.get(random.nextInt(ids.size())));
-          } else {
-            update(c, "DELETE FROM inventory.customers WHERE id = ?", ids.remove(random.nextInt(ids.size())));
+        try {
+          for (int i = 0; i < n; i++) {
+            int pick = random.nextInt(10);
+            Long id = pick < 3 ? null : pickId(random, pick >= 8);
+            if (id == null) {
+              insert(c, random);
+            } else if (pick < 8) {
+              update(c, "UPDATE inventory.customers SET balance = ?, active = ?, updated_at = now() WHERE id = ?",
+                  BigDecimal.valueOf(random.nextInt(10_000_000), 2), random.nextBoolean(), id);
+            } else {
+              update(c, "DELETE FROM inventory.customers WHERE id = ?", id);
+            }
           }
+          try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
+            rs.next();
+            long txid = rs.getLong(1);
+            c.commit();
+            txids.add(txid);
+          }
+        } catch (SQLException e) {
+          c.rollback();
+          continue;
         }
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
-          rs.next();
-          txids.add(rs.getLong(1));
-        }
-        c.commit();
         lastCommitMs = System.currentTimeMillis();
         done += n;
-        changes = done;
+        changes.addAndGet(n);
         long due = started + done * 1_000_000_000L / rate;
         long wait = due - System.nanoTime();
         if (wait > 0) {
@@ -230,14 +272,25 @@ final class DemoCommand {
     }
   }
 
-  private void insert(Connection c) throws Exception {
-    long id = nextId++;
+  /** A live id (removed from the list for a delete), or null when there is none. */
+  private Long pickId(Random random, boolean remove) {
+    synchronized (ids) {
+      if (ids.isEmpty()) {
+        return null;
+      }
+      int i = random.nextInt(ids.size());
+      return remove ? ids.remove(i) : ids.get(i);
+    }
+  }
+
+  private void insert(Connection c, Random random) throws SQLException {
+    long id = nextId.getAndIncrement();
     ids.add(id);
     update(c, "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, ?)", id, "customer " + id,
         BigDecimal.valueOf(random.nextInt(10_000_000), 2), random.nextBoolean(), OffsetDateTime.now());
   }
 
-  private static void update(Connection c, String sql, Object... args) throws Exception {
+  private static void update(Connection c, String sql, Object... args) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < args.length; i++) {
         ps.setObject(i + 1, args[i]);
@@ -288,7 +341,8 @@ final class DemoCommand {
     }
   }
 
-  private void summary(EmbeddedPostgres postgres, EmbeddedKafka kafka, Catalog catalog, PipelineConfig shared, Path warehouse)
+  private void summary(EmbeddedPostgres postgres, EmbeddedKafka kafka, Catalog catalog, PipelineConfig shared, Path warehouse,
+      double changesPerSecond)
       throws Exception {
     Table table = catalog.loadTable(TABLE);
     long equalityDeletes = 0;
@@ -300,16 +354,21 @@ final class DemoCommand {
     int dvs = BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN)).size();
     long[] mainRows = {0};
     SnapshotRows.forEach(table, table.snapshot(Branches.MAIN).snapshotId(), row -> mainRows[0]++);
-    List<Long> freshness = freshness(postgres, kafka, shared.topicPrefix() + ".main-commits");
-    Collections.sort(freshness);
-    say("rows in PostgreSQL: " + count(postgres) + " | rows in main: " + mainRows[0]);
+    List<List<Long>> freshness = freshness(postgres, kafka, shared);
+    long sourceRows = count(postgres);
+    say("rows in PostgreSQL: " + sourceRows + " | rows in main: " + mainRows[0]);
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: " + dvs
         + " (and no equality delete)");
-    if (!freshness.isEmpty()) {
-      say(String.format("freshness, source commit -> on main (%d transactions): p50 %.1f s, p99 %.1f s",
-          freshness.size(), freshness.get(freshness.size() / 2) / 1000.0,
-          freshness.get(Math.min(freshness.size() - 1, (int) (freshness.size() * 0.99))) / 1000.0));
+    String[] branches = {"realtime", "main"};
+    for (int b = 0; b < 2; b++) {
+      List<Long> f = freshness.get(b);
+      if (!f.isEmpty()) {
+        say(String.format("freshness, source commit -> on %s (%d transactions): p50 %.1f s, p95 %.1f s, p99 %.1f s",
+            branches[b], f.size(), Freshness.percentile(f, 50) / 1000.0, Freshness.percentile(f, 95) / 1000.0,
+            Freshness.percentile(f, 99) / 1000.0));
+      }
     }
+    result = new Result(changes.get(), changesPerSecond, sourceRows, mainRows[0], freshness.get(0), freshness.get(1));
     say("warehouse: " + warehouse + " (JDBC catalog on SQLite: " + warehouse.resolve("catalog.db") + ")");
     say("check it:  java -jar launcher/target/lakestream.jar verify --table inventory.customers"
         + "  (with LAKESTREAM_ICEBERG_CATALOG_WAREHOUSE=" + warehouse + ")");
@@ -349,23 +408,38 @@ final class DemoCommand {
     return rows;
   }
 
-  /** Freshness per transaction, from the main commits announced on {@code topic}. */
-  private List<Long> freshness(EmbeddedPostgres postgres, EmbeddedKafka kafka, String topic) throws Exception {
-    List<MainCommitted> commits = new ArrayList<>();
+  /**
+   * Freshness per transaction to visible on realtime and on main, from the commits ingest and sync
+   * announce on their topics.
+   */
+  private List<List<Long>> freshness(EmbeddedPostgres postgres, EmbeddedKafka kafka, PipelineConfig shared) throws Exception {
+    String realtimeTopic = shared.topicPrefix() + ".realtime-commits";
+    String mainTopic = shared.topicPrefix() + ".main-commits";
+    List<Freshness.Visible> realtime = new ArrayList<>();
+    List<Freshness.Visible> main = new ArrayList<>();
     Map<String, Object> props = Map.of(
         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
         ConsumerConfig.GROUP_ID_CONFIG, "demo-" + UUID.randomUUID(),
         ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
         ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      consumer.subscribe(List.of(topic));
+      consumer.subscribe(List.of(realtimeTopic, mainTopic));
       long deadline = System.currentTimeMillis() + 5_000;
       while (System.currentTimeMillis() < deadline) {
-        consumer.poll(Duration.ofMillis(200)).forEach(r -> commits.add(MainCommitted.fromJson(r.value())));
+        consumer.poll(Duration.ofMillis(200)).forEach(r -> {
+          if (r.topic().equals(mainTopic)) {
+            MainCommitted m = MainCommitted.fromJson(r.value());
+            main.add(new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()));
+          } else {
+            RealtimeCommitted m = RealtimeCommitted.fromJson(r.value());
+            realtime.add(new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()));
+          }
+        });
       }
     }
     try (Connection c = postgres.connect()) {
-      return Freshness.perTransaction(c, new ArrayList<>(txids), commits);
+      List<Long> transactions = new ArrayList<>(txids);
+      return List.of(Freshness.perTransaction(c, transactions, realtime), Freshness.perTransaction(c, transactions, main));
     }
   }
 

@@ -1,23 +1,38 @@
 package dev.lakestream.launcher;
 
-import dev.lakestream.common.event.MainCommitted;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 
 /**
  * Freshness per source transaction: PostgreSQL's own commit time (with {@code
- * track_commit_timestamp=on}) to the commit time of the first main snapshot whose newest source
- * commit time reaches it. Transactions no main snapshot reaches yet are left out.
+ * track_commit_timestamp=on}) to the commit time of the first snapshot (of a branch) whose newest
+ * source commit time reaches it. Transactions no snapshot reaches yet are left out.
  */
 final class Freshness {
 
+  /** A branch commit: the newest source commit time it covers, and when it became visible. */
+  record Visible(long maxSourceTsMs, long atMs) {}
+
   private Freshness() {}
 
-  static List<Long> perTransaction(Connection c, List<Long> txids, List<MainCommitted> mainCommits) throws SQLException {
+  /** Milliseconds per transaction, sorted. */
+  static List<Long> perTransaction(Connection c, List<Long> txids, List<Visible> commits) throws SQLException {
+    // Sorted by source time, with the earliest visibility of any commit at or after each position.
+    List<Visible> sorted = new ArrayList<>(commits);
+    sorted.sort(Comparator.comparingLong(Visible::maxSourceTsMs));
+    long[] sourceTs = new long[sorted.size()];
+    long[] earliestFrom = new long[sorted.size()];
+    long earliest = Long.MAX_VALUE;
+    for (int i = sorted.size() - 1; i >= 0; i--) {
+      sourceTs[i] = sorted.get(i).maxSourceTsMs();
+      earliest = Math.min(earliest, sorted.get(i).atMs());
+      earliestFrom[i] = earliest;
+    }
     List<Long> out = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT (extract(epoch FROM pg_xact_commit_timestamp(?::text::xid8::xid)) * 1000)::bigint")) {
@@ -26,14 +41,33 @@ final class Freshness {
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           long committed = rs.getLong(1);
-          mainCommits.stream()
-              .filter(m -> m.maxSourceTsMs() >= committed)
-              .mapToLong(MainCommitted::committedAtMs)
-              .min()
-              .ifPresent(at -> out.add(at - committed));
+          int i = firstAtLeast(sourceTs, committed);
+          if (i < sourceTs.length) {
+            out.add(earliestFrom[i] - committed);
+          }
         }
       }
     }
+    out.sort(null);
     return out;
+  }
+
+  /** The value at percentile {@code p} (0..100) of sorted values. */
+  static long percentile(List<Long> sorted, double p) {
+    return sorted.get(Math.min(sorted.size() - 1, (int) Math.floor(sorted.size() * p / 100.0)));
+  }
+
+  private static int firstAtLeast(long[] values, long value) {
+    int lo = 0;
+    int hi = values.length;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (values[mid] < value) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
   }
 }

@@ -250,7 +250,10 @@ final class InventoryDatabase {
    */
   List<Long> freshness(List<Long> txids, List<ConsumerRecord<byte[], byte[]>> commits) throws Exception {
     try (Connection c = postgres.connect()) {
-      return Freshness.perTransaction(c, txids, commits.stream().map(r -> MainCommitted.fromJson(r.value())).toList());
+      return Freshness.perTransaction(c, txids, commits.stream()
+          .map(r -> MainCommitted.fromJson(r.value()))
+          .map(m -> new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()))
+          .toList());
     }
   }
 

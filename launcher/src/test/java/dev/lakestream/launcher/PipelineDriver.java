@@ -47,7 +47,7 @@ import org.apache.kafka.streams.test.TestRecord;
  * warehouse: changes go into ingest, ingest's realtime-commit events are handed to sync when the
  * test says so (so commits can pile up), and each source table has an independent model.
  */
-final class PipelineDriver implements AutoCloseable {
+public final class PipelineDriver implements AutoCloseable {
 
   static final long FLUSH_INTERVAL_MS = 1_000;
   static final long COMMIT_INTERVAL_MS = 200;
@@ -68,12 +68,12 @@ final class PipelineDriver implements AutoCloseable {
 
   final Maintenance maintenance;
 
-  PipelineDriver(List<String> topics) throws Exception {
+  public PipelineDriver(List<String> topics) throws Exception {
     this(topics, Map.of());
   }
 
   /** {@code extra}: more settings of both apps (maintenance policies). Maintenance runs on sync's backstop timer. */
-  PipelineDriver(List<String> topics, Map<String, String> extra) throws Exception {
+  public PipelineDriver(List<String> topics, Map<String, String> extra) throws Exception {
     warehouse = new TemporaryWarehouse();
     Map<String, String> settings = new HashMap<>();
     settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -111,25 +111,25 @@ final class PipelineDriver implements AutoCloseable {
     return props;
   }
 
-  void send(List<Change> changes) {
+  public void send(List<Change> changes) {
     for (Change change : changes) {
       inputs.get(change.table().topic()).pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
       model(change.table()).apply(change);
     }
   }
 
-  SourceTableModel model(TestTable table) {
+  public SourceTableModel model(TestTable table) {
     return models.computeIfAbsent(table.topic(), t -> new SourceTableModel());
   }
 
   /** Ingest flushes its open batches and commits them to realtime. */
-  void ingestCommit() {
+  public void ingestCommit() {
     ingest.advanceWallClockTime(Duration.ofMillis(FLUSH_INTERVAL_MS));
     ingest.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
   }
 
   /** Hands the pending realtime-commit events to sync, which runs its cycles; returns main's new commits. */
-  List<MainCommitted> sync() {
+  public List<MainCommitted> sync() {
     List<TestRecord<String, RealtimeCommitted>> triggers = realtimeCommits.readRecordsToList();
     for (TestRecord<String, RealtimeCommitted> t : triggers) {
       syncTriggers.pipeInput(t.key(), t.value());
@@ -143,7 +143,7 @@ final class PipelineDriver implements AutoCloseable {
   }
 
   /** Lets sync's backstop timer fire. */
-  List<MainCommitted> syncBackstop() {
+  public List<MainCommitted> syncBackstop() {
     sync.advanceWallClockTime(Duration.ofMillis(20_000));
     return mainCommits.readValuesToList();
   }
@@ -156,24 +156,29 @@ final class PipelineDriver implements AutoCloseable {
     return Files.writeString(Files.createTempFile(warehouse.dir(), "config", ".properties"), props.toString());
   }
 
-  Table table(TableIdentifier id) {
+  /** The warehouse folder (its JDBC catalog is {@code catalog.db} in it, catalog name {@code lakestream}). */
+  public Path warehouseDir() {
+    return warehouse.dir();
+  }
+
+  public Table table(TableIdentifier id) {
     return reader.loadTable(id);
   }
 
-  Table table(TestTable table) {
+  public Table table(TestTable table) {
     return reader.loadTable(TableIdentifier.of(table.schema(), table.name()));
   }
 
-  Map<List<Object>, Map<String, Object>> rows(TestTable table, String branch) {
+  public Map<List<Object>, Map<String, Object>> rows(TestTable table, String branch) {
     return TableRows.byKey(TableRows.read(table(table), branch), table.key());
   }
 
   /** Null when main equals the model of the table, else what differs. */
-  String mainDiffersFromModel(TestTable table) {
+  public String mainDiffersFromModel(TestTable table) {
     return TableComparison.differences(model(table).rows(), rows(table, Branches.MAIN));
   }
 
-  Verifier.Report verify(TestTable table) {
+  public Verifier.Report verify(TestTable table) {
     return Verifier.verify(table(table), table.schema() + "." + table.name());
   }
 
@@ -181,7 +186,7 @@ final class PipelineDriver implements AutoCloseable {
     return TableRows.snapshots(table(testTable), branch);
   }
 
-  double syncCounter(String name) {
+  public double syncCounter(String name) {
     var counter = syncMeters.find(name).counter();
     return counter == null ? 0 : counter.count();
   }

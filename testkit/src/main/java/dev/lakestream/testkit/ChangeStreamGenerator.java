@@ -81,6 +81,35 @@ public final class ChangeStreamGenerator {
     return out;
   }
 
+  /**
+   * Updates of {@code count} distinct live rows: keys drawn across the whole table ({@code
+   * clustered} false), or a run of adjacent live rows from a random start (in the order they were
+   * inserted, so a run of neighbouring keys for a table that was loaded in key order).
+   */
+  public List<Change> updates(int count, boolean clustered) {
+    int n = Math.min(count, live.size());
+    List<List<Object>> keys = new ArrayList<>(n);
+    if (clustered) {
+      int start = random.nextInt(Math.max(1, live.size() - n + 1));
+      keys.addAll(live.subList(start, start + n));
+    } else {
+      Set<Integer> picked = new HashSet<>();
+      while (picked.size() < n) {
+        int i = random.nextInt(live.size());
+        if (picked.add(i)) {
+          keys.add(live.get(i));
+        }
+      }
+    }
+    List<Change> out = new ArrayList<>(n);
+    for (List<Object> key : keys) {
+      Map<String, Object> after = randomRow(key);
+      out.add(change('u', key, rows.get(key), after));
+      put(key, after);
+    }
+    return out;
+  }
+
   /** At least {@code count} changes (tombstones and the parts of a key update come on top). */
   public List<Change> next(int count) {
     List<Change> out = new ArrayList<>();
