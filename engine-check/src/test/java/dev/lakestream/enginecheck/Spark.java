@@ -15,6 +15,10 @@ final class Spark {
    * catalog name must be the writer's (the JDBC catalog keys its rows by it).
    */
   static SparkSession open(Path warehouse) {
+    return builder(warehouse).getOrCreate();
+  }
+
+  static SparkSession.Builder builder(Path warehouse) {
     return SparkSession.builder()
         .master("local[2]")
         .appName("lakestream-engine-check")
@@ -27,7 +31,6 @@ final class Spark {
         .config("spark.sql.catalog." + CATALOG + ".catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
         .config("spark.sql.catalog." + CATALOG + ".uri", "jdbc:sqlite:" + warehouse.resolve("catalog.db"))
         .config("spark.sql.catalog." + CATALOG + ".warehouse", warehouse.toString())
-        .config("spark.sql.catalog." + CATALOG + ".jdbc.schema-version", "V1")
-        .getOrCreate();
+        .config("spark.sql.catalog." + CATALOG + ".jdbc.schema-version", "V1");
   }
 }

@@ -1,0 +1,186 @@
+package dev.lakestream.benchmarks;
+
+import dev.lakestream.common.app.StreamsApp;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.commit.SourceOffsets;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import dev.lakestream.testkit.TestTable;
+import java.nio.file.Files;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * Benchmark 2, ingest throughput: a backlog of Debezium changes (a wide 12-column table: snapshot
+ * reads, inserts, updates, deletes, key updates) waits on a real broker; the ingest app (exactly
+ * once, real Kafka Streams) drains it into {@code realtime}. The drain rate is the largest change
+ * rate it sustains on this machine, per flush interval and stream-thread count.
+ */
+public final class IngestThroughputBenchmark {
+
+  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+      + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.IngestThroughputBenchmark"
+      + " [-Dexec.args=CHANGES]";
+
+  private static final int PARTITIONS = 4;
+
+  private IngestThroughputBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    int changes = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+    Report report = new Report("2. Ingest throughput: draining a backlog into realtime", COMMAND,
+        "flush interval", "stream threads", "changes", "realtime commits", "drain time (s)", "changes/s");
+    TestTable table = TestTable.wide("bench", "customers");
+    try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
+      kafka.createTopic(table.topic(), PARTITIONS);
+      long started = System.nanoTime();
+      try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
+        ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 7);
+        int snapshot = changes / 4;
+        for (int sent = 0; sent < snapshot; sent += 10_000) {
+          feed.send(gen.snapshot(Math.min(10_000, snapshot - sent)));
+        }
+        for (int sent = snapshot; sent < changes; sent += 10_000) {
+          feed.send(gen.next(10_000));
+        }
+      }
+      Map<Integer, Long> ends = endOffsets(kafka, table.topic());
+      long events = ends.values().stream().mapToLong(Long::longValue).sum();
+      // Tombstones carry no change, so realtime's offsets end at each partition's last change.
+      Map<Integer, Long> lastChanges = lastChangeOffsets(kafka, table.topic(), ends);
+      System.out.printf("backlog: %,d events on %d partitions, produced in %.1f s%n", events, PARTITIONS,
+          (System.nanoTime() - started) / 1e9);
+
+      int run = 0;
+      for (int flushMs : new int[] {500, 5_000}) {
+        for (int threads : new int[] {1, 2}) {
+          run++;
+          try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+            PipelineConfig config = config(kafka, warehouse, "bench-ingest-" + run, flushMs, threads);
+            Catalog catalog = warehouse.catalog();
+            TableIdentifier id = TableIdentifier.of("bench", "customers");
+            long t0 = System.nanoTime();
+            try (StreamsApp app = IngestApp.create(config)) {
+              app.start();
+              long lastLog = t0;
+              while (!drained(catalog, id, table.topic(), lastChanges)) {
+                Thread.sleep(200);
+                if (System.nanoTime() - lastLog > 5e9) {
+                  lastLog = System.nanoTime();
+                  System.out.printf("  flush %d ms, %d threads: %,d of %,d events committed, %.0f s%n", flushMs, threads,
+                      committed(catalog, id, table.topic()), events, (lastLog - t0) / 1e9);
+                }
+              }
+              double seconds = (System.nanoTime() - t0) / 1e9;
+              Table t = catalog.loadTable(id);
+              long commits = 0;
+              for (var s = t.snapshot(Branches.REALTIME); s != null; s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
+                commits++;
+              }
+              report.row(flushMs + " ms", threads, String.format("%,d", events), commits, String.format("%.1f", seconds),
+                  String.format("%,.0f", events / seconds));
+            }
+          }
+        }
+      }
+    }
+    report.note("The backlog is " + changes + " changes (a quarter snapshot reads, then the generator's mix of inserts,"
+        + " updates, deletes, key updates and re-inserts, with tombstones) on " + PARTITIONS + " partitions, produced"
+        + " before ingest starts; the time runs from the app's start (about 2 s of it is Kafka Streams starting) to"
+        + " the realtime commit that holds the last offset of every partition. Broker, producer-side data and the app"
+        + " share the machine; the warehouse is the local file system.");
+    report.publish();
+    System.exit(0);
+  }
+
+  private static PipelineConfig config(EmbeddedKafka kafka, TemporaryWarehouse warehouse, String id, int flushMs, int threads)
+      throws Exception {
+    Map<String, String> s = new HashMap<>();
+    s.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    s.put(StreamsConfig.APPLICATION_ID_CONFIG, id);
+    s.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    s.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
+    s.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, Integer.toString(threads));
+    s.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+    s.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    s.put(IngestConfig.TOPICS, "dbserver1.bench.customers");
+    s.put(IngestConfig.FLUSH_INTERVAL_MS, Integer.toString(flushMs));
+    s.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
+    s.put(PipelineConfig.METRICS_PORT, "0");
+    s.put(PipelineConfig.TOPIC_PREFIX, id);
+    warehouse.catalogProperties().forEach((k, v) -> s.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    return new PipelineConfig(s);
+  }
+
+  private static Map<Integer, Long> endOffsets(EmbeddedKafka kafka, String topic) throws Exception {
+    Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> query = new HashMap<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      query.put(new org.apache.kafka.common.TopicPartition(topic, p), org.apache.kafka.clients.admin.OffsetSpec.latest());
+    }
+    Map<Integer, Long> ends = new HashMap<>();
+    kafka.admin().listOffsets(query).all().get().forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
+    return ends;
+  }
+
+  /** Per partition, the offset of the last record that is not a tombstone. */
+  private static Map<Integer, Long> lastChangeOffsets(EmbeddedKafka kafka, String topic, Map<Integer, Long> ends) {
+    Map<String, Object> props = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    Map<Integer, Long> out = new HashMap<>();
+    try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props,
+        new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+        new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+      for (var e : ends.entrySet()) {
+        var tp = new org.apache.kafka.common.TopicPartition(topic, e.getKey());
+        consumer.assign(java.util.List.of(tp));
+        consumer.seek(tp, Math.max(0, e.getValue() - 10));
+        long last = -1;
+        while (consumer.position(tp) < e.getValue()) {
+          for (var r : consumer.poll(java.time.Duration.ofMillis(500))) {
+            if (r.value() != null) {
+              last = r.offset();
+            }
+          }
+        }
+        out.put(e.getKey(), last);
+      }
+    }
+    return out;
+  }
+
+  private static boolean drained(Catalog catalog, TableIdentifier id, String topic, Map<Integer, Long> ends) {
+    if (!catalog.tableExists(id)) {
+      return false;
+    }
+    SourceOffsets offsets = SourceOffsets.of(catalog.loadTable(id), Branches.REALTIME);
+    for (var e : ends.entrySet()) {
+      if (offsets.last(topic, e.getKey()) < e.getValue()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static long committed(Catalog catalog, TableIdentifier id, String topic) {
+    if (!catalog.tableExists(id)) {
+      return 0;
+    }
+    SourceOffsets offsets = SourceOffsets.of(catalog.loadTable(id), Branches.REALTIME);
+    long n = 0;
+    for (int p = 0; p < PARTITIONS; p++) {
+      n += offsets.last(topic, p) + 1;
+    }
+    return n;
+  }
+}
