@@ -16,8 +16,8 @@ import java.util.Map;
 import org.apache.iceberg.Table;
 
 /**
- * Benchmark 3, conversion cost against table size: a table loaded through ingest and sync (one data
- * file per 100,000 rows, as a steady stream of commits leaves it before compaction), then batches
+ * Benchmark 3, conversion cost against table size: a table of one data file per 100,000 rows on
+ * realtime, mirrored to main by sync ({@link BulkLoad}), then batches
  * of updates to 1,000 and 10,000 distinct keys, spread over the whole table or clustered in one key
  * range; per batch, the sync cycle that converts its equality deletes: time, data files read, key
  * bytes read, rows scanned. Sync runs under a TopologyTestDriver on the local warehouse, so the time
@@ -78,16 +78,7 @@ public final class ConversionBenchmark {
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), settings)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 3);
       long started = System.nanoTime();
-      for (int loaded = 0; loaded < size; loaded += FILE_ROWS) {
-        pipeline.send(gen.snapshot(Math.min(FILE_ROWS, size - loaded)));
-        pipeline.ingestCommit();
-        if ((loaded / FILE_ROWS) % 10 == 9) {
-          pipeline.sync();
-          System.out.printf("  loaded %,d of %,d rows (%.0f rows/s)%n", loaded + FILE_ROWS, size,
-              (loaded + FILE_ROWS) / ((System.nanoTime() - started) / 1e9));
-        }
-      }
-      pipeline.sync();
+      BulkLoad.load(pipeline, table, gen, size, FILE_ROWS);
       Table t = pipeline.table(table);
       int files = BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN)).size();
       System.out.printf("loaded %,d rows in %,d data files on main in %.0f s (resolver %s)%n", size, files,
@@ -113,10 +104,7 @@ public final class ConversionBenchmark {
             bytesRead = bytesRead(pipeline) - b0;
             rowsScanned = pipeline.syncCounter("lakestream.sync.convert.rows.scanned") - r0;
           }
-          String differs = pipeline.mainDiffersFromModel(table);
-          if (differs != null) {
-            throw new IllegalStateException("main differs from the model after the cycles: " + differs);
-          }
+          Fingerprint.check(pipeline, table);
           Collections.sort(times);
           report.row(String.format("%,d", size), files, String.format("%,d", keys), clustered ? "clustered" : "spread",
               resolver, String.format("%,d", times.get(ROUNDS / 2)), String.format("%,.0f", filesRead),

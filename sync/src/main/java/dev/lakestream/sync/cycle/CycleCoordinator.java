@@ -62,6 +62,9 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   public static final String COMMITS_CHILD = "main-commits";
 
   private static final Logger LOG = LoggerFactory.getLogger(CycleCoordinator.class);
+  /** Kafka's default max.request.size is 1 MiB: lookups and tasks stay well below it. */
+  private static final int MAX_LOOKUP_BYTES = 700_000;
+  private static final int MAX_TASK_POSITIONS = 60_000;
 
   private final SyncConfig config;
   private final TableManager tables;
@@ -78,6 +81,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private final Counter filesByIndex;
   private final Counter filesScanned;
   private final Counter filesSkippedByIndex;
+  private final Counter lookupsTooLarge;
   private final Map<String, Integer> resultCounts = new HashMap<>();
 
   private ProcessorContext<String, Object> context;
@@ -102,6 +106,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     this.filesByIndex = meters.counter("lakestream.sync.resolver.files", "resolver", "index");
     this.filesScanned = meters.counter("lakestream.sync.resolver.files", "resolver", "scan");
     this.filesSkippedByIndex = meters.counter("lakestream.sync.index.files.skipped");
+    this.lookupsTooLarge = meters.counter("lakestream.sync.index.cycles.scanned");
     this.freshness =
         Timer.builder("lakestream.main.freshness")
             .description("source commit to main commit")
@@ -172,8 +177,11 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       return;
     }
     inFlight.put(tableName, plan);
-    if (index) {
-      lookUp(plan, planned.get().tasks(), planned.get().deleteSequences());
+    if (index && lookUp(plan, planned.get().tasks(), planned.get().deleteSequences())) {
+      return;
+    }
+    if (planned.get().tasks().isEmpty()) {
+      finish(table, plan, List.of());
       return;
     }
     sendTasks(plan, planned.get().tasks());
@@ -193,11 +201,15 @@ public final class CycleCoordinator implements Processor<String, Object, String,
    * in a store for the answers: a file every partition has indexed gets the positions they found
    * (or no task when none), any other file is scanned.
    */
-  private void lookUp(CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {
+  /**
+   * Sends the cycle's lookups, one per index partition; false (nothing sent) when a lookup would
+   * be too large for one Kafka record (a reconversion of very many deletes, a live-set diff): the
+   * cycle then scans, and the files it adds are indexed later by the bootstrap.
+   */
+  private boolean lookUp(CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {
     Map<String, List<String>> taskDeletes = new HashMap<>();
     Map<String, CyclePlan.SequencedFile> deletes = new java.util.LinkedHashMap<>();
     for (ConvertTask task : tasks) {
-      indexTasks.put(resultKey(plan.table(), plan.cycleId(), task.dataFilePath()), task);
       taskDeletes.put(task.dataFilePath(), task.deleteFilePaths());
       task.deleteFiles().forEach(d -> {
         String path = d.get("file-path").asText();
@@ -210,11 +222,25 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     }
     List<String> removed = plan.removeDataFiles().stream().map(f -> f.get("file-path").asText()).toList();
     int partitions = config.indexPartitions();
+    List<IndexLookup> lookups = new ArrayList<>();
     for (int p = 0; p < partitions; p++) {
-      IndexLookup lookup = new IndexLookup(plan.table(), plan.cycleId(), p, partitions, plan.addDataFiles(), removed,
-          new ArrayList<>(deletes.values()), taskDeletes);
+      lookups.add(new IndexLookup(plan.table(), plan.cycleId(), p, partitions, plan.addDataFiles(), removed,
+          new ArrayList<>(deletes.values()), taskDeletes));
+    }
+    int size = lookups.get(0).toJson().length;
+    if (size > MAX_LOOKUP_BYTES) {
+      LOG.info("Cycle {} of {}: a key-index lookup would take {} bytes (more than {}); scanning {} files this cycle",
+          plan.cycleId(), plan.table(), size, MAX_LOOKUP_BYTES, tasks.size());
+      lookupsTooLarge.increment();
+      return false;
+    }
+    for (ConvertTask task : tasks) {
+      indexTasks.put(resultKey(plan.table(), plan.cycleId(), task.dataFilePath()), task);
+    }
+    for (IndexLookup lookup : lookups) {
       context.forward(new Record<String, Object>(plan.table(), lookup, context.currentSystemTimeMs()), LOOKUPS_CHILD);
     }
+    return true;
   }
 
   private void acceptIndex(IndexResult result) {
@@ -248,6 +274,10 @@ public final class CycleCoordinator implements Processor<String, Object, String,
         ConvertTask task = e.value;
         if (unresolved.contains(task.dataFilePath())) {
           tasks.add(task);
+          filesScanned.increment();
+        } else if (positions.containsKey(task.dataFilePath())
+            && positions.get(task.dataFilePath()).size() > MAX_TASK_POSITIONS) {
+          tasks.add(task); // too many positions for one record: scanning the file is as cheap
           filesScanned.increment();
         } else if (positions.containsKey(task.dataFilePath())) {
           tasks.add(task.withPositions(new ArrayList<>(positions.get(task.dataFilePath()))));

@@ -32,9 +32,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *
  * <p>Never trusted blindly: a file the partition has not indexed is reported unresolved (the cycle
  * scans it); an entry whose file is gone (compacted away) is dropped; an entry is used only for a
- * file and delete the cycle's plan pairs. An entry is pruned once a newer row of its key is in a
- * file that main holds (the cycle that committed that file deleted the older row). Resolution is
- * idempotent: a cycle planned again resolves the same positions.
+ * file and delete the cycle's plan pairs. An entry the cycle does not use is pruned once a newer
+ * row of its key is in a file indexed before the cycle (the delete that came with the newer row
+ * removed it). Resolution is idempotent: a cycle planned again resolves the same positions.
  *
  * <p>Store layout, every key prefixed with a kind byte and {@code table\0}:
  * {@code E key} → (file id, position)*; {@code F p path} → (file id, data sequence number);
@@ -44,6 +44,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
 public final class KeyIndex {
 
   private static final BytesSerializer BYTES = new BytesSerializer();
+  /** Positions one result may carry (about 0.5 MB of JSON). */
+  static final long MAX_POSITIONS = 60_000;
 
   private final KeyValueStore<Bytes, byte[]> store;
 
@@ -79,6 +81,7 @@ public final class KeyIndex {
     }
 
     Map<String, Set<Long>> positions = new HashMap<>();
+    Map<Bytes, Set<Long>> used = new HashMap<>();
     long deleteKeys = 0;
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
     Map<String, Set<String>> pairedFiles = new HashMap<>();
@@ -99,15 +102,29 @@ public final class KeyIndex {
           continue;
         }
         deleteKeys++;
-        resolve(t, p, keyBytes, deleteSequence, paired, pending, positions);
+        resolve(t, p, keyBytes, deleteSequence, paired, positions, used);
       }
     }
+    used.forEach((entryKey, ids) -> prune(t, p, entryKey, ids, pending));
 
     List<String> unresolved = new ArrayList<>();
     for (String path : lookup.taskDeletes().keySet()) {
       if (fileId(t, p, path) == null) {
         unresolved.add(path);
         positions.remove(path);
+      }
+    }
+    // A result is one Kafka record: past the cap, the files with the most positions are scanned instead.
+    long total = positions.values().stream().mapToLong(Set::size).sum();
+    if (total > MAX_POSITIONS) {
+      List<String> largest = new ArrayList<>(positions.keySet());
+      largest.sort((a, b) -> Integer.compare(positions.get(b).size(), positions.get(a).size()));
+      for (String path : largest) {
+        if (total <= MAX_POSITIONS) {
+          break;
+        }
+        total -= positions.remove(path).size();
+        unresolved.add(path);
       }
     }
     Map<String, List<Long>> out = new HashMap<>();
@@ -176,44 +193,67 @@ public final class KeyIndex {
   }
 
   /**
-   * The positions of {@code keyBytes}'s rows that a delete at {@code deleteSequence} removes from
-   * the files it is paired with; prunes entries of files that are gone or superseded.
+   * Adds the positions of {@code keyBytes}'s rows that a delete at {@code deleteSequence} removes
+   * from the files it is paired with; remembers the entries used, which pruning must keep.
    */
-  private void resolve(String t, int p, byte[] keyBytes, long deleteSequence, Set<String> paired, Set<String> pending,
-      Map<String, Set<Long>> positions) {
+  private void resolve(String t, int p, byte[] keyBytes, long deleteSequence, Set<String> paired,
+      Map<String, Set<Long>> positions, Map<Bytes, Set<Long>> used) {
     Bytes entryKey = key('E', t, keyBytes);
     byte[] value = store.get(entryKey);
     if (value == null) {
       return;
     }
+    Set<Long> usedIds = used.computeIfAbsent(entryKey, k -> new HashSet<>());
     ByteBuffer entries = ByteBuffer.wrap(value);
+    for (int i = 0; i < value.length / 16; i++) {
+      long id = entries.getLong();
+      long pos = entries.getLong();
+      byte[] file = store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(id).array()));
+      if (file == null) {
+        continue;
+      }
+      long seq = ByteBuffer.wrap(file).getLong();
+      String path = new String(file, 8, file.length - 8, StandardCharsets.UTF_8);
+      if (seq < deleteSequence && paired.contains(path)) {
+        positions.computeIfAbsent(path, k -> new TreeSet<>()).add(pos);
+        usedIds.add(id);
+      }
+    }
+  }
+
+  /**
+   * Drops the entries of a key whose file is gone, and those superseded: a newer row of the key is
+   * in a file indexed before this cycle, so the delete that came with it removed this row. Entries
+   * this cycle uses are kept (a cycle planned again must find them again).
+   */
+  private void prune(String t, int p, Bytes entryKey, Set<Long> usedIds, Set<String> pending) {
+    byte[] value = store.get(entryKey);
+    if (value == null) {
+      return;
+    }
     int count = value.length / 16;
+    ByteBuffer entries = ByteBuffer.wrap(value);
     long[] ids = new long[count];
     long[] pos = new long[count];
     long[] seq = new long[count];
-    String[] paths = new String[count];
-    long newestConfirmed = Long.MIN_VALUE;
+    boolean[] live = new boolean[count];
+    long newest = Long.MIN_VALUE;
     for (int i = 0; i < count; i++) {
       ids[i] = entries.getLong();
       pos[i] = entries.getLong();
       byte[] file = store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(ids[i]).array()));
       if (file != null) {
-        ByteBuffer f = ByteBuffer.wrap(file);
-        seq[i] = f.getLong();
-        paths[i] = new String(file, 8, file.length - 8, StandardCharsets.UTF_8);
-        if (!pending.contains(paths[i])) {
-          newestConfirmed = Math.max(newestConfirmed, seq[i]);
+        live[i] = true;
+        seq[i] = ByteBuffer.wrap(file).getLong();
+        if (!pending.contains(new String(file, 8, file.length - 8, StandardCharsets.UTF_8))) {
+          newest = Math.max(newest, seq[i]);
         }
       }
     }
     ByteBuffer kept = ByteBuffer.allocate(value.length);
     for (int i = 0; i < count; i++) {
-      if (paths[i] == null || (!pending.contains(paths[i]) && seq[i] < newestConfirmed)) {
-        continue; // the file is gone, or both it and a newer row of the key are on main: this row was deleted
-      }
-      kept.putLong(ids[i]).putLong(pos[i]);
-      if (seq[i] < deleteSequence && paired.contains(paths[i])) {
-        positions.computeIfAbsent(paths[i], k -> new TreeSet<>()).add(pos[i]);
+      if (live[i] && (seq[i] >= newest || usedIds.contains(ids[i]))) {
+        kept.putLong(ids[i]).putLong(pos[i]);
       }
     }
     if (kept.position() == 0) {
