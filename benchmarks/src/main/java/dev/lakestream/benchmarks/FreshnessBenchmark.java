@@ -38,8 +38,8 @@ public final class FreshnessBenchmark {
     }
     report.note("Freshness is per source transaction: PostgreSQL's commit timestamp (track_commit_timestamp) to the"
         + " commit of the first realtime (ingest) or main (sync) snapshot whose newest source commit time reaches it;"
-        + " both snapshots are announced on the pipeline's commit topics. Everything runs in one JVM on the same cores:"
-        + " the database, the broker, Connect, both apps and the workload's writers. The demo's settings: ingest flushes"
+        + " both snapshots are announced on the pipeline's commit topics. The broker, Connect, both apps and the"
+        + " workload's writers run in one JVM, PostgreSQL beside it, all on the same cores. The demo's settings: ingest flushes"
         + " every 500 ms, sync's backstop 2 s, 2 stream threads each.");
     report.publish();
     System.exit(0);

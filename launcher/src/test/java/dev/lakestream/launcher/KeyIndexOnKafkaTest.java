@@ -7,7 +7,6 @@ import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.verify.Verifier;
@@ -19,16 +18,12 @@ import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import dev.lakestream.testkit.TestTable;
-import java.nio.file.Files;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -207,28 +202,14 @@ class KeyIndexOnKafkaTest {
   }
 
   private Map<String, String> shared(String prefix, String topic) {
-    Map<String, String> settings = new HashMap<>();
-    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
-    settings.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
-    settings.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
-    settings.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
-    settings.put(IngestConfig.TOPICS, topic);
-    settings.put(IngestConfig.FLUSH_INTERVAL_MS, "300");
-    settings.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
-    settings.put(SyncConfig.BACKSTOP_MS, "2000");
+    Map<String, String> settings = OnKafkaSettings.shared(kafka, warehouse, prefix, topic);
     settings.put(SyncConfig.INDEX_PARTITIONS, "6");
     settings.put(SyncConfig.INDEX_BOOTSTRAP_INTERVAL_MS, "200");
     settings.put(dev.lakestream.sync.maintenance.MaintenanceConfig.ENABLED, "false");
-    settings.put(PipelineConfig.METRICS_PORT, "0");
-    settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + prefix);
-    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
     return settings;
   }
 
   private static PipelineConfig config(Map<String, String> shared, String applicationId) throws Exception {
-    return new PipelineConfig(shared)
-        .with(StreamsConfig.APPLICATION_ID_CONFIG, applicationId)
-        .with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    return OnKafkaSettings.config(shared, applicationId);
   }
 }

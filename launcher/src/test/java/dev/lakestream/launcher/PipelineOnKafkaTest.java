@@ -9,7 +9,6 @@ import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.SyncTopology;
@@ -32,9 +31,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -44,9 +41,7 @@ import java.util.regex.Pattern;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -267,26 +262,11 @@ class PipelineOnKafkaTest {
   }
 
   private Map<String, String> shared(String prefix, String topic) {
-    Map<String, String> settings = new HashMap<>();
-    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
-    settings.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
-    settings.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
-    settings.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
-    settings.put(IngestConfig.TOPICS, topic);
-    settings.put(IngestConfig.FLUSH_INTERVAL_MS, "300");
-    settings.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
-    settings.put(SyncConfig.BACKSTOP_MS, "2000");
-    settings.put(PipelineConfig.METRICS_PORT, "0");
-    settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + prefix);
-    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
-    return settings;
+    return OnKafkaSettings.shared(kafka, warehouse, prefix, topic);
   }
 
   private static PipelineConfig config(Map<String, String> shared, String applicationId) throws Exception {
-    return new PipelineConfig(shared)
-        .with(StreamsConfig.APPLICATION_ID_CONFIG, applicationId)
-        .with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    return OnKafkaSettings.config(shared, applicationId);
   }
 
   private static String scrape(int port) throws Exception {
