@@ -90,7 +90,7 @@ public final class ReadCostBenchmark {
       }
     }
     report.note("A " + String.format("%,d", rows) + "-row table (`TestTable.plain`) loaded through ingest and sync (one"
-        + " data file per 100,000 rows), then K batches of " + String.format("%,d", batchChanges) + " changes (the"
+        + " commit per 100,000 rows), then K batches of " + String.format("%,d", batchChanges) + " changes (the"
         + " generator's mix: inserts, updates, deletes, key updates, re-inserts), each committed by ingest and synced."
         + " No compaction: realtime then holds K equality-delete files, main K data files more and deletion vectors."
         + " Selective = `id BETWEEN` a 1% key range. Median of " + ROUNDS + " runs after a warm-up run; Spark local[2]"
