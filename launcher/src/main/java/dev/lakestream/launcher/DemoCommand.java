@@ -52,14 +52,16 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * {@code demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR] [--export-source FILE]}: the whole
+ * {@code demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR] [--export-source FILE]
+ * [--set KEY=VALUE]...}: the whole
  * pipeline in one process on a machine with nothing but Java: PostgreSQL (the machine's, or the
  * binaries shipped in a jar), a Kafka broker, Kafka Connect with the Debezium Postgres connector
  * (registered with {@code connectors/postgres-inventory.json}), ingest and sync. It creates {@code
  * inventory.customers}, changes it at a steady rate with a progress line, and on Ctrl-C or after
  * the duration prints how main compares with the source. {@code --export-source} also writes the
  * source table's final rows as JSON lines, so another engine's read of the warehouse can be checked
- * against the source itself (the engine check does that with Spark).
+ * against the source itself (the engine check does that with Spark). {@code --set} passes a setting
+ * to both apps, as their config file would ({@code --set sync.resolver=index}).
  */
 public final class DemoCommand {
 
@@ -83,10 +85,12 @@ public final class DemoCommand {
       List<Long> realtimeFreshnessMs, List<Long> mainFreshnessMs) {}
 
   private final Path exportSource;
+  private final Map<String, String> settings;
 
-  private DemoCommand(PrintStream out, Path exportSource) {
+  private DemoCommand(PrintStream out, Path exportSource, Map<String, String> settings) {
     this.out = out;
     this.exportSource = exportSource;
+    this.settings = settings;
   }
 
   static int run(String[] args, PrintStream out) throws Exception {
@@ -94,25 +98,35 @@ public final class DemoCommand {
     int rate = 200;
     Path warehouse = Path.of("warehouse");
     Path exportSource = null;
+    Map<String, String> settings = new java.util.LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--duration" -> durationS = Long.parseLong(args[++i].replaceAll("s$", ""));
         case "--rate" -> rate = Integer.parseInt(args[++i]);
         case "--warehouse" -> warehouse = Path.of(args[++i]);
         case "--export-source" -> exportSource = Path.of(args[++i]);
+        case "--set" -> {
+          String setting = args[++i];
+          int eq = setting.indexOf('=');
+          if (eq <= 0) {
+            out.println("--set wants KEY=VALUE, not " + setting);
+            return 2;
+          }
+          settings.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
+        }
         default -> {
           out.println("usage: demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]"
-              + " [--export-source FILE]");
+              + " [--export-source FILE] [--set KEY=VALUE]...");
           return 2;
         }
       }
     }
-    return new DemoCommand(out, exportSource).run(durationS, rate, warehouse.toAbsolutePath());
+    return new DemoCommand(out, exportSource, settings).run(durationS, rate, warehouse.toAbsolutePath());
   }
 
   /** Runs the demo for {@code durationS} at {@code rate} changes/s and returns what it measured. */
   public static Result measure(long durationS, int rate, Path warehouse, PrintStream out) throws Exception {
-    DemoCommand demo = new DemoCommand(out, null);
+    DemoCommand demo = new DemoCommand(out, null, Map.of());
     demo.demo(durationS, rate, warehouse.toAbsolutePath());
     return demo.result;
   }
@@ -139,6 +153,9 @@ public final class DemoCommand {
         EmbeddedKafka kafka = EmbeddedKafka.start()) {
       createTable(postgres, 1000);
       PipelineConfig shared = LocalPipeline.settings(kafka.bootstrapServers(), Map.of("warehouse", warehouse.toString()));
+      for (Map.Entry<String, String> setting : settings.entrySet()) {
+        shared = shared.with(setting.getKey(), setting.getValue());
+      }
       Catalog catalog = CatalogLoader.load(shared.catalogName(), shared.catalogProperties());
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
           StreamsApp ingest = IngestApp.create(app(shared, "demo-ingest"));

@@ -63,6 +63,7 @@ public final class MainCommitter {
     List<DeleteFile> addDvs = new ArrayList<>();
     List<DeleteFile> removeDvs = new ArrayList<>();
     long keys = 0;
+    int filesScanned = 0;
     long rowsScanned = 0;
     long bytesRead = 0;
     for (ConvertResult result : results) {
@@ -74,6 +75,9 @@ public final class MainCommitter {
       keys += result.keysMatched();
       rowsScanned += result.rowsScanned();
       bytesRead += result.bytesRead();
+      if (result.bytesRead() > 0) {
+        filesScanned++; // a file the key index resolved was not read
+      }
     }
     plan.removeDvs().forEach(node -> removeDvs.add((DeleteFile) ContentFiles.fromJson(node, specs)));
 
@@ -97,7 +101,7 @@ public final class MainCommitter {
     delta.set(SummaryKeys.DVS_ADDED, Integer.toString(addDvs.size()));
     delta.set(SummaryKeys.DVS_REMOVED, Integer.toString(removeDvs.size()));
     delta.set(SummaryKeys.KEYS_CONVERTED, Long.toString(keys));
-    delta.set(SummaryKeys.FILES_SCANNED, Integer.toString(results.size()));
+    delta.set(SummaryKeys.FILES_SCANNED, Integer.toString(filesScanned));
     delta.set(SummaryKeys.BYTES_READ, Long.toString(bytesRead));
     delta.set(SummaryKeys.RECONVERTED_DELETES, Integer.toString(plan.reconvertedDeletes()));
     if (plan.liveSetDiff()) {
