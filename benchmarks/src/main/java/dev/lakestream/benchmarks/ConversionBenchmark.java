@@ -86,7 +86,7 @@ public final class ConversionBenchmark {
       for (int keys : new int[] {1_000, 10_000}) {
         for (boolean clustered : new boolean[] {false, true}) {
           List<Long> times = new ArrayList<>();
-          double filesRead = 0;
+          double read = 0;
           double bytesRead = 0;
           double rowsScanned = 0;
           for (int round = 0; round < ROUNDS; round++) {
@@ -100,14 +100,14 @@ public final class ConversionBenchmark {
               throw new IllegalStateException("the sync cycle committed nothing to main");
             }
             times.add((System.nanoTime() - s) / 1_000_000);
-            filesRead = filesRead(pipeline) - f0;
+            read = filesRead(pipeline) - f0;
             bytesRead = bytesRead(pipeline) - b0;
             rowsScanned = pipeline.syncCounter("lakestream.sync.convert.rows.scanned") - r0;
           }
           Fingerprint.check(pipeline, table);
           Collections.sort(times);
           report.row(String.format("%,d", size), files, String.format("%,d", keys), clustered ? "clustered" : "spread",
-              resolver, String.format("%,d", times.get(ROUNDS / 2)), String.format("%,.0f", filesRead),
+              resolver, String.format("%,d", times.get(ROUNDS / 2)), String.format("%,.0f", read),
               String.format("%,.1f MB", bytesRead / 1e6), String.format("%,.0f", rowsScanned));
         }
       }

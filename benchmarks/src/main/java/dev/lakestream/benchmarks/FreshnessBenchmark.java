@@ -1,9 +1,8 @@
 package dev.lakestream.benchmarks;
 
 import dev.lakestream.launcher.DemoCommand;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.nio.file.Files;
+import java.util.Arrays;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -23,7 +22,7 @@ public final class FreshnessBenchmark {
   public static void main(String[] args) throws Exception {
     int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 60;
     int[] rates = args.length > 1
-        ? java.util.Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
+        ? Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
         : new int[] {1_000, 5_000, 10_000};
     Report report = new Report("1. Freshness: source commit to visible on realtime and on main", COMMAND,
         "target changes/s", "sustained changes/s", "transactions", "realtime p50 / p95 / p99 (s)",
@@ -31,7 +30,7 @@ public final class FreshnessBenchmark {
     for (int rate : rates) {
       Path warehouse = Files.createTempDirectory("freshness-" + rate + "-");
       System.out.printf("running the full stack at %,d changes/s for %d s (warehouse %s)%n", rate, seconds, warehouse);
-      DemoCommand.Result r = DemoCommand.measure(seconds, rate, warehouse, progressOnly());
+      DemoCommand.Result r = DemoCommand.measure(seconds, rate, warehouse, System.out);
       report.row(String.format("%,d", rate), String.format("%,.0f", r.changesPerSecond()),
           String.format("%,d", r.mainFreshnessMs().size()), percentiles(r.realtimeFreshnessMs()),
           percentiles(r.mainFreshnessMs()), String.format("%,d / %,d", r.sourceRows(), r.mainRows()));
@@ -54,15 +53,5 @@ public final class FreshnessBenchmark {
 
   private static double at(List<Long> sorted, double p) {
     return sorted.get(Math.min(sorted.size() - 1, (int) Math.floor(sorted.size() * p / 100.0))) / 1000.0;
-  }
-
-  /** The demo's own lines (progress, summary) pass; its components' logging goes to log4j as usual. */
-  private static PrintStream progressOnly() {
-    return new PrintStream(new OutputStream() {
-      @Override
-      public void write(int b) {
-        System.out.write(b);
-      }
-    }, true);
   }
 }

@@ -13,12 +13,18 @@ import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import dev.lakestream.testkit.TestTable;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -124,9 +130,9 @@ public final class IngestThroughputBenchmark {
   }
 
   private static Map<Integer, Long> endOffsets(EmbeddedKafka kafka, String topic) throws Exception {
-    Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> query = new HashMap<>();
+    Map<TopicPartition, OffsetSpec> query = new HashMap<>();
     for (int p = 0; p < PARTITIONS; p++) {
-      query.put(new org.apache.kafka.common.TopicPartition(topic, p), org.apache.kafka.clients.admin.OffsetSpec.latest());
+      query.put(new TopicPartition(topic, p), OffsetSpec.latest());
     }
     Map<Integer, Long> ends = new HashMap<>();
     kafka.admin().listOffsets(query).all().get().forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
@@ -138,16 +144,16 @@ public final class IngestThroughputBenchmark {
     Map<String, Object> props = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
         ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
     Map<Integer, Long> out = new HashMap<>();
-    try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props,
-        new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
-        new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+    try (var consumer = new KafkaConsumer<byte[], byte[]>(props,
+        new ByteArrayDeserializer(),
+        new ByteArrayDeserializer())) {
       for (var e : ends.entrySet()) {
-        var tp = new org.apache.kafka.common.TopicPartition(topic, e.getKey());
-        consumer.assign(java.util.List.of(tp));
+        var tp = new TopicPartition(topic, e.getKey());
+        consumer.assign(List.of(tp));
         consumer.seek(tp, Math.max(0, e.getValue() - 10));
         long last = -1;
         while (consumer.position(tp) < e.getValue()) {
-          for (var r : consumer.poll(java.time.Duration.ofMillis(500))) {
+          for (var r : consumer.poll(Duration.ofMillis(500))) {
             if (r.value() != null) {
               last = r.offset();
             }

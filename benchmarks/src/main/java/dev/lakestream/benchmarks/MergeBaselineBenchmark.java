@@ -67,8 +67,9 @@ public final class MergeBaselineBenchmark {
         }
         long ms = (System.nanoTime() - s) / 1_000_000;
         Table t = pipeline.table(table);
-        long files = added(t.snapshot(Branches.REALTIME)) + added(t.snapshot(Branches.MAIN))
-            - Long.parseLong(t.snapshot(Branches.MAIN).summary().getOrDefault("added-data-files", "0"));
+        // realtime's new data and delete files, and main's new deletion vectors (its data files are realtime's)
+        long files = added(t.snapshot(Branches.REALTIME), "added-data-files") + added(t.snapshot(Branches.REALTIME),
+            "added-delete-files") + added(t.snapshot(Branches.MAIN), "added-delete-files");
         ours.add(new long[] {batch.stream().filter(c -> !c.isTombstone()).count(), ms, files});
         System.out.printf("  lakestream batch %d: %,d ms, %d files%n", b, ms, files);
       }
@@ -119,9 +120,8 @@ public final class MergeBaselineBenchmark {
     System.exit(0);
   }
 
-  private static long added(Snapshot s) {
-    return Long.parseLong(s.summary().getOrDefault("added-data-files", "0"))
-        + Long.parseLong(s.summary().getOrDefault("added-delete-files", "0"));
+  private static long added(Snapshot s, String summaryKey) {
+    return Long.parseLong(s.summary().getOrDefault(summaryKey, "0"));
   }
 
   /** The batch as Spark reads it: op (c, u, d, r), a global order, the key and the row after the change. */

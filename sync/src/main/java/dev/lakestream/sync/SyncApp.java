@@ -39,25 +39,17 @@ public final class SyncApp {
             new Topics.Spec(config.convertResultsTopic(), partitions),
             new Topics.Spec(config.convertTasksTopic(), config.convertPartitions()),
             new Topics.Spec(config.mainCommitsTopic(), partitions)));
+    // Topics joined with realtime-commits by table must have its partition count.
+    requirePartitions(props, config.convertResultsTopic(), partitions,
+        "it is joined with " + config.realtimeCommitsTopic() + " by table (delete it; it is internal)");
     if (config.indexEnabled()) {
       Topics.ensure(props, List.of(
           new Topics.Spec(config.indexLookupsTopic(), config.indexPartitions()),
           new Topics.Spec(config.indexResultsTopic(), partitions)));
-      int lookups = Topics.partitions(props, config.indexLookupsTopic());
-      if (lookups != config.indexPartitions()) {
-        throw new IllegalStateException(config.indexLookupsTopic() + " has " + lookups + " partitions but "
-            + SyncConfig.INDEX_PARTITIONS + " is " + config.indexPartitions() + "; they must match");
-      }
-      if (Topics.partitions(props, config.indexResultsTopic()) != partitions) {
-        throw new IllegalStateException(config.indexResultsTopic() + " must have as many partitions as "
-            + config.realtimeCommitsTopic() + " (" + partitions + "); delete it, it is internal");
-      }
-    }
-    int resultPartitions = Topics.partitions(props, config.convertResultsTopic());
-    if (resultPartitions != partitions) {
-      throw new IllegalStateException(
-          config.convertResultsTopic() + " has " + resultPartitions + " partitions but " + config.realtimeCommitsTopic()
-              + " has " + partitions + "; they are joined by table and must match (delete the first; it is internal)");
+      requirePartitions(props, config.indexLookupsTopic(), config.indexPartitions(),
+          "it must match " + SyncConfig.INDEX_PARTITIONS);
+      requirePartitions(props, config.indexResultsTopic(), partitions,
+          "it is joined with " + config.realtimeCommitsTopic() + " by table (delete it; it is internal)");
     }
     MetricsEndpoint metrics = new MetricsEndpoint(pipeline.getInt(PipelineConfig.METRICS_PORT, 9401));
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
@@ -66,6 +58,14 @@ public final class SyncApp {
     return new StreamsApp("sync",
         SyncTopology.build(config, new TableManager(catalog), metrics.registry(), maintenance), props, catalog, metrics)
         .closing(maintenance);
+  }
+
+  private static void requirePartitions(Properties props, String topic, int expected, String why)
+      throws InterruptedException {
+    int found = Topics.partitions(props, topic);
+    if (found != expected) {
+      throw new IllegalStateException(topic + " has " + found + " partitions, not " + expected + ": " + why);
+    }
   }
 
   public static Properties streamsProperties(PipelineConfig pipeline) {

@@ -172,18 +172,17 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     // index learns the new files' keys (and forgets removed files) even when nothing is deleted.
     boolean index = config.resolver(tableName) == SyncConfig.Resolver.INDEX
         && !(planned.get().tasks().isEmpty() && plan.addDataFiles().isEmpty() && plan.removeDataFiles().isEmpty());
-    if (planned.get().tasks().isEmpty() && !index) {
-      finish(table, plan, List.of());
-      return;
-    }
-    inFlight.put(tableName, plan);
-    if (index && lookUp(plan, planned.get().tasks(), planned.get().deleteSequences())) {
-      return;
+    if (index) {
+      inFlight.put(tableName, plan);
+      if (lookUp(plan, planned.get().tasks(), planned.get().deleteSequences())) {
+        return;
+      }
     }
     if (planned.get().tasks().isEmpty()) {
       finish(table, plan, List.of());
       return;
     }
+    inFlight.put(tableName, plan);
     sendTasks(plan, planned.get().tasks());
     filesScanned.increment(planned.get().tasks().size());
   }

@@ -112,7 +112,8 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
     for (String t : index.tables()) {
       Table table;
       try {
-        table = tables.refresh(TableIdentifier.parse(t));
+        // The cached table: each lookup refreshes it, so no catalog call while nothing changes.
+        table = tables.table(TableIdentifier.parse(t));
       } catch (RuntimeException e) {
         LOG.warn("Key index: cannot load {} to bootstrap its index: {}", t, e.toString());
         continue;
