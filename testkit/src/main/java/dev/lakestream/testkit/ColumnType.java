@@ -29,7 +29,7 @@ public enum ColumnType {
     Object random(Random r) { return r.nextLong() >>> 20; }
     JsonNode json(Object v) { return F.numberNode((Long) v); }
   },
-  FLOAT64("float64", null) {
+  FLOAT64("double", null) {
     Object random(Random r) { return Math.round(r.nextDouble() * 1e6) / 1e3; }
     JsonNode json(Object v) { return F.numberNode((Double) v); }
   },

@@ -8,13 +8,14 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeParseException;
+import java.time.DateTimeException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -35,6 +36,22 @@ import org.apache.iceberg.types.Types;
  * BadChangeException} naming the column. Stateless and thread-safe.
  */
 public final class RowConverter {
+
+  /** Debezium's values for PostgreSQL's 'infinity' and '-infinity' timestamps (microseconds). */
+  static final long TIMESTAMP_INFINITY_MICROS = 9_223_372_036_825_200_000L;
+  static final long TIMESTAMP_MINUS_INFINITY_MICROS = -9_223_372_036_832_400_000L;
+  /**
+   * What Debezium 3.6 emits for PostgreSQL's 'infinity' and '-infinity' dates: the server's
+   * INT_MAX and INT_MIN days, shifted to 1970 in 32-bit arithmetic. Stored as the dates of the
+   * timestamp sentinels above.
+   */
+  static final long DEBEZIUM_DATE_INFINITY = -2_147_472_692L;
+  static final long DEBEZIUM_DATE_MINUS_INFINITY = -2_147_472_691L;
+  /** PostgreSQL's date range, 4714-11-24 BC to 5874897-12-31, in days from 1970. */
+  static final long POSTGRES_MIN_EPOCH_DAY = -2_440_588L;
+  static final long POSTGRES_MAX_EPOCH_DAY = 2_145_042_905L;
+  private static final long MICROS_PER_DAY = 86_400_000_000L;
+  private static final long NANOS_PER_DAY = 86_400_000_000_000L;
 
   private RowConverter() {}
 
@@ -98,6 +115,9 @@ public final class RowConverter {
         case DECIMAL:
           return decimal(v, s, (Types.DecimalType) type, column);
         case STRING:
+          if (TypeMapping.BITS.equals(logical)) {
+            return bits(v.binaryValue(), s.parameters());
+          }
           if (v.isTextual()) {
             return v.textValue();
           }
@@ -109,10 +129,7 @@ public final class RowConverter {
         case FIXED:
           return v.binaryValue();
         case DATE:
-          if (v.isIntegralNumber()) {
-            return LocalDate.ofEpochDay(v.longValue());
-          }
-          return LocalDate.parse(v.asText());
+          return date(v, logical, column, type);
         case TIME:
           return time(v, logical, column, type);
         case TIMESTAMP:
@@ -142,10 +159,7 @@ public final class RowConverter {
           throw new BadChangeException(
               "column \"" + column + "\" has Iceberg type " + type + ", which ingest cannot write");
       }
-    } catch (IOException | IllegalArgumentException | DateTimeParseException | ArithmeticException e) {
-      if (e instanceof BadChangeException) {
-        throw (BadChangeException) e;
-      }
+    } catch (IOException | IllegalArgumentException | DateTimeException | ArithmeticException e) {
       throw new BadChangeException(
           "column \"" + column + "\": value " + abbreviate(v) + " is not a valid " + type + " (" + e.getMessage() + ")",
           e);
@@ -169,7 +183,8 @@ public final class RowConverter {
   private static BigDecimal decimal(JsonNode v, ConnectSchema s, Types.DecimalType type, String column)
       throws IOException {
     BigDecimal value;
-    if (s != null && TypeMapping.DECIMAL.equals(s.name())) {
+    String logical = s == null ? null : s.name();
+    if (TypeMapping.DECIMAL.equals(logical)) {
       int scale = Integer.parseInt(s.parameters().getOrDefault("scale", "0"));
       if (v.isNumber()) {
         // decimal.format=NUMERIC in the JsonConverter
@@ -177,17 +192,67 @@ public final class RowConverter {
       } else {
         value = new BigDecimal(new BigInteger(v.binaryValue()), scale);
       }
+    } else if (TypeMapping.VARIABLE_SCALE_DECIMAL.equals(logical) && v.isObject()) {
+      // An unconstrained NUMERIC: each value carries its own scale.
+      value = new BigDecimal(new BigInteger(v.path("value").binaryValue()), v.path("scale").asInt());
     } else if (v.isNumber()) {
       value = v.decimalValue();
     } else {
       value = new BigDecimal(v.asText());
     }
-    BigDecimal scaled = value.setScale(type.scale(), RoundingMode.UNNECESSARY);
+    BigDecimal scaled;
+    try {
+      scaled = value.setScale(type.scale(), RoundingMode.UNNECESSARY);
+    } catch (ArithmeticException e) {
+      throw new BadChangeException(
+          "column \"" + column + "\": " + value.toPlainString() + " has more than " + type.scale()
+              + " digits after the point, which " + type + " cannot hold without rounding");
+    }
     if (scaled.precision() > type.precision()) {
       throw new BadChangeException(
           "column \"" + column + "\": " + value.toPlainString() + " does not fit " + type);
     }
     return scaled;
+  }
+
+  /**
+   * Debezium's {@code Bits}: the bit string's value as little-endian bytes. The text is the bit
+   * string as the source prints it; a fixed {@code length} (bit(n)) restores leading zeros, which
+   * a varbit's encoding does not keep.
+   */
+  private static String bits(byte[] littleEndian, Map<String, String> parameters) {
+    byte[] bigEndian = new byte[littleEndian.length];
+    for (int i = 0; i < littleEndian.length; i++) {
+      bigEndian[i] = littleEndian[littleEndian.length - 1 - i];
+    }
+    String digits = bigEndian.length == 0 ? "" : new BigInteger(1, bigEndian).toString(2);
+    long length = Long.parseLong(parameters.getOrDefault("length", "0"));
+    if (length > digits.length() && length < Integer.MAX_VALUE) {
+      return "0".repeat((int) length - digits.length()) + digits;
+    }
+    return digits;
+  }
+
+  private static LocalDate date(JsonNode v, String logical, String column, Type type) {
+    if (!v.isIntegralNumber()) {
+      LocalDate parsed = LocalDate.parse(v.asText());
+      Math.toIntExact(parsed.toEpochDay());
+      return parsed;
+    }
+    long days = v.longValue();
+    if (TypeMapping.DATE.equals(logical)) {
+      if (days == DEBEZIUM_DATE_INFINITY) {
+        return LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_INFINITY_MICROS, MICROS_PER_DAY));
+      }
+      if (days == DEBEZIUM_DATE_MINUS_INFINITY) {
+        return LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_MINUS_INFINITY_MICROS, MICROS_PER_DAY));
+      }
+      if (days < POSTGRES_MIN_EPOCH_DAY || days > POSTGRES_MAX_EPOCH_DAY) {
+        throw new BadChangeException("column \"" + column + "\": " + days
+            + " days from 1970 is outside every source's date range (an overflow in the connector)");
+      }
+    }
+    return LocalDate.ofEpochDay(Math.toIntExact(days));
   }
 
   private static LocalTime time(JsonNode v, String logical, String column, Type type) {
@@ -200,11 +265,20 @@ public final class RowConverter {
     long n = v.longValue();
     long nanos;
     if (TypeMapping.TIME.equals(logical) || TypeMapping.CONNECT_TIME.equals(logical)) {
-      nanos = n * 1_000_000L;
+      nanos = Math.multiplyExact(n, 1_000_000L);
     } else if (TypeMapping.NANO_TIME.equals(logical)) {
-      nanos = n - n % 1_000L;
+      if (n % 1_000L != 0) {
+        throw new BadChangeException("column \"" + column + "\": " + n
+            + " ns has digits below a microsecond, which Iceberg's time cannot hold");
+      }
+      nanos = n;
     } else {
-      nanos = n * 1_000L;
+      nanos = Math.multiplyExact(n, 1_000L);
+    }
+    if (nanos < 0 || nanos >= NANOS_PER_DAY) {
+      throw new BadChangeException("column \"" + column + "\": time " + Duration.ofNanos(nanos)
+          + " is outside 00:00:00..23:59:59.999999, the range of Iceberg's time"
+          + (nanos == NANOS_PER_DAY ? " (the source's 24:00:00)" : ""));
     }
     return LocalTime.ofNanoOfDay(nanos);
   }
@@ -213,29 +287,49 @@ public final class RowConverter {
     Instant instant;
     if (v.isTextual()) {
       String text = v.textValue();
-      if (withZone || text.endsWith("Z") || text.matches(".*[+-]\\d\\d:?\\d\\d$")) {
-        OffsetDateTime parsed = OffsetDateTime.parse(text);
-        if (!withZone) {
-          return parsed.withOffsetSameInstant(ZoneOffset.UTC).toLocalDateTime();
-        }
-        return parsed.withOffsetSameInstant(ZoneOffset.UTC);
+      if ("infinity".equals(text) || "-infinity".equals(text)) {
+        // Debezium writes a timestamptz infinity as text; keep the sentinel it uses for timestamp.
+        instant = micros(text.startsWith("-") ? TIMESTAMP_MINUS_INFINITY_MICROS : TIMESTAMP_INFINITY_MICROS);
+      } else if (withZone || text.endsWith("Z") || text.matches(".*[+-]\\d\\d:?\\d\\d$")) {
+        instant = OffsetDateTime.parse(text).toInstant();
+      } else {
+        LocalDateTime local = LocalDateTime.parse(text);
+        instant = local.toInstant(ZoneOffset.UTC);
       }
-      LocalDateTime local = LocalDateTime.parse(text);
-      return withZone ? local.atOffset(ZoneOffset.UTC) : local;
-    }
-    if (!v.isIntegralNumber()) {
-      throw mismatch(column, type, v);
-    }
-    long n = v.longValue();
-    if (TypeMapping.TIMESTAMP.equals(logical) || TypeMapping.CONNECT_TIMESTAMP.equals(logical)) {
-      instant = Instant.ofEpochMilli(n);
-    } else if (TypeMapping.NANO_TIMESTAMP.equals(logical)) {
-      instant = Instant.ofEpochSecond(Math.floorDiv(n, 1_000_000_000L), Math.floorMod(n, 1_000_000_000L));
     } else {
-      instant = Instant.ofEpochSecond(Math.floorDiv(n, 1_000_000L), Math.floorMod(n, 1_000_000L) * 1_000L);
+      if (!v.isIntegralNumber()) {
+        throw mismatch(column, type, v);
+      }
+      long n = v.longValue();
+      if (TypeMapping.TIMESTAMP.equals(logical) || TypeMapping.CONNECT_TIMESTAMP.equals(logical)) {
+        instant = Instant.ofEpochMilli(n);
+      } else if (TypeMapping.NANO_TIMESTAMP.equals(logical)) {
+        instant = Instant.ofEpochSecond(Math.floorDiv(n, 1_000_000_000L), Math.floorMod(n, 1_000_000_000L));
+      } else {
+        if (TypeMapping.MICRO_TIMESTAMP.equals(logical) && n < POSTGRES_MIN_EPOCH_DAY * MICROS_PER_DAY) {
+          throw new BadChangeException("column \"" + column + "\": " + n
+              + " µs from 1970 is before every source's first timestamp: the connector's count of"
+              + " microseconds overflowed (a timestamp after year 294247, which Iceberg cannot hold either)");
+        }
+        instant = micros(n);
+      }
+    }
+    // Iceberg stores microseconds (or nanoseconds) since 1970 in a long: refuse what overflows it.
+    if (type.typeId() == Type.TypeID.TIMESTAMP_NANO) {
+      Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L), instant.getNano());
+    } else {
+      Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1_000L);
+      if (instant.getNano() % 1_000 != 0) {
+        throw new BadChangeException("column \"" + column + "\": " + instant
+            + " has digits below a microsecond, which " + type + " cannot hold");
+      }
     }
     OffsetDateTime utc = instant.atOffset(ZoneOffset.UTC);
     return withZone ? utc : utc.toLocalDateTime();
+  }
+
+  private static Instant micros(long micros) {
+    return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
   }
 
   private static Map<Object, Object> map(JsonNode v, ConnectSchema s, Types.MapType type, String column) {

@@ -16,8 +16,11 @@ import org.apache.iceberg.types.Types;
  * when the converter embeds no schemas.
  *
  * <p>Logical types decide first ({@code io.debezium.time.*}, Connect's {@code Decimal}, {@code
- * Date}, {@code Time}, {@code Timestamp}, Debezium's {@code Uuid} and {@code Json}); otherwise the
- * Connect type does. Every column except the key is optional, so a column dropped at the source
+ * Date}, {@code Time}, {@code Timestamp}, Debezium's {@code Uuid}, {@code Json}, {@code
+ * VariableScaleDecimal} and {@code Bits}); otherwise the Connect type does. Types Iceberg lacks
+ * become text in the source's own notation: {@code timetz} ({@code ZonedTime}), {@code interval}
+ * ({@code Interval}, the shipped connector's {@code interval.handling.mode=string}), bit strings
+ * ({@code Bits}, as 0s and 1s). An unconstrained NUMERIC becomes {@code decimal(38,18)}. Every column except the key is optional, so a column dropped at the source
  * reads as null. Types Iceberg cannot express throw {@link BadChangeException} with the column and
  * the reason. The returned types carry fresh field ids, to be reassigned when applied to a table.
  */
@@ -38,8 +41,17 @@ public final class TypeMapping {
   public static final String UUID = "io.debezium.data.Uuid";
   public static final String JSON = "io.debezium.data.Json";
   public static final String VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal";
+  public static final String BITS = "io.debezium.data.Bits";
+  public static final String ZONED_TIME = "io.debezium.time.ZonedTime";
+  public static final String INTERVAL = "io.debezium.time.Interval";
+  public static final String MICRO_DURATION = "io.debezium.time.MicroDuration";
 
-  private static final int MAX_DECIMAL_PRECISION = 38;
+  static final int MAX_DECIMAL_PRECISION = 38;
+  /**
+   * The scale of the Iceberg decimal an unconstrained NUMERIC maps to: decimal(38,18), the type
+   * Spark gives an unconstrained decimal, so 20 digits before the point and 18 after.
+   */
+  public static final int VARIABLE_SCALE = 18;
 
   private TypeMapping() {}
 
@@ -73,9 +85,10 @@ public final class TypeMapping {
         return Types.IntegerType.get();
       case "int64":
         return Types.LongType.get();
-      case "float32":
+      // Connect's JsonConverter names FLOAT32 "float" and FLOAT64 "double".
+      case "float":
         return Types.FloatType.get();
-      case "float64":
+      case "double":
         return Types.DoubleType.get();
       case "boolean":
         return Types.BooleanType.get();
@@ -122,7 +135,7 @@ public final class TypeMapping {
           int precision =
               Integer.parseInt(
                   p.getOrDefault("connect.decimal.precision", String.valueOf(MAX_DECIMAL_PRECISION)));
-          if (precision > MAX_DECIMAL_PRECISION || scale > precision || scale < 0) {
+          if (scale > MAX_DECIMAL_PRECISION || scale < 0 || scale > precision) {
             throw new BadChangeException(
                 "column \""
                     + column
@@ -130,17 +143,21 @@ public final class TypeMapping {
                     + precision
                     + ","
                     + scale
-                    + "); Iceberg decimals allow precision up to 38 and 0 <= scale <= precision");
+                    + "); Iceberg decimals allow 0 <= scale <= precision <= 38; set the connector's"
+                    + " decimal.handling.mode to string to keep such values as text");
           }
-          return Types.DecimalType.of(precision, scale);
+          // A wider source precision (numeric(50,2)) keeps its scale at Iceberg's widest precision:
+          // values of up to 38 digits fit, a larger one is refused with its value when it arrives.
+          return Types.DecimalType.of(Math.min(precision, MAX_DECIMAL_PRECISION), scale);
         }
       case VARIABLE_SCALE_DECIMAL:
-        throw new BadChangeException(
-            "column \""
-                + column
-                + "\" is a NUMERIC without fixed precision and scale (io.debezium.data.VariableScaleDecimal),"
-                + " which no Iceberg decimal can hold; declare NUMERIC(p,s) in the source, or set the"
-                + " connector's decimal.handling.mode to string or double");
+        return Types.DecimalType.of(MAX_DECIMAL_PRECISION, VARIABLE_SCALE);
+      case BITS:
+      case ZONED_TIME:
+      case INTERVAL:
+        return Types.StringType.get();
+      case MICRO_DURATION:
+        return Types.LongType.get();
       case DATE:
       case CONNECT_DATE:
         return Types.DateType.get();
