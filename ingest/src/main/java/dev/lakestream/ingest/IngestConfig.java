@@ -2,6 +2,7 @@ package dev.lakestream.ingest;
 
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.ingest.toast.UnavailableValues;
 import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -26,6 +27,7 @@ public final class IngestConfig {
   public static final String INTERNAL_TOPIC_PARTITIONS = "ingest.internal.topic.partitions";
   public static final String CHANGELOG_TABLES = "ingest.changelog.tables";
   public static final String SOURCE_FENCE = "ingest.source.fence.enabled";
+  public static final String UNAVAILABLE_VALUE_PLACEHOLDER = "ingest.unavailable.value.placeholder";
 
   private final PipelineConfig config;
 
@@ -88,6 +90,14 @@ public final class IngestConfig {
    */
   public boolean sourceFence() {
     return Boolean.parseBoolean(config.get(SOURCE_FENCE, "true"));
+  }
+
+  /**
+   * The text Debezium writes for a value the source did not send (an unchanged TOAST value): the
+   * connector's {@code unavailable.value.placeholder}, whose default this is too.
+   */
+  public String unavailableValuePlaceholder() {
+    return config.get(UNAVAILABLE_VALUE_PLACEHOLDER, UnavailableValues.DEBEZIUM_DEFAULT);
   }
 
   /** A batch is flushed at the latest this long after its first change. */

@@ -49,6 +49,9 @@ public final class IngestTopology {
         Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(ChangeBuffer.CHANGELOG_STORE), Serdes.String(), BufferedChange.serde()),
         "change-buffer");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ChangeBuffer.FLUSHED_STORE), Serdes.String(), Serdes.Long()),
+        "change-buffer");
     topology.addSink(
         ChangeBuffer.FILES_WRITTEN_CHILD,
         config.filesWrittenTopic(),

@@ -45,10 +45,9 @@ class DeadLetterTest {
       bad.add(new Bad(key, changeColumnType(value, "name", "{\"type\":\"int32\",\"optional\":true,\"field\":\"name\"}", "5"),
           "column \"name\" is string in the table but the source now sends int"));
       bad.add(new Bad(key, changeColumnType(value, "score",
-          "{\"type\":\"struct\",\"optional\":true,\"name\":\"io.debezium.data.VariableScaleDecimal\",\"field\":\"score\","
-              + "\"fields\":[{\"type\":\"int32\",\"field\":\"scale\"},{\"type\":\"bytes\",\"field\":\"value\"}]}",
-          "{\"scale\":2,\"value\":\"AQ==\"}"),
-          "NUMERIC without fixed precision and scale"));
+          "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.MicroTime\",\"field\":\"score\"}",
+          "86400000000"),
+          "column \"score\" is double in the table but the source now sends time"));
       bad.add(new Bad(key, edit(value, p -> p.with("payload").with("after").put("active", "maybe")),
           "column \"active\": value \"maybe\" is not a valid boolean"));
       bad.add(new Bad(key, edit(value, p -> ((ObjectNode) p.get("payload")).remove("op")), "no \"op\" field"));

@@ -21,10 +21,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -33,6 +35,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
 
 /**
  * The ingest topology under {@link TopologyTestDriver}, writing to a real local warehouse, with a
@@ -95,13 +98,27 @@ final class IngestDriver implements AutoCloseable {
     }
   }
 
+  /** Sends the changes with Debezium's placeholder for unchanged values of the {@code toasted} columns. */
+  void sendToasted(List<Change> changes, Set<String> toasted) {
+    for (Change change : changes) {
+      inputs.get(change.table().topic())
+          .pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true, toasted));
+      model(change.table()).apply(change);
+    }
+  }
+
   void sendRaw(String topic, byte[] key, byte[] value) {
     inputs.get(topic).pipeInput(key, value);
   }
 
+  /** Sends a record as it is, with headers, past the model. */
+  void sendRaw(String topic, byte[] key, byte[] value, Headers headers) {
+    inputs.get(topic).pipeInput(new TestRecord<>(key, value, headers));
+  }
+
   /** Sends one change with record headers and applies it to the model. */
-  void send(Change change, org.apache.kafka.common.header.Headers headers) {
-    inputs.get(change.table().topic()).pipeInput(new org.apache.kafka.streams.test.TestRecord<>(
+  void send(Change change, Headers headers) {
+    inputs.get(change.table().topic()).pipeInput(new TestRecord<>(
         DebeziumJson.key(change, true), DebeziumJson.value(change, true), headers));
     model(change.table()).apply(change);
   }
@@ -114,6 +131,15 @@ final class IngestDriver implements AutoCloseable {
   void flushAndCommit() {
     driver.advanceWallClockTime(Duration.ofMillis(FLUSH_INTERVAL_MS));
     driver.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
+  }
+
+  /** Lets the open batches reach their flush interval only. */
+  void flushOnly() {
+    driver.advanceWallClockTime(Duration.ofMillis(FLUSH_INTERVAL_MS));
+  }
+
+  void advance(long ms) {
+    driver.advanceWallClockTime(Duration.ofMillis(ms));
   }
 
   void commitOnly() {
@@ -145,8 +171,8 @@ final class IngestDriver implements AutoCloseable {
     return TableRows.snapshots(table(testTable), Branches.REALTIME);
   }
 
-  double counter(String name) {
-    var counter = meters.find(name).counter();
+  double counter(String name, String... tags) {
+    var counter = meters.find(name).tags(tags).counter();
     return counter == null ? 0 : counter.count();
   }
 

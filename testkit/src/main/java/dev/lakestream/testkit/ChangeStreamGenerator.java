@@ -42,6 +42,7 @@ public final class ChangeStreamGenerator {
   private long nextId = 1;
   private long clockMs = 1_700_000_000_000L;
   private long lsn = 10_000_000L;
+  private double keepChance;
 
   public ChangeStreamGenerator(TestTable table, long seed) {
     this(table, seed, Mix.defaults());
@@ -51,6 +52,15 @@ public final class ChangeStreamGenerator {
     this.table = table;
     this.random = new Random(seed);
     this.mix = mix;
+  }
+
+  /**
+   * Updates keep each non-key column's value with this probability, as applications that change a
+   * few columns of a row do (and what makes PostgreSQL leave a TOASTed value out of an update).
+   */
+  public ChangeStreamGenerator keepingValues(double chance) {
+    this.keepChance = chance;
+    return this;
   }
 
   public TestTable table() {
@@ -103,7 +113,7 @@ public final class ChangeStreamGenerator {
     }
     List<Change> out = new ArrayList<>(n);
     for (List<Object> key : keys) {
-      Map<String, Object> after = randomRow(key);
+      Map<String, Object> after = updatedRow(key);
       out.add(change('u', key, rows.get(key), after));
       put(key, after);
     }
@@ -120,7 +130,7 @@ public final class ChangeStreamGenerator {
       } else if ((pick -= mix.update()) < 0) {
         List<Object> key = pickLive();
         Map<String, Object> before = rows.get(key);
-        Map<String, Object> after = randomRow(key);
+        Map<String, Object> after = updatedRow(key);
         out.add(change('u', key, before, after));
         put(key, after);
       } else if ((pick -= mix.delete()) < 0) {
@@ -193,6 +203,19 @@ public final class ChangeStreamGenerator {
       row.put(column.name(), k >= 0 ? key.get(k) : column.type().random(random));
     }
     return row;
+  }
+
+  private Map<String, Object> updatedRow(List<Object> key) {
+    Map<String, Object> after = randomRow(key);
+    if (keepChance > 0) {
+      Map<String, Object> before = rows.get(key);
+      for (TestTable.Column column : table.columns()) {
+        if (!table.key().contains(column.name()) && random.nextDouble() < keepChance) {
+          after.put(column.name(), before.get(column.name()));
+        }
+      }
+    }
+    return after;
   }
 
   private Map<String, Object> keyOnly(List<Object> key) {

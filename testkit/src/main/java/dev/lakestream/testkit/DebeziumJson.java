@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Writes generated changes as Debezium's Postgres connector does through Connect's JSON converter:
@@ -13,6 +15,9 @@ import java.util.Map;
  * after a delete has a null value.
  */
 public final class DebeziumJson {
+
+  /** Debezium's default {@code unavailable.value.placeholder}. */
+  public static final String UNAVAILABLE = "__debezium_unavailable_value";
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final JsonNodeFactory F = JsonNodeFactory.instance;
@@ -40,6 +45,16 @@ public final class DebeziumJson {
   }
 
   public static byte[] value(Change change, boolean withSchema) {
+    return value(change, withSchema, Set.of());
+  }
+
+  /**
+   * The value as Debezium's Postgres connector writes an update of a table with {@code REPLICA
+   * IDENTITY DEFAULT} whose {@code toasted} columns are stored out of line: an update that leaves
+   * such a value unchanged carries {@link #UNAVAILABLE} in its place (the UTF-8 bytes of it for a
+   * bytes column), and no before-image.
+   */
+  public static byte[] value(Change change, boolean withSchema, Set<String> toasted) {
     if (change.isTombstone()) {
       return null;
     }
@@ -47,6 +62,18 @@ public final class DebeziumJson {
     ObjectNode payload = F.objectNode();
     payload.set("before", row(table, change.before()));
     payload.set("after", row(table, change.after()));
+    if (change.op() == 'u' && !toasted.isEmpty()) {
+      payload.putNull("before");
+      ObjectNode after = (ObjectNode) payload.get("after");
+      for (String column : toasted) {
+        Object value = change.after().get(column);
+        if (value != null && value.equals(change.before().get(column))) {
+          after.put(column, table.column(column).type() == ColumnType.BYTES
+              ? Base64.getEncoder().encodeToString(UNAVAILABLE.getBytes(StandardCharsets.UTF_8))
+              : UNAVAILABLE);
+        }
+      }
+    }
     ObjectNode source = payload.putObject("source");
     source.put("version", "3.6.1.Final");
     source.put("connector", "postgresql");

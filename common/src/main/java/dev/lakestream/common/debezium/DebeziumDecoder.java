@@ -72,7 +72,10 @@ public final class DebeziumDecoder {
     }
 
     if (keyBytes == null || keyBytes.length == 0) {
-      throw new BadChangeException("record has no key: the key must hold the table's primary key");
+      throw new BadChangeException(
+          "record has no key: the source table has no primary key, so its changes cannot be applied as upserts;"
+              + " give the table a primary key, or name its key columns in the connector's message.key.columns"
+              + " (with REPLICA IDENTITY FULL or USING INDEX on the table so PostgreSQL logs them)");
     }
     JsonNode key = parse(keyBytes, "key");
 

@@ -1,4 +1,4 @@
-package dev.lakestream.sync.index;
+package dev.lakestream.common.iceberg;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

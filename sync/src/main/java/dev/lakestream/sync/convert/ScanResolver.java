@@ -3,7 +3,7 @@ package dev.lakestream.sync.convert;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.lakestream.common.event.ConvertTask;
-import dev.lakestream.sync.index.KeyColumns;
+import dev.lakestream.common.iceberg.KeyColumns;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.lakestream.sync.diff;
 
+import dev.lakestream.common.iceberg.KeyBounds;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CyclePlan;

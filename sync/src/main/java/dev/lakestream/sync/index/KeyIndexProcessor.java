@@ -1,5 +1,6 @@
 package dev.lakestream.sync.index;
 
+import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
 import dev.lakestream.common.iceberg.BranchFiles;

@@ -4,7 +4,7 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.BranchFiles;
-import dev.lakestream.sync.diff.KeyBounds;
+import dev.lakestream.common.iceberg.KeyBounds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;

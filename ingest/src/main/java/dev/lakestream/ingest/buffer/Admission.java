@@ -1,0 +1,129 @@
+package dev.lakestream.ingest.buffer;
+
+import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.common.schema.RowConverter;
+import dev.lakestream.common.schema.RowShape;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.changelog.ChangeLog;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Decides whether a change record can be applied, and to which table: names the table from the
+ * topic, decodes the Debezium envelope, creates the table or evolves its schema when the record
+ * first needs it, and converts the row and key once so a value that does not fit its column is
+ * refused here rather than found at flush.
+ *
+ * <p>What a record's content causes ends in a {@link BadChangeException} with the reason, whatever
+ * threw: decoding and conversion errors of any kind, and the schema changes Iceberg refuses. Errors
+ * of the catalog or storage themselves (unreachable, failing commits) are not the record's fault
+ * and propagate, so the task is retried rather than the record lost.
+ */
+final class Admission {
+
+  /** A change that fits its table. */
+  record Admitted(TableIdentifier table, ChangeEvent event, boolean logged) {}
+
+  private final IngestConfig config;
+  private final TableManager tables;
+  private final TableNaming naming;
+  private final DebeziumDecoder decoder = new DebeziumDecoder();
+  private final RowShape.Resolver shapes = new RowShape.Resolver();
+  /** Key columns by table and schema id. */
+  private final Map<TableIdentifier, Map<Integer, Types.StructType>> keyTypes = new HashMap<>();
+  /** Shapes (the resolver returns one instance per schema) each table already holds. */
+  private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
+  private final Map<TableIdentifier, Boolean> logged = new HashMap<>();
+
+  Admission(IngestConfig config, TableManager tables) {
+    this.config = config;
+    this.tables = tables;
+    this.naming = config.tableNaming();
+  }
+
+  DebeziumDecoder decoder() {
+    return decoder;
+  }
+
+  /** Empty for a tombstone. */
+  Optional<Admitted> admit(String topic, byte[] key, byte[] value) {
+    TableIdentifier id;
+    ChangeEvent event;
+    RowShape shape;
+    try {
+      id = naming.tableFor(topic);
+      Optional<ChangeEvent> decoded = decoder.decode(key, value);
+      if (decoded.isEmpty()) {
+        return Optional.empty();
+      }
+      event = decoded.get();
+      shape = shapes.of(event);
+    } catch (BadChangeException e) {
+      throw e;
+    } catch (IllegalArgumentException e) {
+      throw new BadChangeException(e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw new BadChangeException("cannot decode the record: " + e, e);
+    }
+    Table table = ensure(id, shape);
+    try {
+      // Convert now so a value that does not fit its column is dead-lettered, not found at flush.
+      if (event.op().leavesRow()) {
+        RowConverter.toRecord(event.after(), event.rowSchema(), table.schema().asStruct());
+      }
+      keyRecord(event, keyType(id, table.schema()));
+    } catch (BadChangeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new BadChangeException("cannot convert the record to table " + id + ": " + e, e);
+    }
+    boolean log = logged.computeIfAbsent(id, config::changelogFor);
+    if (log) {
+      ChangeLog.ensure(tables, id);
+    }
+    return Optional.of(new Admitted(id, event, log));
+  }
+
+  private Table ensure(TableIdentifier id, RowShape shape) {
+    Set<RowShape> acceptedOfTable =
+        accepted.computeIfAbsent(id, t -> Collections.newSetFromMap(new IdentityHashMap<>()));
+    if (acceptedOfTable.contains(shape)) {
+      return tables.table(id);
+    }
+    Table table;
+    try {
+      table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
+    } catch (ValidationException | IllegalArgumentException e) {
+      // Iceberg refuses the schema the record asks for (a name or type it cannot take).
+      throw new BadChangeException("table " + id + " cannot take the record's schema: " + e.getMessage(), e);
+    }
+    acceptedOfTable.add(shape);
+    return table;
+  }
+
+  /** The key columns of a table schema; computed once per schema version, not per record. */
+  Types.StructType keyType(TableIdentifier id, Schema schema) {
+    return keyTypes
+        .computeIfAbsent(id, t -> new HashMap<>())
+        .computeIfAbsent(schema.schemaId(), i -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
+  }
+
+  static Record keyRecord(ChangeEvent event, Types.StructType keyType) {
+    return RowConverter.toRecord(event.key(), event.keySchema(), keyType);
+  }
+}

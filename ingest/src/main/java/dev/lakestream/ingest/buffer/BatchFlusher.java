@@ -1,0 +1,272 @@
+package dev.lakestream.ingest.buffer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ChangeOp;
+import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.common.schema.RowConverter;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.changelog.ChangeLog;
+import dev.lakestream.ingest.commit.SourceOffsets;
+import dev.lakestream.ingest.toast.PreviousRows;
+import dev.lakestream.ingest.toast.UnavailableValues;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes one partition's open batch as files of its table: a data file with the latest row of every
+ * key whose last change leaves one, an equality-delete file with every key of the batch, and the
+ * change-log rows when the table keeps a log. Returns the {@link FilesWritten} to forward.
+ *
+ * <p>Changes that still lack unchanged TOAST values take them from the key's current row on {@code
+ * realtime} ({@link PreviousRows}). That row is current only once every earlier batch of the
+ * partition is committed there: until the realtime branch records the last offset flushed before,
+ * the flush is postponed (the batch stays open and keeps growing). A change whose previous row is
+ * not on the branch is dead-lettered, and the rest of the batch is written.
+ */
+final class BatchFlusher {
+
+  /** How a flush ended. */
+  sealed interface Outcome permits Flushed, Postponed {}
+
+  /** The batch is written (or was empty); {@code letters} are the changes refused at flush. */
+  record Flushed(FilesWritten event, List<DeadLetter> letters) implements Outcome {}
+
+  /** The partition's earlier batches are not on realtime yet; try again later. */
+  record Postponed(long lastFlushed, long committed) implements Outcome {}
+
+  /** A change refused at flush, with where it came from and why. */
+  record DeadLetter(String topic, int partition, BufferedChange change, String reason) {}
+
+  /** Stores the last offset each partition flushed (topic-partition → offset). */
+  static final String FLUSHED_STORE = "flushed-offsets";
+
+  private static final Logger LOG = LoggerFactory.getLogger(BatchFlusher.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final IngestConfig config;
+  private final TableManager tables;
+  private final TableNaming naming;
+  private final Admission admission;
+  private final DebeziumDecoder decoder;
+  private final UnavailableValues unavailable;
+  private final IngestMetrics metrics;
+  private final AtomicLong flushSeq = new AtomicLong();
+
+  BatchFlusher(IngestConfig config, TableManager tables, Admission admission, UnavailableValues unavailable,
+      IngestMetrics metrics) {
+    this.config = config;
+    this.tables = tables;
+    this.naming = config.tableNaming();
+    this.admission = admission;
+    this.decoder = admission.decoder();
+    this.unavailable = unavailable;
+    this.metrics = metrics;
+  }
+
+  /** A change of the batch, decoded, with the columns it still lacks. */
+  private record Pending(Batches.Entry entry, ChangeEvent event, Set<String> missing) {}
+
+  Outcome flush(Batches.Batch batch, List<Batches.Entry> entries, KeyValueStore<String, BufferedChange> changelog,
+      KeyValueStore<String, Long> flushedOffsets, long nowMs) {
+    long started = System.nanoTime();
+    TableIdentifier id = naming.tableFor(batch.topic);
+    List<Pending> changes = new ArrayList<>();
+    boolean lookups = false;
+    for (Batches.Entry entry : entries) {
+      if (entry.movedOut()) {
+        continue;
+      }
+      ChangeEvent event = decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
+      Set<String> missing = event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || entry.change().previousKey() != null)
+          ? unavailable.columns(event.after(), event.rowSchema())
+          : Set.of();
+      lookups |= !missing.isEmpty();
+      changes.add(new Pending(entry, event, missing));
+    }
+    String partitionName = SourceOffsets.partitionKey(batch.topic, batch.partition);
+    Table table = tables.table(id);
+    if (lookups) {
+      Long lastFlushed = flushedOffsets.get(partitionName);
+      table = tables.refresh(id);
+      long committed = SourceOffsets.of(table, Branches.REALTIME).last(batch.topic, batch.partition);
+      if (lastFlushed != null && committed < lastFlushed) {
+        metrics.flushesPostponed.increment();
+        return new Postponed(lastFlushed, committed);
+      }
+    }
+    Schema schema = table.schema();
+    Types.StructType keyType = admission.keyType(id, schema);
+    List<DeadLetter> letters = new ArrayList<>();
+    List<Record> rows = new ArrayList<>();
+    List<Record> keys = new ArrayList<>();
+    long firstOffset = Long.MAX_VALUE;
+    long lastOffset = Long.MIN_VALUE;
+    long maxTs = -1;
+    List<Record> previous = lookups ? fillFromTable(table, keyType, changes, letters, batch) : null;
+    for (int i = 0; i < changes.size(); i++) {
+      Pending p = changes.get(i);
+      BufferedChange change = p.entry().change();
+      firstOffset = Math.min(firstOffset, change.offset());
+      lastOffset = Math.max(lastOffset, change.offset());
+      maxTs = Math.max(maxTs, change.sourceTsMs());
+      if (previous != null && previous.get(i) == null && !p.missing().isEmpty()) {
+        continue; // dead-lettered: its row stays as it was
+      }
+      if (p.event().op().leavesRow()) {
+        Record row = RowConverter.toRecord(p.event().after(), p.event().rowSchema(), schema.asStruct());
+        for (String column : p.missing()) {
+          row.setField(column, previous.get(i).getField(column));
+        }
+        rows.add(row);
+      }
+      keys.add(Admission.keyRecord(p.event(), keyType));
+    }
+
+    FilesWritten written = null;
+    if (!changes.isEmpty()) {
+      written = write(id, table, schema, batch, rows, keys, changelog, firstOffset, lastOffset, maxTs, nowMs);
+      flushedOffsets.put(partitionName, lastOffset);
+      metrics.flushes.increment();
+      metrics.rowsWritten.increment(rows.size());
+      metrics.keysWritten.increment(keys.size());
+      metrics.flushTime.record(Duration.ofNanos(System.nanoTime() - started));
+      LOG.debug("Flushed {}-{} offsets {}..{} to {}: {} rows, {} delete keys in {} ms", batch.topic, batch.partition,
+          firstOffset, lastOffset, id, rows.size(), keys.size(), (System.nanoTime() - started) / 1_000_000);
+    }
+    return new Flushed(written, letters);
+  }
+
+  /**
+   * The previous rows of the changes that lack values, by change index (null where none is needed or
+   * none was found; those found wanting become dead letters).
+   */
+  private List<Record> fillFromTable(Table table, Types.StructType keyType, List<Pending> changes,
+      List<DeadLetter> letters, Batches.Batch batch) {
+    List<Record> lookupKeys = new ArrayList<>();
+    Set<String> columns = new LinkedHashSet<>();
+    for (Pending p : changes) {
+      if (p.missing().isEmpty()) {
+        lookupKeys.add(null);
+        continue;
+      }
+      columns.addAll(p.missing());
+      byte[] from = p.entry().change().previousKey();
+      lookupKeys.add(from == null
+          ? Admission.keyRecord(p.event(), keyType)
+          : RowConverter.toRecord(readJson(from), p.event().keySchema(), keyType));
+    }
+    Snapshot realtime = table.snapshot(Branches.REALTIME);
+    long started = System.nanoTime();
+    PreviousRows.Found found = realtime == null
+        ? new PreviousRows.Found(Map.of(), 0, 0)
+        : PreviousRows.lookup(table, realtime, lookupKeys.stream().filter(k -> k != null).toList(), columns);
+    metrics.previousRowLookups.record(Duration.ofNanos(System.nanoTime() - started));
+    metrics.previousRowFiles.increment(found.filesRead());
+    metrics.previousRowBytes.increment(found.bytesRead());
+    List<Record> previous = new ArrayList<>();
+    for (int i = 0; i < changes.size(); i++) {
+      Pending p = changes.get(i);
+      Record key = lookupKeys.get(i);
+      Record row = key == null ? null : found.rows().get((StructLike) key);
+      if (key != null && row == null) {
+        letters.add(new DeadLetter(batch.topic, batch.partition, p.entry().change(),
+            "column(s) " + p.missing() + " of " + p.event().key() + " hold Debezium's unavailable-value placeholder"
+                + " (unchanged TOAST values) and the table has no row of "
+                + (from(p) == null ? p.event().key() : new String(from(p), StandardCharsets.UTF_8))
+                + " to take them from"));
+      } else if (row != null) {
+        metrics.unavailableFilledFromTable.increment();
+      }
+      previous.add(row);
+    }
+    return previous;
+  }
+
+  private static byte[] from(Pending p) {
+    return p.entry().change().previousKey();
+  }
+
+  private FilesWritten write(TableIdentifier id, Table table, Schema schema, Batches.Batch batch, List<Record> rows,
+      List<Record> keys, KeyValueStore<String, BufferedChange> changelog, long firstOffset, long lastOffset, long maxTs,
+      long nowMs) {
+    long taskId = flushSeq.incrementAndGet();
+    BatchWriter.Written written = BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
+    var specs = table.specs();
+    String logName = null;
+    List<JsonNode> logFiles = List.of();
+    if (config.changelogFor(id)) {
+      Table log = ChangeLog.ensure(tables, id);
+      List<Record> logRows = new ArrayList<>();
+      List<String> logKeys = new ArrayList<>();
+      try (KeyValueIterator<String, BufferedChange> it =
+          changelog.prefixScan(batch.prefix(), Serdes.String().serializer())) {
+        while (it.hasNext()) {
+          KeyValue<String, BufferedChange> entry = it.next();
+          BufferedChange change = entry.value;
+          ChangeEvent event = decoder.decode(change.key(), change.value()).orElseThrow();
+          logRows.add(ChangeLog.row(event, change.value(), batch.topic, batch.partition, change.offset()));
+          logKeys.add(entry.key);
+        }
+      }
+      logKeys.forEach(changelog::delete);
+      logName = ChangeLog.of(id).toString();
+      if (!logRows.isEmpty()) {
+        var logFile = ChangeLog.write(log, logRows, batch.partition, taskId);
+        logFiles = List.of(ContentFiles.toJson(logFile, log.specs().get(logFile.specId())));
+      }
+    }
+    metrics.filesWritten.increment(written.dataFiles().size() + written.deleteFiles().size());
+    metrics.bytesWritten.increment(written.bytes());
+    return new FilesWritten(
+        id.toString(),
+        batch.topic,
+        batch.partition,
+        firstOffset,
+        lastOffset,
+        keys.size(),
+        rows.size(),
+        keys.size(),
+        maxTs,
+        written.dataFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
+        written.deleteFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
+        nowMs,
+        logName,
+        logFiles);
+  }
+
+  private static JsonNode readJson(byte[] json) {
+    try {
+      return JSON.readTree(json);
+    } catch (IOException e) {
+      throw new BadChangeException("unreadable key " + new String(json, StandardCharsets.UTF_8), e);
+    }
+  }
+}

@@ -1,0 +1,237 @@
+package dev.lakestream.ingest.buffer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ChangeOp;
+import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.ingest.toast.UnavailableValues;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * The open batches of a task's source partitions, one per partition, in the change buffer's state
+ * store: per key only the latest change survives.
+ *
+ * <p>When a later change of a key replaces an earlier one, the values the later one lacks (unchanged
+ * TOAST values, Debezium's placeholder) are taken from the earlier one, so nothing the batch knew is
+ * lost by keeping only the last change. A key moved away by a primary-key update leaves a
+ * moved-out entry for the rest of the batch, holding the row it had, so the create of the new key
+ * (which carries placeholders where the old row's values were unchanged) can be filled from it.
+ * What the batch cannot fill is left for the flush, which reads the key's current row from the
+ * table; a change whose old row can be neither in the batch nor certain in the table is refused.
+ *
+ * <p>Store keys: {@code topic NUL partition NUL key-json} for changes and {@code topic NUL partition
+ * NUL SOH key-json} for moved-out keys.
+ */
+final class Batches {
+
+  /** What is known of one source partition's open batch (rebuilt from the store after a restart). */
+  static final class Batch {
+    final String topic;
+    final int partition;
+    final long openedAtMs;
+    long keys;
+    long bytes;
+    /** While the flush waits for the partition's earlier batches, when to look again. */
+    long retryAtMs;
+
+    Batch(String topic, int partition, long openedAtMs) {
+      this.topic = topic;
+      this.partition = partition;
+      this.openedAtMs = openedAtMs;
+    }
+
+    String prefix() {
+      return Batches.prefix(topic, partition);
+    }
+  }
+
+  /** One entry of a batch: a change, or a moved-out key. */
+  record Entry(String storeKey, BufferedChange change, boolean movedOut) {}
+
+  static final String NEW_KEY_HEADER = "__debezium.newkey";
+  private static final char SEP = '\u0000';
+  private static final char MOVED = '\u0001';
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final KeyValueStore<String, BufferedChange> store;
+  private final DebeziumDecoder decoder;
+  private final UnavailableValues unavailable;
+  private final IngestMetrics metrics;
+  private final Map<String, Batch> open = new HashMap<>();
+
+  Batches(KeyValueStore<String, BufferedChange> store, DebeziumDecoder decoder, UnavailableValues unavailable,
+      IngestMetrics metrics) {
+    this.store = store;
+    this.decoder = decoder;
+    this.unavailable = unavailable;
+    this.metrics = metrics;
+  }
+
+  /** Rebuilds the open batches' bookkeeping from the store after a restart or a rebalance. */
+  int restore(long nowMs) {
+    try (KeyValueIterator<String, BufferedChange> it = store.all()) {
+      while (it.hasNext()) {
+        KeyValue<String, BufferedChange> entry = it.next();
+        String key = entry.key;
+        int first = key.indexOf(SEP);
+        int second = key.indexOf(SEP, first + 1);
+        String topic = key.substring(0, first);
+        int partition = Integer.parseInt(key.substring(first + 1, second));
+        Batch batch = open.computeIfAbsent(prefix(topic, partition), p -> new Batch(topic, partition, nowMs));
+        if (key.charAt(second + 1) != MOVED) {
+          batch.keys++;
+        }
+        batch.bytes += entry.value.sizeInBytes();
+      }
+    }
+    return open.size();
+  }
+
+  Map<String, Batch> open() {
+    return open;
+  }
+
+  /**
+   * Adds a change to its partition's batch, filling its unavailable values from the batch where it
+   * can; returns the batch. {@code newKey}, {@code oldKey}: Debezium's headers of a primary-key
+   * update (on its delete and its create), or null.
+   */
+  Batch add(String topic, int partition, long offset, ChangeEvent event, byte[] key, byte[] value, byte[] oldKey,
+      boolean movesOut, long nowMs) {
+    String prefix = prefix(topic, partition);
+    String keyJson = event.key().toString();
+    BufferedChange previous = store.get(prefix + keyJson);
+    Batch batch = open.computeIfAbsent(prefix, p -> new Batch(topic, partition, nowMs));
+    if (movesOut) {
+      BufferedChange moved = previous != null && !isDelete(previous) ? previous : BufferedChange.movedOut(offset);
+      put(batch, prefix + MOVED + keyJson, moved);
+    }
+    BufferedChange change = new BufferedChange(offset, event.source().tsMs(), key, value);
+    if (event.op() == ChangeOp.UPDATE || oldKey != null) {
+      change = fillFromBatch(prefix, event, change, previous, oldKey);
+    }
+    if (previous == null) {
+      batch.keys++;
+    }
+    put(batch, prefix + keyJson, change);
+    return batch;
+  }
+
+  private void put(Batch batch, String storeKey, BufferedChange change) {
+    BufferedChange replaced = store.get(storeKey);
+    if (replaced != null) {
+      batch.bytes -= replaced.sizeInBytes();
+    }
+    store.put(storeKey, change);
+    batch.bytes += change.sizeInBytes();
+  }
+
+  private BufferedChange fillFromBatch(String prefix, ChangeEvent event, BufferedChange change,
+      BufferedChange previous, byte[] oldKey) {
+    Set<String> missing = unavailable.columns(event.after(), event.rowSchema());
+    if (missing.isEmpty()) {
+      return change;
+    }
+    BufferedChange source;
+    byte[] sourceKey;
+    if (oldKey != null) {
+      sourceKey = normalized(oldKey);
+      source = store.get(prefix + MOVED + new String(sourceKey, StandardCharsets.UTF_8));
+      if (source == null) {
+        throw new BadChangeException(
+            "the primary-key update to " + event.key() + " (from " + new String(oldKey, StandardCharsets.UTF_8)
+                + ") left column(s) " + missing + " unchanged, and PostgreSQL did not send their values (unchanged"
+                + " TOAST values under REPLICA IDENTITY DEFAULT); the old row changed on another partition of the"
+                + " topic or in an earlier batch, so they cannot be filled exactly. Set REPLICA IDENTITY FULL on the"
+                + " source table so the update carries them");
+      }
+      if (source.isMovedOutMarker()) {
+        return change.withValue(change.value(), sourceKey);
+      }
+    } else {
+      if (previous == null) {
+        return change; // the flush fills them from the table's current row
+      }
+      if (isDelete(previous)) {
+        throw new BadChangeException("an update of " + event.key() + " follows its delete in the same batch and lacks"
+            + " column(s) " + missing + " (unchanged TOAST values): there is no previous row to take them from");
+      }
+      source = previous;
+      sourceKey = null;
+    }
+    ChangeEvent sourceEvent = decoder.decode(source.key(), source.value()).orElseThrow();
+    ObjectNode filled = unavailable.fill(event.after(), event.rowSchema(), sourceEvent.after(), sourceEvent.rowSchema(),
+        missing);
+    boolean complete = unavailable.columns(filled, event.rowSchema()).isEmpty();
+    if (complete) {
+      metrics.unavailableFilledInBatch.increment();
+    }
+    // What is still missing comes from the current row of the key the source's own values came from.
+    byte[] stillFrom = complete ? null : source.previousKey() != null ? source.previousKey() : sourceKey;
+    return change.withValue(withAfter(change.value(), filled), stillFrom);
+  }
+
+  private boolean isDelete(BufferedChange change) {
+    if (change.isMovedOutMarker()) {
+      return false;
+    }
+    return decoder.decode(change.key(), change.value()).map(e -> !e.op().leavesRow()).orElse(true);
+  }
+
+  /** The entries of a batch: its changes and its moved-out keys. */
+  List<Entry> entries(Batch batch) {
+    List<Entry> out = new ArrayList<>();
+    try (KeyValueIterator<String, BufferedChange> it =
+        store.prefixScan(batch.prefix(), Serdes.String().serializer())) {
+      while (it.hasNext()) {
+        KeyValue<String, BufferedChange> e = it.next();
+        out.add(new Entry(e.key, e.value, e.key.charAt(batch.prefix().length()) == MOVED));
+      }
+    }
+    return out;
+  }
+
+  /** Forgets a flushed batch. */
+  void clear(Batch batch, List<Entry> entries) {
+    entries.forEach(e -> store.delete(e.storeKey()));
+    open.remove(batch.prefix());
+  }
+
+  static String prefix(String topic, int partition) {
+    return topic + SEP + partition + SEP;
+  }
+
+  /** A Debezium JSON key (a header's text) in the form {@link ChangeEvent#key()} prints. */
+  static byte[] normalized(byte[] keyJson) {
+    try {
+      return JSON.readTree(keyJson).toString().getBytes(StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new BadChangeException("unreadable primary-key header " + new String(keyJson, StandardCharsets.UTF_8), e);
+    }
+  }
+
+  /** The record value with its payload's {@code after} replaced. */
+  private static byte[] withAfter(byte[] value, ObjectNode after) {
+    try {
+      ObjectNode envelope = (ObjectNode) JSON.readTree(value);
+      JsonNode payload = envelope.has("schema") && envelope.has("payload") ? envelope.get("payload") : envelope;
+      ((ObjectNode) payload).set("after", after);
+      return JSON.writeValueAsBytes(envelope);
+    } catch (IOException e) {
+      throw new BadChangeException("cannot re-encode the record with its filled values: " + e.getMessage(), e);
+    }
+  }
+}

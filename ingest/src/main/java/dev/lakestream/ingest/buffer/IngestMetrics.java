@@ -1,0 +1,48 @@
+package dev.lakestream.ingest.buffer;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/** The change buffer's meters, declared in one place (names as the README lists them). */
+final class IngestMetrics {
+
+  final Counter changesIn;
+  final Counter tombstones;
+  final Counter alreadyCommitted;
+  final Counter deadLettered;
+  final Counter flushes;
+  final Counter rowsWritten;
+  final Counter keysWritten;
+  final Counter filesWritten;
+  final Counter bytesWritten;
+  final Timer flushTime;
+  /** Changes whose unchanged TOAST values were filled, from the batch or from the table. */
+  final Counter unavailableFilledInBatch;
+  final Counter unavailableFilledFromTable;
+  /** Lookups of previous rows on realtime: how many, the files and bytes they read, their time. */
+  final Timer previousRowLookups;
+  final Counter previousRowFiles;
+  final Counter previousRowBytes;
+  /** Flushes held back until the partition's earlier batches were on realtime. */
+  final Counter flushesPostponed;
+
+  IngestMetrics(MeterRegistry meters) {
+    changesIn = meters.counter("lakestream.ingest.changes");
+    tombstones = meters.counter("lakestream.ingest.tombstones");
+    alreadyCommitted = meters.counter("lakestream.ingest.already.committed");
+    deadLettered = meters.counter("lakestream.ingest.dead.letters");
+    flushes = meters.counter("lakestream.ingest.flushes");
+    rowsWritten = meters.counter("lakestream.ingest.rows.written");
+    keysWritten = meters.counter("lakestream.ingest.delete.keys.written");
+    filesWritten = meters.counter("lakestream.ingest.files.written");
+    bytesWritten = meters.counter("lakestream.ingest.bytes.written");
+    flushTime = meters.timer("lakestream.ingest.flush.duration");
+    unavailableFilledInBatch = meters.counter("lakestream.ingest.unavailable.values.filled", "from", "batch");
+    unavailableFilledFromTable = meters.counter("lakestream.ingest.unavailable.values.filled", "from", "table");
+    previousRowLookups = meters.timer("lakestream.ingest.previous.row.lookup.duration");
+    previousRowFiles = meters.counter("lakestream.ingest.previous.row.files.read");
+    previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");
+    flushesPostponed = meters.counter("lakestream.ingest.flushes.postponed");
+  }
+}

@@ -1,0 +1,179 @@
+package dev.lakestream.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.ingest.dlq.DeadLetters;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.TestTable;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Unchanged TOAST values: PostgreSQL leaves an out-of-line value out of an update that does not
+ * change it (REPLICA IDENTITY DEFAULT), and Debezium writes its placeholder instead. The realtime
+ * branch holds the row's real value: from an earlier change of the key in the same batch, else
+ * from the key's current row on realtime.
+ */
+class UnchangedToastTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Set<String> TOASTED = Set.of("name", "doc", "blob");
+
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {5, 6})
+  void realtimeHoldsTheRealValuesAfterEveryCommitWhateverTheBatching(long seed) throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed).keepingValues(0.6);
+      Random random = new Random(seed);
+      ingest.send(gen.snapshot(200), true);
+      ingest.flushAndCommit();
+      for (int round = 1; round <= 30; round++) {
+        ingest.sendToasted(gen.next(1 + random.nextInt(150)), TOASTED);
+        if (random.nextBoolean()) {
+          ingest.flushOnly(); // the next batch's flush then finds this one not yet on realtime
+          ingest.sendToasted(gen.next(1 + random.nextInt(50)), TOASTED);
+        }
+        ingest.flushAndCommit();
+        ingest.flushAndCommit();
+        assertThat(ingest.realtimeDiffersFromModel(table)).as("after round %d", round).isNull();
+      }
+      assertThat(ingest.counter("lakestream.ingest.dead.letters")).isZero();
+      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "table")).isPositive();
+      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "batch")).isPositive();
+    }
+  }
+
+  @Test
+  void aFlushWaitsUntilThePartitionsEarlierBatchIsOnRealtime() throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    // Commits every 5 s: the second batch is flushed before the first is committed.
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.COMMIT_INTERVAL_MS, "5000"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9).keepingValues(1.0);
+      ingest.send(gen.snapshot(20), true);
+      ingest.advance(1_000);
+      assertThat(ingest.realtimeSnapshots(table)).hasSize(1); // the empty snapshot the table starts with
+      ingest.sendToasted(gen.updates(20, false), TOASTED);
+      ingest.advance(1_000);
+      assertThat(ingest.counter("lakestream.ingest.flushes.postponed")).isPositive();
+      assertThat(ingest.filesWritten.readRecordsToList()).hasSize(1);
+      ingest.advance(5_000); // the first batch is committed; the second is flushed, then committed
+      ingest.advance(5_000);
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "table")).isEqualTo(20);
+    }
+  }
+
+  @Test
+  void anUpdateLackingValuesOfARowTheTableNeverHadIsDeadLettered() throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 10).keepingValues(1.0);
+      List<Change> rows = gen.snapshot(3);
+      ingest.send(rows.subList(0, 2), true); // the third row never reaches ingest
+      ingest.flushAndCommit();
+      List<Change> updates = gen.updates(3, false);
+      for (Change update : updates) {
+        ingest.sendRaw(table.topic(), DebeziumJson.key(update, true), DebeziumJson.value(update, true, TOASTED));
+      }
+      ingest.flushAndCommit();
+      ingest.flushAndCommit();
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(1);
+      assertThat(header(letters.get(0), DeadLetters.REASON)).contains("unavailable-value placeholder")
+          .contains("has no row of");
+      assertThat(ingest.realtimeRows(table)).hasSize(2);
+    }
+  }
+
+  @Test
+  void aPrimaryKeyUpdateTakesTheValuesItLacksFromTheOldRow() throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 12).keepingValues(1.0);
+      List<Change> rows = gen.snapshot(2);
+      ingest.send(rows, true);
+      ingest.flushAndCommit();
+      // Row 1's old row is in the table; row 2's is in the same batch (updated just before).
+      moveKey(ingest, table, rows.get(0).after(), 101L);
+      Change update = gen.updates(2, false).stream().filter(c -> c.key().get(0).equals(2L)).findFirst().orElseThrow();
+      ingest.send(List.of(update), true);
+      moveKey(ingest, table, ingest.model(table).rows().get(List.of(2L)), 102L);
+      ingest.flushAndCommit();
+      ingest.flushAndCommit();
+      assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+    }
+  }
+
+  @Test
+  void aPrimaryKeyUpdateWhoseOldRowIsNotInItsBatchIsDeadLetteredNamingTheFix() throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 13);
+      List<Change> rows = gen.snapshot(1);
+      ingest.send(rows, true);
+      ingest.flushAndCommit();
+      // Only the create arrives here: the delete of the old key went to another partition.
+      Map<String, Object> row = new LinkedHashMap<>(rows.get(0).after());
+      row.put("id", 200L);
+      Change create = new Change('c', table, List.of(200L), null, row, 1_700_000_100_000L, 99_000_000L);
+      ingest.sendRaw(table.topic(), DebeziumJson.key(create, true), placeholders(create),
+          headers("__debezium.oldkey", "{\"id\":" + rows.get(0).key().get(0) + "}"));
+      ingest.flushAndCommit();
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(1);
+      assertThat(header(letters.get(0), DeadLetters.REASON)).contains("REPLICA IDENTITY FULL");
+    }
+  }
+
+  /** Debezium's primary-key update: a delete of the old key (its tombstone), then a create of the new one. */
+  private static void moveKey(IngestDriver ingest, TestTable table, Map<String, Object> oldRow, long newId)
+      throws Exception {
+    Object oldId = oldRow.get("id");
+    Change delete = new Change('d', table, List.of(oldId), oldRow, null, 1_700_000_100_000L, 90_000_000L + newId);
+    Map<String, Object> row = new LinkedHashMap<>(oldRow);
+    row.put("id", newId);
+    Change create = new Change('c', table, List.of(newId), null, row, 1_700_000_100_000L, 90_000_000L + newId);
+    ingest.sendRaw(table.topic(), DebeziumJson.key(delete, true), DebeziumJson.value(delete, true),
+        headers("__debezium.newkey", "{\"id\":" + newId + "}"));
+    ingest.sendRaw(table.topic(), DebeziumJson.key(delete, true), null, headers("__debezium.newkey", "{\"id\":" + newId + "}"));
+    ingest.sendRaw(table.topic(), DebeziumJson.key(create, true), placeholders(create),
+        headers("__debezium.oldkey", "{\"id\":" + oldId + "}"));
+    ingest.model(table).apply(delete);
+    ingest.model(table).apply(create);
+  }
+
+  /** The create of a primary-key update as PostgreSQL's connector writes it: no TOASTed value. */
+  private static byte[] placeholders(Change create) throws Exception {
+    ObjectNode value = (ObjectNode) JSON.readTree(DebeziumJson.value(create, true));
+    ObjectNode after = (ObjectNode) value.get("payload").get("after");
+    after.put("name", DebeziumJson.UNAVAILABLE);
+    after.put("doc", DebeziumJson.UNAVAILABLE);
+    return JSON.writeValueAsBytes(value);
+  }
+
+  private static RecordHeaders headers(String name, String value) {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(name, value.getBytes(StandardCharsets.UTF_8));
+    return headers;
+  }
+
+  private static String header(TestRecord<byte[], byte[]> record, String name) {
+    var header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+  }
+}
