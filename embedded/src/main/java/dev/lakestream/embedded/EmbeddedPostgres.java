@@ -12,7 +12,9 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -55,12 +57,20 @@ public final class EmbeddedPostgres implements AutoCloseable {
   }
 
   public static EmbeddedPostgres start() throws Exception {
+    return start(Map.of());
+  }
+
+  /** A server with some of its settings ({@code wal_level}, ...) changed from this class's defaults. */
+  public static EmbeddedPostgres start(Map<String, String> overrides) throws Exception {
+    Map<String, String> settings = new LinkedHashMap<>();
+    for (String[] setting : SETTINGS) {
+      settings.put(setting[0], setting[1]);
+    }
+    settings.putAll(overrides);
     Path bin = "shipped".equals(System.getProperty(BINARIES_PROPERTY)) ? null : findBin();
     if (bin == null) {
       var builder = io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder().setPort(freePort());
-      for (String[] setting : SETTINGS) {
-        builder.setServerConfig(setting[0], setting[1]);
-      }
+      settings.forEach(builder::setServerConfig);
       var shipped = builder.start();
       return new EmbeddedPostgres(null, null, shipped.getPort(), false, shipped);
     }
@@ -77,10 +87,10 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
     int port = freePort();
     EmbeddedPostgres pg = new EmbeddedPostgres(bin, dataDir, port, asRoot, null);
-    StringBuilder options = new StringBuilder("-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dataDir);
-    for (String[] setting : SETTINGS) {
-      options.append(" -c ").append(setting[0]).append('=').append(setting[1]);
-    }
+    // TCP only: a Unix socket in the data folder would pass the 107-byte socket path limit when the
+    // checkout's path is long (CI workspaces), and nothing here connects through one.
+    StringBuilder options = new StringBuilder("-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=''");
+    settings.forEach((name, value) -> options.append(" -c ").append(name).append('=').append(value));
     pg.exec(List.of(bin.resolve("initdb").toString(), "-D", dataDir.toString(), "-U", "postgres", "-A", "trust",
         "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"));
     pg.exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),

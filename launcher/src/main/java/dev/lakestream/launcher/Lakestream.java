@@ -19,6 +19,7 @@ public final class Lakestream {
       case "ingest" -> IngestApp.main(rest);
       case "sync" -> SyncApp.main(rest);
       case "verify" -> System.exit(VerifyCommand.run(rest, System.out));
+      case "check-source" -> System.exit(CheckSourceCommand.run(rest, System.out, System.getenv()));
       case "demo" -> System.exit(DemoCommand.run(rest, System.out));
       case "version", "schema", "snapshot", "changes" ->
           System.exit(VersionsCommand.run(args[0], rest, System.out, System.err));
@@ -41,6 +42,9 @@ public final class Lakestream {
           ingest   Debezium change topics -> the realtime branch of each table (Kafka Streams app)
           sync     realtime's equality deletes -> deletion vectors on main, one snapshot per cycle (Kafka Streams app)
           verify   check the invariants of pipeline tables [--table NAMESPACE.TABLE]...; exit 0 when all hold
+          check-source  check a PostgreSQL database before capturing it: keys, replica identity, types, TOAST,
+                   wal_level, slots, publications --jdbc URL [--user U] [--password P] [--connector FILE];
+                   exit 1 when something blocks
           compact  compact a table's realtime branch by the compaction policy --table NAMESPACE.TABLE [--all];
                    sync mirrors it on main
           expire-snapshots     expire both branches' snapshots by their retention --table NAMESPACE.TABLE

@@ -51,6 +51,19 @@ public final class KafkaChangeFeed implements AutoCloseable {
 
   /** At least {@code atLeast} committed records of {@code topic} from its start; fails after 30 s. */
   public List<ConsumerRecord<byte[], byte[]>> read(String topic, int atLeast) {
+    List<ConsumerRecord<byte[], byte[]>> out = read(topic, atLeast, Duration.ofSeconds(30));
+    if (out.size() < atLeast) {
+      throw new AssertionError("expected at least " + atLeast + " records on " + topic + ", found " + out.size());
+    }
+    return out;
+  }
+
+  /** The committed records of {@code topic} there are now (read until the end of every partition). */
+  public List<ConsumerRecord<byte[], byte[]>> readAvailable(String topic) {
+    return read(topic, Integer.MAX_VALUE, Duration.ofSeconds(30));
+  }
+
+  private List<ConsumerRecord<byte[], byte[]>> read(String topic, int atLeast, Duration timeout) {
     Map<String, Object> props = new HashMap<>();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
@@ -59,15 +72,25 @@ public final class KafkaChangeFeed implements AutoCloseable {
     List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       consumer.subscribe(List.of(topic));
-      long deadline = System.currentTimeMillis() + 30_000;
+      long deadline = System.currentTimeMillis() + timeout.toMillis();
       while (out.size() < atLeast && System.currentTimeMillis() < deadline) {
         consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+        if (atLeast == Integer.MAX_VALUE && atEnd(consumer)) {
+          break;
+        }
       }
     }
-    if (out.size() < atLeast) {
-      throw new AssertionError("expected at least " + atLeast + " records on " + topic + ", found " + out.size());
-    }
     return out;
+  }
+
+  /** True once the consumer has its partitions and has read up to their (committed) end. */
+  private static boolean atEnd(KafkaConsumer<byte[], byte[]> consumer) {
+    var assigned = consumer.assignment();
+    if (assigned.isEmpty()) {
+      return false;
+    }
+    var ends = consumer.endOffsets(assigned);
+    return assigned.stream().allMatch(tp -> consumer.position(tp) >= ends.get(tp));
   }
 
   @Override

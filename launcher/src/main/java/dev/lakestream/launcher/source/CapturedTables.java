@@ -1,0 +1,82 @@
+package dev.lakestream.launcher.source;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Which tables a Debezium connector captures, and the key columns it is told to use, from its
+ * configuration: {@code schema.include.list} / {@code schema.exclude.list} (patterns of schema
+ * names), {@code table.include.list} / {@code table.exclude.list} (patterns of {@code
+ * schema.table}), and {@code message.key.columns} ({@code table-pattern:col,col;...}). Patterns
+ * match whole names, ignoring case, as Debezium's do.
+ */
+final class CapturedTables {
+
+  private static final List<String> SYSTEM_SCHEMAS = List.of("pg_catalog", "information_schema", "pg_toast");
+
+  private final List<Pattern> schemaInclude;
+  private final List<Pattern> schemaExclude;
+  private final List<Pattern> tableInclude;
+  private final List<Pattern> tableExclude;
+  private final Map<Pattern, List<String>> keyColumns;
+
+  CapturedTables(Map<String, String> connector) {
+    schemaInclude = patterns(connector.get("schema.include.list"));
+    schemaExclude = patterns(connector.get("schema.exclude.list"));
+    tableInclude = patterns(connector.get("table.include.list"));
+    tableExclude = patterns(connector.get("table.exclude.list"));
+    keyColumns = new LinkedHashMap<>();
+    String keys = connector.get("message.key.columns");
+    if (keys != null) {
+      for (String entry : keys.split(";")) {
+        int colon = entry.lastIndexOf(':');
+        if (colon > 0) {
+          keyColumns.put(Pattern.compile(entry.substring(0, colon).trim(), Pattern.CASE_INSENSITIVE),
+              List.of(entry.substring(colon + 1).trim().split("\\s*,\\s*")));
+        }
+      }
+    }
+  }
+
+  boolean captures(String schema, String table) {
+    if (SYSTEM_SCHEMAS.contains(schema)) {
+      return false;
+    }
+    String qualified = schema + "." + table;
+    if (!schemaInclude.isEmpty() && schemaInclude.stream().noneMatch(p -> p.matcher(schema).matches())) {
+      return false;
+    }
+    if (schemaExclude.stream().anyMatch(p -> p.matcher(schema).matches())) {
+      return false;
+    }
+    if (!tableInclude.isEmpty() && tableInclude.stream().noneMatch(p -> p.matcher(qualified).matches())) {
+      return false;
+    }
+    return tableExclude.stream().noneMatch(p -> p.matcher(qualified).matches());
+  }
+
+  /** The key columns {@code message.key.columns} names for the table, if any. */
+  Optional<List<String>> messageKeyColumns(String schema, String table) {
+    String qualified = schema + "." + table;
+    return keyColumns.entrySet().stream()
+        .filter(e -> e.getKey().matcher(qualified).matches())
+        .map(Map.Entry::getValue)
+        .findFirst();
+  }
+
+  private static List<Pattern> patterns(String list) {
+    List<Pattern> out = new ArrayList<>();
+    if (list != null) {
+      for (String p : list.split(",")) {
+        if (!p.isBlank()) {
+          out.add(Pattern.compile(p.trim(), Pattern.CASE_INSENSITIVE));
+        }
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,105 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.embedded.EmbeddedPostgres;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code check-source} against real PostgreSQL servers, as a user runs it with the shipped
+ * connector JSON: a clean database passes; each blocker is found, named, and makes it exit 1.
+ */
+class CheckSourceCommandTest {
+
+  private record Run(int exit, String output) {}
+
+  @Test
+  void aDatabaseReadyForTheConnectorPassesWithItsWarningsListed() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute("CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40), balance numeric(12,2))",
+          "CREATE TABLE inventory.documents (id int PRIMARY KEY, body text)",
+          "CREATE TABLE inventory.keyed_elsewhere (a int, b text)",
+          "ALTER TABLE inventory.keyed_elsewhere REPLICA IDENTITY FULL",
+          "CREATE TABLE public.ignored (x box)");
+      Run run = checkSource(pg, Map.of("message.key.columns", "inventory.keyed_elsewhere:a"));
+      assertThat(run.exit()).as(run.output()).isZero();
+      assertThat(run.output())
+          .contains("OK       wal_level: logical")
+          .contains("OK       inventory.customers: primary key, every column type mapped")
+          .contains("OK       inventory.keyed_elsewhere: key [a] (message.key.columns)")
+          .contains("WARNING  inventory.documents: column(s) [body] can be stored out of line (TOAST)")
+          .contains("0 blocker(s)")
+          .doesNotContain("public.ignored");
+    }
+  }
+
+  @Test
+  void eachBlockerIsNamedWithItsFixAndTheExitCodeIsOne() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute("CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.events (id int, payload text)",
+          "CREATE TABLE inventory.audit (id int, note text)",
+          "ALTER TABLE inventory.audit REPLICA IDENTITY FULL",
+          "CREATE TABLE inventory.measures (id int PRIMARY KEY, tiny numeric(60,40), wide numeric(50,2), shape box)",
+          "SELECT pg_create_logical_replication_slot('lakestream', 'test_decoding')",
+          "CREATE ROLE app LOGIN");
+      Run run = checkSource(pg, Map.of());
+      assertThat(run.exit()).as(run.output()).isEqualTo(1);
+      assertThat(run.output())
+          .contains("BLOCKER  inventory.events: no primary key and REPLICA IDENTITY DEFAULT")
+          .contains("BLOCKER  inventory.audit: no primary key: its changes reach Kafka without a key")
+          .contains("BLOCKER  inventory.measures.tiny: numeric(60,40)")
+          .contains("WARNING  inventory.measures.wide: numeric(50,2) maps to decimal(38,2)")
+          .contains("WARNING  inventory.measures.shape: box has no Debezium mapping")
+          .contains("BLOCKER  slot lakestream: ")
+          .contains("decodes with test_decoding where the connector uses pgoutput")
+          .contains("4 blocker(s)");
+
+      Run asApp = checkSource(pg, Map.of("database.user", "app"));
+      assertThat(asApp.output()).contains("BLOCKER  user app: lacks the REPLICATION attribute");
+
+      // What the first blocker warns of, as PostgreSQL does it once the table is published.
+      pg.execute("CREATE PUBLICATION lakestream FOR TABLE inventory.events", "INSERT INTO inventory.events VALUES (1, 'x')");
+      assertThatThrownBy(() -> pg.execute("UPDATE inventory.events SET payload = 'y'"))
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining("does not have a replica identity and publishes updates");
+    }
+  }
+
+  @Test
+  void withoutLogicalDecodingNothingCanBeCaptured() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start(Map.of("wal_level", "replica"))) {
+      pg.execute("CREATE SCHEMA inventory", "CREATE TABLE inventory.t (id int PRIMARY KEY)");
+      Run run = checkSource(pg, Map.of());
+      assertThat(run.exit()).isEqualTo(1);
+      assertThat(run.output()).contains("BLOCKER  wal_level: replica: Debezium needs logical decoding");
+    }
+  }
+
+  /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
+  private static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides) throws Exception {
+    var json = new ObjectMapper()
+        .readTree(Files.readString(PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")));
+    var config = (ObjectNode) json.get("config");
+    config.put("database.password", "");
+    config.put("database.user", "postgres");
+    overrides.forEach(config::put);
+    Path file = Files.createTempFile("connector-", ".json");
+    Files.writeString(file, json.toString());
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int exit = CheckSourceCommand.run(new String[] {"--jdbc", pg.jdbcUrl(), "--connector", file.toString()},
+        new PrintStream(bytes, true, StandardCharsets.UTF_8), Map.of());
+    return new Run(exit, bytes.toString(StandardCharsets.UTF_8));
+  }
+}
