@@ -21,6 +21,7 @@ import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,6 +30,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -118,6 +120,15 @@ public final class PipelineDriver implements AutoCloseable {
     }
   }
 
+  /** Sends the changes with Debezium's placeholder for the unchanged values of {@code toasted} columns. */
+  public void send(List<Change> changes, Set<String> toasted) {
+    for (Change change : changes) {
+      inputs.get(change.table().topic())
+          .pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true, toasted));
+      model(change.table()).apply(change);
+    }
+  }
+
   public SourceTableModel model(TestTable table) {
     return models.computeIfAbsent(table.topic(), t -> new SourceTableModel());
   }
@@ -184,6 +195,10 @@ public final class PipelineDriver implements AutoCloseable {
 
   List<Snapshot> snapshots(TestTable testTable, String branch) {
     return TableRows.snapshots(table(testTable), branch);
+  }
+
+  public MeterRegistry ingestMeters() {
+    return ingestMeters;
   }
 
   public double syncCounter(String name) {

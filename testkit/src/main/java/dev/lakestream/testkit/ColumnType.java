@@ -51,6 +51,17 @@ public enum ColumnType {
       s.putObject("parameters").put("scale", "2").put("connect.decimal.precision", "12");
     }
   },
+  /** TEXT holding a document of about 1 kB: a value PostgreSQL stores out of line (TOAST) under EXTERNAL storage. */
+  LONG_TEXT("string", null) {
+    Object random(Random r) {
+      char[] text = new char[800 + r.nextInt(400)];
+      for (int i = 0; i < text.length; i++) {
+        text[i] = (char) ('a' + r.nextInt(26));
+      }
+      return new String(text);
+    }
+    JsonNode json(Object v) { return F.textNode((String) v); }
+  },
   /** DATE: days since the epoch. */
   DATE("int32", "io.debezium.time.Date") {
     Object random(Random r) { return LocalDate.ofEpochDay(r.nextInt(30_000)); }

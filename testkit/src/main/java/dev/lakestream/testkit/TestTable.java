@@ -69,6 +69,33 @@ public record TestTable(String serverName, String schema, String name, List<Colu
         List.of("tenant", "id"));
   }
 
+  /** A table keyed by a random UUID (PostgreSQL's {@code gen_random_uuid()}). */
+  public static TestTable uuidKeyed(String schema, String name) {
+    return new TestTable(
+        "dbserver1",
+        schema,
+        name,
+        List.of(
+            new Column("id", ColumnType.UUID_TYPE),
+            new Column("name", ColumnType.STRING),
+            new Column("qty", ColumnType.INT32),
+            new Column("tag", ColumnType.UUID_TYPE)),
+        List.of("id"));
+  }
+
+  /** A table of documents: a bigint key, a small int column and a text of about 1 kB. */
+  public static TestTable documents(String schema, String name) {
+    return new TestTable(
+        "dbserver1",
+        schema,
+        name,
+        List.of(
+            new Column("id", ColumnType.INT64),
+            new Column("small", ColumnType.INT32),
+            new Column("body", ColumnType.LONG_TEXT)),
+        List.of("id"));
+  }
+
   /** A table whose JSON needs no schema to read: bigint, text, double, boolean. */
   public static TestTable plain(String schema, String name) {
     return new TestTable(

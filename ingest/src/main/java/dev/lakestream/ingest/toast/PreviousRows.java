@@ -3,8 +3,7 @@ package dev.lakestream.ingest.toast;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.KeyColumns;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import dev.lakestream.common.iceberg.RowsAtPositions;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -13,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -20,9 +20,6 @@ import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.data.parquet.GenericParquetReaders;
-import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.StructLikeMap;
 
@@ -35,8 +32,8 @@ import org.apache.iceberg.util.StructLikeMap;
  * number that holds the key: no delete file needs reading. The lookup visits live data files from
  * the newest down, skips those whose key bounds exclude every key still sought, reads only the key
  * column of the others to find the keys' positions, and stops once every key is found; then it
- * reads the asked-for columns of just the files that hold a found row. Recently changed keys are
- * found in the newest, smallest files.
+ * reads the asked-for columns of just the rows found, page by page ({@link RowsAtPositions}).
+ * Recently changed keys are found in the newest, smallest files.
  *
  * <p>The caveat is the premise: the key must exist on the branch. A key deleted there has no
  * current row, but the lookup would return its last one; callers look up keys the source says
@@ -101,37 +98,11 @@ public final class PreviousRows {
     Schema projection = table.schema().select(new ArrayList<>(columns));
     Map<StructLike, Record> rows = StructLikeMap.create(keyType);
     for (Map.Entry<DataFile, Map<Long, Record>> entry : positions.entrySet()) {
-      DataFile file = entry.getKey();
-      Map<Long, Record> wanted = entry.getValue();
-      long position = 0;
-      try (CloseableIterable<Record> read =
-          Parquet.read(table.io().newInputFile(file.location()))
-              .project(projection)
-              .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(projection, fileSchema))
-              .build()) {
-        for (Record row : read) {
-          Record key = wanted.get(position++);
-          if (key != null) {
-            rows.put(key, row.copy());
-          }
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException("reading " + columns + " of " + file.location(), e);
-      }
-      bytes += columnBytes(file, projection);
+      RowsAtPositions.Read read =
+          RowsAtPositions.read(table.io(), entry.getKey(), projection, new TreeSet<>(entry.getValue().keySet()));
+      entry.getValue().forEach((position, key) -> rows.put(key, read.rows().get(position)));
+      bytes += read.bytesRead();
     }
     return new Found(rows, filesRead, bytes);
-  }
-
-  private static long columnBytes(DataFile file, Schema projection) {
-    Map<Integer, Long> sizes = file.columnSizes();
-    if (sizes == null) {
-      return file.fileSizeInBytes();
-    }
-    long total = 0;
-    for (Types.NestedField field : projection.columns()) {
-      total += sizes.getOrDefault(field.fieldId(), 0L);
-    }
-    return total;
   }
 }
