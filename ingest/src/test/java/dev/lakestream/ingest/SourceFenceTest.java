@@ -44,6 +44,31 @@ class SourceFenceTest {
   }
 
   @Test
+  void rowsThatShareASourcePositionAreEachAppliedOnceAndTheirReplaysDropped() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 85);
+      // A COPY of 2,000 rows, 150 per WAL record, in two batches.
+      List<Change> copy = gen.copy(2_000, 150);
+      ingest.send(copy.subList(0, 1_000), true);
+      ingest.flushAndCommit();
+      ingest.send(copy.subList(1_000, 1_620), true);
+      assertThat(ingest.counter("lakestream.ingest.fenced")).isZero();
+      // The connector restarts in the middle of a record (offset stored after row 1,530 of 1,620):
+      // the rows it publishes again are dropped, whichever of a shared position's rows they are.
+      long replayed = replay(ingest, copy.subList(1_530, 1_620));
+      ingest.send(copy.subList(1_620, 2_000), true);
+      replayed += replay(ingest, copy.subList(960, 1_700));
+      ingest.send(gen.next(200), true);
+      ingest.flushAndCommit();
+
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      assertThat(ingest.realtimeRows(table)).hasSizeGreaterThan(2_000);
+      assertThat(ingest.counter("lakestream.ingest.fenced")).isEqualTo(replayed);
+    }
+  }
+
+  @Test
   void withTheFenceOffReplaysAreAppliedAgain() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.SOURCE_FENCE, "false"))) {

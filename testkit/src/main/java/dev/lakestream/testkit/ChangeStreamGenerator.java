@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.UUID;
 
 /**
  * Generates a random but reproducible (per seed) stream of source changes for one table, the way
@@ -84,6 +85,28 @@ public final class ChangeStreamGenerator {
     return out;
   }
 
+  /**
+   * A bulk load ({@code COPY}, a multi-row {@code INSERT}): {@code rows} inserts, each run of {@code
+   * perRecord} of them sharing one source position, as PostgreSQL logs a heap page of a multi-row
+   * insert in one WAL record.
+   */
+  public List<Change> copy(int rows, int perRecord) {
+    List<Change> out = new ArrayList<>();
+    for (int i = 0; i < rows; i++) {
+      List<Object> key = freshKey();
+      Map<String, Object> row = randomRow(key);
+      Change change = change('c', key, null, row);
+      if (i % perRecord != 0) {
+        Change first = out.get(out.size() - 1);
+        change = new Change('c', table, key, null, row, first.sourceTsMs(), first.lsn());
+        lsn = first.lsn();
+      }
+      out.add(change);
+      put(key, row);
+    }
+    return out;
+  }
+
   /** Deletes one live row of the generator's choosing: the delete and its tombstone. */
   public List<Change> deleteOne() {
     List<Change> out = new ArrayList<>();
@@ -111,7 +134,12 @@ public final class ChangeStreamGenerator {
         }
       }
     }
-    List<Change> out = new ArrayList<>(n);
+    return updates(keys);
+  }
+
+  /** An update of each of {@code keys} (live keys of this generator's table). */
+  public List<Change> updates(List<List<Object>> keys) {
+    List<Change> out = new ArrayList<>(keys.size());
     for (List<Object> key : keys) {
       Map<String, Object> after = updatedRow(key);
       out.add(change('u', key, rows.get(key), after));
@@ -187,6 +215,10 @@ public final class ChangeStreamGenerator {
       List<Object> key = new ArrayList<>();
       for (String column : table.key()) {
         ColumnType type = table.column(column).type();
+        if (type == ColumnType.UUID_TYPE) {
+          key.add(new UUID(random.nextLong(), random.nextLong())); // random: version 4's spread
+          continue;
+        }
         long id = table.key().size() > 1 && column.equals(table.key().get(0)) ? 1 + random.nextInt(5) : nextId++;
         key.add(type == ColumnType.INT32 ? (Object) (int) id : (Object) id);
       }

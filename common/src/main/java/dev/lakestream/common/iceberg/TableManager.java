@@ -17,6 +17,8 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,8 +95,38 @@ public final class TableManager {
         table.refresh();
       }
     }
+    withoutUuidBounds(id, table);
     accepted.add(acceptedKey);
     return table;
+  }
+
+  /**
+   * Keeps files from recording lower and upper bounds of UUID columns. Parquet orders UUIDs as
+   * unsigned bytes, Iceberg 1.12's comparator as signed longs (apache/iceberg#14216): with such
+   * bounds Iceberg's own readers skip equality deletes and files that hold the keys they look for,
+   * so a reader of realtime (and any engine filtering on a UUID) could see deleted rows or miss
+   * rows. Without bounds nothing is pruned on those columns, which random UUIDs would not allow
+   * anyway.
+   */
+  private static void withoutUuidBounds(TableIdentifier id, Table table) {
+    List<String> missing = new ArrayList<>();
+    for (String name : uuidColumns(table.schema())) {
+      String property = TableProperties.METRICS_MODE_COLUMN_CONF_PREFIX + name;
+      if (!"counts".equals(table.properties().get(property))) {
+        missing.add(property);
+      }
+    }
+    if (missing.isEmpty()) {
+      return;
+    }
+    try {
+      var update = table.updateProperties();
+      missing.forEach(p -> update.set(p, "counts"));
+      update.commit();
+      LOG.info("Table {}: no bounds for UUID columns ({})", id, missing);
+    } catch (CommitFailedException e) {
+      table.refresh(); // another instance set them; checked again on the next schema
+    }
   }
 
   private Table create(TableIdentifier id, Types.StructType rowType, List<String> keyColumns) {
@@ -124,9 +156,10 @@ public final class TableManager {
     Schema schema = new Schema(fields, identifierIds);
     checkKey(id, schema, keyColumns);
     try {
+      Catalog.TableBuilder builder = catalog.buildTable(id, schema);
+      uuidColumns(schema).forEach(name -> builder.withProperty(TableProperties.METRICS_MODE_COLUMN_CONF_PREFIX + name, "counts"));
       Transaction txn =
-          catalog
-              .buildTable(id, schema)
+          builder
               .withPartitionSpec(PartitionSpec.unpartitioned())
               .withProperty(TableProperties.FORMAT_VERSION, "3")
               // Two branches commit every few seconds: keep a bounded metadata log, delete the rest.
@@ -145,6 +178,17 @@ public final class TableManager {
       LOG.info("Table {} was created concurrently; using it", id);
     }
     return table(id);
+  }
+
+  /** The full names of the UUID columns of {@code schema}, nested ones too. */
+  private static List<String> uuidColumns(Schema schema) {
+    List<String> out = new ArrayList<>();
+    TypeUtil.indexByName(schema.asStruct()).forEach((name, fieldId) -> {
+      if (schema.findType(fieldId).typeId() == Type.TypeID.UUID) {
+        out.add(name);
+      }
+    });
+    return out;
   }
 
   /** A table created outside the pipeline gets its {@code realtime} branch from {@code main}. */

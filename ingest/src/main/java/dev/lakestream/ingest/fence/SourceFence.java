@@ -6,9 +6,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,13 +19,20 @@ import org.slf4j.LoggerFactory;
 /**
  * Drops the changes a source connector publishes again after a restart (Kafka Connect delivers at
  * least once: e1 e2 e3, crash, e2 e3 e4). Per source partition it keeps the highest source
- * position applied, in the task's exactly-once state; a change at or below it was applied before
- * and is dropped, so no row moves backwards and no deleted key comes back while a replay passes.
+ * position applied, and the keys of the changes applied at that position, in the task's
+ * exactly-once state; a change below the highest position, or at it with a key already applied
+ * there, was applied before and is dropped, so no row moves backwards and no deleted key comes back
+ * while a replay passes.
  *
  * <p>Within one source partition the connector's order is the source's commit order, so positions
- * only grow; what comes at or below the highest is a replay. Two changes share a position in one
- * case: the delete and the create of a primary-key update; the create (marked by Debezium's {@code
- * __debezium.oldkey} header) orders after the delete.
+ * only grow. Several changes share one position when the source logs them in one record:
+ * PostgreSQL writes a multi-row insert ({@code COPY}, {@code INSERT ... SELECT}, {@code pg_restore})
+ * as one WAL record per heap page, so dozens to hundreds of rows carry the same LSN. They are
+ * distinct rows, so distinct keys: each is applied once, and a replay of any of them is still
+ * dropped, wherever in the group the connector resumes. (Two changes of one key at one position do
+ * not happen: a table's key is unique within a record.) The delete and the create of a primary-key
+ * update also share a position; the create (marked by Debezium's {@code __debezium.oldkey} header)
+ * orders after the delete.
  *
  * <p>Snapshot reads ({@code op=r}, {@code source.snapshot} set: initial, repeated or incremental
  * snapshots) are always applied and do not move the fence: they carry the row's current state,
@@ -31,11 +41,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A PostgreSQL change without a commit LSN in {@code source.sequence} (the first transaction a
  * restarted connector streams, before it has seen a commit; or a connector that sends no {@code
- * sequence}) cannot be placed in the order. It is dropped only when its own LSN, unique per row
- * change, is among the recently applied LSNs of its partition (held in memory): a replay; otherwise
- * it is applied and the fence stays. Never dropping what may be new is the rule: a row moving back
- * for a moment is a smaller harm than a change lost. Other changes without a position (unknown
- * connectors) are applied unfenced; a warning says so once per partition.
+ * sequence}) cannot be placed in the order. It is dropped only when its own LSN and key are among
+ * the recently applied ones of its partition (held in memory): a replay; otherwise it is applied
+ * and the fence stays. Never dropping what may be new is the rule: a row moving back for a moment
+ * is a smaller harm than a change lost. Other changes without a position (unknown connectors) are
+ * applied unfenced; a warning says so once per partition.
+ *
+ * <p>State per partition {@code topic-partition}: the highest position, the number of changes
+ * applied at it and the first one's key, in one entry (one write per change in the usual case of
+ * one change per position); the keys of further changes at the same position in entries {@code
+ * topic-partition NUL key}, removed when the position moves on.
  */
 public final class SourceFence {
 
@@ -44,13 +59,33 @@ public final class SourceFence {
   public static final String OLD_KEY_HEADER = "__debezium.oldkey";
 
   private static final Logger LOG = LoggerFactory.getLogger(SourceFence.class);
+  private static final char SEP = '\u0000';
 
   private final KeyValueStore<String, String> store;
   private final Counter fenced;
-  private final Map<String, long[]> highest = new HashMap<>();
+  private final Map<String, High> highest = new HashMap<>();
   private final Map<String, Run> runs = new HashMap<>();
   private final Set<String> unordered = new HashSet<>();
   private final Map<String, RecentLsns> recent = new HashMap<>();
+
+  /** The highest position applied on a partition and the keys applied at it. */
+  private static final class High {
+    final long[] position;
+    final Set<String> keys = new HashSet<>();
+    String firstKey;
+    /** How many changes the stored state says were applied at the position. */
+    int applied;
+    /** State without keys: every change at the position counts as applied. */
+    boolean legacy;
+
+    High(long[] position) {
+      this.position = position;
+    }
+
+    boolean applied(String key) {
+      return legacy || keys.contains(key);
+    }
+  }
 
   public SourceFence(KeyValueStore<String, String> store, MeterRegistry meters) {
     this.store = store;
@@ -62,40 +97,59 @@ public final class SourceFence {
    * range of offsets and positions when the replay ends).
    */
   public boolean admit(String topic, int partition, long offset, ChangeEvent event, boolean primaryKeyUpdateCreate) {
-    String key = topic + "-" + partition;
+    String partitionKey = topic + "-" + partition;
     if (event.source().snapshot()) {
-      endRun(key);
+      endRun(partitionKey);
       return true;
     }
     Optional<long[]> order = event.source().order();
     Long lsn = event.source().lsn();
+    String key = event.key().toString();
     if (order.isEmpty() && lsn != null) {
-      RecentLsns seen = recent.computeIfAbsent(key, k -> new RecentLsns());
-      if (seen.contains(lsn, primaryKeyUpdateCreate)) {
-        return drop(key, offset, event, highest(key));
+      RecentLsns seen = recent.computeIfAbsent(partitionKey, k -> new RecentLsns());
+      if (seen.contains(lsn, primaryKeyUpdateCreate, key)) {
+        return drop(partitionKey, offset, event, highestPosition(partitionKey));
       }
-      endRun(key);
-      seen.add(lsn, primaryKeyUpdateCreate);
+      endRun(partitionKey);
+      seen.add(lsn, primaryKeyUpdateCreate, key);
       return true;
     }
     if (order.isEmpty()) {
-      if (unordered.add(key)) {
+      if (unordered.add(partitionKey)) {
         LOG.warn("{}@{}: the change has no ordered source position ({}); replays from the connector are not fenced "
-            + "on this partition", key, offset, event.source().describe());
+            + "on this partition", partitionKey, offset, event.source().describe());
       }
       return true;
     }
     long[] position = Arrays.copyOf(order.get(), order.get().length + 1);
     position[position.length - 1] = primaryKeyUpdateCreate ? 1 : 0;
-    long[] applied = highest(key);
-    if (applied != null && compare(position, applied) <= 0) {
-      return drop(key, offset, event, applied);
+    High high = high(partitionKey);
+    int c = high == null ? 1 : compare(position, high.position);
+    if (c < 0 || (c == 0 && high.applied(key))) {
+      return drop(partitionKey, offset, event, high.position);
     }
-    endRun(key);
-    highest.put(key, position);
-    store.put(key, encode(position));
+    endRun(partitionKey);
+    if (c == 0) {
+      // Another change at the highest position: a row of the same source record.
+      high.keys.add(key);
+      store.put(partitionKey + SEP + key, "");
+      store.put(partitionKey, encode(high));
+    } else {
+      if (high != null && high.keys.size() > 1) {
+        for (String k : high.keys) {
+          if (!k.equals(high.firstKey)) {
+            store.delete(partitionKey + SEP + k);
+          }
+        }
+      }
+      High next = new High(position);
+      next.firstKey = key;
+      next.keys.add(key);
+      highest.put(partitionKey, next);
+      store.put(partitionKey, encode(next));
+    }
     if (lsn != null) {
-      recent.computeIfAbsent(key, k -> new RecentLsns()).add(lsn, primaryKeyUpdateCreate);
+      recent.computeIfAbsent(partitionKey, k -> new RecentLsns()).add(lsn, primaryKeyUpdateCreate, key);
     }
     return true;
   }
@@ -126,13 +180,25 @@ public final class SourceFence {
     }
   }
 
-  private long[] highest(String key) {
-    long[] cached = highest.get(key);
+  private long[] highestPosition(String partitionKey) {
+    High high = high(partitionKey);
+    return high == null ? null : high.position;
+  }
+
+  private High high(String partitionKey) {
+    High cached = highest.get(partitionKey);
     if (cached == null) {
-      String stored = store.get(key);
+      String stored = store.get(partitionKey);
       if (stored != null) {
         cached = decode(stored);
-        highest.put(key, cached);
+        if (cached.applied > 1) {
+          try (KeyValueIterator<String, String> it =
+              store.prefixScan(partitionKey + SEP, Serdes.String().serializer())) {
+            High high = cached;
+            it.forEachRemaining(e -> high.keys.add(e.key.substring(partitionKey.length() + 1)));
+          }
+        }
+        highest.put(partitionKey, cached);
       }
     }
     return cached;
@@ -148,37 +214,52 @@ public final class SourceFence {
     return Integer.compare(a.length, b.length);
   }
 
-  private static String encode(long[] position) {
+  /** {@code p1,p2,...;applied;first key}; state written before keys were kept is the position alone. */
+  private static String encode(High high) {
     StringBuilder out = new StringBuilder();
-    for (long p : position) {
+    for (long p : high.position) {
       if (out.length() > 0) {
         out.append(',');
       }
       out.append(p);
     }
-    return out.toString();
+    return out.append(';').append(high.keys.size()).append(';').append(high.firstKey).toString();
   }
 
-  private static long[] decode(String text) {
-    return Arrays.stream(text.split(",")).mapToLong(Long::parseLong).toArray();
+  private static High decode(String text) {
+    String[] parts = text.split(";", 3);
+    High high = new High(Arrays.stream(parts[0].split(",")).mapToLong(Long::parseLong).toArray());
+    if (parts.length < 3) {
+      // Kept by a version that fenced by position alone: everything at it counts as applied.
+      high.legacy = true;
+      return high;
+    }
+    high.applied = Integer.parseInt(parts[1]);
+    high.firstKey = parts[2];
+    high.keys.add(parts[2]);
+    return high;
   }
 
-  /** The LSNs of the changes applied last on one partition (the create of a key update apart), bounded. */
+  /** The LSNs and keys of the changes applied last on one partition (the create of a key update apart), bounded. */
   private static final class RecentLsns {
     private static final int CAPACITY = 50_000;
-    private final java.util.LinkedHashSet<Long> lsns = new java.util.LinkedHashSet<>();
+    private final LinkedHashSet<String> seen = new LinkedHashSet<>();
 
-    boolean contains(long lsn, boolean create) {
-      return lsns.contains(create ? -lsn : lsn);
+    boolean contains(long lsn, boolean create, String key) {
+      return seen.contains(entry(lsn, create, key));
     }
 
-    void add(long lsn, boolean create) {
-      lsns.add(create ? -lsn : lsn);
-      if (lsns.size() > CAPACITY) {
-        var it = lsns.iterator();
+    void add(long lsn, boolean create, String key) {
+      seen.add(entry(lsn, create, key));
+      if (seen.size() > CAPACITY) {
+        var it = seen.iterator();
         it.next();
         it.remove();
       }
+    }
+
+    private static String entry(long lsn, boolean create, String key) {
+      return (create ? "c" : "") + lsn + key;
     }
   }
 
