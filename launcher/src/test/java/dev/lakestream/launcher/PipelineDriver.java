@@ -120,6 +120,16 @@ public final class PipelineDriver implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends the changes to {@code topic} (one of the driver's: a table with several source
+   * partitions) without applying them to the model; the caller applies them in source order.
+   */
+  public void sendOnly(String topic, List<Change> changes) {
+    for (Change change : changes) {
+      inputs.get(topic).pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
+    }
+  }
+
   /** Sends the changes with Debezium's placeholder for the unchanged values of {@code toasted} columns. */
   public void send(List<Change> changes, Set<String> toasted) {
     for (Change change : changes) {

@@ -6,10 +6,13 @@ import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.BranchFiles;
+import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TestTable;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -240,6 +243,67 @@ class PipelineTopologyTest {
       for (var d : BranchFiles.liveDeleteFiles(t, t.snapshot(Branches.REALTIME)).values()) {
         assertThat(d.lowerBounds() == null ? Map.of() : d.lowerBounds()).doesNotContainKeys(idField);
       }
+    }
+  }
+
+  /**
+   * A table whose topic has three partitions (here three topics mapped to one table, so the test
+   * controls the interleaving): the changes of each key on its own partition, each TRUNCATE on one
+   * partition, delivered partition by partition in random runs, flushed and committed at random
+   * moments, so batches before, around and after each truncate meet the committer in every order.
+   * After every round realtime and main equal the model, which applied everything in source order.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {31, 32, 33})
+  void truncatesWithChangesInFlightOnEveryPartitionLeaveExactlyTheRowsChangedAfterThem(long seed) throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    List<String> partitions = List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
+    Map<String, String> naming = Map.of(IngestConfig.TABLE_NAME_REGEX, "^[^.]+\\.([^.]+)\\.([^.]+)\\.p[0-9]$");
+    try (PipelineDriver pipeline = new PipelineDriver(partitions, naming)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
+      Random random = new Random(seed);
+      for (int round = 1; round <= 8; round++) {
+        List<List<Change>> queues = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<Change> changes = new ArrayList<>(gen.next(50 + random.nextInt(250)));
+        if (round % 4 != 0) {
+          changes.add(gen.truncate());
+          changes.addAll(gen.next(random.nextInt(200)));
+        }
+        for (Change c : changes) {
+          int p = c.isTruncate() ? random.nextInt(3) : Math.floorMod(c.key().hashCode(), 3);
+          queues.get(p).add(c);
+        }
+        pipeline.model(table).applyAll(changes);
+        while (queues.stream().anyMatch(q -> !q.isEmpty())) {
+          int p = random.nextInt(3);
+          List<Change> q = queues.get(p);
+          int n = Math.min(q.size(), 1 + random.nextInt(40));
+          pipeline.sendOnly(partitions.get(p), new ArrayList<>(q.subList(0, n)));
+          q.subList(0, n).clear();
+          if (random.nextInt(4) == 0) {
+            pipeline.ingestCommit();
+          }
+          if (random.nextInt(6) == 0) {
+            pipeline.sync();
+          }
+        }
+        pipeline.ingestCommit();
+        pipeline.ingestCommit();
+        assertThat(TableComparison.differences(pipeline.model(table).rows(), pipeline.rows(table, Branches.REALTIME)))
+            .as("realtime after round %d", round).isNull();
+        pipeline.sync();
+        assertCycle(pipeline, table, round);
+      }
+      // Every path was taken: files removed whole, rows deleted from files that straddle a truncate,
+      // and batches of other partitions trimmed of the changes from before it.
+      List<Map<String, String>> truncates = pipeline.snapshots(table, Branches.REALTIME).stream()
+          .map(Snapshot::summary).filter(s -> s.containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED)).toList();
+      assertThat(truncates).hasSizeGreaterThanOrEqualTo(3);
+      assertThat(truncates.stream().mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_FILES_REMOVED))).sum())
+          .isPositive();
+      assertThat(truncates.stream().mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_ROWS_DELETED))).sum())
+          .isPositive();
+      assertThat(pipeline.ingestMeters().counter("lakestream.realtime.rows.before.truncate").count()).isPositive();
     }
   }
 

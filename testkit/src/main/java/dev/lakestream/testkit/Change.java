@@ -6,8 +6,8 @@ import java.util.Map;
 /**
  * One generated source change, as Debezium would report it.
  *
- * @param op {@code c}, {@code u}, {@code d}, {@code r}, or {@code t} for the tombstone Debezium
- *     sends after a delete
+ * @param op {@code c}, {@code u}, {@code d}, {@code r}, {@code t} for the tombstone Debezium
+ *     sends after a delete, or {@code T} for a TRUNCATE of the table (no key, no row)
  * @param table the table's shape when the change happened
  * @param key the primary-key values, in key-column order
  * @param before the row before (null for c and r)
@@ -26,5 +26,9 @@ public record Change(
 
   public boolean isTombstone() {
     return op == 't';
+  }
+
+  public boolean isTruncate() {
+    return op == 'T';
   }
 }

@@ -107,6 +107,17 @@ public final class ChangeStreamGenerator {
     return out;
   }
 
+  /** A TRUNCATE of the table: every row goes. */
+  public Change truncate() {
+    for (List<Object> key : new ArrayList<>(live)) {
+      remove(key);
+      deleted.add(key);
+    }
+    clockMs += 1;
+    lsn += 1 + random.nextInt(200);
+    return new Change('T', table, List.of(), null, null, clockMs, lsn);
+  }
+
   /** Deletes one live row of the generator's choosing: the delete and its tombstone. */
   public List<Change> deleteOne() {
     List<Change> out = new ArrayList<>();

@@ -25,6 +25,9 @@ public final class DebeziumJson {
   private DebeziumJson() {}
 
   public static byte[] key(Change change, boolean withSchema) {
+    if (change.isTruncate()) {
+      return null; // Debezium sends a TRUNCATE without a key
+    }
     TestTable table = change.table();
     ObjectNode payload = F.objectNode();
     ArrayNode fields = F.arrayNode();
@@ -86,7 +89,7 @@ public final class DebeziumJson {
     source.put("lsn", change.lsn());
     // Debezium's [last commit LSN, LSN]; here every change is its own transaction.
     source.put("sequence", "[\"" + change.lsn() + "\",\"" + change.lsn() + "\"]");
-    payload.put("op", String.valueOf(change.op()));
+    payload.put("op", change.isTruncate() ? "t" : String.valueOf(change.op()));
     payload.put("ts_ms", change.sourceTsMs() + 3);
     if (!withSchema) {
       return bytes(payload);

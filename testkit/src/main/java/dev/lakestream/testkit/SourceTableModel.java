@@ -19,6 +19,7 @@ public final class SourceTableModel {
       case 'c', 'u', 'r' -> rows.put(change.key(), new LinkedHashMap<>(change.after()));
       case 'd' -> rows.remove(change.key());
       case 't' -> { }
+      case 'T' -> rows.clear();
       default -> throw new IllegalArgumentException("unknown op " + change.op());
     }
   }

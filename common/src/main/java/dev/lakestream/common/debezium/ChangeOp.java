@@ -6,7 +6,9 @@ public enum ChangeOp {
   UPDATE('u'),
   DELETE('d'),
   /** A row read by the connector's initial or incremental snapshot: its current state. */
-  READ('r');
+  READ('r'),
+  /** A TRUNCATE of the whole table: every row changed before it is gone. It has no key and no row. */
+  TRUNCATE('t');
 
   private final char code;
 
@@ -20,7 +22,7 @@ public enum ChangeOp {
 
   /** True when the change leaves a row with this key behind (its after-image). */
   public boolean leavesRow() {
-    return this != DELETE;
+    return this != DELETE && this != TRUNCATE;
   }
 
   public static ChangeOp fromCode(String code) {

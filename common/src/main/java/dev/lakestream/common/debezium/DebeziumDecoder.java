@@ -62,13 +62,12 @@ public final class DebeziumDecoder {
               + " configured? ingest needs the full envelope)");
     }
     ChangeOp op = ChangeOp.fromCode(opNode.asText());
-    if (op == null && "t".equals(opNode.asText())) {
-      throw new BadChangeException(
-          "TRUNCATE (op \"t\") is not applied: the table would have to be emptied on both branches; keep the"
-              + " connector's skipped.operations=t (Debezium's default) and truncate the Iceberg table by hand");
-    }
     if (op == null) {
-      throw new BadChangeException("unknown op \"" + opNode.asText() + "\" (expected c, u, d or r)");
+      throw new BadChangeException("unknown op \"" + opNode.asText() + "\" (expected c, u, d, r or t)");
+    }
+    if (op == ChangeOp.TRUNCATE) {
+      // A TRUNCATE names no row: no key, no before or after image.
+      return Optional.of(new ChangeEvent(op, JSON.createObjectNode(), null, null, null, source(payload)));
     }
 
     if (keyBytes == null || keyBytes.length == 0) {

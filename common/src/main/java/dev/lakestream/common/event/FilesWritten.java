@@ -30,6 +30,11 @@ import org.apache.iceberg.PartitionSpec;
  * @param writtenAtMs when the files were written
  * @param changelogTable the table's change log ({@code namespace.name_changelog}) when it keeps one, else null
  * @param changelogFiles the change log's data files with every change of the batch, content-file JSON
+ * @param minPosition the lowest source position of the batch's changes ({@code SourcePositions}, hex),
+ *     null when none has one
+ * @param maxPosition the highest source position of the batch's changes, or null
+ * @param truncatedAt for a TRUNCATE of the table at this source position (hex): the batch ends with
+ *     it, and its changes before it are gone (it has no data or delete files); else null
  */
 public record FilesWritten(
     String table,
@@ -45,10 +50,14 @@ public record FilesWritten(
     List<JsonNode> deleteFiles,
     long writtenAtMs,
     String changelogTable,
-    List<JsonNode> changelogFiles) {
+    List<JsonNode> changelogFiles,
+    String minPosition,
+    String maxPosition,
+    String truncatedAt) {
 
   public static final String TYPE = "files-written";
-  public static final int VERSION = 1;
+  /** 2: source positions and truncates (a reader of 1 would take a truncate for an empty batch). */
+  public static final int VERSION = 2;
 
   public FilesWritten {
     dataFiles = List.copyOf(dataFiles);
@@ -58,6 +67,10 @@ public record FilesWritten(
 
   public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {
     return changelogFiles.stream().map(node -> (DataFile) ContentFiles.fromJson(node, specs)).toList();
+  }
+
+  public boolean isTruncate() {
+    return truncatedAt != null;
   }
 
   public String sourcePartitionName() {

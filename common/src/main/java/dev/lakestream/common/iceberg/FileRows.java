@@ -35,15 +35,23 @@ public final class FileRows {
 
   /** Calls {@code action} with each live row of {@code task}'s file, in file order. */
   public static void forEach(Table table, FileScanTask task, Consumer<Record> action) {
+    forEach(table, task, table.schema(), action);
+  }
+
+  /**
+   * Calls {@code action} with each live row of {@code task}'s file in the columns of {@code
+   * projection} (which may hold columns a file keeps outside the table's schema, such as {@link
+   * SourcePositions#FIELD}), in file order.
+   */
+  public static void forEach(Table table, FileScanTask task, Schema projection, Consumer<Record> action) {
     if (task.file().format() != FileFormat.PARQUET) {
       throw new IllegalArgumentException(
           "table " + table.name() + ": data file " + task.file().location() + " is " + task.file().format()
               + "; only Parquet data files are read");
     }
-    Schema schema = table.schema();
-    GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, schema, schema);
+    GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, table.schema(), projection);
     Schema read = deletes.requiredSchema();
-    boolean extraColumns = read.columns().size() != schema.columns().size();
+    boolean extraColumns = read.columns().size() != projection.columns().size();
     try (CloseableIterable<Record> rows =
         deletes.filter(
             Parquet.read(table.io().newInputFile(task.file().location()))
@@ -51,7 +59,7 @@ public final class FileRows {
                 .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
                 .build())) {
       for (Record r : rows) {
-        action.accept(extraColumns ? inColumns(schema, r) : r);
+        action.accept(extraColumns ? inColumns(projection, r) : r);
       }
     } catch (IOException e) {
       throw new UncheckedIOException("reading " + task.file().location() + " of " + table.name(), e);

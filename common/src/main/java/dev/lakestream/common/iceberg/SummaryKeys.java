@@ -12,6 +12,16 @@ public final class SummaryKeys {
   /** Both branches: the newest source commit time (ms) the snapshot covers. */
   public static final String MAX_SOURCE_TS_MS = "lakestream.max-source-ts-ms";
 
+  /**
+   * Ingest commits: the source position (hex, {@code SourcePositions}) of the table's latest
+   * TRUNCATE, carried by every later commit; rows changed before it are gone.
+   */
+  public static final String TRUNCATED_AT = "lakestream.truncated-at";
+
+  /** The commit that applied a TRUNCATE: how many data files it removed whole, rows it deleted from others. */
+  public static final String TRUNCATE_FILES_REMOVED = "lakestream.truncate-files-removed";
+  public static final String TRUNCATE_ROWS_DELETED = "lakestream.truncate-rows-deleted";
+
   /** Realtime: flushed batches committed in the snapshot. */
   public static final String BATCHES = "lakestream.batches";
 

@@ -55,6 +55,11 @@ public final class TableManager {
     return tables.computeIfAbsent(id, catalog::loadTable);
   }
 
+  /** Whether the table exists (in the cache, else in the catalog). */
+  public boolean exists(TableIdentifier id) {
+    return tables.containsKey(id) || catalog.tableExists(id);
+  }
+
   /** The table with its latest metadata. */
   public Table refresh(TableIdentifier id) {
     Table table = table(id);

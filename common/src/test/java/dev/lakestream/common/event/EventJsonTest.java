@@ -54,11 +54,16 @@ class EventJsonTest {
         new FilesWritten(
             "inventory.customers", "dbserver1.inventory.customers", 3, 100, 250, 151, 10, 12, 1_700_000_000_000L,
             List.of(ContentFiles.toJson(data, SPEC)), List.of(ContentFiles.toJson(deletes, SPEC)), 1_700_000_000_500L,
-            "inventory.customers_changelog", List.of(ContentFiles.toJson(data, SPEC)));
+            "inventory.customers_changelog", List.of(ContentFiles.toJson(data, SPEC)), "0000000001", "00000002ff",
+            null);
 
     FilesWritten back = FilesWritten.fromJson(event.toJson());
 
     assertThat(back).isEqualTo(event);
+    FilesWritten truncate = new FilesWritten("inventory.customers", "dbserver1.inventory.customers", 3, 251, 251, 1, 0, 0,
+        1_700_000_000_100L, List.of(), List.of(), 1_700_000_000_600L, null, List.of(), null, null, "00000003");
+    assertThat(FilesWritten.fromJson(truncate.toJson())).isEqualTo(truncate);
+    assertThat(FilesWritten.fromJson(truncate.toJson()).isTruncate()).isTrue();
     DataFile dataBack = back.dataFiles(Map.of(0, SPEC)).get(0);
     assertThat(dataBack.location()).isEqualTo(data.location());
     assertThat(dataBack.recordCount()).isEqualTo(10);

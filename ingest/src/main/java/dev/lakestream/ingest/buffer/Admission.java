@@ -2,6 +2,7 @@ package dev.lakestream.ingest.buffer;
 
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
@@ -22,12 +23,17 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Decides whether a change record can be applied, and to which table: names the table from the
  * topic, decodes the Debezium envelope, creates the table or evolves its schema when the record
  * first needs it, and converts the row and key once so a value that does not fit its column is
  * refused here rather than found at flush.
+ *
+ * <p>A TRUNCATE is admitted without a schema (it names no row); of a table that does not exist it is
+ * dropped, there being nothing to remove.
  *
  * <p>What a record's content causes ends in a {@link BadChangeException} with the reason, whatever
  * threw: decoding and conversion errors of any kind, and the schema changes Iceberg refuses. Errors
@@ -38,6 +44,8 @@ final class Admission {
 
   /** A change that fits its table. */
   record Admitted(TableIdentifier table, ChangeEvent event, boolean logged) {}
+
+  private static final Logger LOG = LoggerFactory.getLogger(Admission.class);
 
   private final IngestConfig config;
   private final TableManager tables;
@@ -72,6 +80,9 @@ final class Admission {
         return Optional.empty();
       }
       event = decoded.get();
+      if (event.op() == ChangeOp.TRUNCATE) {
+        return truncate(id, event);
+      }
       shape = shapes.of(event);
     } catch (BadChangeException e) {
       throw e;
@@ -96,6 +107,16 @@ final class Admission {
     if (log) {
       ChangeLog.ensure(tables, id);
     }
+    return Optional.of(new Admitted(id, event, log));
+  }
+
+  /** A TRUNCATE needs no schema; of a table ingest never created there is nothing to remove. */
+  private Optional<Admitted> truncate(TableIdentifier id, ChangeEvent event) {
+    if (!tables.exists(id)) {
+      LOG.info("TRUNCATE of {} at {}: the table does not exist yet, nothing to remove", id, event.source().describe());
+      return Optional.empty();
+    }
+    boolean log = logged.computeIfAbsent(id, config::changelogFor);
     return Optional.of(new Admitted(id, event, log));
   }
 

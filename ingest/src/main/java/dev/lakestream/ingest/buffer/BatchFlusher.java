@@ -9,6 +9,7 @@ import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
 import dev.lakestream.common.schema.RowConverter;
@@ -18,6 +19,7 @@ import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.ingest.toast.PreviousRows;
 import dev.lakestream.ingest.toast.UnavailableValues;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -124,27 +126,24 @@ final class BatchFlusher {
     }
     Schema schema = table.schema();
     Types.StructType keyType = admission.keyType(id, schema);
+    Types.StructType withPosition = SourcePositions.withPosition(schema).asStruct();
     List<DeadLetter> letters = new ArrayList<>();
     List<Record> rows = new ArrayList<>();
     List<Record> keys = new ArrayList<>();
-    long firstOffset = Long.MAX_VALUE;
-    long lastOffset = Long.MIN_VALUE;
-    long maxTs = -1;
+    Span span = new Span();
     List<Record> previous = lookups ? fillFromTable(table, keyType, changes, letters, batch) : null;
     for (int i = 0; i < changes.size(); i++) {
       Pending p = changes.get(i);
-      BufferedChange change = p.entry().change();
-      firstOffset = Math.min(firstOffset, change.offset());
-      lastOffset = Math.max(lastOffset, change.offset());
-      maxTs = Math.max(maxTs, change.sourceTsMs());
+      ByteBuffer position = span.add(p.entry().change(), p.event());
       if (previous != null && previous.get(i) == null && !p.missing().isEmpty()) {
         continue; // dead-lettered: its row stays as it was
       }
       if (p.event().op().leavesRow()) {
-        Record row = RowConverter.toRecord(p.event().after(), p.event().rowSchema(), schema.asStruct());
+        Record row = RowConverter.toRecord(p.event().after(), p.event().rowSchema(), withPosition);
         for (String column : p.missing()) {
           row.setField(column, previous.get(i).getField(column));
         }
+        row.setField(SourcePositions.NAME, position);
         rows.add(row);
       }
       keys.add(Admission.keyRecord(p.event(), keyType));
@@ -152,16 +151,87 @@ final class BatchFlusher {
 
     FilesWritten written = null;
     if (!changes.isEmpty()) {
-      written = write(id, table, schema, batch, rows, keys, changelog, firstOffset, lastOffset, maxTs, nowMs);
-      flushedOffsets.put(partitionName, lastOffset);
+      written = write(id, table, schema, batch, rows, keys, changelog, span, null, nowMs);
+      flushedOffsets.put(partitionName, span.lastOffset);
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
       metrics.keysWritten.increment(keys.size());
       metrics.flushTime.record(Duration.ofNanos(System.nanoTime() - started));
       LOG.debug("Flushed {}-{} offsets {}..{} to {}: {} rows, {} delete keys in {} ms", batch.topic, batch.partition,
-          firstOffset, lastOffset, id, rows.size(), keys.size(), (System.nanoTime() - started) / 1_000_000);
+          span.firstOffset, span.lastOffset, id, rows.size(), keys.size(), (System.nanoTime() - started) / 1_000_000);
     }
     return new Flushed(written, letters);
+  }
+
+  /**
+   * Ends a partition's batch with a TRUNCATE of its table: the batch's changes, all before it, are
+   * gone, so nothing of them is written but their change-log rows; the committer applies the
+   * truncate to what realtime holds.
+   */
+  FilesWritten truncate(Batches.Batch batch, List<Batches.Entry> entries, KeyValueStore<String, BufferedChange> changelog,
+      KeyValueStore<String, Long> flushedOffsets, BufferedChange truncate, ChangeEvent event, long nowMs) {
+    TableIdentifier id = naming.tableFor(batch.topic);
+    Table table = tables.table(id);
+    Span span = new Span();
+    for (Batches.Entry entry : entries) {
+      if (!entry.movedOut()) {
+        span.add(entry.change(), null);
+      }
+    }
+    span.add(truncate, event);
+    FilesWritten written = write(id, table, table.schema(), batch, List.of(), List.of(), changelog, span,
+        SourcePositions.toHex(truncatePosition(event)), nowMs);
+    flushedOffsets.put(SourceOffsets.partitionKey(batch.topic, batch.partition), span.lastOffset);
+    LOG.info("TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped", id, event.source().describe(),
+        batch.topic, batch.partition, truncate.offset(), entries.size());
+    return written;
+  }
+
+  /**
+   * Where a TRUNCATE stands in the source's order. Without a commit LSN (the first transaction a
+   * restarted connector streams) PostgreSQL's truncate still orders by its own LSN: it holds an
+   * exclusive lock, so every change before it committed below that LSN and every change after it
+   * above.
+   */
+  static ByteBuffer truncatePosition(ChangeEvent event) {
+    if (event.source().order().isPresent()) {
+      return SourcePositions.encode(event.source().order().get());
+    }
+    Long lsn = event.source().lsn();
+    if (lsn == null) {
+      throw new BadChangeException("a TRUNCATE without a source position (" + event.source().describe()
+          + ") cannot be ordered against the changes of the table's other partitions");
+    }
+    return SourcePositions.encode(new long[] {lsn, lsn});
+  }
+
+  /** The offsets, source times and source positions a batch covers. */
+  private static final class Span {
+    long firstOffset = Long.MAX_VALUE;
+    long lastOffset = Long.MIN_VALUE;
+    long changes;
+    long maxTs = -1;
+    ByteBuffer minPosition;
+    ByteBuffer maxPosition;
+
+    /** Adds a change; returns its source position, null when the source gives none. */
+    ByteBuffer add(BufferedChange change, ChangeEvent event) {
+      firstOffset = Math.min(firstOffset, change.offset());
+      lastOffset = Math.max(lastOffset, change.offset());
+      maxTs = Math.max(maxTs, change.sourceTsMs());
+      changes++;
+      if (event == null || event.source().order().isEmpty()) {
+        return null;
+      }
+      ByteBuffer position = SourcePositions.encode(event.source().order().get());
+      if (minPosition == null || SourcePositions.compare(position, minPosition) < 0) {
+        minPosition = position;
+      }
+      if (maxPosition == null || SourcePositions.compare(position, maxPosition) > 0) {
+        maxPosition = position;
+      }
+      return position;
+    }
   }
 
   /**
@@ -215,8 +285,7 @@ final class BatchFlusher {
   }
 
   private FilesWritten write(TableIdentifier id, Table table, Schema schema, Batches.Batch batch, List<Record> rows,
-      List<Record> keys, KeyValueStore<String, BufferedChange> changelog, long firstOffset, long lastOffset, long maxTs,
-      long nowMs) {
+      List<Record> keys, KeyValueStore<String, BufferedChange> changelog, Span span, String truncatedAt, long nowMs) {
     long taskId = flushSeq.incrementAndGet();
     BatchWriter.Written written = BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
     var specs = table.specs();
@@ -249,17 +318,20 @@ final class BatchFlusher {
         id.toString(),
         batch.topic,
         batch.partition,
-        firstOffset,
-        lastOffset,
-        keys.size(),
+        span.firstOffset,
+        span.lastOffset,
+        span.changes,
         rows.size(),
         keys.size(),
-        maxTs,
+        span.maxTs,
         written.dataFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
         written.deleteFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
         nowMs,
         logName,
-        logFiles);
+        logFiles,
+        span.minPosition == null ? null : SourcePositions.toHex(span.minPosition),
+        span.maxPosition == null ? null : SourcePositions.toHex(span.maxPosition),
+        truncatedAt);
   }
 
   private static JsonNode readJson(byte[] json) {

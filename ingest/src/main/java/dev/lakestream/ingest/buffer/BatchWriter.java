@@ -1,5 +1,6 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.iceberg.SourcePositions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -19,8 +20,9 @@ import org.apache.iceberg.types.TypeUtil;
 
 /**
  * Writes one batch as files of the table, without committing them: a Parquet data file with the
- * rows and a Parquet equality-delete file with the keys (delete by the table's identifier fields).
- * Either file is left out when it would be empty.
+ * rows, each with its source position in the column {@link SourcePositions} keeps outside the
+ * table's schema, and a Parquet equality-delete file with the keys (delete by the table's
+ * identifier fields). Either file is left out when it would be empty.
  *
  * <p>Only unpartitioned tables are written (the pipeline creates them so). A partitioned table
  * would need an equality delete in every partition an old row may live in.
@@ -32,6 +34,7 @@ public final class BatchWriter {
 
   private BatchWriter() {}
 
+  /** {@code rows}: records of {@link SourcePositions#withPosition} of {@code schema}. */
   public static Written write(Table table, Schema schema, List<Record> rows, List<Record> keys, int partitionId, long taskId) {
     if (table.spec().isPartitioned()) {
       throw new IllegalStateException(
@@ -43,7 +46,7 @@ public final class BatchWriter {
         new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
             .deleteFileFormat(FileFormat.PARQUET)
-            .dataSchema(schema)
+            .dataSchema(SourcePositions.withPosition(schema))
             .equalityFieldIds(keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
             .equalityDeleteRowSchema(keySchema)
             .build();

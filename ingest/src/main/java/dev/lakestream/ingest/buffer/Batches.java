@@ -104,6 +104,11 @@ final class Batches {
     return open;
   }
 
+  /** The open batch of a source partition, opened now when there is none. */
+  Batch of(String topic, int partition, long nowMs) {
+    return open.computeIfAbsent(prefix(topic, partition), p -> new Batch(topic, partition, nowMs));
+  }
+
   /**
    * Adds a change to its partition's batch, filling its unavailable values from the batch where it
    * can; returns the batch. {@code newKey}, {@code oldKey}: Debezium's headers of a primary-key
@@ -114,7 +119,7 @@ final class Batches {
     String prefix = prefix(topic, partition);
     String keyJson = event.key().toString();
     BufferedChange previous = store.get(prefix + keyJson);
-    Batch batch = open.computeIfAbsent(prefix, p -> new Batch(topic, partition, nowMs));
+    Batch batch = of(topic, partition, nowMs);
     if (movesOut) {
       BufferedChange moved = previous != null && !isDelete(previous) ? previous : BufferedChange.movedOut(offset);
       put(batch, prefix + MOVED + keyJson, moved);

@@ -2,6 +2,7 @@ package dev.lakestream.ingest.buffer;
 
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.event.FilesWritten;
@@ -137,6 +138,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         && !fence.admit(meta.topic(), meta.partition(), meta.offset(), event, oldKey != null)) {
       return;
     }
+    if (event.op() == ChangeOp.TRUNCATE) {
+      truncate(record, meta, event, admitted.logged());
+      return;
+    }
     Batches.Batch batch;
     try {
       batch = batches.add(meta.topic(), meta.partition(), meta.offset(), event, record.key(), record.value(),
@@ -201,6 +206,31 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       context.forward(new Record<Object, Object>(flushed.event().table(), flushed.event(), nowMs), FILES_WRITTEN_CHILD);
       progressFlushes++;
     }
+    batches.clear(batch, entries);
+  }
+
+  /**
+   * A TRUNCATE ends its partition's batch: the batch's changes, all before it, are dropped (their
+   * change-log rows kept) and the truncate goes to the committer in the batch's place, ordered
+   * after the partition's earlier batches and before its later ones.
+   */
+  private void truncate(Record<byte[], byte[]> record, RecordMetadata meta, ChangeEvent event, boolean logged) {
+    try {
+      BatchFlusher.truncatePosition(event);
+    } catch (BadChangeException e) {
+      deadLetter(record, meta.topic(), meta.partition(), meta.offset(), e.getMessage());
+      return;
+    }
+    long now = context.currentSystemTimeMs();
+    Batches.Batch batch = batches.of(meta.topic(), meta.partition(), now);
+    BufferedChange raw = new BufferedChange(meta.offset(), event.source().tsMs(),
+        record.key() == null ? new byte[0] : record.key(), record.value());
+    if (logged) {
+      changelog.put(batch.prefix() + String.format("%020d", meta.offset()), raw);
+    }
+    List<Batches.Entry> entries = batches.entries(batch);
+    FilesWritten written = flusher.truncate(batch, entries, changelog, flushedOffsets, raw, event, now);
+    context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     batches.clear(batch, entries);
   }
 

@@ -3,6 +3,7 @@ package dev.lakestream.ingest.commit;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.IngestConfig;
@@ -46,6 +47,12 @@ import org.slf4j.LoggerFactory;
  * crash between the Iceberg commit and the Kafka commit) and is skipped, so no file is committed
  * twice. The commit validates that nobody added files to the branch since the offsets were read
  * (a fenced-off zombie instance could have): if so it re-reads them and tries again.
+ *
+ * <p>A TRUNCATE (a batch that ends with one, from whichever partition carried it) is committed in a
+ * snapshot of its own, in its partition's order, and applied by {@link Truncation}: what realtime
+ * holds of before it is removed, what came after it stays. Every later commit carries its position
+ * ({@link SummaryKeys#TRUNCATED_AT}), and a batch of another partition that arrives afterwards with
+ * changes from before it is trimmed of them.
  */
 public final class RealtimeCommitter implements Processor<String, FilesWritten, String, RealtimeCommitted> {
 
@@ -62,6 +69,8 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
   private final Counter replaysSkipped;
   private final Counter retries;
   private final Counter rowsCommitted;
+  private final Counter truncates;
+  private final Counter trimmedRows;
   private final DistributionSummary filesPerCommit;
   private final DistributionSummary bytesPerCommit;
   private final Timer commitTime;
@@ -81,6 +90,8 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
     this.replaysSkipped = meters.counter("lakestream.realtime.replays.skipped");
     this.retries = meters.counter("lakestream.realtime.commit.retries");
     this.rowsCommitted = meters.counter("lakestream.realtime.rows.committed");
+    this.truncates = meters.counter("lakestream.realtime.truncates");
+    this.trimmedRows = meters.counter("lakestream.realtime.rows.before.truncate");
     this.filesPerCommit = meters.summary("lakestream.realtime.commit.files");
     this.bytesPerCommit = meters.summary("lakestream.realtime.commit.bytes");
     this.commitTime = meters.timer("lakestream.realtime.commit.duration");
@@ -151,7 +162,15 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
       return;
     }
     for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
-      committed = commitRound(tableName, id, table, round, committed);
+      // A truncate first, alone: the round's other batches are then measured against it.
+      List<FilesWritten> truncates = round.stream().filter(FilesWritten::isTruncate).toList();
+      for (FilesWritten truncate : truncates) {
+        committed = commitRound(tableName, id, table, List.of(truncate), committed);
+      }
+      List<FilesWritten> batchesOfRound = round.stream().filter(b -> !b.isTruncate()).toList();
+      if (!batchesOfRound.isEmpty()) {
+        committed = commitRound(tableName, id, table, batchesOfRound, committed);
+      }
     }
   }
 
@@ -202,13 +221,47 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
       long rows = 0;
       long keys = 0;
       long maxTs = -1;
+      String truncatedAt = next.truncatedAt();
+      List<String> obsolete = new ArrayList<>();
+      List<String> writtenHere = new ArrayList<>();
       for (FilesWritten batch : fresh) {
-        for (DataFile f : batch.dataFiles(table.specs())) {
+        List<DataFile> dataFiles = batch.dataFiles(table.specs());
+        List<DeleteFile> deleteFiles = batch.deleteFiles(table.specs());
+        if (batch.isTruncate()) {
+          if (truncatedAt == null || SourcePositions.compare(SourcePositions.fromHex(batch.truncatedAt()),
+              SourcePositions.fromHex(truncatedAt)) > 0) {
+            Truncation.Plan plan = Truncation.plan(table, base, SourcePositions.fromHex(batch.truncatedAt()),
+                batch.sourcePartition());
+            plan.remove().forEach(delta::removeRows);
+            deleteFiles = plan.deletes();
+            plan.deletes().forEach(f -> writtenHere.add(f.location()));
+            truncatedAt = batch.truncatedAt();
+            delta.set(SummaryKeys.TRUNCATE_FILES_REMOVED, Integer.toString(plan.remove().size()));
+            delta.set(SummaryKeys.TRUNCATE_ROWS_DELETED, Long.toString(plan.rowsDeleted()));
+            truncates.increment();
+            LOG.info("TRUNCATE of {} at {} ({}@{}): {} data files removed whole, {} rows deleted from files that"
+                + " straddle it", tableName, batch.truncatedAt(), batch.sourcePartitionName(), batch.lastOffset(),
+                plan.remove().size(), plan.rowsDeleted());
+          } else {
+            LOG.info("TRUNCATE of {} at {} ({}@{}) is older than the one applied at {}: nothing more to remove",
+                tableName, batch.truncatedAt(), batch.sourcePartitionName(), batch.lastOffset(), truncatedAt);
+          }
+        } else if (truncatedAt != null) {
+          Truncation.Trimmed trimmed = Truncation.trim(table, batch, SourcePositions.fromHex(truncatedAt));
+          if (trimmed != null) {
+            dataFiles = trimmed.dataFiles();
+            deleteFiles = trimmed.deleteFiles();
+            trimmed.dataFiles().forEach(f -> writtenHere.add(f.location()));
+            obsolete.addAll(trimmed.obsolete());
+            trimmedRows.increment(trimmed.rowsDropped());
+          }
+        }
+        for (DataFile f : dataFiles) {
           delta.addRows(f);
           files++;
           bytes += f.fileSizeInBytes();
         }
-        for (DeleteFile f : batch.deleteFiles(table.specs())) {
+        for (DeleteFile f : deleteFiles) {
           delta.addDeletes(f);
           files++;
           bytes += f.fileSizeInBytes();
@@ -218,6 +271,9 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
         maxTs = Math.max(maxTs, batch.maxSourceTsMs());
       }
       delta.set(SourceOffsets.SUMMARY_KEY, next.toJson());
+      if (truncatedAt != null) {
+        delta.set(SummaryKeys.TRUNCATED_AT, truncatedAt);
+      }
       delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(maxTs));
       delta.set(SummaryKeys.BATCHES, Integer.toString(fresh.size()));
       try {
@@ -228,11 +284,14 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
               "cannot commit to " + id + " branch realtime: another writer keeps adding files (" + e.getMessage() + ")", e);
         }
         retries.increment();
+        writtenHere.forEach(path -> table.io().deleteFile(path)); // written again from the new state
         LOG.warn("Commit to {} realtime conflicted ({}); re-reading committed offsets", id, e.getMessage());
         table.refresh();
         committed = SourceOffsets.of(table, Branches.REALTIME);
         continue;
       }
+      obsolete.forEach(path -> table.io().deleteFile(path));
+      next = next.truncatedAt(truncatedAt);
       fresh.forEach(batch -> pending.delete(pendingKey(batch)));
       long now = context.currentSystemTimeMs();
       commits.increment();

@@ -13,8 +13,9 @@ import org.apache.iceberg.Table;
 
 /**
  * The last source offset committed to a branch for every source partition (topic:partition), kept
- * in the snapshot summary under {@link #SUMMARY_KEY}. Each ingest commit writes the whole map, so
- * the newest snapshot that carries it is the truth; snapshots that do not (maintenance) are looked
+ * in the snapshot summary under {@link #SUMMARY_KEY}, and the source position of the table's latest
+ * TRUNCATE ({@link SummaryKeys#TRUNCATED_AT}). Each ingest commit writes both whole, so the newest
+ * snapshot that carries the offsets is the truth; snapshots that do not (maintenance) are looked
  * through.
  */
 public final class SourceOffsets {
@@ -23,13 +24,15 @@ public final class SourceOffsets {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Map<String, Long> offsets;
+  private final String truncatedAt;
 
-  private SourceOffsets(Map<String, Long> offsets) {
+  private SourceOffsets(Map<String, Long> offsets, String truncatedAt) {
     this.offsets = Collections.unmodifiableMap(new TreeMap<>(offsets));
+    this.truncatedAt = truncatedAt;
   }
 
   public static SourceOffsets empty() {
-    return new SourceOffsets(Map.of());
+    return new SourceOffsets(Map.of(), null);
   }
 
   /** The offsets committed to {@code branch}, from its newest snapshot that records them. */
@@ -38,7 +41,7 @@ public final class SourceOffsets {
     while (snapshot != null) {
       String json = snapshot.summary().get(SUMMARY_KEY);
       if (json != null) {
-        return parse(json);
+        return parse(json).truncatedAt(snapshot.summary().get(SummaryKeys.TRUNCATED_AT));
       }
       Long parent = snapshot.parentId();
       snapshot = parent == null ? null : table.snapshot(parent);
@@ -48,7 +51,7 @@ public final class SourceOffsets {
 
   static SourceOffsets parse(String json) {
     try {
-      return new SourceOffsets(JSON.readValue(json, new TypeReference<Map<String, Long>>() {}));
+      return new SourceOffsets(JSON.readValue(json, new TypeReference<Map<String, Long>>() {}), null);
     } catch (IOException e) {
       throw new IllegalStateException("unreadable " + SUMMARY_KEY + " in a snapshot summary: " + json, e);
     }
@@ -66,7 +69,16 @@ public final class SourceOffsets {
   public SourceOffsets with(String topic, int partition, long lastOffset) {
     Map<String, Long> copy = new TreeMap<>(offsets);
     copy.merge(partitionKey(topic, partition), lastOffset, Math::max);
-    return new SourceOffsets(copy);
+    return new SourceOffsets(copy, truncatedAt);
+  }
+
+  /** The source position (hex) of the latest TRUNCATE committed, or null when there was none. */
+  public String truncatedAt() {
+    return truncatedAt;
+  }
+
+  public SourceOffsets truncatedAt(String position) {
+    return new SourceOffsets(offsets, position);
   }
 
   public Map<String, Long> asMap() {

@@ -2,6 +2,7 @@ package dev.lakestream.sync.maintenance;
 
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.FileRows;
+import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.KeyBounds;
@@ -22,6 +23,7 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
@@ -148,8 +150,10 @@ public final class RealtimeCompaction {
     } catch (IOException e) {
       throw new UncheckedIOException("planning the compaction of " + table.name(), e);
     }
+    // Rows keep the source positions ingest gave them, so a TRUNCATE still finds them.
+    Schema withPositions = SourcePositions.withPosition(table.schema());
     GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET).dataSchema(table.schema()).build();
+        .dataFileFormat(FileFormat.PARQUET).dataSchema(withPositions).build();
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
         .format(FileFormat.PARQUET).operationId("compaction-" + UUID.randomUUID()).build();
     List<DataFile> written = new ArrayList<>();
@@ -165,7 +169,7 @@ public final class RealtimeCompaction {
                   "table " + table.name() + ": data file " + f.location() + " is not in the scan of realtime snapshot "
                       + start.snapshotId());
             }
-            FileRows.forEach(table, task, writer::write);
+            FileRows.forEach(table, task, withPositions, writer::write);
           }
         } catch (IOException e) {
           throw new UncheckedIOException("compacting " + table.name(), e);
