@@ -9,6 +9,8 @@ import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
+import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TestTable;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -22,6 +24,7 @@ import org.apache.iceberg.ExpireSnapshots;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -89,6 +92,66 @@ class KeyIndexResolverTest {
       assertThat(indexed.syncCounter("lakestream.sync.convert.rows.scanned")).as("rows scanned with the index").isZero();
       assertThat(scanning.syncCounter("lakestream.sync.convert.rows.scanned")).isPositive();
     }
+  }
+
+  /**
+   * An {@code int} primary key widened to {@code bigint} at the source (Debezium's key schema says
+   * int32, then int64; the table's column is widened): the index keeps finding the rows indexed
+   * before, and both resolvers delete the same rows.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {63})
+  void aKeyWidenedFromIntToBigintIsResolvedAlikeByBothResolvers(long seed) throws Exception {
+    TestTable narrow = new TestTable("dbserver1", "inventory", "items",
+        List.of(new TestTable.Column("id", ColumnType.INT32), new TestTable.Column("name", ColumnType.STRING),
+            new TestTable.Column("qty", ColumnType.INT32)), List.of("id"));
+    TestTable widened = new TestTable("dbserver1", "inventory", "items",
+        List.of(new TestTable.Column("id", ColumnType.INT64), new TestTable.Column("name", ColumnType.STRING),
+            new TestTable.Column("qty", ColumnType.INT32)), List.of("id"));
+    Map<String, String> index = new HashMap<>();
+    index.put(MaintenanceConfig.ENABLED, "false");
+    index.put(SyncConfig.RESOLVER, "index");
+    index.put(SyncConfig.INDEX_PARTITIONS, "3");
+    try (PipelineDriver scanning = new PipelineDriver(List.of(narrow.topic()), Map.of(MaintenanceConfig.ENABLED, "false"));
+        PipelineDriver indexed = new PipelineDriver(List.of(narrow.topic()), index)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(narrow, seed);
+      Random random = new Random(seed);
+      List<Change> load = gen.snapshot(600);
+      both(scanning, indexed, p -> {
+        p.send(load);
+        p.ingestCommit();
+        p.sync();
+      });
+      for (int cycle = 1; cycle <= 16; cycle++) {
+        if (cycle == 6) {
+          gen.alter(widened);
+        }
+        List<Change> batch = gen.next(1 + random.nextInt(200));
+        both(scanning, indexed, p -> {
+          p.send(batch);
+          p.ingestCommit();
+          p.sync();
+        });
+        assertThat(deletedRows(indexed.table(narrow))).as("rows deleted on main after cycle %d", cycle)
+            .isEqualTo(deletedRows(scanning.table(narrow)));
+        assertThat(TableComparison.differences(longKeys(indexed.model(narrow).rows()),
+            longKeys(indexed.rows(narrow, Branches.MAIN))))
+            .as("index: main vs model after cycle %d", cycle).isNull();
+      }
+      assertThat(indexed.table(narrow).schema().findField("id").type()).isEqualTo(Types.LongType.get());
+      assertThat(counter(indexed, "scan")).as("files the index did not know").isZero();
+    }
+  }
+
+  /** Rows with the key as the widened column holds it (before the widening, model and table hold ints). */
+  private static Map<List<Object>, Map<String, Object>> longKeys(Map<List<Object>, Map<String, Object>> rows) {
+    Map<List<Object>, Map<String, Object>> out = new HashMap<>();
+    rows.forEach((k, row) -> {
+      Map<String, Object> copy = new HashMap<>(row);
+      copy.put("id", ((Number) row.get("id")).longValue());
+      out.put(List.of(((Number) k.get(0)).longValue()), copy);
+    });
+    return out;
   }
 
   private interface Step {

@@ -27,7 +27,8 @@ public enum ColumnType {
   },
   INT64("int64", null) {
     Object random(Random r) { return r.nextLong() >>> 20; }
-    JsonNode json(Object v) { return F.numberNode((Long) v); }
+    // A Number: an int column widened to bigint keeps the values written before as ints.
+    JsonNode json(Object v) { return F.numberNode(((Number) v).longValue()); }
   },
   FLOAT64("double", null) {
     Object random(Random r) { return Math.round(r.nextDouble() * 1e6) / 1e3; }

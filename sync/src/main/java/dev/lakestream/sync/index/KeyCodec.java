@@ -9,6 +9,7 @@ import java.util.List;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.DateTimeUtil;
 import org.apache.kafka.common.utils.Utils;
@@ -17,8 +18,16 @@ import org.apache.kafka.common.utils.Utils;
  * A primary key as bytes (each key column in Iceberg's single-value binary form, length-prefixed,
  * in the key schema's order) and the index partition it belongs to (murmur2 of those bytes, as
  * Kafka's default partitioner hashes record keys).
+ *
+ * <p>The bytes do not change when a key column is widened the ways Iceberg allows: an int is
+ * written as the long it widens to, a float as a double, and a decimal's bytes (its unscaled
+ * value) do not depend on its precision. So an index built before an {@code int} key became a
+ * {@code bigint} still finds its keys ({@link #VERSION} 2; version 1 wrote an int as 4 bytes).
  */
 final class KeyCodec {
+
+  /** The encoding's version, kept with each table's index: an index of another version is rebuilt. */
+  static final int VERSION = 2;
 
   private final List<Types.NestedField> fields;
 
@@ -34,7 +43,7 @@ final class KeyCodec {
       if (value == null) {
         throw new IllegalArgumentException("a key column is null: " + fields.get(i).name());
       }
-      parts[i] = Conversions.toByteBuffer(fields.get(i).type(), internal(value));
+      parts[i] = Conversions.toByteBuffer(widest(fields.get(i).type()), widest(internal(value)));
       size += 4 + parts[i].remaining();
     }
     ByteBuffer out = ByteBuffer.allocate(size);
@@ -43,6 +52,24 @@ final class KeyCodec {
       out.put(part.duplicate());
     }
     return out.array();
+  }
+
+  /** The type a column of {@code type} can widen to, whose bytes the key is written in. */
+  private static Type widest(Type type) {
+    return switch (type.typeId()) {
+      case INTEGER -> Types.LongType.get();
+      case FLOAT -> Types.DoubleType.get();
+      default -> type;
+    };
+  }
+
+  private static Object widest(Object value) {
+    if (value instanceof Integer i) {
+      return i.longValue();
+    } else if (value instanceof Float f) {
+      return f.doubleValue();
+    }
+    return value;
   }
 
   /** Readers may give java.time values for dates and times: their internal (numeric) form. */

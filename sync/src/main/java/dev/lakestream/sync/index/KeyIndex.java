@@ -40,7 +40,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Store layout, every key prefixed with a kind byte and {@code table\0}:
  * {@code E key} → (file id, position)*; {@code F p path} → (file id, data sequence number);
  * {@code I p id} → (data sequence number, path); {@code N p} → next file id; {@code K p} →
- * number of partitions.
+ * number of partitions; {@code V} → the {@link KeyCodec#VERSION} the entries are written in.
  */
 public final class KeyIndex {
 
@@ -267,6 +267,31 @@ public final class KeyIndex {
   }
 
   private void register(String t, int p, int n) {
+    Bytes version = prefix('V', t);
+    byte[] known = store.get(version);
+    if (known == null || ByteBuffer.wrap(known).getInt() != KeyCodec.VERSION) {
+      if (tables().contains(t)) {
+        // Built with another key encoding: its entries would not be found. Forget it; cycles scan
+        // the files it lacks while the bootstrap indexes main again.
+        clear(t);
+      }
+      store.put(version, ByteBuffer.allocate(4).putInt(KeyCodec.VERSION).array());
+    }
+    registerPartitions(t, p, n);
+  }
+
+  /** Forgets everything of {@code t}'s index in this store. */
+  private void clear(String t) {
+    for (char kind : new char[] {'E', 'F', 'I', 'N', 'K'}) {
+      List<Bytes> keys = new ArrayList<>();
+      try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(prefix(kind, t), BYTES)) {
+        it.forEachRemaining(e -> keys.add(e.key));
+      }
+      keys.forEach(store::delete);
+    }
+  }
+
+  private void registerPartitions(String t, int p, int n) {
     Bytes k = key('K', t, p, new byte[0]);
     byte[] known = store.get(k);
     if (known != null && ByteBuffer.wrap(known).getInt() != n) {
