@@ -14,6 +14,7 @@ import org.apache.iceberg.FileContent;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.types.Types;
 
 /**
  * Checks the invariants of a pipeline table (DESIGN.md): main holds no equality delete; at most
@@ -118,7 +119,33 @@ public final class Verifier {
     long count = mainRows.values().stream().mapToLong(Integer::longValue).sum();
     checks.add(new Check("main rows equal realtime rows at the watermark " + watermark.get(), diff.isEmpty(),
         diff.isEmpty() ? count + " rows" : diff.size() + " rows differ " + first(diff)));
+    checks.add(oneRowPerKey(table, mainRows));
     return new Report(name, checks);
+  }
+
+  /** The primary key is a key on main: no two live rows share one. */
+  private static Check oneRowPerKey(Table table, Map<List<Object>, Integer> rows) {
+    List<Integer> keyPositions = new ArrayList<>();
+    List<Types.NestedField> columns = table.schema().columns();
+    for (int i = 0; i < columns.size(); i++) {
+      if (table.schema().identifierFieldIds().contains(columns.get(i).fieldId())) {
+        keyPositions.add(i);
+      }
+    }
+    Map<List<Object>, Integer> perKey = new HashMap<>();
+    rows.forEach((row, n) -> {
+      List<Object> key = new ArrayList<>();
+      keyPositions.forEach(i -> key.add(row.get(i)));
+      perKey.merge(key, n, Integer::sum);
+    });
+    List<String> duplicated = new ArrayList<>();
+    perKey.forEach((key, n) -> {
+      if (n > 1) {
+        duplicated.add(key + " x" + n);
+      }
+    });
+    return new Check("one live row per primary key on main", duplicated.isEmpty(),
+        duplicated.isEmpty() ? perKey.size() + " keys" : duplicated.size() + " keys with several rows " + first(duplicated));
   }
 
   private static Map<List<Object>, Integer> rows(Table table, long snapshotId) {

@@ -1,0 +1,253 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.app.StreamsApp;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.embedded.EmbeddedConnect;
+import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedPostgres;
+import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.sync.SyncApp;
+import dev.lakestream.sync.SyncConfig;
+import dev.lakestream.sync.maintenance.RealtimeCompaction;
+import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Bulk loads, TRUNCATE, UUID keys and a widened key on real parts (PostgreSQL 15 → Debezium in
+ * Kafka Connect with the shipped connector JSON, three partitions per topic → ingest → sync): after
+ * each, main equals {@code SELECT *} and the invariants hold.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PostgresBulkAndTruncateEndToEndTest {
+
+  private static final Duration SYNCED = Duration.ofSeconds(240);
+
+  private EmbeddedKafka kafka;
+  private EmbeddedPostgres postgres;
+  private TemporaryWarehouse warehouse;
+  private EmbeddedConnect connect;
+  private StreamsApp ingest;
+  private StreamsApp sync;
+  private Catalog reader;
+
+  @BeforeAll
+  void startTheStack() throws Exception {
+    kafka = EmbeddedKafka.start();
+    postgres = EmbeddedPostgres.start();
+    warehouse = new TemporaryWarehouse();
+    postgres.execute("CREATE SCHEMA inventory",
+        "CREATE TABLE inventory.bulk (id bigint PRIMARY KEY, note text)",
+        "CREATE TABLE inventory.busy (id bigint PRIMARY KEY, n int, note text)",
+        "CREATE TABLE inventory.sessions (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), n int, tag uuid)",
+        "CREATE TABLE inventory.widened (id int PRIMARY KEY, n int)");
+    PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
+        .with("sync.maintenance.enabled", "false")
+        .with(SyncConfig.RESOLVER + ".inventory.widened", "index");
+    connect = EmbeddedConnect.start(kafka.bootstrapServers());
+    ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
+    sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"));
+    reader = warehouse.catalog();
+    ingest.start();
+    sync.start();
+    PostgresEndToEndTest.registerConnector(connect, postgres);
+  }
+
+  @AfterAll
+  void stopTheStack() throws Exception {
+    for (AutoCloseable part : new AutoCloseable[] {sync, ingest, connect, warehouse, postgres, kafka}) {
+      if (part != null) {
+        part.close();
+      }
+    }
+  }
+
+  @Test
+  void aCopyOf100000RowsArrivesWhole() throws Exception {
+    // One WAL record per heap page: dozens of rows share each source position.
+    postgres.execute("COPY inventory.bulk (id) FROM PROGRAM 'seq 1 100000'",
+        "UPDATE inventory.bulk SET note = 'touched' WHERE id % 1000 = 0");
+    TableIdentifier bulk = TableIdentifier.of("inventory", "bulk");
+    Eventually.noDifference(SYNCED, () -> differs(bulk, "id"));
+    System.out.printf("COPY: 100000 rows copied, %d on main, %.0f changes fenced as replays%n",
+        TableRows.read(reader.loadTable(bulk), Branches.MAIN).size(), meter("lakestream.ingest.fenced"));
+    assertThat(meter("lakestream.ingest.fenced")).as("no copied row taken for a replay").isZero();
+    assertVerified(bulk);
+  }
+
+  @Test
+  void truncatesWithInsertsAndUpdatesInFlightOnEveryPartition() throws Exception {
+    TableIdentifier busy = TableIdentifier.of("inventory", "busy");
+    List<String> rounds = new ArrayList<>();
+    Random random = new Random(15);
+    long nextId = 1;
+    for (int round = 1; round <= 4; round++) {
+      AtomicBoolean stop = new AtomicBoolean();
+      long firstId = nextId;
+      nextId += 1_000_000;
+      // Two writers keep all three partitions busy while the truncate happens.
+      List<CompletableFuture<Integer>> writers = List.of(
+          CompletableFuture.supplyAsync(() -> write(firstId, new Random(random.nextLong()), stop)),
+          CompletableFuture.supplyAsync(() -> write(firstId + 500_000, new Random(random.nextLong()), stop)));
+      Thread.sleep(1_500 + random.nextInt(1_500));
+      postgres.execute("TRUNCATE inventory.busy");
+      Thread.sleep(500 + random.nextInt(1_500));
+      stop.set(true);
+      int changes = 0;
+      for (CompletableFuture<Integer> w : writers) {
+        changes += w.get(60, TimeUnit.SECONDS);
+      }
+      Eventually.noDifference(SYNCED, () -> differs(busy, "id"));
+      rounds.add("round " + round + ": " + changes + " changes, " + rowCount("inventory.busy") + " rows after");
+    }
+    System.out.println("TRUNCATE: " + rounds);
+    Table table = reader.loadTable(busy);
+    long applied = TableRows.snapshots(table, Branches.REALTIME).stream()
+        .filter(s -> s.summary().containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED)).count();
+    assertThat(applied).as("truncates applied on realtime").isEqualTo(4);
+    assertVerified(busy);
+  }
+
+  @Test
+  void randomUuidKeysThroughUpdatesDeletesAndACompaction() throws Exception {
+    TableIdentifier sessions = TableIdentifier.of("inventory", "sessions");
+    Random random = new Random(16);
+    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+      s.execute("INSERT INTO inventory.sessions (n, tag) SELECT g, gen_random_uuid() FROM generate_series(1, 5000) g");
+    }
+    Eventually.noDifference(SYNCED, () -> differs(sessions, "id"));
+    for (int round = 1; round <= 2; round++) {
+      try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+        s.execute("UPDATE inventory.sessions SET n = n + 1, tag = gen_random_uuid() WHERE n % 3 = " + (round % 3));
+        s.execute("DELETE FROM inventory.sessions WHERE id IN (SELECT id FROM inventory.sessions ORDER BY random() LIMIT 500)");
+      }
+      Eventually.noDifference(SYNCED, () -> differs(sessions, "id"));
+      RealtimeCompaction.prepare(reader.loadTable(sessions)).commit();
+    }
+    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+      s.execute("UPDATE inventory.sessions SET n = -n WHERE n % 2 = 0");
+    }
+    Eventually.noDifference(SYNCED, () -> differs(sessions, "id"));
+    System.out.printf("UUID keys: %d rows in PostgreSQL and on main%n", rowCount("inventory.sessions"));
+    assertThat(rowCount("inventory.sessions")).isEqualTo(4_000);
+    assertVerified(sessions);
+  }
+
+  @Test
+  void aKeyWidenedFromIntToBigintWithTheKeyIndexOn() throws Exception {
+    TableIdentifier widened = TableIdentifier.of("inventory", "widened");
+    postgres.execute("INSERT INTO inventory.widened SELECT g, g FROM generate_series(1, 3000) g");
+    Eventually.noDifference(SYNCED, () -> differs(widened, "id"));
+    postgres.execute("UPDATE inventory.widened SET n = n + 1 WHERE id % 2 = 0");
+    Eventually.noDifference(SYNCED, () -> differs(widened, "id"));
+    postgres.execute("ALTER TABLE inventory.widened ALTER COLUMN id TYPE bigint",
+        "INSERT INTO inventory.widened SELECT g, 1 FROM generate_series(5000000000, 5000000999) g",
+        "UPDATE inventory.widened SET n = n * 10 WHERE id % 3 = 0",
+        "DELETE FROM inventory.widened WHERE id % 7 = 0");
+    Eventually.noDifference(SYNCED, () -> differs(widened, "id"));
+    assertThat(reader.loadTable(widened).schema().findField("id").type()).isEqualTo(Types.LongType.get());
+    assertVerified(widened);
+  }
+
+  /** Inserts and updates in small transactions from {@code firstId} on until {@code stop}; returns the changes. */
+  private int write(long firstId, Random random, AtomicBoolean stop) {
+    int changes = 0;
+    long next = firstId;
+    List<Long> mine = new ArrayList<>();
+    try (Connection c = postgres.connect()) {
+      c.setAutoCommit(false);
+      while (!stop.get()) {
+        for (int i = 1 + random.nextInt(4); i > 0; i--) {
+          if (mine.isEmpty() || random.nextInt(3) > 0) {
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO inventory.busy VALUES (?, ?, ?)")) {
+              ps.setLong(1, next);
+              ps.setInt(2, random.nextInt(1000));
+              ps.setString(3, "i" + next);
+              ps.executeUpdate();
+            }
+            mine.add(next++);
+          } else {
+            try (PreparedStatement ps = c.prepareStatement("UPDATE inventory.busy SET n = n + 1 WHERE id = ?")) {
+              ps.setLong(1, mine.get(random.nextInt(mine.size())));
+              ps.executeUpdate(); // may find nothing once a truncate removed it
+            }
+          }
+          changes++;
+        }
+        c.commit();
+        Thread.sleep(2);
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    return changes;
+  }
+
+  private long rowCount(String table) throws Exception {
+    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private double meter(String name) {
+    return ingest.meters().find(name).counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
+  /** Null when main of the table equals {@code SELECT *}, else what differs. */
+  private String differs(TableIdentifier id, String key) throws Exception {
+    if (!reader.tableExists(id)) {
+      return "no table " + id + " yet";
+    }
+    Map<List<Object>, Map<String, Object>> source = new HashMap<>();
+    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT * FROM " + id)) {
+      ResultSetMetaData meta = rs.getMetaData();
+      while (rs.next()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        for (int i = 1; i <= meta.getColumnCount(); i++) {
+          row.put(meta.getColumnName(i), rs.getObject(i));
+        }
+        source.put(List.of(row.get(key)), row);
+      }
+    }
+    Table table = reader.loadTable(id);
+    Map<List<Object>, Map<String, Object>> main = TableRows.byKey(TableRows.read(table, Branches.MAIN), List.of(key));
+    return TableComparison.differences(source, main);
+  }
+
+  private void assertVerified(TableIdentifier id) {
+    Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+  }
+}
