@@ -1,5 +1,6 @@
 package dev.lakestream.ingest;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.CatalogLoader;
@@ -34,13 +35,18 @@ public final class IngestApp {
     Topics.ensure(
         props,
         List.of(
-            new Topics.Spec(config.filesWrittenTopic(), config.internalTopicPartitions()),
+            // Flushed batches wait here for their commit: kept as long as the longest stall.
+            Topics.Spec.retaining(config.filesWrittenTopic(), config.internalTopicPartitions(), pipeline.maxStallMs()),
             new Topics.Spec(config.realtimeCommitsTopic(), config.internalTopicPartitions()),
             new Topics.Spec(config.deadLetterTopic(), 1)));
-    MetricsEndpoint metrics = new MetricsEndpoint(pipeline.getInt(PipelineConfig.METRICS_PORT, 9400));
+    Topics.requireRetention(props, config.filesWrittenTopic(), pipeline.maxStallMs(), PipelineConfig.MAX_STALL_MS);
+    MetricsEndpoint metrics =
+        new MetricsEndpoint(pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9400));
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
+    Health health = new Health();
     return new StreamsApp("ingest",
-        IngestTopology.build(config, new TableManager(catalog), metrics.registry()), props, catalog, metrics);
+        IngestTopology.build(config, new TableManager(catalog), metrics.registry(), health), props, catalog, metrics,
+        health);
   }
 
   static Properties streamsProperties(PipelineConfig pipeline) {

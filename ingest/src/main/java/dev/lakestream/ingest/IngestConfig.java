@@ -132,8 +132,9 @@ public final class IngestConfig {
     return config.topicPrefix() + ".realtime-commits";
   }
 
+  /** {@code lakestream.dlq.topic} ({@code ingest.dlq.topic}, its older name, still counts), else {@code <prefix>.dlq}. */
   public String deadLetterTopic() {
-    return config.get(DLQ_TOPIC, config.topicPrefix() + ".dlq");
+    return config.deadLetterTopic();
   }
 
   public int internalTopicPartitions() {

@@ -1,6 +1,9 @@
 package dev.lakestream.ingest;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.buffer.BufferedChange;
 import dev.lakestream.ingest.buffer.ChangeBuffer;
@@ -22,7 +25,7 @@ import org.apache.kafka.streams.state.Stores;
  *
  * <pre>
  *   change topics ─> change-buffer ─┬─> &lt;app&gt;-files-written ─> realtime-committer ─> &lt;prefix&gt;.realtime-commits
- *                                   └─> &lt;prefix&gt;.dlq
+ *                                   └─> &lt;prefix&gt;.dlq      (and a batch that cannot be committed) ─> &lt;prefix&gt;.dlq
  * </pre>
  */
 public final class IngestTopology {
@@ -30,6 +33,10 @@ public final class IngestTopology {
   private IngestTopology() {}
 
   public static Topology build(IngestConfig config, TableManager tables, MeterRegistry meters) {
+    return build(config, tables, meters, new Health());
+  }
+
+  public static Topology build(IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
     Topology topology = new Topology();
     ByteArrayDeserializer bytes = new ByteArrayDeserializer();
     if (config.topics() != null) {
@@ -68,21 +75,24 @@ public final class IngestTopology {
     topology.addSource(
         "files-written-in",
         new StringDeserializer(),
-        EventSerdes.filesWritten().deserializer(),
+        Unreadable.lenient(EventSerdes.filesWritten().deserializer()),
         config.filesWrittenTopic());
     topology.addProcessor(
-        "realtime-committer", () -> new RealtimeCommitter(config, tables, meters), "files-written-in");
+        "realtime-committer", () -> new RealtimeCommitter(config, tables, meters, health), "files-written-in");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(RealtimeCommitter.STORE),
             Serdes.String(),
             EventSerdes.filesWritten()),
         "realtime-committer");
+    // One sink for both outputs of the committer: announcements, and batches it cannot commit.
+    String commits = config.realtimeCommitsTopic();
+    String deadLetters = config.deadLetterTopic();
     topology.addSink(
         "realtime-commits",
-        config.realtimeCommitsTopic(),
+        (key, value, context) -> value instanceof RealtimeCommitted ? commits : deadLetters,
         new StringSerializer(),
-        EventSerdes.realtimeCommitted().serializer(),
+        (topic, value) -> value == null ? null : EventSerdes.json(value),
         "realtime-committer");
     return topology;
   }

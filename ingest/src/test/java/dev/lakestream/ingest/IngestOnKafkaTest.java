@@ -8,7 +8,7 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
-import dev.lakestream.ingest.dlq.DeadLetters;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.testkit.Eventually;

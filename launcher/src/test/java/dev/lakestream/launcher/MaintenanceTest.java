@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.ingest.buffer.BatchWriter;
 import dev.lakestream.sync.convert.FileConverter;
@@ -12,6 +13,7 @@ import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.diff.Differ;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.OrphanFiles;
+import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.maintenance.RetentionPolicy;
 import dev.lakestream.sync.maintenance.SnapshotExpiry;
@@ -262,7 +264,7 @@ class MaintenanceTest {
       }
       Table t = pipeline.table(table);
       // A flush whose commit never happened: ingest's writer, files written, nothing committed.
-      Record row = GenericRecord.create(t.schema());
+      Record row = GenericRecord.create(SourcePositions.withPosition(t.schema()));
       Record key = GenericRecord.create(TypeUtil.select(t.schema(), t.schema().identifierFieldIds()));
       row.setField("id", 999_999_999L);
       key.setField("id", 999_999_999L);
@@ -313,7 +315,9 @@ class MaintenanceTest {
     policies.put("sync.maintenance.expire.main.max-snapshot-age-ms", "0");
     policies.put("sync.maintenance.expire.main.min-snapshots-to-keep", "5");
     policies.put(MaintenanceConfig.ORPHAN_INTERVAL_MS, "1");
-    policies.put(MaintenanceConfig.ORPHAN_MIN_AGE_MS, "0");
+    policies.put(MaintenanceConfig.ORPHANS_ENABLED, "true");
+    policies.put(PipelineConfig.MAX_STALL_MS, "1"); // a test that runs one step at a time stalls never
+    policies.put(MaintenanceConfig.ORPHAN_MIN_AGE_MS, "2");
     policies.put("ingest.changelog.tables", "inventory.customers");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), policies)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);

@@ -69,6 +69,8 @@ public final class PipelineDriver implements AutoCloseable {
   final TestOutputTopic<String, MainCommitted> mainCommits;
 
   final Maintenance maintenance;
+  final dev.lakestream.common.app.Health syncHealth = new dev.lakestream.common.app.Health();
+  private final SyncConfig syncSettings;
 
   public PipelineDriver(List<String> topics) throws Exception {
     this(topics, Map.of());
@@ -100,15 +102,17 @@ public final class PipelineDriver implements AutoCloseable {
 
     SyncConfig sc = new SyncConfig(syncConfig);
     maintenance = new Maintenance(MaintenanceConfig.from(syncConfig), syncCatalog, syncMeters, Runnable::run);
-    sync = new TopologyTestDriver(SyncTopology.build(sc, new TableManager(syncCatalog), syncMeters, maintenance),
+    syncSettings = sc;
+    sync = new TopologyTestDriver(SyncTopology.build(sc, new TableManager(syncCatalog), syncMeters, maintenance, syncHealth),
         props(syncConfig));
     syncTriggers = sync.createInputTopic(sc.realtimeCommitsTopic(), new StringSerializer(),
         EventSerdes.realtimeCommitted().serializer());
     mainCommits = sync.createOutputTopic(sc.mainCommitsTopic(), new StringDeserializer(), EventSerdes.mainCommitted().deserializer());
   }
 
+  /** The apps' own Kafka properties (their defaults: dead-letter handling and all). */
   private static Properties props(PipelineConfig config) throws Exception {
-    Properties props = config.kafkaProperties();
+    Properties props = dev.lakestream.common.app.StreamsApp.streamsProperties(config);
     props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
     return props;
   }
@@ -158,6 +162,34 @@ public final class PipelineDriver implements AutoCloseable {
     return mainCommits.readValuesToList();
   }
 
+  /** Writes {@code value} as it is to sync's input {@code topic} (a forged or malformed record). */
+  void sendToSync(String topic, String key, byte[] value) {
+    sync.createInputTopic(topic, new StringSerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())
+        .pipeInput(key, value);
+  }
+
+  /** The records sync sent to the dead-letter topic since the last call. */
+  List<TestRecord<String, byte[]>> syncDeadLetters() {
+    return sync.createOutputTopic(syncSettings.pipeline().deadLetterTopic(), new StringDeserializer(),
+        new org.apache.kafka.common.serialization.ByteArrayDeserializer()).readRecordsToList();
+  }
+
+  /** The records sync wrote to {@code topic} (its internal topics too) since the last call. */
+  List<TestRecord<String, byte[]>> syncRecords(String topic) {
+    return sync.createOutputTopic(topic, new StringDeserializer(),
+        new org.apache.kafka.common.serialization.ByteArrayDeserializer()).readRecordsToList();
+  }
+
+  SyncConfig syncConfig() {
+    return syncSettings;
+  }
+
+  /** Lets sync's clock run {@code ms} (its timer fires as often as due). */
+  List<MainCommitted> syncAfter(Duration duration) {
+    sync.advanceWallClockTime(duration);
+    return mainCommits.readValuesToList();
+  }
+
   /** Drops the pending realtime-commit events: sync hears of those commits only from its timer. */
   void dropRealtimeEvents() {
     realtimeCommits.readRecordsToList();
@@ -180,6 +212,11 @@ public final class PipelineDriver implements AutoCloseable {
   /** The warehouse folder (its JDBC catalog is {@code catalog.db} in it, catalog name {@code lakestream}). */
   public Path warehouseDir() {
     return warehouse.dir();
+  }
+
+  /** A catalog of the warehouse, separate from the apps' (for what a user or another tool does). */
+  Catalog catalog() {
+    return reader;
   }
 
   public Table table(TableIdentifier id) {

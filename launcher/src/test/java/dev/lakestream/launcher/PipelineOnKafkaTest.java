@@ -138,7 +138,7 @@ class PipelineOnKafkaTest {
     TableIdentifier id = TableIdentifier.of("inventory", "crashy");
     SimpleMeterRegistry syncMeters = new SimpleMeterRegistry();
     Maintenance maintenance = new Maintenance(MaintenanceConfig.from(syncPipeline), syncCatalog, syncMeters, null);
-    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), syncMeters, maintenance);
+    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), syncMeters, maintenance, new dev.lakestream.common.app.Health());
     // A convert task's vector is written and its result sent within the transaction, then the thread dies.
     AtomicInteger tasks = new AtomicInteger();
     AtomicInteger convertCrashes = new AtomicInteger();

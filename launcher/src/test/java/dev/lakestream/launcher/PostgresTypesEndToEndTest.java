@@ -10,7 +10,7 @@ import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.ingest.dlq.DeadLetters;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.verify.Verifier;

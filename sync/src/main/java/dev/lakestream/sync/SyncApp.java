@@ -1,5 +1,6 @@
 package dev.lakestream.sync;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.CatalogLoader;
@@ -38,7 +39,8 @@ public final class SyncApp {
         List.of(
             new Topics.Spec(config.convertResultsTopic(), partitions),
             new Topics.Spec(config.convertTasksTopic(), config.convertPartitions()),
-            new Topics.Spec(config.mainCommitsTopic(), partitions)));
+            new Topics.Spec(config.mainCommitsTopic(), partitions),
+            new Topics.Spec(pipeline.deadLetterTopic(), 1)));
     // Topics joined with realtime-commits by table must have its partition count.
     requirePartitions(props, config.convertResultsTopic(), partitions,
         "it is joined with " + config.realtimeCommitsTopic() + " by table (delete it; it is internal)");
@@ -51,12 +53,15 @@ public final class SyncApp {
       requirePartitions(props, config.indexResultsTopic(), partitions,
           "it is joined with " + config.realtimeCommitsTopic() + " by table (delete it; it is internal)");
     }
-    MetricsEndpoint metrics = new MetricsEndpoint(pipeline.getInt(PipelineConfig.METRICS_PORT, 9401));
+    MetricsEndpoint metrics =
+        new MetricsEndpoint(pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9401));
+    Health health = new Health();
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     Maintenance maintenance =
         new Maintenance(MaintenanceConfig.from(pipeline), catalog, metrics.registry(), null);
     return new StreamsApp("sync",
-        SyncTopology.build(config, new TableManager(catalog), metrics.registry(), maintenance), props, catalog, metrics)
+        SyncTopology.build(config, new TableManager(catalog), metrics.registry(), maintenance, health), props, catalog,
+        metrics, health)
         .closing(maintenance);
   }
 

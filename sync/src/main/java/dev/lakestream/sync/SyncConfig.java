@@ -1,12 +1,15 @@
 package dev.lakestream.sync;
 
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.SpillingSerde;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /** The sync app's settings, read from a {@link PipelineConfig}. */
 public final class SyncConfig {
 
   public static final String BACKSTOP_MS = "sync.cycle.backstop.ms";
+  public static final String CYCLE_TIMEOUT_MS = "sync.cycle.timeout.ms";
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
   /** {@code scan} (default) or {@code index}; {@code sync.resolver.<namespace>.<table>} overrides per table. */
   public static final String RESOLVER = "sync.resolver";
@@ -57,6 +60,26 @@ public final class SyncConfig {
   /** Convert results, keyed by table (internal; as many partitions as the realtime-commits topic). */
   public String convertResultsTopic() {
     return applicationId() + "-convert-results";
+  }
+
+  /**
+   * A cycle whose results have not all come back this long after it was planned is abandoned and
+   * its table planned again after a backoff; at a fifth of it {@code /health} reports it stalled.
+   */
+  public long cycleTimeoutMs() {
+    return config.getLong(CYCLE_TIMEOUT_MS, 600_000);
+  }
+
+  /**
+   * The largest record sync writes ({@link SpillingSerde#limitFor}): larger plans, tasks and
+   * results are written to a file in the table's metadata folder and referenced. Follows the
+   * producer's {@code max.request.size} ({@code producer.max.request.size} counts first).
+   */
+  public int recordLimitBytes() {
+    java.util.Properties kafka = config.kafkaProperties();
+    String size = kafka.getProperty(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
+        kafka.getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
+    return SpillingSerde.limitFor(Integer.parseInt(size.trim()));
   }
 
   /** How often every known table is checked for realtime commits that no event announced. */

@@ -1,6 +1,17 @@
 package dev.lakestream.sync;
 
+import dev.lakestream.common.app.Health;
+import dev.lakestream.common.event.ConvertResult;
+import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.event.IndexResult;
+import dev.lakestream.common.event.SpillingSerde;
+import dev.lakestream.common.event.Unreadable;
+import java.util.function.Function;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.serialization.Serde;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.sync.convert.Converter;
 import dev.lakestream.sync.convert.FileConverter;
@@ -12,7 +23,6 @@ import java.util.Set;
 import org.apache.kafka.streams.processor.StreamPartitioner;
 import dev.lakestream.sync.maintenance.Maintenance;
 import io.micrometer.core.instrument.MeterRegistry;
-import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -33,37 +43,49 @@ import org.apache.kafka.streams.state.Stores;
  * lookup per index partition to {@code <app>-index-lookups} (partitioned by index partition), whose
  * {@code key-index} processor answers on {@code <app>-index-results}, keyed by table.
  *
- * The coordinator's inputs are keyed by table and must have the same number of partitions
+ * Records the coordinator cannot apply (an event for a table the pipeline does not manage, a
+ * result for a file its cycle did not ask for) go to the dead-letter topic, with the reason.
+ *
+ * <p>The coordinator's inputs are keyed by table and must have the same number of partitions
  * (the app creates the results topic so). The convert tasks are keyed by data file.
  */
 public final class SyncTopology {
 
   private SyncTopology() {}
 
-  public static Topology build(SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance) {
+  public static Topology build(
+      SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance, Health health) {
     Topology topology = new Topology();
     StringDeserializer strings = new StringDeserializer();
-    topology.addSource("realtime-commits-in", strings, widen(EventSerdes.realtimeCommitted().deserializer()),
+    // Plans, tasks and results of any size fit a record: the large ones are spilled to files.
+    int limit = config.recordLimitBytes();
+    Function<String, Table> load = name -> tables.table(TableIdentifier.parse(name));
+    Serde<CyclePlan> plans = SpillingSerde.of(EventSerdes.cyclePlan(), CyclePlan::table, load, limit);
+    Serde<ConvertTask> tasks = SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, load, limit);
+    Serde<ConvertResult> results = SpillingSerde.of(EventSerdes.convertResult(), ConvertResult::table, load, limit);
+    Serde<IndexLookup> lookups = SpillingSerde.of(EventSerdes.indexLookup(), IndexLookup::table, load, limit);
+    Serde<IndexResult> indexResults = SpillingSerde.of(EventSerdes.indexResult(), IndexResult::table, load, limit);
+
+    // What the coordinator cannot read reaches it as Unreadable, and is dead-lettered with the reason.
+    topology.addSource("realtime-commits-in", strings, Unreadable.lenient(EventSerdes.realtimeCommitted().deserializer()),
         config.realtimeCommitsTopic());
-    topology.addSource("convert-results-in", strings, widen(EventSerdes.convertResult().deserializer()),
+    topology.addSource("convert-results-in", strings, Unreadable.lenient(results.deserializer()),
         config.convertResultsTopic());
     boolean index = config.indexEnabled();
     if (index) {
-      topology.addSource("index-results-in", strings, widen(EventSerdes.indexResult().deserializer()),
+      topology.addSource("index-results-in", strings, Unreadable.lenient(indexResults.deserializer()),
           config.indexResultsTopic());
     }
     String[] coordinatorInputs = index
         ? new String[] {"realtime-commits-in", "convert-results-in", "index-results-in"}
         : new String[] {"realtime-commits-in", "convert-results-in"};
-    topology.addProcessor("cycle-coordinator", () -> new CycleCoordinator(config, tables, meters, maintenance),
+    topology.addProcessor("cycle-coordinator", () -> new CycleCoordinator(config, tables, meters, maintenance, health),
         coordinatorInputs);
     topology.addStateStore(
-        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.CYCLES), Serdes.String(),
-            EventSerdes.cyclePlan()),
+        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.CYCLES), Serdes.String(), plans),
         "cycle-coordinator");
     topology.addStateStore(
-        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.RESULTS), Serdes.String(),
-            EventSerdes.convertResult()),
+        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.RESULTS), Serdes.String(), results),
         "cycle-coordinator");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.TABLES), Serdes.String(),
@@ -72,19 +94,19 @@ public final class SyncTopology {
     if (index) {
       topology.addStateStore(
           Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.INDEX_RESULTS), Serdes.String(),
-              EventSerdes.indexResult()),
+              indexResults),
           "cycle-coordinator");
       topology.addStateStore(
           Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.INDEX_TASKS), Serdes.String(),
-              EventSerdes.convertTask()),
+              tasks),
           "cycle-coordinator");
       // Each lookup goes to the partition of the index it is for.
       StreamPartitioner<String, Object> byIndexPartition = (topic, key, value, partitions) ->
           Optional.of(Set.of(((IndexLookup) value).partition() % partitions));
       topology.addSink(CycleCoordinator.LOOKUPS_CHILD, config.indexLookupsTopic(), new StringSerializer(),
-          narrow(EventSerdes.indexLookup().serializer()), byIndexPartition, "cycle-coordinator");
+          narrow(lookups.serializer()), byIndexPartition, "cycle-coordinator");
 
-      topology.addSource("index-lookups-in", strings, EventSerdes.indexLookup().deserializer(), config.indexLookupsTopic());
+      topology.addSource("index-lookups-in", strings, lookups.deserializer(), config.indexLookupsTopic());
       topology.addProcessor("key-index", () -> new KeyIndexProcessor(tables, meters, config.indexBootstrapIntervalMs(),
           config.indexBootstrapBudgetMs()), "index-lookups-in");
       topology.addStateStore(
@@ -92,24 +114,21 @@ public final class SyncTopology {
               Serdes.ByteArray()),
           "key-index");
       topology.addSink("index-results", config.indexResultsTopic(), new StringSerializer(),
-          EventSerdes.indexResult().serializer(), "key-index");
+          indexResults.serializer(), "key-index");
     }
     topology.addSink(CycleCoordinator.TASKS_CHILD, config.convertTasksTopic(), new StringSerializer(),
-        narrow(EventSerdes.convertTask().serializer()), "cycle-coordinator");
+        narrow(tasks.serializer()), "cycle-coordinator");
     topology.addSink(CycleCoordinator.COMMITS_CHILD, config.mainCommitsTopic(), new StringSerializer(),
         narrow(EventSerdes.mainCommitted().serializer()), "cycle-coordinator");
+    topology.addSink(CycleCoordinator.DEAD_LETTER_CHILD, config.pipeline().deadLetterTopic(), new StringSerializer(),
+        (topic, value) -> value == null ? null : EventSerdes.json(value), "cycle-coordinator");
 
     FileConverter converter = new FileConverter();
-    topology.addSource("convert-tasks-in", strings, EventSerdes.convertTask().deserializer(), config.convertTasksTopic());
+    topology.addSource("convert-tasks-in", strings, tasks.deserializer(), config.convertTasksTopic());
     topology.addProcessor("converter", () -> new Converter(tables, converter, meters), "convert-tasks-in");
-    topology.addSink("convert-results", config.convertResultsTopic(), new StringSerializer(),
-        EventSerdes.convertResult().serializer(), "converter");
+    topology.addSink("convert-results", config.convertResultsTopic(), new StringSerializer(), results.serializer(),
+        "converter");
     return topology;
-  }
-
-  @SuppressWarnings("unchecked")
-  private static Deserializer<Object> widen(Deserializer<?> deserializer) {
-    return (Deserializer<Object>) deserializer;
   }
 
   @SuppressWarnings("unchecked")

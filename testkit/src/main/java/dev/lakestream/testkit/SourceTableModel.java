@@ -24,6 +24,11 @@ public final class SourceTableModel {
     }
   }
 
+  /** Forgets every row (the table was dropped). */
+  public void clear() {
+    rows.clear();
+  }
+
   public void applyAll(List<Change> changes) {
     changes.forEach(this::apply);
   }

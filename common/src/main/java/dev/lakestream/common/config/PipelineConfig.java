@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -35,10 +36,26 @@ public final class PipelineConfig {
   public static final String CATALOG_NAME = "iceberg.catalog";
   public static final String TOPIC_PREFIX = "lakestream.topic.prefix";
   public static final String METRICS_PORT = "lakestream.metrics.port";
+  public static final String METRICS_BIND_ADDRESS = "lakestream.metrics.bind.address";
+  public static final String DLQ_TOPIC = "lakestream.dlq.topic";
+  /**
+   * The longest the pipeline may stall (an app down, a table parked) and still resume without loss:
+   * the internal topics keep records this long, and no file younger than it is an orphan.
+   */
+  public static final String MAX_STALL_MS = "lakestream.max.stall.ms";
+  public static final long DEFAULT_MAX_STALL_MS = 7L * 24 * 3_600_000;
 
   private static final String[] PIPELINE_PREFIXES = {"iceberg.", "lakestream.", "ingest.", "sync."};
-  private static final Pattern SECRET =
-      Pattern.compile("(?i).*(password|secret|token|credential|jaas|private|access-key|access\\.key|sas|signature).*");
+  /**
+   * Keys whose values are secrets: passwords, secrets, tokens, credentials, JAAS configs, private
+   * and access keys, signatures; any key ending in {@code key} ({@code ssl.key}, {@code
+   * s3.access-key}); headers a client sends ({@code iceberg.catalog.header.Authorization}); basic
+   * auth user info; anything with {@code auth} in its last part.
+   */
+  private static final Pattern SECRET = Pattern.compile("(?i).*(password|secret|token|credential|jaas|private"
+      + "|access-key|access\\.key|sas|signature|key$|(^|\\.)header\\.|basic\\.auth|\\.auth[^.]*$).*");
+  /** The password in a URI's user info ({@code scheme://user:password@host}) or a {@code password=} parameter. */
+  private static final Pattern URI_PASSWORD = Pattern.compile("(?i)(://[^/:@\\s]+:)[^@/\\s]+@|((?:^|[?&;])password=)[^&;\\s]+");
 
   private final Map<String, String> values;
 
@@ -116,6 +133,25 @@ public final class PipelineConfig {
     return get(TOPIC_PREFIX, "lakestream");
   }
 
+  /** {@link #MAX_STALL_MS}, 7 days unless set. */
+  public long maxStallMs() {
+    long value = getLong(MAX_STALL_MS, DEFAULT_MAX_STALL_MS);
+    if (value <= 0) {
+      throw new IllegalArgumentException(MAX_STALL_MS + " must be positive");
+    }
+    return value;
+  }
+
+  /** Where records no stage can apply go, with the reason: {@code <prefix>.dlq} unless set. */
+  public String deadLetterTopic() {
+    return get(DLQ_TOPIC, get("ingest.dlq.topic", topicPrefix() + ".dlq"));
+  }
+
+  /** The address the metrics and health endpoint listens on: every interface unless set. */
+  public String metricsBindAddress() {
+    return get(METRICS_BIND_ADDRESS, "0.0.0.0");
+  }
+
   public String catalogName() {
     return get(CATALOG_NAME, "lakestream");
   }
@@ -151,6 +187,12 @@ public final class PipelineConfig {
     return values;
   }
 
+  /** {@code value} with the passwords it carries in URIs hidden. */
+  static String masked(String value) {
+    return URI_PASSWORD.matcher(value).replaceAll(m -> Matcher.quoteReplacement(
+        m.group(1) != null ? m.group(1) + "[hidden]@" : m.group(2) + "[hidden]"));
+  }
+
   static boolean isSecret(String key) {
     return SECRET.matcher(key).matches();
   }
@@ -164,7 +206,7 @@ public final class PipelineConfig {
   public String toString() {
     StringBuilder sb = new StringBuilder();
     values.forEach(
-        (k, v) -> sb.append("\n  ").append(k).append('=').append(isSecret(k) ? "[hidden]" : v));
+        (k, v) -> sb.append("\n  ").append(k).append('=').append(isSecret(k) ? "[hidden]" : masked(v)));
     return sb.toString();
   }
 }

@@ -19,6 +19,7 @@ import org.apache.iceberg.PartitionSpec;
  * @param keysMatched rows newly deleted
  * @param rowsScanned rows read from the data file
  * @param bytesRead bytes of the data file read
+ * @param error why the task failed (its cycle is abandoned and the table retried later), or null
  */
 public record ConvertResult(
     String table,
@@ -28,13 +29,32 @@ public record ConvertResult(
     List<JsonNode> rewrittenDvs,
     long keysMatched,
     long rowsScanned,
-    long bytesRead) {
+    long bytesRead,
+    String error) {
 
   public static final String TYPE = "convert-result";
-  public static final int VERSION = 1;
+  /** 2: a failed task ({@code error}); a reader of 1 would take it for a file with nothing to delete. */
+  public static final int VERSION = 2;
 
   public ConvertResult {
-    rewrittenDvs = List.copyOf(rewrittenDvs);
+    EventJson.required("table", table);
+    EventJson.required("cycleId", cycleId);
+    EventJson.required("dataFilePath", dataFilePath);
+    rewrittenDvs = rewrittenDvs == null ? List.of() : List.copyOf(rewrittenDvs);
+  }
+
+  public ConvertResult(String table, String cycleId, String dataFilePath, JsonNode newDv, List<JsonNode> rewrittenDvs,
+      long keysMatched, long rowsScanned, long bytesRead) {
+    this(table, cycleId, dataFilePath, newDv, rewrittenDvs, keysMatched, rowsScanned, bytesRead, null);
+  }
+
+  /** The task for {@code dataFilePath} failed with {@code error}. */
+  public static ConvertResult failed(String table, String cycleId, String dataFilePath, String error) {
+    return new ConvertResult(table, cycleId, dataFilePath, null, List.of(), 0, 0, 0, error);
+  }
+
+  public boolean failed() {
+    return error != null;
   }
 
   public DeleteFile newDv(Map<Integer, PartitionSpec> specs) {
@@ -45,8 +65,9 @@ public record ConvertResult(
     return rewrittenDvs.stream().map(n -> (DeleteFile) ContentFiles.fromJson(n, specs)).toList();
   }
 
+  /** Version 1 unless the task failed, so readers of 1 read every successful result. */
   public byte[] toJson() {
-    return EventJson.write(TYPE, VERSION, this);
+    return EventJson.write(TYPE, failed() ? VERSION : 1, this);
   }
 
   public static ConvertResult fromJson(byte[] bytes) {

@@ -29,6 +29,10 @@ public record ConvertTask(
   public static final int VERSION = 1;
 
   public ConvertTask {
+    EventJson.required("table", table);
+    EventJson.required("cycleId", cycleId);
+    EventJson.required("dataFile", dataFile);
+    EventJson.required("deleteFiles", deleteFiles);
     deleteFiles = List.copyOf(deleteFiles);
     positions = positions == null ? null : List.copyOf(positions);
   }

@@ -45,6 +45,12 @@ public record CyclePlan(
   public static final int VERSION = 1;
 
   public CyclePlan {
+    EventJson.required("table", table);
+    EventJson.required("cycleId", cycleId);
+    EventJson.required("addDataFiles", addDataFiles);
+    EventJson.required("removeDataFiles", removeDataFiles);
+    EventJson.required("removeDvs", removeDvs);
+    EventJson.required("taskFiles", taskFiles);
     addDataFiles = List.copyOf(addDataFiles);
     removeDataFiles = List.copyOf(removeDataFiles);
     removeDvs = List.copyOf(removeDvs);

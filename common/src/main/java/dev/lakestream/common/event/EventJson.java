@@ -23,6 +23,14 @@ public final class EventJson {
 
   private EventJson() {}
 
+  /** {@code value}, or an error naming the missing {@code field} (an event without it cannot be applied). */
+  public static <T> T required(String field, T value) {
+    if (value == null) {
+      throw new IllegalArgumentException("event has no \"" + field + "\"");
+    }
+    return value;
+  }
+
   public static byte[] write(String type, int version, Object event) {
     ObjectNode node = MAPPER.createObjectNode();
     node.put("type", type);

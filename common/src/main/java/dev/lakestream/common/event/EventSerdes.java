@@ -43,6 +43,32 @@ public final class EventSerdes {
     return of(MainCommitted::toJson, MainCommitted::fromJson);
   }
 
+  /** The JSON of any event of this package (for a dead-letter record of an event already read). */
+  public static byte[] json(Object event) {
+    if (event instanceof byte[] bytes) {
+      return bytes;
+    } else if (event instanceof Unreadable e) {
+      return e.value();
+    } else if (event instanceof FilesWritten e) {
+      return e.toJson();
+    } else if (event instanceof RealtimeCommitted e) {
+      return e.toJson();
+    } else if (event instanceof ConvertTask e) {
+      return e.toJson();
+    } else if (event instanceof ConvertResult e) {
+      return e.toJson();
+    } else if (event instanceof CyclePlan e) {
+      return e.toJson();
+    } else if (event instanceof IndexLookup e) {
+      return e.toJson();
+    } else if (event instanceof IndexResult e) {
+      return e.toJson();
+    } else if (event instanceof MainCommitted e) {
+      return e.toJson();
+    }
+    throw new IllegalArgumentException("not an event: " + event.getClass().getName());
+  }
+
   private static <T> Serde<T> of(Function<T, byte[]> write, Function<byte[], T> read) {
     Serializer<T> serializer = (topic, value) -> value == null ? null : write.apply(value);
     Deserializer<T> deserializer = (topic, bytes) -> bytes == null ? null : read.apply(bytes);

@@ -60,6 +60,10 @@ public record FilesWritten(
   public static final int VERSION = 2;
 
   public FilesWritten {
+    EventJson.required("table", table);
+    EventJson.required("sourceTopic", sourceTopic);
+    EventJson.required("dataFiles", dataFiles);
+    EventJson.required("deleteFiles", deleteFiles);
     dataFiles = List.copyOf(dataFiles);
     deleteFiles = List.copyOf(deleteFiles);
     changelogFiles = changelogFiles == null ? List.of() : List.copyOf(changelogFiles);

@@ -31,6 +31,11 @@ public record IndexLookup(
   public static final String TYPE = "index-lookup";
   public static final int VERSION = 1;
 
+  public IndexLookup {
+    EventJson.required("table", table);
+    EventJson.required("cycleId", cycleId);
+  }
+
   public byte[] toJson() {
     return EventJson.write(TYPE, VERSION, this);
   }

@@ -31,6 +31,11 @@ public record IndexResult(
   public static final String TYPE = "index-result";
   public static final int VERSION = 1;
 
+  public IndexResult {
+    EventJson.required("table", table);
+    EventJson.required("cycleId", cycleId);
+  }
+
   public byte[] toJson() {
     return EventJson.write(TYPE, VERSION, this);
   }

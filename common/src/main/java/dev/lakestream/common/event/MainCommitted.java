@@ -30,6 +30,10 @@ public record MainCommitted(
   public static final String TYPE = "main-committed";
   public static final int VERSION = 1;
 
+  public MainCommitted {
+    EventJson.required("table", table);
+  }
+
   public byte[] toJson() {
     return EventJson.write(TYPE, VERSION, this);
   }

@@ -26,6 +26,10 @@ public record RealtimeCommitted(
   public static final String TYPE = "realtime-committed";
   public static final int VERSION = 1;
 
+  public RealtimeCommitted {
+    EventJson.required("table", table);
+  }
+
   public byte[] toJson() {
     return EventJson.write(TYPE, VERSION, this);
   }

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.Transaction;
@@ -36,6 +37,8 @@ import org.slf4j.LoggerFactory;
 public final class TableManager {
 
   private static final Logger LOG = LoggerFactory.getLogger(TableManager.class);
+  /** Set on every table the pipeline creates or takes over: sync and maintenance act on no other. */
+  public static final String MANAGED = "lakestream.managed";
   private static final int SCHEMA_COMMIT_ATTEMPTS = 5;
 
   private final Catalog catalog;
@@ -53,6 +56,16 @@ public final class TableManager {
   /** The cached table; loads it on first use. */
   public Table table(TableIdentifier id) {
     return tables.computeIfAbsent(id, catalog::loadTable);
+  }
+
+  /**
+   * Forgets what is cached of {@code table} (dropped, or dropped and created again): the next use
+   * loads it from the catalog and checks its schema again.
+   */
+  public void forget(String table) {
+    TableIdentifier id = TableIdentifier.parse(table);
+    tables.remove(id);
+    accepted.removeIf(k -> k.startsWith(id + "\u0000"));
   }
 
   /** Whether the table exists (in the cache, else in the catalog). */
@@ -167,6 +180,7 @@ public final class TableManager {
           builder
               .withPartitionSpec(PartitionSpec.unpartitioned())
               .withProperty(TableProperties.FORMAT_VERSION, "3")
+              .withProperty(MANAGED, "true")
               // Two branches commit every few seconds: keep a bounded metadata log, delete the rest.
               .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
               .withProperty(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "50")
@@ -196,8 +210,36 @@ public final class TableManager {
     return out;
   }
 
+  /**
+   * Whether the pipeline manages {@code table}: created or taken over by ingest ({@link #MANAGED}),
+   * with both branches. Tables of an earlier version without the property count when their
+   * realtime branch carries ingest's commits.
+   */
+  public static boolean isManaged(Table table) {
+    if (!table.refs().containsKey(Branches.REALTIME) || !table.refs().containsKey(Branches.MAIN)) {
+      return false;
+    }
+    if ("true".equals(table.properties().get(MANAGED))) {
+      return true;
+    }
+    Snapshot s = table.snapshot(Branches.REALTIME);
+    for (int i = 0; s != null && i < 20; i++, s = BranchFiles.parent(table, s)) {
+      if (s.summary().containsKey(SummaryKeys.SOURCE_OFFSETS)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** A table created outside the pipeline gets its {@code realtime} branch from {@code main}. */
   private static Table withRealtimeBranch(TableIdentifier id, Table table) {
+    if (!"true".equals(table.properties().get(MANAGED))) {
+      try {
+        table.updateProperties().set(MANAGED, "true").commit();
+      } catch (CommitFailedException e) {
+        table.refresh();
+      }
+    }
     if (table.refs().containsKey(Branches.REALTIME)) {
       return table;
     }

@@ -9,6 +9,10 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -24,8 +28,17 @@ public final class Topics {
 
   private static final Logger LOG = LoggerFactory.getLogger(Topics.class);
 
-  /** A topic and its partition count. */
-  public record Spec(String name, int partitions) {}
+  /** A topic, its partition count, and the configs it is created with. */
+  public record Spec(String name, int partitions, Map<String, String> configs) {
+    public Spec(String name, int partitions) {
+      this(name, partitions, Map.of());
+    }
+
+    /** A topic whose records are kept at least {@code retentionMs} (the longest stall the pipeline tolerates). */
+    public static Spec retaining(String name, int partitions, long retentionMs) {
+      return new Spec(name, partitions, Map.of(TopicConfig.RETENTION_MS_CONFIG, Long.toString(retentionMs)));
+    }
+  }
 
   private Topics() {}
 
@@ -56,6 +69,28 @@ public final class Topics {
     return adminProps;
   }
 
+  /**
+   * Fails when {@code topic} keeps its records for less than {@code minMs}: records a stalled app
+   * has not read yet would be dropped, silently. {@code setting} names what asks for it.
+   */
+  public static void requireRetention(Properties appProps, String topic, long minMs, String setting)
+      throws InterruptedException {
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    try (Admin admin = Admin.create(adminProperties(appProps))) {
+      Config config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+      ConfigEntry entry = config.get(TopicConfig.RETENTION_MS_CONFIG);
+      long retention = entry == null || entry.value() == null ? -1 : Long.parseLong(entry.value());
+      if (retention >= 0 && retention < minMs) {
+        throw new IllegalStateException("topic " + topic + " keeps records for " + retention + " ms (retention.ms), less"
+            + " than " + setting + " = " + minMs + " ms: after a stall that long its unread records would be lost."
+            + " Raise its retention.ms (kafka-configs --alter --entity-type topics --entity-name " + topic
+            + " --add-config retention.ms=" + minMs + ") or lower " + setting);
+      }
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
+    }
+  }
+
   public static void ensure(Properties appProps, List<Spec> topics) throws InterruptedException {
     Properties adminProps = adminProperties(appProps);
     short replication = Short.parseShort(appProps.getProperty(StreamsConfig.REPLICATION_FACTOR_CONFIG, "-1"));
@@ -64,7 +99,7 @@ public final class Topics {
       List<NewTopic> missing = new ArrayList<>();
       for (Spec spec : topics) {
         if (!existing.contains(spec.name())) {
-          missing.add(new NewTopic(spec.name(), Optional.of(spec.partitions()), Optional.of(replication)).configs(Map.of()));
+          missing.add(new NewTopic(spec.name(), Optional.of(spec.partitions()), Optional.of(replication)).configs(spec.configs()));
         }
       }
       if (missing.isEmpty()) {

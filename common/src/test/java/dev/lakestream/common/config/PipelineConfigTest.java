@@ -76,6 +76,25 @@ class PipelineConfigTest {
   }
 
   @Test
+  void toStringHidesKeysHeadersBasicAuthAndPasswordsInUris() {
+    PipelineConfig config = new PipelineConfig(Map.of(
+        "ssl.key", "-----BEGIN PRIVATE KEY-----abc",
+        "iceberg.catalog.gcs.oauth2.refresh-key", "rk",
+        "iceberg.catalog.header.Authorization", "Bearer eyJhbGci",
+        "iceberg.catalog.header.X-Api-Key", "api-k",
+        "basic.auth.user.info", "user:pw1",
+        "iceberg.catalog.uri", "jdbc:postgresql://catalog:pw2@db:5432/iceberg?ssl=true",
+        "iceberg.catalog.warehouse", "s3://bucket/wh?password=pw3&x=1",
+        "iceberg.catalog.rest.auth.type", "oauth2",
+        "bootstrap.servers", "b:9092"));
+    String shown = config.toString();
+    assertThat(shown).doesNotContain("BEGIN PRIVATE", "rk", "eyJhbGci", "api-k", "pw1", "pw2", "pw3");
+    assertThat(shown).contains("iceberg.catalog.uri=jdbc:postgresql://catalog:[hidden]@db:5432/iceberg?ssl=true",
+        "iceberg.catalog.warehouse=s3://bucket/wh?password=[hidden]&x=1", "iceberg.catalog.rest.auth.type=oauth2",
+        "bootstrap.servers=b:9092");
+  }
+
+  @Test
   void missingRequiredSettingNamesFileKeyAndEnvironmentVariable() {
     assertThatThrownBy(() -> new PipelineConfig(Map.of()).require("application.id"))
         .hasMessageContaining("application.id")

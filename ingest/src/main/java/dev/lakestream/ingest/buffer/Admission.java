@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.ValidationException;
@@ -110,6 +111,19 @@ final class Admission {
     return Optional.of(new Admitted(id, event, log));
   }
 
+  /**
+   * The table {@code event} goes to, created again from the event's shape if it was dropped while
+   * the event waited in a batch.
+   */
+  Table tableFor(TableIdentifier id, ChangeEvent event) {
+    try {
+      return tables.table(id);
+    } catch (NoSuchTableException e) {
+      accepted.remove(id);
+      return ensure(id, shapes.of(event));
+    }
+  }
+
   /** A TRUNCATE needs no schema; of a table ingest never created there is nothing to remove. */
   private Optional<Admitted> truncate(TableIdentifier id, ChangeEvent event) {
     if (!tables.exists(id)) {
@@ -124,7 +138,13 @@ final class Admission {
     Set<RowShape> acceptedOfTable =
         accepted.computeIfAbsent(id, t -> Collections.newSetFromMap(new IdentityHashMap<>()));
     if (acceptedOfTable.contains(shape)) {
-      return tables.table(id);
+      try {
+        return tables.table(id);
+      } catch (NoSuchTableException e) {
+        // Dropped (the committer found out and forgot it): created again below, from this record.
+        LOG.info("Table {} was dropped; creating it again from {}", id, shape.type());
+        acceptedOfTable.clear();
+      }
     }
     Table table;
     try {

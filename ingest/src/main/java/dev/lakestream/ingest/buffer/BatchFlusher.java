@@ -114,7 +114,7 @@ final class BatchFlusher {
       changes.add(new Pending(entry, event, missing));
     }
     String partitionName = SourceOffsets.partitionKey(batch.topic, batch.partition);
-    Table table = tables.table(id);
+    Table table = changes.isEmpty() ? tables.table(id) : admission.tableFor(id, changes.get(changes.size() - 1).event());
     if (lookups) {
       Long lastFlushed = flushedOffsets.get(partitionName);
       table = tables.refresh(id);

@@ -9,7 +9,7 @@ import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.ingest.commit.SourceOffsets;
-import dev.lakestream.ingest.dlq.DeadLetters;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.ingest.toast.UnavailableValues;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,7 +1,12 @@
 package dev.lakestream.ingest.commit;
 
+import dev.lakestream.common.app.Health;
+import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.kafka.DeadLetters;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
@@ -23,6 +28,7 @@ import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.kafka.streams.KeyValue;
@@ -53,10 +59,19 @@ import org.slf4j.LoggerFactory;
  * holds of before it is removed, what came after it stays. Every later commit carries its position
  * ({@link SummaryKeys#TRUNCATED_AT}), and a batch of another partition that arrives afterwards with
  * changes from before it is trimmed of them.
+ *
+ * <p>A batch that overlaps the committed offsets (its source offsets were reset, by hand or by
+ * {@code auto.offset.reset}) is committed, its changes applied again as upserts: they are the
+ * newest of their keys up to the batch's end, so the table ends as the source. A batch that waited
+ * longer than {@code lakestream.max.stall.ms} is reported (the topics may have dropped batches
+ * before it), and one whose files are gone is not committed but dead-lettered with the source
+ * offsets it held: committing it would break every reader of the table.
  */
-public final class RealtimeCommitter implements Processor<String, FilesWritten, String, RealtimeCommitted> {
+public final class RealtimeCommitter implements Processor<String, Object, String, Object> {
 
   public static final String STORE = "realtime-pending";
+  /** A batch older than this has its files checked before it is committed (it waited: were they removed?). */
+  static final long CHECK_FILES_AFTER_MS = 10 * 60_000L;
 
   private static final Logger LOG = LoggerFactory.getLogger(RealtimeCommitter.class);
   private static final int MAX_PENDING_PER_TABLE = 64;
@@ -76,16 +91,22 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
   private final Timer commitTime;
   private final Timer freshness;
 
-  private ProcessorContext<String, RealtimeCommitted> context;
+  private final Health health;
+  private final Counter overlapping;
+  private final Counter refused;
+  private ProcessorContext<String, Object> context;
   private KeyValueStore<String, FilesWritten> pending;
   private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
   private long progressAtMs;
   private long progressCommits;
   private long progressRows;
 
-  public RealtimeCommitter(IngestConfig config, TableManager tables, MeterRegistry meters) {
+  public RealtimeCommitter(IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
     this.config = config;
     this.tables = tables;
+    this.health = health;
+    this.overlapping = meters.counter("lakestream.realtime.batches.overlapping");
+    this.refused = meters.counter("lakestream.realtime.batches.refused");
     this.commits = meters.counter("lakestream.realtime.commits");
     this.replaysSkipped = meters.counter("lakestream.realtime.replays.skipped");
     this.retries = meters.counter("lakestream.realtime.commit.retries");
@@ -103,7 +124,7 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
   }
 
   @Override
-  public void init(ProcessorContext<String, RealtimeCommitted> context) {
+  public void init(ProcessorContext<String, Object> context) {
     this.context = context;
     this.pending = context.getStateStore(STORE);
     try (KeyValueIterator<String, FilesWritten> it = pending.all()) {
@@ -114,8 +135,22 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
   }
 
   @Override
-  public void process(Record<String, FilesWritten> record) {
-    FilesWritten batch = record.value();
+  public void process(Record<String, Object> record) {
+    if (record.value() instanceof Unreadable unreadable) {
+      refused.increment();
+      var meta = context.recordMetadata();
+      String topic = meta.map(m -> m.topic()).orElse("?");
+      int partition = meta.map(m -> m.partition()).orElse(-1);
+      long offset = meta.map(m -> m.offset()).orElse(-1L);
+      String reason = "unreadable batch event: " + unreadable.error();
+      LOG.error("Dead-lettering the record of {}-{} at offset {}: {}", topic, partition, offset, reason);
+      context.forward(new Record<String, Object>(record.key(), unreadable, record.timestamp(),
+          DeadLetters.headers(record.headers(), topic, partition, offset, "realtime-commit", reason)));
+      return;
+    }
+    if (!(record.value() instanceof FilesWritten batch)) {
+      return; // a tombstone
+    }
     pending.put(pendingKey(batch), batch);
     int count = pendingPerTable.merge(batch.table(), 1, Integer::sum);
     if (count >= MAX_PENDING_PER_TABLE) {
@@ -130,7 +165,34 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
     logProgress();
   }
 
+  /**
+   * Commits the pending batches of {@code tableName}. A table dropped from the catalog keeps its
+   * batches pending: ingest creates it again with the next change it receives for it (the way to
+   * change a table's primary key is to drop it and snapshot the source again), and they are
+   * committed to the new table.
+   */
   private void commitTable(String tableName) {
+    try {
+      commitPending(tableName);
+    } catch (NoSuchTableException e) {
+      tables.forget(tableName);
+      int waiting = 0;
+      try (KeyValueIterator<String, FilesWritten> it = pending.prefixScan(tableName + '\u0000',
+          org.apache.kafka.common.serialization.Serdes.String().serializer())) {
+        while (it.hasNext()) {
+          it.next();
+          waiting++;
+        }
+      }
+      if (waiting > 0) {
+        pendingPerTable.put(tableName, waiting);
+      }
+      LOG.warn("Table {} is not in the catalog (dropped?): its {} pending batches wait until ingest creates it again"
+          + " with its next change", tableName, waiting);
+    }
+  }
+
+  private void commitPending(String tableName) {
     List<FilesWritten> batches = new ArrayList<>();
     try (KeyValueIterator<String, FilesWritten> it =
         pending.prefixScan(tableName + '\u0000', org.apache.kafka.common.serialization.Serdes.String().serializer())) {
@@ -144,8 +206,12 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
     Table table = tables.refresh(id);
     SourceOffsets committed = SourceOffsets.of(table, Branches.REALTIME);
     List<FilesWritten> toCommit = new ArrayList<>();
+    long now = context.currentSystemTimeMs();
     for (FilesWritten batch : batches) {
-      if (alreadyCommitted(batch, committed)) {
+      String problem = alreadyCommitted(batch, committed) ? null : problem(table, batch, now);
+      if (problem != null) {
+        refuse(batch, problem);
+      } else if (alreadyCommitted(batch, committed)) {
         replaysSkipped.increment();
         LOG.info(
             "Skipping batch {} offsets {}..{} of {}: already committed to {} (last offset {})",
@@ -175,17 +241,63 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
   }
 
   private static boolean alreadyCommitted(FilesWritten batch, SourceOffsets committed) {
+    return batch.lastOffset() <= committed.last(batch.sourceTopic(), batch.sourcePartition());
+  }
+
+  /**
+   * Why {@code batch} must not be committed (its files are gone), or null. A batch that waited
+   * longer than the longest stall is reported either way; only batches that waited at all have
+   * their files looked up.
+   */
+  private String problem(Table table, FilesWritten batch, long now) {
+    long waited = now - batch.writtenAtMs();
+    if (waited > config.pipeline().maxStallMs()) {
+      String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
+          + ".." + batch.lastOffset() + ") waited " + waited / 60_000 + " min for its commit, longer than "
+          + PipelineConfig.MAX_STALL_MS + " (" + config.pipeline().maxStallMs() / 60_000 + " min): batches before it"
+          + " may have been dropped by the topics' retention; run `lakestream verify` and re-snapshot the table if it"
+          + " differs";
+      LOG.error("{}", what);
+      health.problem("ingest table " + batch.table(), what);
+    }
+    if (waited < CHECK_FILES_AFTER_MS) {
+      return null;
+    }
+    List<String> files = new ArrayList<>();
+    batch.dataFiles().forEach(f -> files.add(f.get("file-path").asText()));
+    batch.deleteFiles().forEach(f -> files.add(f.get("file-path").asText()));
+    for (String path : files) {
+      if (!table.io().newInputFile(path).exists()) {
+        return "file " + path + " of the batch is gone (written " + waited / 60_000 + " min ago); committing it would"
+            + " break every reader of " + batch.table();
+      }
+    }
+    return null;
+  }
+
+  /** Dead-letters {@code batch}: its source offsets are named, so the user knows what to re-snapshot. */
+  private void refuse(FilesWritten batch, String why) {
+    refused.increment();
+    String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset() + ".." + batch.lastOffset()
+        + " not committed to " + batch.table() + ": " + why + "; its " + batch.changes() + " changes are not on the"
+        + " table: re-snapshot it (README, \"When main differs from the source\")";
+    LOG.error("{}", reason);
+    health.problem("ingest table " + batch.table(), reason);
+    pending.delete(pendingKey(batch));
+    context.forward(new Record<String, Object>(batch.table(), batch, context.currentSystemTimeMs(),
+        DeadLetters.headers(new RecordHeaders(), batch.sourceTopic(), batch.sourcePartition(), batch.firstOffset(),
+            "realtime-commit", reason)));
+  }
+
+  /** Logs a batch that starts at or below the committed offset: its source offsets were reset. */
+  private void noteOverlap(FilesWritten batch, SourceOffsets committed) {
     long last = committed.last(batch.sourceTopic(), batch.sourcePartition());
-    if (batch.lastOffset() <= last) {
-      return true;
-    }
     if (batch.firstOffset() <= last) {
-      throw new IllegalStateException(
-          "batch " + batch.sourcePartitionName() + " offsets " + batch.firstOffset() + ".." + batch.lastOffset()
-              + " of " + batch.table() + " overlaps the committed offset " + last
-              + " of branch realtime: batches of one partition must not overlap");
+      overlapping.increment();
+      LOG.warn("Batch {} offsets {}..{} of {} starts at or below the committed offset {} of branch realtime (the source"
+          + " offsets were reset): committing it, its changes applied again as upserts", batch.sourcePartitionName(),
+          batch.firstOffset(), batch.lastOffset(), batch.table(), last);
     }
-    return false;
   }
 
   private SourceOffsets commitRound(String tableName, TableIdentifier id, Table table, List<FilesWritten> round, SourceOffsets committed) {
@@ -198,6 +310,7 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
           replaysSkipped.increment();
           pending.delete(pendingKey(batch));
         } else {
+          noteOverlap(batch, committed);
           fresh.add(batch);
           next = next.with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
         }
@@ -322,7 +435,7 @@ public final class RealtimeCommitter implements Processor<String, FilesWritten, 
             rows,
             keys,
             now);
-    context.forward(new Record<>(event.table(), event, now));
+    context.forward(new Record<String, Object>(event.table(), event, now));
   }
 
   private void logProgress() {

@@ -31,7 +31,8 @@ import org.apache.iceberg.exceptions.ValidationException;
  * Commits a cycle to {@code main} as ONE snapshot: the new data files by reference with their
  * realtime data sequence numbers, the new deletion vectors, the vectors they replace removed, the
  * data files compacted away on realtime removed with their vectors, and the watermark and counts in
- * the summary. The snapshot is made only on top of the main snapshot the cycle was planned from.
+ * the summary. The snapshot is made only on top of the main snapshot the cycle was planned from,
+ * and only of what {@link CycleChecks} accepts.
  */
 public final class MainCommitter {
 
@@ -59,6 +60,7 @@ public final class MainCommitter {
     if (main.snapshotId() != plan.baseMainSnapshotId()) {
       return new MainMoved(plan.baseMainSnapshotId(), main.snapshotId());
     }
+    CycleChecks.check(table, plan, results);
     Map<Integer, PartitionSpec> specs = table.specs();
     List<DeleteFile> addDvs = new ArrayList<>();
     List<DeleteFile> removeDvs = new ArrayList<>();

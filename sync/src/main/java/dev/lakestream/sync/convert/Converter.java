@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -19,6 +20,11 @@ import org.slf4j.LoggerFactory;
  * over partitions and instances), one {@link ConvertResult} out, keyed by table back to the cycle
  * coordinator. Stateless: a task processed again after a crash writes a new vector and the old one
  * is an orphan, never committed.
+ *
+ * <p>A task that fails (a data or delete file missing or unreadable, the catalog unreachable) is
+ * answered with a failed result that names the file and the error: the coordinator abandons the
+ * cycle and retries the table later, and the converter goes on with the next task. Kafka's own
+ * errors are left to Kafka Streams.
  */
 public final class Converter implements Processor<String, ConvertTask, String, ConvertResult> {
 
@@ -34,6 +40,7 @@ public final class Converter implements Processor<String, ConvertTask, String, C
   private final Counter keys;
   private final Counter dvs;
   private final Timer time;
+  private final Counter failures;
   private ProcessorContext<String, ConvertResult> context;
 
   public Converter(TableManager tables, FileConverter converter, MeterRegistry meters) {
@@ -46,6 +53,7 @@ public final class Converter implements Processor<String, ConvertTask, String, C
     this.keys = meters.counter("lakestream.sync.convert.keys.converted");
     this.dvs = meters.counter("lakestream.sync.convert.dvs.written");
     this.time = meters.timer("lakestream.sync.convert.duration");
+    this.failures = meters.counter("lakestream.sync.convert.failures");
   }
 
   @Override
@@ -58,7 +66,20 @@ public final class Converter implements Processor<String, ConvertTask, String, C
   public void process(Record<String, ConvertTask> record) {
     ConvertTask task = record.value();
     long started = System.nanoTime();
-    ConvertResult result = converter.convert(tables.table(TableIdentifier.parse(task.table())), task);
+    ConvertResult result;
+    try {
+      result = converter.convert(tables.table(TableIdentifier.parse(task.table())), task);
+    } catch (KafkaException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      failures.increment();
+      LOG.warn("Convert task of cycle {} of {} for {} failed; the cycle is abandoned and tried again later",
+          task.cycleId(), task.table(), task.dataFilePath(), e);
+      String error = e.getClass().getSimpleName() + ": " + e.getMessage();
+      context.forward(new Record<>(task.table(),
+          ConvertResult.failed(task.table(), task.cycleId(), task.dataFilePath(), error), context.currentSystemTimeMs()));
+      return;
+    }
     time.record(Duration.ofNanos(System.nanoTime() - started));
     if (task.positions() == null) {
       files.increment(); // the key index's tasks read no data file

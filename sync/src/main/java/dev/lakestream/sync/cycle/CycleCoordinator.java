@@ -1,5 +1,6 @@
 package dev.lakestream.sync.cycle;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CyclePlan;
@@ -7,7 +8,9 @@ import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.commit.MainCommitter;
 import dev.lakestream.sync.diff.Differ;
@@ -27,6 +30,9 @@ import java.util.Set;
 import java.util.UUID;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -49,6 +55,15 @@ import org.slf4j.LoggerFactory;
  * known table too, and asks {@link Maintenance} to check the table's maintenance policies. The cycle in flight and its results are in state stores, so a restart resumes
  * it: results of another cycle are ignored, a cycle found already on main is acknowledged, and a
  * cycle whose base moved is planned again.
+ *
+ * <p>Nothing one table or one record does stops the others ({@link TableGuard}): an event for a
+ * table the pipeline does not manage (not in the catalog, or without the realtime branch and the
+ * {@code lakestream.managed} property) goes to the dead-letter topic; a cycle that fails (a convert
+ * task that failed, a commit that failed, a result {@link dev.lakestream.sync.commit.CycleChecks}
+ * refuses) is abandoned and its table parked and planned again after a backoff; a cycle still
+ * waiting for results after {@code sync.cycle.timeout.ms} is abandoned the same way; a table dropped
+ * from the catalog is forgotten (re-created, it starts over from its new main). Errors of Kafka
+ * itself (a fenced producer, a migrated task) are Kafka Streams' to handle.
  */
 public final class CycleCoordinator implements Processor<String, Object, String, Object> {
 
@@ -60,6 +75,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   public static final String TASKS_CHILD = "convert-tasks";
   public static final String LOOKUPS_CHILD = "index-lookups";
   public static final String COMMITS_CHILD = "main-commits";
+  public static final String DEAD_LETTER_CHILD = "dead-letters";
 
   private static final Logger LOG = LoggerFactory.getLogger(CycleCoordinator.class);
   /** Kafka's default max.request.size is 1 MiB: lookups and tasks stay well below it. */
@@ -82,7 +98,15 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private final Counter filesScanned;
   private final Counter filesSkippedByIndex;
   private final Counter lookupsTooLarge;
+  private final Health health;
+  private final MeterRegistry meters;
+  private final Counter deadLettered;
+  private final Counter timedOut;
+  /** Results counted of the cycle in flight, by table (rebuilt from the store after a restart). */
   private final Map<String, Integer> resultCounts = new HashMap<>();
+  /** The cycle in flight by table, as in {@link #CYCLES} (read once, not per result). */
+  private final Map<String, CyclePlan> plans = new HashMap<>();
+  private TableGuard guard;
 
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, CyclePlan> inFlight;
@@ -91,8 +115,13 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private KeyValueStore<String, IndexResult> indexResults;
   private KeyValueStore<String, ConvertTask> indexTasks;
 
-  public CycleCoordinator(SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance) {
+  public CycleCoordinator(
+      SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance, Health health) {
     this.config = config;
+    this.health = health;
+    this.meters = meters;
+    this.deadLettered = meters.counter("lakestream.sync.dead.letters");
+    this.timedOut = meters.counter("lakestream.sync.cycles.timed.out");
     this.tables = tables;
     this.maintenance = maintenance;
     this.cycles = meters.counter("lakestream.sync.cycles");
@@ -124,23 +153,73 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       this.indexResults = context.getStateStore(INDEX_RESULTS);
       this.indexTasks = context.getStateStore(INDEX_TASKS);
     }
+    this.guard = new TableGuard(health, meters, config.backstopMs(), context.taskId().toString());
     context.schedule(Duration.ofMillis(config.backstopMs()), PunctuationType.WALL_CLOCK_TIME, now -> backstop());
   }
 
   @Override
   public void process(Record<String, Object> record) {
-    if (record.value() instanceof RealtimeCommitted committed) {
-      if (known.get(committed.table()) == null) {
-        known.put(committed.table(), context.currentSystemTimeMs());
-      }
-      if (inFlight.get(committed.table()) == null) {
-        startCycle(committed.table());
-      }
-    } else if (record.value() instanceof ConvertResult result) {
-      accept(result);
-    } else if (record.value() instanceof IndexResult result) {
-      acceptIndex(result);
+    Object value = record.value();
+    if (value == null) {
+      return;
     }
+    if (value instanceof Unreadable unreadable) {
+      deadLetter(record, "unreadable event: " + unreadable.error());
+      return;
+    }
+    String table = tableOf(value);
+    try {
+      if (value instanceof RealtimeCommitted committed) {
+        onRealtimeCommit(record, committed);
+      } else if (value instanceof ConvertResult result) {
+        accept(record, result);
+      } else if (value instanceof IndexResult result) {
+        acceptIndex(result);
+      }
+    } catch (RuntimeException e) {
+      failed(table, "processing a " + value.getClass().getSimpleName() + " " + where(), e);
+    }
+  }
+
+  private void onRealtimeCommit(Record<String, Object> record, RealtimeCommitted committed) {
+    String table = committed.table();
+    long now = context.currentSystemTimeMs();
+    if (known.get(table) == null) {
+      String refusal;
+      try {
+        refusal = refusal(table);
+      } catch (RuntimeException e) {
+        known.put(table, now); // the catalog may be down: the backstop checks the table again
+        throw e;
+      }
+      if (refusal != null) {
+        deadLetter(record, refusal);
+        return;
+      }
+      known.put(table, now);
+      LOG.info("Syncing {} (announced {})", table, where());
+    }
+    if (plan(table) == null && !guard.isParked(table, now)) {
+      startCycle(table);
+    }
+  }
+
+  /** Why the pipeline must not sync {@code table}, or null when it may. */
+  private String refusal(String table) {
+    TableIdentifier id;
+    try {
+      id = TableIdentifier.parse(table);
+    } catch (IllegalArgumentException e) {
+      return "\"" + table + "\" is not a table name";
+    }
+    if (!tables.exists(id)) {
+      return "no table " + table + " in the catalog";
+    }
+    if (!TableManager.isManaged(tables.refresh(id))) {
+      return "table " + table + " is not managed by lakestream (it has no realtime branch, or no "
+          + TableManager.MANAGED + " property and no ingest commits): sync leaves it alone";
+    }
+    return null;
   }
 
   private void backstop() {
@@ -148,14 +227,140 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     try (KeyValueIterator<String, Long> it = known.all()) {
       it.forEachRemaining(e -> names.add(e.key));
     }
+    long now = context.currentSystemTimeMs();
     for (String table : names) {
-      // Maintenance runs on its own thread (in tests, here): a compaction it commits is mirrored
-      // by the next cycle.
-      maintenance.check(table, context.currentSystemTimeMs());
-      if (inFlight.get(table) == null) {
-        startCycle(table);
+      try {
+        checkTable(table, now);
+      } catch (RuntimeException e) {
+        failed(table, "the periodic check", e);
       }
     }
+  }
+
+  private void checkTable(String table, long now) {
+    CyclePlan plan = plan(table);
+    if (plan != null) {
+      long age = now - plan.plannedAtMs();
+      int waiting = plan.taskFiles().size() - resultCount(plan);
+      if (age >= config.cycleTimeoutMs()) {
+        timedOut.increment();
+        abandon(table);
+        guard.failed(table, "cycle " + plan.cycleId() + " timed out after " + age / 1000 + " s (" + SyncConfig.CYCLE_TIMEOUT_MS
+            + ") still waiting for " + waiting + " of " + plan.taskFiles().size() + " convert results", null, now);
+      } else if (age >= config.cycleTimeoutMs() / 5) {
+        guard.stalled(table, "cycle " + plan.cycleId() + " has waited " + age / 1000 + " s for " + waiting + " of "
+            + plan.taskFiles().size() + " convert results");
+      }
+      return;
+    }
+    if (guard.isParked(table, now)) {
+      return;
+    }
+    String refusal = refusal(table);
+    if (refusal != null) {
+      forget(table, refusal);
+      return;
+    }
+    // Maintenance runs on its own thread (in tests, here): a compaction it commits is mirrored
+    // by the next cycle.
+    maintenance.check(table, now);
+    startCycle(table);
+  }
+
+  /**
+   * The work on {@code table} failed: a table gone from the catalog is forgotten; otherwise its
+   * cycle is abandoned and the table parked. Kafka's own errors go to Kafka Streams.
+   */
+  private void failed(String table, String what, RuntimeException e) {
+    if (e instanceof KafkaException || table == null) {
+      throw e;
+    }
+    if (e instanceof NoSuchTableException) {
+      forget(table, "it was dropped from the catalog (" + e.getMessage() + ")");
+      return;
+    }
+    abandon(table);
+    guard.failed(table, what, e, context.currentSystemTimeMs());
+  }
+
+  private void forget(String table, String why) {
+    abandon(table);
+    known.put(table, null);
+    tables.forget(table);
+    guard.forget(table, why);
+  }
+
+  /** Drops the cycle in flight of {@code table} and everything gathered for it. */
+  private void abandon(String table) {
+    String prefix = table + '\u0000';
+    deletePrefix(results, prefix);
+    if (config.indexEnabled()) {
+      deletePrefix(indexResults, prefix);
+      deletePrefix(indexTasks, prefix);
+    }
+    inFlight.put(table, null); // put, not delete: delete would read (and parse) the old plan
+    plans.remove(table);
+    resultCounts.remove(table);
+    taskFileSets.remove(table);
+  }
+
+  private static <V> void deletePrefix(KeyValueStore<String, V> store, String prefix) {
+    List<String> keys = new ArrayList<>();
+    try (KeyValueIterator<String, V> it = store.prefixScan(prefix, Serdes.String().serializer())) {
+      while (it.hasNext()) {
+        keys.add(it.peekNextKey());
+        it.next();
+      }
+    }
+    keys.forEach(k -> store.put(k, null));
+  }
+
+  private void deadLetter(Record<String, Object> record, String reason) {
+    deadLettered.increment();
+    Optional<RecordMetadata> meta = context.recordMetadata();
+    String topic = meta.map(RecordMetadata::topic).orElse("?");
+    int partition = meta.map(RecordMetadata::partition).orElse(-1);
+    long offset = meta.map(RecordMetadata::offset).orElse(-1L);
+    LOG.warn("Dead-lettering {} of {}-{} at offset {}: {}", record.value().getClass().getSimpleName(), topic, partition,
+        offset, reason);
+    context.forward(
+        new Record<String, Object>(record.key(), record.value(), record.timestamp(),
+            DeadLetters.headers(record.headers(), topic, partition, offset, "sync", reason)),
+        DEAD_LETTER_CHILD);
+  }
+
+  private String where() {
+    return context.recordMetadata()
+        .map(m -> "from " + m.topic() + "-" + m.partition() + " at offset " + m.offset())
+        .orElse("");
+  }
+
+  private static String tableOf(Object value) {
+    if (value instanceof RealtimeCommitted e) {
+      return e.table();
+    } else if (value instanceof ConvertResult e) {
+      return e.table();
+    } else if (value instanceof IndexResult e) {
+      return e.table();
+    }
+    return null;
+  }
+
+  /** The cycle in flight of {@code table}, or null. */
+  private CyclePlan plan(String table) {
+    CyclePlan plan = plans.get(table);
+    if (plan == null) {
+      plan = inFlight.get(table);
+      if (plan != null) {
+        plans.put(table, plan);
+      }
+    }
+    return plan;
+  }
+
+  private void keep(CyclePlan plan) {
+    inFlight.put(plan.table(), plan);
+    plans.put(plan.table(), plan);
   }
 
   private void startCycle(String tableName) {
@@ -163,6 +368,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     String cycleId = UUID.randomUUID().toString();
     Optional<Differ.Planned> planned = Differ.plan(table, tableName, cycleId, context.currentSystemTimeMs());
     if (planned.isEmpty()) {
+      guard.succeeded(tableName); // nothing to do is healthy too
       return;
     }
     CyclePlan plan = planned.get().plan();
@@ -173,7 +379,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     boolean index = config.resolver(tableName) == SyncConfig.Resolver.INDEX
         && !(planned.get().tasks().isEmpty() && plan.addDataFiles().isEmpty() && plan.removeDataFiles().isEmpty());
     if (index) {
-      inFlight.put(tableName, plan);
+      keep(plan);
       if (lookUp(plan, planned.get().tasks(), planned.get().deleteSequences())) {
         return;
       }
@@ -182,13 +388,13 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       finish(table, plan, List.of());
       return;
     }
-    inFlight.put(tableName, plan);
+    keep(plan);
     sendTasks(plan, planned.get().tasks());
     filesScanned.increment(planned.get().tasks().size());
   }
 
   private void sendTasks(CyclePlan plan, List<ConvertTask> tasks) {
-    resultCounts.put(plan.cycleId(), 0);
+    resultCounts.put(plan.table(), 0);
     for (ConvertTask task : tasks) {
       context.forward(new Record<String, Object>(task.dataFilePath(), task, context.currentSystemTimeMs()), TASKS_CHILD);
     }
@@ -243,7 +449,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   }
 
   private void acceptIndex(IndexResult result) {
-    CyclePlan plan = inFlight.get(result.table());
+    CyclePlan plan = plan(result.table());
     if (plan == null || !plan.cycleId().equals(result.cycleId())) {
       LOG.debug("Ignoring an index result of cycle {} of {}: not the cycle in flight", result.cycleId(), result.table());
       return;
@@ -286,8 +492,8 @@ public final class CycleCoordinator implements Processor<String, Object, String,
         }
       }
     }
-    keys.forEach(indexTasks::delete);
-    answers.forEach(a -> indexResults.delete(prefix + a.partition()));
+    keys.forEach(k -> indexTasks.put(k, null));
+    answers.forEach(a -> indexResults.put(prefix + a.partition(), null));
     filesSkippedByIndex.increment(skipped);
     CyclePlan resolved = plan.withTaskFiles(tasks.stream().map(ConvertTask::dataFilePath).toList());
     LOG.debug("Cycle {} of {}: the key index resolved {} files, {} need a scan, {} need nothing",
@@ -296,27 +502,57 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       finish(tables.refresh(TableIdentifier.parse(plan.table())), resolved, List.of());
       return;
     }
-    inFlight.put(plan.table(), resolved);
+    keep(resolved);
     sendTasks(resolved, tasks);
   }
 
-  private void accept(ConvertResult result) {
-    CyclePlan plan = inFlight.get(result.table());
+  private void accept(Record<String, Object> record, ConvertResult result) {
+    CyclePlan plan = plan(result.table());
     if (plan == null || !plan.cycleId().equals(result.cycleId())) {
       LOG.debug("Ignoring a result of cycle {} of {}: not the cycle in flight", result.cycleId(), result.table());
       return;
     }
+    if (!taskFiles(plan).contains(result.dataFilePath())) {
+      deadLetter(record, "cycle " + plan.cycleId() + " of " + plan.table() + " sent no convert task for "
+          + result.dataFilePath());
+      return;
+    }
+    if (result.failed()) {
+      abandon(plan.table());
+      guard.failed(plan.table(), "the convert task of cycle " + plan.cycleId() + " for " + result.dataFilePath()
+          + " failed: " + result.error(), null, context.currentSystemTimeMs());
+      return;
+    }
     String key = resultKey(result.table(), result.cycleId(), result.dataFilePath());
     boolean fresh = results.get(key) == null;
-    Integer counted = resultCounts.get(plan.cycleId());
+    Integer counted = resultCounts.get(plan.table());
     results.put(key, result);
     // After a restart the count is not in memory: count the store, which now holds this result.
     int count = counted == null ? countResults(plan) : counted + (fresh ? 1 : 0);
-    resultCounts.put(plan.cycleId(), count);
+    resultCounts.put(plan.table(), count);
     if (count >= plan.taskFiles().size()) {
       Table table = tables.refresh(TableIdentifier.parse(plan.table()));
       finish(table, plan, resultsOf(plan));
     }
+  }
+
+  private record TaskFiles(String cycleId, Set<String> paths) {}
+
+  /** The task files of the table's cycle in flight, as a set (a result is checked against them). */
+  private final Map<String, TaskFiles> taskFileSets = new HashMap<>();
+
+  private Set<String> taskFiles(CyclePlan plan) {
+    TaskFiles known = taskFileSets.get(plan.table());
+    if (known == null || !known.cycleId().equals(plan.cycleId())) {
+      known = new TaskFiles(plan.cycleId(), new HashSet<>(plan.taskFiles()));
+      taskFileSets.put(plan.table(), known);
+    }
+    return known.paths();
+  }
+
+  private int resultCount(CyclePlan plan) {
+    Integer counted = resultCounts.get(plan.table());
+    return counted == null ? countResults(plan) : counted;
   }
 
   private void finish(Table table, CyclePlan plan, List<ConvertResult> cycleResults) {
@@ -351,7 +587,9 @@ public final class CycleCoordinator implements Processor<String, Object, String,
           event.dataFilesRemoved(), event.dvsAdded(), event.dvsRemoved(), event.keysConverted(),
           cycleResults.size(), plan.reconvertedDeletes(), now - plan.plannedAtMs());
       context.forward(new Record<String, Object>(plan.table(), event, now), COMMITS_CHILD);
+      guard.succeeded(plan.table());
     } else if (outcome instanceof MainCommitter.AlreadyCommitted already) {
+      guard.succeeded(plan.table());
       LOG.info("Cycle {} of {} was already committed as main snapshot {}", plan.cycleId(), plan.table(),
           already.mainSnapshotId());
     } else if (outcome instanceof MainCommitter.MainMoved moved) {
@@ -364,10 +602,12 @@ public final class CycleCoordinator implements Processor<String, Object, String,
 
   private void clear(CyclePlan plan) {
     for (String path : plan.taskFiles()) {
-      results.delete(resultKey(plan.table(), plan.cycleId(), path));
+      results.put(resultKey(plan.table(), plan.cycleId(), path), null);
     }
-    inFlight.delete(plan.table());
-    resultCounts.remove(plan.cycleId());
+    inFlight.put(plan.table(), null);
+    plans.remove(plan.table());
+    resultCounts.remove(plan.table());
+    taskFileSets.remove(plan.table());
   }
 
   private int countResults(CyclePlan plan) {

@@ -20,6 +20,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -90,8 +91,19 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
   public void process(Record<String, IndexLookup> record) {
     IndexLookup lookup = record.value();
     long started = System.nanoTime();
-    Table table = tables.refresh(TableIdentifier.parse(lookup.table()));
-    IndexResult result = index.lookup(table, lookup);
+    IndexResult result;
+    try {
+      Table table = tables.refresh(TableIdentifier.parse(lookup.table()));
+      result = index.lookup(table, lookup);
+    } catch (KafkaException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // Every file of the cycle is scanned instead: slower, never wrong.
+      LOG.warn("Key index {} partition {}: lookup of cycle {} failed; its files are scanned", lookup.table(),
+          lookup.partition(), lookup.cycleId(), e);
+      result = new IndexResult(lookup.table(), lookup.cycleId(), lookup.partition(), Map.of(),
+          List.copyOf(lookup.taskDeletes().keySet()), 0, 0, 0, 0);
+    }
     lookupTime.record(Duration.ofNanos(System.nanoTime() - started));
     lookups.increment();
     keysIndexed.increment(result.keysIndexed());
@@ -123,6 +135,24 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
       if (main == null || Long.valueOf(main.snapshotId()).equals(completeAt.get(t))) {
         continue;
       }
+      try {
+        progressed = bootstrap(t, table, main, deadline, progressed);
+      } catch (KafkaException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        LOG.warn("Key index: bootstrapping the index of {} failed; it is tried again at the next interval", t, e);
+        continue;
+      }
+      if (System.nanoTime() > deadline) {
+        return;
+      }
+    }
+  }
+
+  /** Indexes what the partitions of {@code t} lack; true when something was indexed. */
+  private boolean bootstrap(String t, Table table, Snapshot main, long deadline, boolean progressedBefore) {
+    boolean progressed = progressedBefore;
+    {
       boolean complete = true;
       List<DataFile> onMain = new ArrayList<>(BranchFiles.liveDataFiles(table, main).values());
       Schema keySchema = KeyColumns.keySchema(table);
@@ -161,9 +191,7 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
       if (complete) {
         completeAt.put(t, main.snapshotId());
       }
-      if (System.nanoTime() > deadline) {
-        return;
-      }
     }
+    return progressed;
   }
 }

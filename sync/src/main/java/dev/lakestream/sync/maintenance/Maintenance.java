@@ -136,7 +136,10 @@ public final class Maintenance implements AutoCloseable {
     Long last = lastOrphans.get(name);
     if (last == null || nowMs - last >= config.orphanIntervalMs()) {
       lastOrphans.put(name, nowMs);
-      orphans = Optional.of(removeOrphans(table, nowMs - config.orphanMinAgeMs()));
+      SpillFiles.removeOlderThan(table, nowMs - config.maxStallMs());
+      if (config.orphansEnabled()) {
+        orphans = Optional.of(removeOrphans(table, nowMs - config.orphanMinAgeMs()));
+      }
     }
     maintainChangeLog(id, nowMs);
     return new Report(name, compacted, Optional.of(expired), orphans);

@@ -11,8 +11,15 @@ import dev.lakestream.common.iceberg.Branches;
  * @param compaction when and how realtime is compacted
  * @param realtimeRetention snapshot retention on realtime
  * @param mainRetention snapshot retention on main
+ * @param orphansEnabled whether the sync app removes orphan files on its own ({@code
+ *     sync.maintenance.orphans.enabled}, default false: removal lists and deletes files, which a
+ *     user turns on knowingly; the {@code remove-orphan-files} command runs it by hand)
  * @param orphanIntervalMs how often orphan files are looked for ({@code sync.maintenance.orphans.interval.ms})
- * @param orphanMinAgeMs only files older than this are orphans ({@code sync.maintenance.orphans.min-age-ms})
+ * @param orphanMinAgeMs only files older than this are orphans ({@code sync.maintenance.orphans.min-age-ms});
+ *     longer than the longest stall ({@code lakestream.max.stall.ms}), which a batch's files may wait for
+ *     their commit
+ * @param maxStallMs the longest stall the pipeline tolerates ({@code lakestream.max.stall.ms}); spill
+ *     files older than this are deleted
  */
 public record MaintenanceConfig(
     boolean enabled,
@@ -20,19 +27,28 @@ public record MaintenanceConfig(
     CompactionPolicy compaction,
     RetentionPolicy realtimeRetention,
     RetentionPolicy mainRetention,
+    boolean orphansEnabled,
     long orphanIntervalMs,
-    long orphanMinAgeMs) {
+    long orphanMinAgeMs,
+    long maxStallMs) {
 
   public static final String ENABLED = "sync.maintenance.enabled";
   public static final String CHECK_INTERVAL_MS = "sync.maintenance.check.interval.ms";
+  public static final String ORPHANS_ENABLED = "sync.maintenance.orphans.enabled";
   public static final String ORPHAN_INTERVAL_MS = "sync.maintenance.orphans.interval.ms";
   public static final String ORPHAN_MIN_AGE_MS = "sync.maintenance.orphans.min-age-ms";
 
-  public static final long DEFAULT_ORPHAN_MIN_AGE_MS = 3L * 24 * 3_600_000;
+  /** A day longer than the default longest stall: a file that waits that long for its commit is never an orphan. */
+  public static final long DEFAULT_ORPHAN_MIN_AGE_MS = PipelineConfig.DEFAULT_MAX_STALL_MS + 24 * 3_600_000L;
 
   public MaintenanceConfig {
     if (checkIntervalMs <= 0 || orphanIntervalMs <= 0 || orphanMinAgeMs < 0) {
       throw new IllegalArgumentException("maintenance intervals must be positive and the orphan age not negative");
+    }
+    if (orphanMinAgeMs <= maxStallMs) {
+      throw new IllegalArgumentException(ORPHAN_MIN_AGE_MS + " (" + orphanMinAgeMs + ") must be longer than "
+          + PipelineConfig.MAX_STALL_MS + " (" + maxStallMs + "): files of a batch that waits for its commit that long"
+          + " are referenced by no snapshot yet, and removing them would lose the batch");
     }
   }
 
@@ -43,7 +59,9 @@ public record MaintenanceConfig(
         CompactionPolicy.from(config),
         RetentionPolicy.from(config, Branches.REALTIME, 600_000, 10),
         RetentionPolicy.from(config, Branches.MAIN, 3_600_000, 100),
+        Boolean.parseBoolean(config.get(ORPHANS_ENABLED, "false")),
         config.getLong(ORPHAN_INTERVAL_MS, 3_600_000),
-        config.getLong(ORPHAN_MIN_AGE_MS, DEFAULT_ORPHAN_MIN_AGE_MS));
+        config.getLong(ORPHAN_MIN_AGE_MS, Math.max(DEFAULT_ORPHAN_MIN_AGE_MS, config.maxStallMs() + 24 * 3_600_000L)),
+        config.maxStallMs());
   }
 }

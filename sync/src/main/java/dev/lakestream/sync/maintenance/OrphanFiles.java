@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import org.apache.iceberg.ContentFile;
@@ -19,13 +18,12 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StatisticsFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
- * Removes the files under a table's locations that no snapshot, metadata file or statistics file
+ * Removes the files under a table's location that no snapshot, metadata file or statistics file
  * of the table references and that are older than a safety age: files of flushes and sync cycles
  * that never committed (a crash between writing and committing), and of commits whose retries
  * wrote new manifests. A referenced file is never removed.
@@ -33,7 +31,11 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
  * <p>The listing comes first and the references are read after it, so a file committed while the
  * listing runs counts as referenced. The safety age covers the files written for a commit that has
  * not happened yet (a batch waiting in ingest's commit queue, a cycle gathering its results): it
- * must be longer than any such wait; Iceberg's own default, 3 days, is the default here too.
+ * must be longer than any such wait: {@code lakestream.max.stall.ms} plus a day by default.
+ *
+ * <p>Only the table's own location ({@code location}) is listed, never {@code write.data.path} or
+ * {@code write.metadata.path}: a table property pointing those at a shared prefix would otherwise
+ * get other tables' files deleted. Files a table writes elsewhere are never removed here.
  */
 public final class OrphanFiles {
 
@@ -51,9 +53,7 @@ public final class OrphanFiles {
               + " cannot); use the object store's FileIO (S3FileIO, GCSFileIO, ADLSFileIO) or HadoopFileIO");
     }
     List<FileInfo> listed = new ArrayList<>();
-    for (String prefix : prefixes(table)) {
-      listing.listPrefix(prefix).forEach(listed::add);
-    }
+    listing.listPrefix(folder(table.location())).forEach(listed::add);
     table.refresh();
     Set<String> referenced = referenced(table);
     List<String> removed = new ArrayList<>();
@@ -69,19 +69,6 @@ public final class OrphanFiles {
     }
     return new Result(listed.size(), referenced.size(), removed.size(), bytes, removed,
         (System.nanoTime() - started) / 1_000_000);
-  }
-
-  /** The table's folder, and its data and metadata folders when they are configured elsewhere. */
-  private static Set<String> prefixes(Table table) {
-    Set<String> prefixes = new LinkedHashSet<>();
-    prefixes.add(folder(table.location()));
-    for (String key : List.of(TableProperties.WRITE_DATA_LOCATION, TableProperties.WRITE_METADATA_LOCATION)) {
-      String location = table.properties().get(key);
-      if (location != null) {
-        prefixes.add(folder(location));
-      }
-    }
-    return prefixes;
   }
 
   private static String folder(String location) {
@@ -134,7 +121,7 @@ public final class OrphanFiles {
   }
 
   /** One spelling per file: {@code file:} URIs as plain paths, s3a/s3n as s3. */
-  static String normalize(String location) {
+  public static String normalize(String location) {
     if (location.startsWith("file://")) {
       return location.substring("file://".length());
     }

@@ -1,4 +1,4 @@
-package dev.lakestream.ingest.dlq;
+package dev.lakestream.common.kafka;
 
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.Headers;
@@ -21,13 +21,19 @@ public final class DeadLetters {
 
   public static Record<byte[], byte[]> of(
       Record<byte[], byte[]> original, String topic, int partition, long offset, String stage, String reason) {
-    Headers headers = new RecordHeaders(original.headers().toArray());
+    return new Record<>(original.key(), original.value(), original.timestamp(),
+        headers(original.headers(), topic, partition, offset, stage, reason));
+  }
+
+  /** {@code original} and the headers that say where a record came from and why it was not applied. */
+  public static Headers headers(Headers original, String topic, int partition, long offset, String stage, String reason) {
+    Headers headers = new RecordHeaders(original.toArray());
     headers.add(REASON, utf8(reason));
     headers.add(TOPIC, utf8(topic));
     headers.add(PARTITION, utf8(Integer.toString(partition)));
     headers.add(OFFSET, utf8(Long.toString(offset)));
     headers.add(STAGE, utf8(stage));
-    return new Record<>(original.key(), original.value(), original.timestamp(), headers);
+    return headers;
   }
 
   private static byte[] utf8(String s) {
