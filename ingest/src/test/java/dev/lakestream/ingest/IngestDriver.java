@@ -123,6 +123,12 @@ final class IngestDriver implements AutoCloseable {
     model(change.table()).apply(change);
   }
 
+  /** Writes {@code value} as it is to the files-written topic (a malformed or forged batch event). */
+  void sendRawBatch(String key, byte[] value) {
+    driver.createInputTopic(config.filesWrittenTopic(), new StringSerializer(),
+        new org.apache.kafka.common.serialization.ByteArraySerializer()).pipeInput(key, value);
+  }
+
   SourceTableModel model(TestTable table) {
     return models.computeIfAbsent(table.topic(), t -> new SourceTableModel());
   }

@@ -213,6 +213,72 @@ class IngestOnKafkaTest {
     }
   }
 
+  @Test
+  void offsetsResetIntoBatchesWaitingForTheirCommitAreAppliedAgainAsUpserts() throws Exception {
+    TestTable source = new TestTable(table.serverName(), table.schema(), "overlapping", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 2);
+    // No fence and a long commit interval: the replayed changes reach batches that overlap the
+    // ones still waiting for their commit.
+    PipelineConfig config = config(source.topic(), "ingest-overlap")
+        .with("ingest.source.fence.enabled", "false")
+        .with(IngestConfig.COMMIT_INTERVAL_MS, "600000");
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2026);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        List<dev.lakestream.testkit.Change> sent = new java.util.ArrayList<>(gen.snapshot(300));
+        sent.addAll(gen.next(600));
+        feed.send(sent);
+        Eventually.until(CONVERGE, "batches flushed and waiting for their commit",
+            () -> count(app, "lakestream.ingest.changes") >= sent.size() && count(app, "lakestream.ingest.flushes") >= 2);
+        Thread.sleep(1_000);
+        var committed = dev.lakestream.ingest.commit.SourceOffsets.of(reader.loadTable(id), Branches.REALTIME);
+        assertThat(committed.last(source.topic(), 0)).as("nothing committed yet").isNegative();
+        assertThat(committed.last(source.topic(), 1)).as("nothing committed yet").isNegative();
+      }
+      try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+          Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> start = new HashMap<>();
+        for (int p = 0; p < 2; p++) {
+          // Into the first batch of each partition, which waits for its commit.
+          start.put(new org.apache.kafka.common.TopicPartition(source.topic(), p), new org.apache.kafka.clients.consumer.OffsetAndMetadata(5));
+        }
+        admin.alterConsumerGroupOffsets("ingest-overlap", start).all().get();
+      }
+      try (StreamsApp app = IngestApp.create(config.with(IngestConfig.COMMIT_INTERVAL_MS, "1000"))) {
+        app.start();
+        feed.send(gen.next(300));
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(app, "lakestream.realtime.batches.overlapping")).as("batches that overlapped committed offsets")
+            .isPositive();
+        assertThat(count(app, "lakestream.app.thread.failures")).as("stream threads that died").isZero();
+      }
+    }
+  }
+
+  @Test
+  void aFlushSlowerThanKafkaStreamsDefaultTransactionTimeoutCommits() throws Exception {
+    TestTable source = new TestTable(table.serverName(), table.schema(), "slow", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 1);
+    // Each Parquet file takes 7 s to close: a flush (a data and a delete file) takes 14 s, longer
+    // than the 10 s Kafka Streams gives a transaction by default.
+    PipelineConfig config = config(source.topic(), "ingest-slow")
+        .with(PipelineConfig.CATALOG_PREFIX + "io-impl", SlowFileIO.class.getName())
+        .with(PipelineConfig.CATALOG_PREFIX + SlowFileIO.CLOSE_MS, "7000")
+        .with(IngestConfig.FLUSH_INTERVAL_MS, "2000");
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2027);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model);
+        StreamsApp app = IngestApp.create(config)) {
+      app.start();
+      feed.send(gen.snapshot(200));
+      feed.send(gen.next(200));
+      Eventually.noDifference(Duration.ofSeconds(240), () -> realtimeDiffers(id, source));
+      assertThat(count(app, "lakestream.app.thread.failures")).as("stream threads that died").isZero();
+    }
+  }
+
   private static double count(StreamsApp app, String name) {
     return app.meters().find(name).counters().stream().mapToDouble(c -> c.count()).sum();
   }

@@ -1,6 +1,7 @@
 package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.MainCommitted;
@@ -12,6 +13,7 @@ import dev.lakestream.sync.convert.FileConverter;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.diff.Differ;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
+import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.OrphanFiles;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
@@ -248,6 +250,55 @@ class MaintenanceTest {
       pipeline.sync();
       assertCycle(pipeline, table, 8);
     }
+  }
+
+  @Test
+  void orphanRemovalNeverListsOutsideTheTableLocationWhateverItsPropertiesSay() throws Exception {
+    TestTable a = TestTable.wide("inventory", "customers");
+    TestTable b = TestTable.wide("inventory", "orders");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(a.topic(), b.topic()), MANUAL)) {
+      pipeline.send(new ChangeStreamGenerator(a, 46).snapshot(200));
+      pipeline.send(new ChangeStreamGenerator(b, 47).snapshot(200));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      // Anyone who may set a table property points a's data and metadata paths at the warehouse.
+      String root = pipeline.warehouseDir().toString();
+      pipeline.table(a).updateProperties()
+          .set(org.apache.iceberg.TableProperties.WRITE_DATA_LOCATION, root)
+          .set(org.apache.iceberg.TableProperties.WRITE_METADATA_LOCATION, root)
+          .commit();
+      Table tb = pipeline.table(b);
+      OrphanFiles.Result removed = OrphanFiles.remove(pipeline.table(a), System.currentTimeMillis() + 1);
+
+      assertThat(removed.removedFiles()).allSatisfy(path -> assertThat(path).startsWith(pipeline.table(a).location()));
+      assertFilesExist(pipeline.table(b));
+      assertThat(pipeline.rows(b, Branches.MAIN)).isEqualTo(pipeline.model(b).rows());
+      assertThat(tb.location()).isEqualTo(pipeline.table(b).location());
+    }
+  }
+
+  @Test
+  void orphanRemovalIsOffUnlessTurnedOn() throws Exception {
+    assertThat(MaintenanceConfig.from(new PipelineConfig(Map.of())).orphansEnabled()).isFalse();
+    assertThat(MaintenanceConfig.from(new PipelineConfig(Map.of(MaintenanceConfig.ORPHANS_ENABLED, "true")))
+        .orphansEnabled()).isTrue();
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      pipeline.send(new ChangeStreamGenerator(table, 48).snapshot(100));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      Maintenance.Report report = pipeline.maintenance.run(TableIdentifier.of(table.schema(), table.name()),
+          System.currentTimeMillis());
+      assertThat(report.orphans()).isEmpty();
+    }
+  }
+
+  @Test
+  void anOrphanAgeNotLongerThanTheLongestStallIsRefusedAtStart() {
+    assertThatThrownBy(() -> MaintenanceConfig.from(new PipelineConfig(Map.of(MaintenanceConfig.ORPHAN_MIN_AGE_MS,
+        Long.toString(3L * 24 * 3_600_000)))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(PipelineConfig.MAX_STALL_MS);
   }
 
   @Test

@@ -60,7 +60,7 @@ public final class SyncTopology {
     // Plans, tasks and results of any size fit a record: the large ones are spilled to files.
     int limit = config.recordLimitBytes();
     Function<String, Table> load = name -> tables.table(TableIdentifier.parse(name));
-    Serde<CyclePlan> plans = SpillingSerde.of(EventSerdes.cyclePlan(), CyclePlan::table, load, limit);
+    Serde<CyclePlan> plans = SpillingSerde.forStore(EventSerdes.cyclePlan(), CyclePlan::table, load, limit);
     Serde<ConvertTask> tasks = SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, load, limit);
     Serde<ConvertResult> results = SpillingSerde.of(EventSerdes.convertResult(), ConvertResult::table, load, limit);
     Serde<IndexLookup> lookups = SpillingSerde.of(EventSerdes.indexLookup(), IndexLookup::table, load, limit);
@@ -85,7 +85,8 @@ public final class SyncTopology {
         Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.CYCLES), Serdes.String(), plans),
         "cycle-coordinator");
     topology.addStateStore(
-        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.RESULTS), Serdes.String(), results),
+        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.RESULTS), Serdes.String(),
+            SpillingSerde.forStore(EventSerdes.convertResult(), ConvertResult::table, load, limit)),
         "cycle-coordinator");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.TABLES), Serdes.String(),
@@ -94,11 +95,11 @@ public final class SyncTopology {
     if (index) {
       topology.addStateStore(
           Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.INDEX_RESULTS), Serdes.String(),
-              indexResults),
+              SpillingSerde.forStore(EventSerdes.indexResult(), IndexResult::table, load, limit)),
           "cycle-coordinator");
       topology.addStateStore(
           Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CycleCoordinator.INDEX_TASKS), Serdes.String(),
-              tasks),
+              SpillingSerde.forStore(EventSerdes.convertTask(), ConvertTask::table, load, limit)),
           "cycle-coordinator");
       // Each lookup goes to the partition of the index it is for.
       StreamPartitioner<String, Object> byIndexPartition = (topic, key, value, partitions) ->

@@ -35,6 +35,8 @@ import org.apache.iceberg.PartitionSpec;
  * @param maxPosition the highest source position of the batch's changes, or null
  * @param truncatedAt for a TRUNCATE of the table at this source position (hex): the batch ends with
  *     it, and its changes before it are gone (it has no data or delete files); else null
+ * @param tableUuid the UUID of the table the files were written for (null from older writers): a
+ *     batch of a table that was dropped and created again is not committed to the new one
  */
 public record FilesWritten(
     String table,
@@ -53,7 +55,8 @@ public record FilesWritten(
     List<JsonNode> changelogFiles,
     String minPosition,
     String maxPosition,
-    String truncatedAt) {
+    String truncatedAt,
+    String tableUuid) {
 
   public static final String TYPE = "files-written";
   /** 2: source positions and truncates (a reader of 1 would take a truncate for an empty batch). */
@@ -67,6 +70,20 @@ public record FilesWritten(
     dataFiles = List.copyOf(dataFiles);
     deleteFiles = List.copyOf(deleteFiles);
     changelogFiles = changelogFiles == null ? List.of() : List.copyOf(changelogFiles);
+  }
+
+  public FilesWritten(String table, String sourceTopic, int sourcePartition, long firstOffset, long lastOffset,
+      long changes, long dataRows, long deleteKeys, long maxSourceTsMs, List<JsonNode> dataFiles,
+      List<JsonNode> deleteFiles, long writtenAtMs, String changelogTable, List<JsonNode> changelogFiles,
+      String minPosition, String maxPosition, String truncatedAt) {
+    this(table, sourceTopic, sourcePartition, firstOffset, lastOffset, changes, dataRows, deleteKeys, maxSourceTsMs,
+        dataFiles, deleteFiles, writtenAtMs, changelogTable, changelogFiles, minPosition, maxPosition, truncatedAt, null);
+  }
+
+  /** This batch with no files: its offsets are committed, its changes are not (they were dead-lettered). */
+  public FilesWritten withoutFiles() {
+    return new FilesWritten(table, sourceTopic, sourcePartition, firstOffset, lastOffset, changes, 0, 0, maxSourceTsMs,
+        List.of(), List.of(), writtenAtMs, changelogTable, List.of(), minPosition, maxPosition, null, tableUuid);
   }
 
   public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {

@@ -13,10 +13,11 @@ import java.util.function.Function;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 import org.apache.iceberg.Table;
-import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An event serde whose records never pass a size limit: an event whose JSON is larger is written,
@@ -33,6 +34,7 @@ import org.apache.kafka.common.serialization.Serializer;
  */
 public final class SpillingSerde<T> implements Serde<T> {
 
+  private static final Logger LOG = LoggerFactory.getLogger(SpillingSerde.class);
   public static final String TYPE = "spilled";
   public static final String FOLDER = "metadata/lakestream-spill/";
   private static final byte[] POINTER_START = ("{\"type\":\"" + TYPE + "\"").getBytes(java.nio.charset.StandardCharsets.UTF_8);
@@ -42,6 +44,7 @@ public final class SpillingSerde<T> implements Serde<T> {
   private final Function<T, String> tableOf;
   private final Function<String, Table> tables;
   private final int limitBytes;
+  private final boolean tolerant;
   private final Map<String, T> cache =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -56,11 +59,20 @@ public final class SpillingSerde<T> implements Serde<T> {
    * @param tables loads a table by name
    * @param limitBytes events larger than this are spilled
    */
-  public SpillingSerde(Serde<T> inner, Function<T, String> tableOf, Function<String, Table> tables, int limitBytes) {
+  private SpillingSerde(
+      Serde<T> inner, Function<T, String> tableOf, Function<String, Table> tables, int limitBytes, boolean tolerant) {
     this.inner = inner;
     this.tableOf = tableOf;
     this.tables = tables;
     this.limitBytes = limitBytes;
+    this.tolerant = tolerant;
+  }
+
+  /** A spilled event that cannot be read (its file or its table gone, a forged pointer). */
+  public static final class UnreadableSpill extends IllegalStateException {
+    UnreadableSpill(String message, Throwable cause) {
+      super(message, cause);
+    }
   }
 
   /**
@@ -116,16 +128,32 @@ public final class SpillingSerde<T> implements Serde<T> {
       if (!startsWith(bytes, POINTER_START)) {
         return inner.deserializer().deserialize(topic, bytes);
       }
+      try {
+        return followed(topic, bytes);
+      } catch (UnreadableSpill e) {
+        if (!tolerant) {
+          throw e;
+        }
+        // In a state store: the entry counts as absent (a cycle is planned again), rather than
+        // failing every read of the store.
+        LOG.warn("Dropping an unreadable spilled value of a state store: {}", e.getMessage());
+        return null;
+      }
+    };
+  }
+
+  private T followed(String topic, byte[] bytes) {
+    {
       JsonNode pointer;
       try {
         pointer = EventJson.MAPPER.readTree(bytes);
       } catch (IOException e) {
-        throw new SerializationException("unreadable spill pointer: " + e.getMessage(), e);
+        throw new UnreadableSpill("unreadable spill pointer: " + e.getMessage(), e);
       }
       String tableName = pointer.path("table").asText(null);
       String path = pointer.path("path").asText(null);
       if (tableName == null || path == null) {
-        throw new SerializationException("spill pointer without table or path: " + pointer);
+        throw new UnreadableSpill("spill pointer without table or path: " + pointer, null);
       }
       synchronized (cache) {
         T cached = cache.get(path);
@@ -133,26 +161,38 @@ public final class SpillingSerde<T> implements Serde<T> {
           return cached;
         }
       }
-      Table table = tables.apply(tableName);
+      Table table;
+      try {
+        table = tables.apply(tableName);
+      } catch (RuntimeException e) {
+        throw new UnreadableSpill("spilled event " + path + ": cannot load table " + tableName + ": " + e, e);
+      }
       if (!isSpillPath(table.location(), path)) {
-        throw new SerializationException(
-            "spill pointer of " + tableName + " names " + path + ", outside the table's spill folder " + folder(table.location()));
+        throw new UnreadableSpill(
+            "spill pointer of " + tableName + " names " + path + ", outside the table's spill folder " + folder(table.location()),
+            null);
       }
       byte[] json;
       try (InputStream in = new GZIPInputStream(table.io().newInputFile(path).newStream())) {
         json = in.readAllBytes();
       } catch (IOException | RuntimeException e) {
-        throw new SerializationException("cannot read spilled event " + path + " of " + tableName + ": " + e.getMessage(), e);
+        throw new UnreadableSpill("cannot read spilled event " + path + " of " + tableName + ": " + e.getMessage(), e);
       }
-      T value = inner.deserializer().deserialize(topic, json);
+      T value;
+      try {
+        value = inner.deserializer().deserialize(topic, json);
+      } catch (RuntimeException e) {
+        throw new UnreadableSpill("spilled event " + path + " of " + tableName + " is unreadable: " + e.getMessage(), e);
+      }
       if (!tableName.equals(tableOf.apply(value))) {
-        throw new SerializationException("spilled event " + path + " is of table " + tableOf.apply(value) + ", not " + tableName);
+        throw new UnreadableSpill("spilled event " + path + " is of table " + tableOf.apply(value) + ", not " + tableName,
+            null);
       }
       synchronized (cache) {
         cache.put(path, value);
       }
       return value;
-    };
+    }
   }
 
   private static boolean startsWith(byte[] bytes, byte[] prefix) {
@@ -167,8 +207,14 @@ public final class SpillingSerde<T> implements Serde<T> {
     return true;
   }
 
-  /** {@code serde} spilling above {@code limitBytes}, for events that name their table. */
+  /** {@code serde} spilling above {@code limitBytes}, for events that name their table; unreadable spills throw. */
   public static <T> Serde<T> of(Serde<T> serde, Function<T, String> tableOf, Function<String, Table> tables, int limitBytes) {
-    return new SpillingSerde<>(serde, tableOf, tables, limitBytes);
+    return new SpillingSerde<>(serde, tableOf, tables, limitBytes, false);
+  }
+
+  /** The same for a state store's values: an unreadable spill reads as absent (and is logged). */
+  public static <T> Serde<T> forStore(
+      Serde<T> serde, Function<T, String> tableOf, Function<String, Table> tables, int limitBytes) {
+    return new SpillingSerde<>(serde, tableOf, tables, limitBytes, true);
   }
 }

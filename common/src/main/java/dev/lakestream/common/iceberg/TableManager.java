@@ -44,6 +44,7 @@ public final class TableManager {
   private final Catalog catalog;
   private final Map<TableIdentifier, Table> tables = new ConcurrentHashMap<>();
   private final Set<String> accepted = ConcurrentHashMap.newKeySet();
+  private final Map<TableIdentifier, Long> refreshedAt = new ConcurrentHashMap<>();
 
   public TableManager(Catalog catalog) {
     this.catalog = catalog;
@@ -59,12 +60,29 @@ public final class TableManager {
   }
 
   /**
+   * The cached table, refreshed when it was last refreshed more than {@code maxAgeMs} ago: a table
+   * dropped meanwhile is found out ({@link org.apache.iceberg.exceptions.NoSuchTableException}),
+   * one created again is loaded anew.
+   */
+  public Table fresh(TableIdentifier id, long maxAgeMs) {
+    long now = System.currentTimeMillis();
+    Long last = refreshedAt.get(id);
+    if (last != null && now - last < maxAgeMs && tables.containsKey(id)) {
+      return tables.get(id);
+    }
+    Table table = refresh(id);
+    refreshedAt.put(id, now);
+    return table;
+  }
+
+  /**
    * Forgets what is cached of {@code table} (dropped, or dropped and created again): the next use
    * loads it from the catalog and checks its schema again.
    */
   public void forget(String table) {
     TableIdentifier id = TableIdentifier.parse(table);
     tables.remove(id);
+    refreshedAt.remove(id);
     accepted.removeIf(k -> k.startsWith(id + "\u0000"));
   }
 
@@ -73,10 +91,22 @@ public final class TableManager {
     return tables.containsKey(id) || catalog.tableExists(id);
   }
 
-  /** The table with its latest metadata. */
+  /**
+   * The table with its latest metadata. A table dropped and created again under the same name
+   * (Iceberg refuses to refresh across a change of UUID) is loaded anew.
+   */
   public Table refresh(TableIdentifier id) {
     Table table = table(id);
-    table.refresh();
+    try {
+      table.refresh();
+    } catch (IllegalStateException e) {
+      if (e.getMessage() == null || !e.getMessage().contains("UUID does not match")) {
+        throw e;
+      }
+      LOG.info("Table {} was dropped and created again ({}); loading the new one", id, e.getMessage());
+      forget(id.toString());
+      table = table(id);
+    }
     return table;
   }
 

@@ -87,6 +87,11 @@ public final class MetricsEndpoint implements AutoCloseable {
     return server == null ? -1 : server.getAddress().getPort();
   }
 
+  /** The address it listens on ({@code 0.0.0.0}: every interface), or null when it serves nothing. */
+  public String boundAddress() {
+    return server == null ? null : server.getAddress().getAddress().getHostAddress();
+  }
+
   @Override
   public void close() {
     if (server != null) {

@@ -47,6 +47,8 @@ final class Admission {
   record Admitted(TableIdentifier table, ChangeEvent event, boolean logged) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(Admission.class);
+  /** How stale the table a batch is written for may be (one catalog read per table per second at most). */
+  static final long FRESH_MS = 1_000;
 
   private final IngestConfig config;
   private final TableManager tables;
@@ -112,13 +114,17 @@ final class Admission {
   }
 
   /**
-   * The table {@code event} goes to, created again from the event's shape if it was dropped while
-   * the event waited in a batch.
+   * The table a batch ending with {@code event} is written for, as the catalog has it now (a second
+   * old at most): created again from the event's shape if it was dropped while the batch waited, so
+   * the batch goes to the table of that name (a batch written for a dropped table is not committed).
    */
   Table tableFor(TableIdentifier id, ChangeEvent event) {
     try {
-      return tables.table(id);
+      return tables.fresh(id, FRESH_MS);
     } catch (NoSuchTableException e) {
+      LOG.info("Table {} was dropped; creating it again for the batch that ends with {}", id,
+          event.source().describe());
+      tables.forget(id.toString());
       accepted.remove(id);
       return ensure(id, shapes.of(event));
     }

@@ -331,7 +331,8 @@ final class BatchFlusher {
         logFiles,
         span.minPosition == null ? null : SourcePositions.toHex(span.minPosition),
         span.maxPosition == null ? null : SourcePositions.toHex(span.maxPosition),
-        truncatedAt);
+        truncatedAt,
+        table.uuid().toString());
   }
 
   private static JsonNode readJson(byte[] json) {

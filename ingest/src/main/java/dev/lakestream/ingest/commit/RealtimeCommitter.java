@@ -210,7 +210,10 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     for (FilesWritten batch : batches) {
       String problem = alreadyCommitted(batch, committed) ? null : problem(table, batch, now);
       if (problem != null) {
+        // Its offsets are committed without its files: the partition's later batches (and the
+        // flushes that wait for it) go on; its changes are in the dead-letter topic.
         refuse(batch, problem);
+        toCommit.add(batch.withoutFiles());
       } else if (alreadyCommitted(batch, committed)) {
         replaysSkipped.increment();
         LOG.info(
@@ -250,6 +253,10 @@ public final class RealtimeCommitter implements Processor<String, Object, String
    * their files looked up.
    */
   private String problem(Table table, FilesWritten batch, long now) {
+    if (batch.tableUuid() != null && !batch.tableUuid().equals(table.uuid().toString())) {
+      return "it was written for table " + batch.table() + " " + batch.tableUuid() + ", which was dropped; the table of"
+          + " that name now is another (" + table.uuid() + ")";
+    }
     long waited = now - batch.writtenAtMs();
     if (waited > config.pipeline().maxStallMs()) {
       String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
@@ -283,7 +290,6 @@ public final class RealtimeCommitter implements Processor<String, Object, String
         + " table: re-snapshot it (README, \"When main differs from the source\")";
     LOG.error("{}", reason);
     health.problem("ingest table " + batch.table(), reason);
-    pending.delete(pendingKey(batch));
     context.forward(new Record<String, Object>(batch.table(), batch, context.currentSystemTimeMs(),
         DeadLetters.headers(new RecordHeaders(), batch.sourceTopic(), batch.sourcePartition(), batch.firstOffset(),
             "realtime-commit", reason)));

@@ -14,14 +14,18 @@ import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 
 /**
  * What a cycle may commit to {@code main}, checked before it does: results come from the convert
  * topics, which anyone allowed to write to them could forge, so a result is only taken when it is
  * for a data file its plan sent out, and its vectors are deletion vectors (Puffin, position
- * deletes) of that very data file, stored under the table's location. Every data file the plan adds
- * is under the table's location too. A refused cycle is not committed; the coordinator parks the
- * table and plans again.
+ * deletes) of that very data file, stored where the table keeps its files. Every data file the
+ * plan adds is there too. Where the table keeps its files: under its {@code location}, or under the
+ * data location its properties name ({@code write.data.path}, and the older {@code
+ * write.object-storage.path} and {@code write.folder-storage.path}), which is where Iceberg's
+ * writers put them. A refused cycle is not committed; the coordinator parks the table and plans
+ * again.
  */
 public final class CycleChecks {
 
@@ -36,10 +40,10 @@ public final class CycleChecks {
 
   public static void check(Table table, CyclePlan plan, List<ConvertResult> results) {
     String where = "cycle " + plan.cycleId() + " of " + plan.table();
-    String root = folder(OrphanFiles.normalize(table.location()));
+    List<String> roots = roots(table);
     Map<Integer, PartitionSpec> specs = table.specs();
     for (CyclePlan.SequencedFile f : plan.addDataFiles()) {
-      under(root, ContentFiles.fromJson(f.file(), specs), where, "data file to add");
+      under(roots, ContentFiles.fromJson(f.file(), specs), where, "data file to add");
     }
     Set<String> tasks = new HashSet<>(plan.taskFiles());
     for (ConvertResult result : results) {
@@ -50,7 +54,7 @@ public final class CycleChecks {
       DeleteFile dv = result.newDv(specs);
       if (dv != null) {
         vectorOf(dv, result.dataFilePath(), where);
-        under(root, dv, where, "deletion vector");
+        under(roots, dv, where, "deletion vector");
       }
       for (DeleteFile old : result.rewrittenDvs(specs)) {
         vectorOf(old, result.dataFilePath(), where);
@@ -66,10 +70,22 @@ public final class CycleChecks {
     }
   }
 
-  private static void under(String root, ContentFile<?> file, String where, String what) {
+  private static List<String> roots(Table table) {
+    List<String> roots = new java.util.ArrayList<>();
+    roots.add(folder(OrphanFiles.normalize(table.location())));
+    for (String key : List.of(TableProperties.WRITE_DATA_LOCATION, "write.object-storage.path", "write.folder-storage.path")) {
+      String location = table.properties().get(key);
+      if (location != null && !location.isBlank()) {
+        roots.add(folder(OrphanFiles.normalize(location)));
+      }
+    }
+    return roots;
+  }
+
+  private static void under(List<String> roots, ContentFile<?> file, String where, String what) {
     String location = OrphanFiles.normalize(file.location());
-    if (!location.startsWith(root) || location.contains("/../")) {
-      throw new Refused(where + ": " + what + " " + location + " is not under the table's location " + root);
+    if (location.contains("/../") || roots.stream().noneMatch(location::startsWith)) {
+      throw new Refused(where + ": " + what + " " + location + " is not where the table keeps its files " + roots);
     }
   }
 

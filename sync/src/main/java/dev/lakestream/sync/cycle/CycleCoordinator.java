@@ -106,6 +106,11 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private final Map<String, Integer> resultCounts = new HashMap<>();
   /** The cycle in flight by table, as in {@link #CYCLES} (read once, not per result). */
   private final Map<String, CyclePlan> plans = new HashMap<>();
+  /**
+   * When the cycle in flight of a table last progressed (planned, or a result came back); after a
+   * restart, the first check: the time an app was down does not count against the cycle timeout.
+   */
+  private final Map<String, Long> progressAt = new HashMap<>();
   private TableGuard guard;
 
   private ProcessorContext<String, Object> context;
@@ -153,7 +158,14 @@ public final class CycleCoordinator implements Processor<String, Object, String,
       this.indexResults = context.getStateStore(INDEX_RESULTS);
       this.indexTasks = context.getStateStore(INDEX_TASKS);
     }
-    this.guard = new TableGuard(health, meters, config.backstopMs(), context.taskId().toString());
+    // A task revived after an aborted transaction is initialized again: nothing in memory survives.
+    plans.clear();
+    resultCounts.clear();
+    taskFileSets.clear();
+    progressAt.clear();
+    if (guard == null) {
+      guard = new TableGuard(health, meters, config.backstopMs(), context.taskId().toString());
+    }
     context.schedule(Duration.ofMillis(config.backstopMs()), PunctuationType.WALL_CLOCK_TIME, now -> backstop());
   }
 
@@ -240,16 +252,16 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private void checkTable(String table, long now) {
     CyclePlan plan = plan(table);
     if (plan != null) {
-      long age = now - plan.plannedAtMs();
+      long idle = now - progressAt.computeIfAbsent(table, t -> now);
       int waiting = plan.taskFiles().size() - resultCount(plan);
-      if (age >= config.cycleTimeoutMs()) {
+      if (idle >= config.cycleTimeoutMs()) {
         timedOut.increment();
         abandon(table);
-        guard.failed(table, "cycle " + plan.cycleId() + " timed out after " + age / 1000 + " s (" + SyncConfig.CYCLE_TIMEOUT_MS
-            + ") still waiting for " + waiting + " of " + plan.taskFiles().size() + " convert results", null, now);
-      } else if (age >= config.cycleTimeoutMs() / 5) {
-        guard.stalled(table, "cycle " + plan.cycleId() + " has waited " + age / 1000 + " s for " + waiting + " of "
-            + plan.taskFiles().size() + " convert results");
+        guard.failed(table, "cycle " + plan.cycleId() + " timed out: no convert result for " + idle / 1000 + " s ("
+            + SyncConfig.CYCLE_TIMEOUT_MS + "), still waiting for " + waiting + " of " + plan.taskFiles().size(), null, now);
+      } else if (idle >= config.cycleTimeoutMs() / 5) {
+        guard.stalled(table, "cycle " + plan.cycleId() + " has had no convert result for " + idle / 1000 + " s; waiting for "
+            + waiting + " of " + plan.taskFiles().size());
       }
       return;
     }
@@ -302,6 +314,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     plans.remove(table);
     resultCounts.remove(table);
     taskFileSets.remove(table);
+    progressAt.remove(table);
   }
 
   private static <V> void deletePrefix(KeyValueStore<String, V> store, String prefix) {
@@ -361,6 +374,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
   private void keep(CyclePlan plan) {
     inFlight.put(plan.table(), plan);
     plans.put(plan.table(), plan);
+    progressAt.put(plan.table(), context.currentSystemTimeMs());
   }
 
   private void startCycle(String tableName) {
@@ -523,6 +537,7 @@ public final class CycleCoordinator implements Processor<String, Object, String,
           + " failed: " + result.error(), null, context.currentSystemTimeMs());
       return;
     }
+    progressAt.put(plan.table(), context.currentSystemTimeMs());
     String key = resultKey(result.table(), result.cycleId(), result.dataFilePath());
     boolean fresh = results.get(key) == null;
     Integer counted = resultCounts.get(plan.table());
@@ -608,6 +623,15 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     plans.remove(plan.table());
     resultCounts.remove(plan.table());
     taskFileSets.remove(plan.table());
+    progressAt.remove(plan.table());
+  }
+
+  /** The task moves (or the app stops): its tables' health is for whoever takes them over to report. */
+  @Override
+  public void close() {
+    if (guard != null) {
+      guard.clearAll();
+    }
   }
 
   private int countResults(CyclePlan plan) {
@@ -615,8 +639,9 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     try (KeyValueIterator<String, ConvertResult> it =
         results.prefixScan(plan.table() + '\u0000' + plan.cycleId() + '\u0000', Serdes.String().serializer())) {
       while (it.hasNext()) {
-        it.next();
-        n++;
+        if (it.next().value != null) {
+          n++; // an unreadable (spilled) result reads as absent
+        }
       }
     }
     return n;
@@ -626,7 +651,11 @@ public final class CycleCoordinator implements Processor<String, Object, String,
     List<ConvertResult> out = new ArrayList<>();
     try (KeyValueIterator<String, ConvertResult> it =
         results.prefixScan(plan.table() + '\u0000' + plan.cycleId() + '\u0000', Serdes.String().serializer())) {
-      it.forEachRemaining((KeyValue<String, ConvertResult> e) -> out.add(e.value));
+      it.forEachRemaining((KeyValue<String, ConvertResult> e) -> {
+        if (e.value != null) {
+          out.add(e.value);
+        }
+      });
     }
     return out;
   }

@@ -30,6 +30,7 @@ final class TableGuard {
   private final Health health;
   private final long baseBackoffMs;
   private final Map<String, Parked> parked = new ConcurrentHashMap<>();
+  private final java.util.Set<String> stalledTables = ConcurrentHashMap.newKeySet();
   private final Counter failures;
   private final Counter forgotten;
 
@@ -75,12 +76,14 @@ final class TableGuard {
     if (parked.remove(table) != null) {
       LOG.info("Sync of {} works again", table);
     }
+    stalledTables.remove(table);
     health.clear(subject(table));
   }
 
   /** A cycle of {@code table} has not progressed for a while: say so until it does. */
   void stalled(String table, String what) {
     if (!parked.containsKey(table)) {
+      stalledTables.add(table);
       health.problem(subject(table), "stalled: " + what);
     }
   }
@@ -91,6 +94,16 @@ final class TableGuard {
     health.clear(subject(table));
     forgotten.increment();
     LOG.warn("No longer syncing {}: {}", table, why);
+  }
+
+  /** Forgets every table (their task moved away): no problem of theirs is reported here any more. */
+  void clearAll() {
+    for (String table : parked.keySet()) {
+      health.clear(subject(table));
+    }
+    parked.clear();
+    stalledTables.forEach(t -> health.clear(subject(t)));
+    stalledTables.clear();
   }
 
   private static String subject(String table) {

@@ -40,7 +40,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Store layout, every key prefixed with a kind byte and {@code table\0}:
  * {@code E key} → (file id, position)*; {@code F p path} → (file id, data sequence number);
  * {@code I p id} → (data sequence number, path); {@code N p} → next file id; {@code K p} →
- * number of partitions; {@code V} → the {@link KeyCodec#VERSION} the entries are written in.
+ * number of partitions; {@code V} → the {@link KeyCodec#VERSION} the entries are written in and the
+ * UUID of the table they index.
  */
 public final class KeyIndex {
 
@@ -59,7 +60,7 @@ public final class KeyIndex {
     String t = lookup.table();
     int p = lookup.partition();
     int n = lookup.partitions();
-    register(t, p, n);
+    register(t, p, n, table.uuid().toString());
     Schema keySchema = KeyColumns.keySchema(table);
     KeyCodec codec = new KeyCodec(keySchema);
     var specs = table.specs();
@@ -266,18 +267,32 @@ public final class KeyIndex {
     }
   }
 
-  private void register(String t, int p, int n) {
+  private void register(String t, int p, int n, String uuid) {
+    sameTable(t, uuid);
+    registerPartitions(t, p, n);
+  }
+
+  /**
+   * Makes sure the index of {@code t} is of the table with {@code uuid}, in this version's key
+   * encoding. An index built with another encoding, or of a table of the same name that was dropped
+   * (and created again), is forgotten: its entries would not be found, or would point into files
+   * of another table. Cycles scan the files it lacks while the bootstrap indexes main again.
+   */
+  public void sameTable(String t, String uuid) {
     Bytes version = prefix('V', t);
     byte[] known = store.get(version);
-    if (known == null || ByteBuffer.wrap(known).getInt() != KeyCodec.VERSION) {
+    byte[] expected = versionValue(uuid);
+    if (known == null || !java.util.Arrays.equals(known, expected)) {
       if (tables().contains(t)) {
-        // Built with another key encoding: its entries would not be found. Forget it; cycles scan
-        // the files it lacks while the bootstrap indexes main again.
         clear(t);
       }
-      store.put(version, ByteBuffer.allocate(4).putInt(KeyCodec.VERSION).array());
+      store.put(version, expected);
     }
-    registerPartitions(t, p, n);
+  }
+
+  private static byte[] versionValue(String uuid) {
+    byte[] id = uuid == null ? new byte[0] : uuid.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(4 + id.length).putInt(KeyCodec.VERSION).put(id).array();
   }
 
   /** Forgets everything of {@code t}'s index in this store. */

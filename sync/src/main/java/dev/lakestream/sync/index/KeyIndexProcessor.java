@@ -152,6 +152,7 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
   /** Indexes what the partitions of {@code t} lack; true when something was indexed. */
   private boolean bootstrap(String t, Table table, Snapshot main, long deadline, boolean progressedBefore) {
     boolean progressed = progressedBefore;
+    index.sameTable(t, table.uuid().toString());
     {
       boolean complete = true;
       List<DataFile> onMain = new ArrayList<>(BranchFiles.liveDataFiles(table, main).values());

@@ -1,0 +1,77 @@
+package dev.lakestream.common.event;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.common.serialization.Serde;
+import org.junit.jupiter.api.Test;
+
+class SpillingSerdeTest {
+
+  private static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
+
+  @Test
+  void smallEventsStayInTheRecordLargeOnesGoToAFileOfTheirTable() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Catalog catalog = warehouse.catalog();
+      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
+      Table table = catalog.createTable(TableIdentifier.of("db", "t"), SCHEMA);
+      Serde<ConvertTask> serde =
+          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, n -> catalog.loadTable(TableIdentifier.parse(n)), 2048);
+
+      ConvertTask small = task(2);
+      byte[] smallBytes = serde.serializer().serialize("t", small);
+      assertThat(smallBytes).isEqualTo(small.toJson());
+
+      ConvertTask large = task(400);
+      assertThat(large.toJson().length).isGreaterThan(2048);
+      byte[] pointer = serde.serializer().serialize("t", large);
+      assertThat(pointer.length).isLessThan(2048);
+      String text = new String(pointer, StandardCharsets.UTF_8);
+      assertThat(text).contains("\"type\":\"spilled\"", table.location() + "/" + SpillingSerde.FOLDER);
+
+      // A fresh serde (another instance, after a restart) reads it from the file.
+      Serde<ConvertTask> other =
+          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, n -> catalog.loadTable(TableIdentifier.parse(n)), 2048);
+      assertThat(other.deserializer().deserialize("t", pointer)).isEqualTo(large);
+    }
+  }
+
+  @Test
+  void aPointerOutsideTheTablesSpillFolderIsRefused() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Catalog catalog = warehouse.catalog();
+      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
+      Table table = catalog.createTable(TableIdentifier.of("db", "t"), SCHEMA);
+      Serde<ConvertTask> serde =
+          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, n -> catalog.loadTable(TableIdentifier.parse(n)), 2048);
+      for (String path : List.of("/etc/passwd", table.location() + "/metadata/v1.metadata.json",
+          table.location() + "/" + SpillingSerde.FOLDER + "../../data/x.parquet")) {
+        byte[] forged = ("{\"type\":\"spilled\",\"v\":1,\"table\":\"db.t\",\"path\":\"" + path + "\",\"bytes\":10}")
+            .getBytes(StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", forged)).hasMessageContaining("outside");
+      }
+    }
+  }
+
+  private static ConvertTask task(int deletes) {
+    JsonNodeFactory json = JsonNodeFactory.instance;
+    List<com.fasterxml.jackson.databind.JsonNode> files = new ArrayList<>();
+    for (int i = 0; i < deletes; i++) {
+      files.add(json.objectNode().put("file-path", "/wh/db/t/data/delete-" + i + ".parquet").put("record-count", i));
+    }
+    return new ConvertTask("db.t", "cycle-1", json.objectNode().put("file-path", "/wh/db/t/data/a.parquet"), null, files);
+  }
+}
