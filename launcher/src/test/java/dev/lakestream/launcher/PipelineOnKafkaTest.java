@@ -123,6 +123,48 @@ class PipelineOnKafkaTest {
     }
   }
 
+  /**
+   * Sync's producer may send records of 16 KiB only: every plan, task and result above 8 KiB is
+   * spilled to a file of its table and referenced, so the cycles (dozens of files each) still fit.
+   */
+  @Test
+  void cyclesLargerThanTheProducersRecordLimitAreSpilledAndMainKeepsUp() throws Exception {
+    TestTable table = new TestTable("dbserver1", "inventory", "bulky", TestTable.wide("x", "y").columns(), List.of("id"));
+    kafka.createTopic(table.topic(), 3);
+    Map<String, String> shared = shared("p4", table.topic());
+    PipelineConfig syncConfig = config(shared, "sync-4").with("producer.max.request.size", "16384");
+    try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-4"));
+        StreamsApp sync = SyncApp.create(syncConfig);
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      ingest.start();
+      Eventually.until(Duration.ofSeconds(60), "ingest RUNNING", () -> ingest.streams().state() == KafkaStreams.State.RUNNING);
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 41);
+      feed.send(gen.snapshot(2000));
+      for (int i = 0; i < 10; i++) {
+        feed.send(gen.next(400));
+        Thread.sleep(300);
+      }
+      // Sync starts late: its first cycle takes everything ingest committed meanwhile.
+      sync.start();
+      TableIdentifier id = TableIdentifier.of("inventory", "bulky");
+      Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
+      for (int i = 0; i < 5; i++) {
+        feed.send(gen.next(400));
+        Thread.sleep(300);
+      }
+      Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
+      Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
+      assertThat(report.passed()).as(report.toString()).isTrue();
+      java.nio.file.Path spill = java.nio.file.Path.of(reader.loadTable(id).location().replaceFirst("^file:", ""),
+          dev.lakestream.common.event.SpillingSerde.FOLDER);
+      try (var files = java.nio.file.Files.list(spill)) {
+        assertThat(files.count()).as("records spilled to files").isPositive();
+      }
+      assertThat(sync.meters().find("lakestream.app.thread.failures").counter().count()).as("sync threads that died")
+          .isZero();
+    }
+  }
+
   @Test
   void syncSurvivesCrashesBetweenConvertAndCommitAndAfterCommitBeforeTheEvent() throws Exception {
     TestTable table = new TestTable("dbserver1", "inventory", "crashy", TestTable.wide("x", "y").columns(), List.of("id"));

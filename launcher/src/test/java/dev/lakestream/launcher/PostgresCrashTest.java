@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -74,6 +75,63 @@ class PostgresCrashTest {
         assertThat(ingest.starts()).isEqualTo(1 + KILLS_EACH);
         assertThat(sync.starts()).isEqualTo(1 + KILLS_EACH);
         assertThat(changes).isGreaterThan(3_000);
+      }
+    }
+  }
+
+  /**
+   * Two instances of each app with one application id, as a user scales out; one of each is
+   * killed (SIGKILL) mid-workload and not restarted: the survivors take their tasks over.
+   */
+  @Test
+  void survivorsOfTwoInstancesOfEachAppTakeOverWhenOneOfEachIsKilled() throws Exception {
+    try (EmbeddedKafka kafka = EmbeddedKafka.start();
+        EmbeddedPostgres postgres = EmbeddedPostgres.start();
+        TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      InventoryDatabase db = new InventoryDatabase(postgres::connect, 44);
+      db.create(300);
+      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse).with(PipelineConfig.METRICS_PORT, "-1")
+          .with(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2");
+      Path logs = Files.createTempDirectory("apps-");
+      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
+          ChildApp ingest1 = new ChildApp("ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest-1.log"));
+          ChildApp ingest2 = new ChildApp("ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest-2.log"));
+          ChildApp sync1 = new ChildApp("sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync-1.log"));
+          ChildApp sync2 = new ChildApp("sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync-2.log"))) {
+        ingest1.start();
+        ingest2.start();
+        sync1.start();
+        sync2.start();
+        PostgresEndToEndTest.registerConnector(connect, postgres);
+        Catalog reader = warehouse.catalog();
+
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Long> txids = new ArrayList<>();
+        CompletableFuture<Integer> workload = CompletableFuture.supplyAsync(() -> {
+          try {
+            return db.runWorkload(Integer.MAX_VALUE, 10, txids, stop::get);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+        Eventually.until(Duration.ofSeconds(180), "both tables on main", () -> reader.tableExists(
+            org.apache.iceberg.catalog.TableIdentifier.of("inventory", "orders")) && reader.tableExists(
+            org.apache.iceberg.catalog.TableIdentifier.of("inventory", "customers")));
+        Thread.sleep(8_000);
+        ingest2.kill();
+        Thread.sleep(3_000);
+        sync1.kill();
+        Thread.sleep(12_000);
+        stop.set(true);
+        int changes = workload.get(60, TimeUnit.SECONDS);
+
+        Eventually.noDifference(Duration.ofSeconds(300), () -> db.mainDiffers(reader));
+        PostgresEndToEndTest.assertInvariants(reader);
+        assertThat(ingest1.alive()).as("the surviving ingest").isTrue();
+        assertThat(sync2.alive()).as("the surviving sync").isTrue();
+        System.out.printf("Scale-out crash test: %d changes in %d transactions; one ingest and one sync of two killed;"
+            + " logs in %s%n", changes, txids.size(), logs);
+        assertThat(changes).isGreaterThan(1_000);
       }
     }
   }
