@@ -76,8 +76,21 @@ public final class Topics {
   public static void requireRetention(Properties appProps, String topic, long minMs, String setting)
       throws InterruptedException {
     ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    long deadline = System.currentTimeMillis() + 15_000;
     try (Admin admin = Admin.create(adminProperties(appProps))) {
-      Config config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+      Config config;
+      while (true) {
+        try {
+          config = admin.describeConfigs(List.of(resource)).all().get().get(resource);
+          break;
+        } catch (ExecutionException e) {
+          // A topic just created may take a moment to be known.
+          if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.currentTimeMillis() > deadline) {
+            throw e;
+          }
+          Thread.sleep(200);
+        }
+      }
       ConfigEntry entry = config.get(TopicConfig.RETENTION_MS_CONFIG);
       long retention = entry == null || entry.value() == null ? -1 : Long.parseLong(entry.value());
       if (retention >= 0 && retention < minMs) {

@@ -251,32 +251,34 @@ public final class CycleCoordinator implements Processor<String, Object, String,
 
   private void checkTable(String table, long now) {
     CyclePlan plan = plan(table);
-    if (plan != null) {
-      long idle = now - progressAt.computeIfAbsent(table, t -> now);
-      int waiting = plan.taskFiles().size() - resultCount(plan);
-      if (idle >= config.cycleTimeoutMs()) {
-        timedOut.increment();
-        abandon(table);
-        guard.failed(table, "cycle " + plan.cycleId() + " timed out: no convert result for " + idle / 1000 + " s ("
-            + SyncConfig.CYCLE_TIMEOUT_MS + "), still waiting for " + waiting + " of " + plan.taskFiles().size(), null, now);
-      } else if (idle >= config.cycleTimeoutMs() / 5) {
-        guard.stalled(table, "cycle " + plan.cycleId() + " has had no convert result for " + idle / 1000 + " s; waiting for "
-            + waiting + " of " + plan.taskFiles().size());
+    if (plan == null) {
+      if (guard.isParked(table, now)) {
+        return;
       }
-      return;
+      String refusal = refusal(table);
+      if (refusal != null) {
+        forget(table, refusal);
+        return;
+      }
     }
-    if (guard.isParked(table, now)) {
-      return;
-    }
-    String refusal = refusal(table);
-    if (refusal != null) {
-      forget(table, refusal);
-      return;
-    }
-    // Maintenance runs on its own thread (in tests, here): a compaction it commits is mirrored
-    // by the next cycle.
+    // Maintenance runs on its own thread (in tests, here), whether a cycle is in flight or not: a
+    // compaction it commits is mirrored by the next cycle.
     maintenance.check(table, now);
-    startCycle(table);
+    if (plan == null) {
+      startCycle(table);
+      return;
+    }
+    long idle = now - progressAt.computeIfAbsent(table, t -> now);
+    int waiting = plan.taskFiles().size() - resultCount(plan);
+    if (idle >= config.cycleTimeoutMs()) {
+      timedOut.increment();
+      abandon(table);
+      guard.failed(table, "cycle " + plan.cycleId() + " timed out: no convert result for " + idle / 1000 + " s ("
+          + SyncConfig.CYCLE_TIMEOUT_MS + "), still waiting for " + waiting + " of " + plan.taskFiles().size(), null, now);
+    } else if (idle >= config.cycleTimeoutMs() / 5) {
+      guard.stalled(table, "cycle " + plan.cycleId() + " has had no convert result for " + idle / 1000 + " s; waiting for "
+          + waiting + " of " + plan.taskFiles().size());
+    }
   }
 
   /**
