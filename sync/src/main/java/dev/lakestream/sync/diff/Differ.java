@@ -1,6 +1,5 @@
 package dev.lakestream.sync.diff;
 
-import dev.lakestream.common.iceberg.KeyBounds;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CyclePlan;
@@ -17,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
@@ -31,12 +31,10 @@ import org.slf4j.LoggerFactory;
  * watermark combined into one diff (data files added and removed, equality deletes added), and one
  * convert task per data file that a delete may apply to.
  *
- * <p>The pairing rule: an equality delete applies to a data file when the file's data sequence
- * number on realtime is lower than the delete's, and the key columns' bounds do not rule it out.
- * Files already on main are paired with the new deletes only (older ones are in their deletion
- * vectors). A new file with a sequence number at or below the watermark's (the output of a
- * compaction, which keeps the starting sequence number) is paired with every live equality delete
- * newer than it: the bounded reconversion.
+ * <p>Its steps: the {@code range} of realtime snapshots after main's watermark; their combined
+ * {@code snapshotDiff} (or, when they have expired, the {@code liveSetDiff} of both branches); the
+ * data files and deletion vectors to remove from main; the {@link Pairing} of data files with the
+ * deletes that apply to them (the rule, with its unit tests, is there); the tasks and the plan.
  *
  * <p>When the realtime snapshots after the watermark have expired, the diff falls back to the live
  * file sets of both branches, still from metadata: slower to convert, same result.
@@ -53,8 +51,89 @@ public final class Differ {
 
   private Differ() {}
 
+  /** The realtime snapshots a cycle mirrors: after main's watermark, up to realtime's head. */
+  private record Range(Snapshot main, Snapshot realtime, Optional<Long> watermark, List<Snapshot> snapshots,
+      Snapshot stop) {
+    /** The snapshots after the watermark have expired: the live file sets are compared instead. */
+    boolean expired() {
+      return stop == null;
+    }
+
+    long maxSourceTsMs() {
+      long max = -1;
+      for (Snapshot s : snapshots) {
+        String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
+        if (ts != null) {
+          max = Math.max(max, Long.parseLong(ts));
+        }
+      }
+      return max;
+    }
+  }
+
+  /**
+   * What changed on realtime over a range: data files added (by path), data files that were on main
+   * before and are gone, equality deletes added; and realtime's sequence number at the watermark,
+   * -1 when unknown.
+   */
+  private record FileDiff(Map<String, DataFile> added, Set<String> removed, Map<String, DeleteFile> newDeletes,
+      long watermarkSequence) {}
+
   /** Empty when main already mirrors realtime's head. {@code table} must be fresh. */
   public static Optional<Planned> plan(Table table, String tableName, String cycleId, long nowMs) {
+    Optional<Range> found = range(table, tableName);
+    if (found.isEmpty()) {
+      return Optional.empty();
+    }
+    Range range = found.get();
+    Map<String, DataFile> mainData = BranchFiles.liveDataFiles(table, range.main());
+    FileDiff diff = range.expired() ? liveSetDiff(table, tableName, range, mainData) : snapshotDiff(table, range);
+
+    Map<String, DeleteFile> mainDvs = BranchFiles.deletionVectors(table, range.main());
+    List<JsonNode> removeData = new ArrayList<>();
+    List<JsonNode> removeDvs = new ArrayList<>();
+    for (String path : diff.removed()) {
+      DataFile gone = mainData.remove(path);
+      if (gone != null) {
+        removeData.add(json(table, gone));
+        DeleteFile dv = mainDvs.get(path);
+        if (dv != null) {
+          removeDvs.add(json(table, dv));
+        }
+      }
+    }
+
+    // Compacted files are paired with every live delete newer than them: read those only if needed.
+    boolean compactedFiles = diff.added().values().stream()
+        .anyMatch(f -> Pairing.isCompacted(f, diff.watermarkSequence(), ContentFile::dataSequenceNumber));
+    Map<String, DeleteFile> liveDeletes = compactedFiles
+        ? equalityDeletes(BranchFiles.liveDeleteFiles(table, range.realtime()))
+        : diff.newDeletes();
+    Pairing.Pairs pairs = Pairing.pair(table.schema(), mainData.values(), diff.added().values(),
+        diff.newDeletes().values(), liveDeletes.values(), diff.watermarkSequence(), ContentFile::dataSequenceNumber);
+
+    List<ConvertTask> tasks = new ArrayList<>();
+    pairs.byDataFile().forEach((path, deletes) -> {
+      DataFile file = mainData.containsKey(path) ? mainData.get(path) : diff.added().get(path);
+      DeleteFile currentDv = mainData.containsKey(path) ? mainDvs.get(path) : null;
+      tasks.add(new ConvertTask(tableName, cycleId, json(table, file), currentDv == null ? null : json(table, currentDv),
+          deletes.stream().map(d -> json(table, d)).toList()));
+    });
+    List<CyclePlan.SequencedFile> addData = new ArrayList<>();
+    for (DataFile f : diff.added().values()) {
+      addData.add(new CyclePlan.SequencedFile(json(table, f), f.dataSequenceNumber()));
+    }
+    CyclePlan plan = new CyclePlan(tableName, cycleId, range.main().snapshotId(), range.realtime().snapshotId(),
+        range.maxSourceTsMs(), addData, removeData, removeDvs, tasks.stream().map(ConvertTask::dataFilePath).toList(),
+        range.snapshots().size(), pairs.reconverted().size(), range.expired(), nowMs);
+    Map<String, Long> deleteSequences = new HashMap<>();
+    liveDeletes.values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
+    diff.newDeletes().values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
+    return Optional.of(new Planned(plan, tasks, deleteSequences));
+  }
+
+  /** The realtime snapshots after main's watermark (oldest first); empty when there are none. */
+  private static Optional<Range> range(Table table, String tableName) {
     Snapshot main = table.snapshot(Branches.MAIN);
     Snapshot realtime = table.snapshot(Branches.REALTIME);
     if (main == null || realtime == null) {
@@ -70,150 +149,69 @@ public final class Differ {
         mainAncestors.add(s.snapshotId());
       }
     }
-    List<Snapshot> range = new ArrayList<>();
+    List<Snapshot> snapshots = new ArrayList<>();
     Snapshot stop = realtime;
     while (stop != null
         && !(watermark.isPresent() ? stop.snapshotId() == watermark.get() : mainAncestors.contains(stop.snapshotId()))) {
-      range.add(stop);
+      snapshots.add(stop);
       stop = BranchFiles.parent(table, stop);
     }
-    if (stop != null && range.isEmpty()) {
+    if (stop != null && snapshots.isEmpty()) {
       return Optional.empty();
     }
-    Collections.reverse(range);
-
-    Map<String, DataFile> mainData = BranchFiles.liveDataFiles(table, main);
-    Map<String, DataFile> added = new LinkedHashMap<>();
-    Set<String> removedBefore = new HashSet<>();
-    Map<String, DeleteFile> newDeletes = new LinkedHashMap<>();
-    long maxSourceTs = -1;
-    for (Snapshot s : range) {
-      String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
-      if (ts != null) {
-        maxSourceTs = Math.max(maxSourceTs, Long.parseLong(ts));
-      }
-    }
-    // Realtime's sequence numbers up to which main holds every delete converted; -1: none known.
-    long watermarkSequence;
-    boolean liveSets = stop == null;
-    if (liveSets) {
-      // The realtime snapshots after the watermark have expired: compare the live file sets of
-      // both branches (metadata only) and convert every live equality delete against every data
-      // file it may apply to. Converting a delete twice is harmless: positions already deleted are
-      // skipped.
-      LOG.warn("Table {}: the realtime snapshots after main's watermark {} have expired; diffing the live file sets",
-          tableName, watermark.orElse(null));
-      Map<String, DataFile> realtimeData = BranchFiles.liveDataFiles(table, realtime);
-      realtimeData.forEach((path, f) -> {
-        if (!mainData.containsKey(path)) {
-          added.put(path, f);
-        }
-      });
-      for (String path : mainData.keySet()) {
-        if (!realtimeData.containsKey(path)) {
-          removedBefore.add(path);
-        }
-      }
-      newDeletes.putAll(equalityDeletes(BranchFiles.liveDeleteFiles(table, realtime)));
-      watermarkSequence = -1;
-    } else {
-      for (Snapshot s : range) {
-        SnapshotChanges changes = SnapshotChanges.builderFor(table).snapshot(s).build();
-        for (DataFile f : changes.addedDataFiles()) {
-          added.put(f.location(), f.copy());
-        }
-        for (DataFile f : changes.removedDataFiles()) {
-          if (added.remove(f.location()) == null) {
-            removedBefore.add(f.location());
-          }
-        }
-        for (DeleteFile d : changes.addedDeleteFiles()) {
-          if (d.content() == FileContent.EQUALITY_DELETES) {
-            newDeletes.put(d.location(), d.copy());
-          }
-        }
-        for (DeleteFile d : changes.removedDeleteFiles()) {
-          newDeletes.remove(d.location());
-        }
-      }
-      watermarkSequence = stop.sequenceNumber();
-    }
-
-    Map<String, DeleteFile> mainDvs = BranchFiles.deletionVectors(table, main);
-    List<JsonNode> removeData = new ArrayList<>();
-    List<JsonNode> removeDvs = new ArrayList<>();
-    for (String path : removedBefore) {
-      DataFile gone = mainData.remove(path);
-      if (gone != null) {
-        removeData.add(json(table, gone));
-        DeleteFile dv = mainDvs.get(path);
-        if (dv != null) {
-          removeDvs.add(json(table, dv));
-        }
-      }
-    }
-
-    // A new file at or below the watermark's sequence number is the output of a compaction (it
-    // keeps the starting sequence number): every live delete newer than it applies, including the
-    // ones main already holds converted against the files it replaced. Those are reconversions.
-    boolean compactedFiles = added.values().stream().anyMatch(f -> f.dataSequenceNumber() <= watermarkSequence);
-    Map<String, DeleteFile> liveDeletes =
-        compactedFiles ? equalityDeletes(BranchFiles.liveDeleteFiles(table, realtime)) : newDeletes;
-
-    List<ConvertTask> tasks = new ArrayList<>();
-    Set<String> reconverted = new HashSet<>();
-    for (DataFile file : mainData.values()) {
-      task(table, tableName, cycleId, file, mainDvs.get(file.location()), newDeletes, tasks);
-    }
-    for (DataFile file : added.values()) {
-      boolean compacted = file.dataSequenceNumber() <= watermarkSequence;
-      List<String> paired = task(table, tableName, cycleId, file, null, compacted ? liveDeletes : newDeletes, tasks);
-      if (compacted) {
-        paired.stream().filter(path -> !newDeletes.containsKey(path)).forEach(reconverted::add);
-      }
-    }
-
-    List<CyclePlan.SequencedFile> addData = new ArrayList<>();
-    for (DataFile f : added.values()) {
-      addData.add(new CyclePlan.SequencedFile(json(table, f), f.dataSequenceNumber()));
-    }
-    CyclePlan plan =
-        new CyclePlan(
-            tableName,
-            cycleId,
-            main.snapshotId(),
-            realtime.snapshotId(),
-            maxSourceTs,
-            addData,
-            removeData,
-            removeDvs,
-            tasks.stream().map(ConvertTask::dataFilePath).toList(),
-            range.size(),
-            reconverted.size(),
-            liveSets,
-            nowMs);
-    Map<String, Long> deleteSequences = new HashMap<>();
-    liveDeletes.values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
-    newDeletes.values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
-    return Optional.of(new Planned(plan, tasks, deleteSequences));
+    Collections.reverse(snapshots);
+    return Optional.of(new Range(main, realtime, watermark, snapshots, stop));
   }
 
-  /** Adds the task of {@code file} if any of {@code deletes} may apply to it; returns their paths. */
-  private static List<String> task(
-      Table table, String tableName, String cycleId, DataFile file, DeleteFile currentDv,
-      Map<String, DeleteFile> deletes, List<ConvertTask> tasks) {
-    List<JsonNode> applying = new ArrayList<>();
-    List<String> paths = new ArrayList<>();
-    for (DeleteFile d : deletes.values()) {
-      if (d.dataSequenceNumber() > file.dataSequenceNumber() && KeyBounds.mayOverlap(table.schema(), file, d)) {
-        applying.add(json(table, d));
-        paths.add(d.location());
+  /** The changes of the range's snapshots, combined, from their manifests. */
+  private static FileDiff snapshotDiff(Table table, Range range) {
+    Map<String, DataFile> added = new LinkedHashMap<>();
+    Set<String> removed = new HashSet<>();
+    Map<String, DeleteFile> newDeletes = new LinkedHashMap<>();
+    for (Snapshot s : range.snapshots()) {
+      SnapshotChanges changes = SnapshotChanges.builderFor(table).snapshot(s).build();
+      for (DataFile f : changes.addedDataFiles()) {
+        added.put(f.location(), f.copy());
+      }
+      for (DataFile f : changes.removedDataFiles()) {
+        if (added.remove(f.location()) == null) {
+          removed.add(f.location());
+        }
+      }
+      for (DeleteFile d : changes.addedDeleteFiles()) {
+        if (d.content() == FileContent.EQUALITY_DELETES) {
+          newDeletes.put(d.location(), d.copy());
+        }
+      }
+      for (DeleteFile d : changes.removedDeleteFiles()) {
+        newDeletes.remove(d.location());
       }
     }
-    if (!applying.isEmpty()) {
-      tasks.add(new ConvertTask(tableName, cycleId, json(table, file), currentDv == null ? null : json(table, currentDv), applying));
+    return new FileDiff(added, removed, newDeletes, range.stop().sequenceNumber());
+  }
+
+  /**
+   * The realtime snapshots after the watermark have expired: the live file sets of both branches
+   * compared (metadata only), every live equality delete converted against every data file it may
+   * apply to. Converting a delete twice is harmless: positions already deleted are skipped.
+   */
+  private static FileDiff liveSetDiff(Table table, String tableName, Range range, Map<String, DataFile> mainData) {
+    LOG.warn("Table {}: the realtime snapshots after main's watermark {} have expired; diffing the live file sets",
+        tableName, range.watermark().orElse(null));
+    Map<String, DataFile> realtimeData = BranchFiles.liveDataFiles(table, range.realtime());
+    Map<String, DataFile> added = new LinkedHashMap<>();
+    realtimeData.forEach((path, f) -> {
+      if (!mainData.containsKey(path)) {
+        added.put(path, f);
+      }
+    });
+    Set<String> removed = new HashSet<>();
+    for (String path : mainData.keySet()) {
+      if (!realtimeData.containsKey(path)) {
+        removed.add(path);
+      }
     }
-    return paths;
+    return new FileDiff(added, removed, equalityDeletes(BranchFiles.liveDeleteFiles(table, range.realtime())), -1);
   }
 
   private static Map<String, DeleteFile> equalityDeletes(Map<String, DeleteFile> files) {
@@ -226,7 +224,7 @@ public final class Differ {
     return out;
   }
 
-  private static JsonNode json(Table table, org.apache.iceberg.ContentFile<?> file) {
+  private static JsonNode json(Table table, ContentFile<?> file) {
     return ContentFiles.toJson(file, table.specs().get(file.specId()));
   }
 }
