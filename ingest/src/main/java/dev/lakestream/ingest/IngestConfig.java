@@ -2,7 +2,6 @@ package dev.lakestream.ingest;
 
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.TableNaming;
-import dev.lakestream.ingest.toast.UnavailableValues;
 import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -73,7 +72,7 @@ public final class IngestConfig {
    * ingest.changelog.tables} lists tables as {@code namespace.name}, or is {@code *} for all.
    */
   public boolean changelogFor(org.apache.iceberg.catalog.TableIdentifier table) {
-    String tables = config.get(CHANGELOG_TABLES, "");
+    String tables = config.getString(CHANGELOG_TABLES);
     for (String t : tables.split(",")) {
       String name = t.trim();
       if (name.equals("*") || name.equals(table.toString())) {
@@ -89,7 +88,7 @@ public final class IngestConfig {
    * failover to a replica that was behind): the fence would hold back its new changes.
    */
   public boolean sourceFence() {
-    return Boolean.parseBoolean(config.get(SOURCE_FENCE, "true"));
+    return config.getBoolean(SOURCE_FENCE);
   }
 
   /**
@@ -97,25 +96,25 @@ public final class IngestConfig {
    * connector's {@code unavailable.value.placeholder}, whose default this is too.
    */
   public String unavailableValuePlaceholder() {
-    return config.get(UNAVAILABLE_VALUE_PLACEHOLDER, UnavailableValues.DEBEZIUM_DEFAULT);
+    return config.getString(UNAVAILABLE_VALUE_PLACEHOLDER);
   }
 
   /** A batch is flushed at the latest this long after its first change. */
   public long flushIntervalMs() {
-    return config.getLong(FLUSH_INTERVAL_MS, 1_000);
+    return config.getLong(FLUSH_INTERVAL_MS);
   }
 
   public long flushMaxRows() {
-    return config.getLong(FLUSH_MAX_ROWS, 100_000);
+    return config.getLong(FLUSH_MAX_ROWS);
   }
 
   public long flushMaxBytes() {
-    return config.getLong(FLUSH_MAX_BYTES, 64L * 1024 * 1024);
+    return config.getLong(FLUSH_MAX_BYTES);
   }
 
   /** How often the realtime committer commits the batches that have arrived. */
   public long commitIntervalMs() {
-    return config.getLong(COMMIT_INTERVAL_MS, 200);
+    return config.getLong(COMMIT_INTERVAL_MS);
   }
 
   public String applicationId() {
@@ -138,6 +137,6 @@ public final class IngestConfig {
   }
 
   public int internalTopicPartitions() {
-    return config.getInt(INTERNAL_TOPIC_PARTITIONS, 6);
+    return config.getInt(INTERNAL_TOPIC_PARTITIONS);
   }
 }

@@ -67,7 +67,7 @@ public final class SyncConfig {
    * its table planned again after a backoff; at a fifth of it {@code /health} reports it stalled.
    */
   public long cycleTimeoutMs() {
-    return config.getLong(CYCLE_TIMEOUT_MS, 600_000);
+    return config.getLong(CYCLE_TIMEOUT_MS);
   }
 
   /**
@@ -84,12 +84,12 @@ public final class SyncConfig {
 
   /** How often every known table is checked for realtime commits that no event announced. */
   public long backstopMs() {
-    return config.getLong(BACKSTOP_MS, 10_000);
+    return config.getLong(BACKSTOP_MS);
   }
 
   /** The resolver of {@code table} ({@code namespace.name}). */
   public Resolver resolver(String table) {
-    String value = config.get(RESOLVER + "." + table, config.get(RESOLVER, "scan"));
+    String value = config.get(RESOLVER + "." + table, config.getString(RESOLVER));
     try {
       return Resolver.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
     } catch (IllegalArgumentException e) {
@@ -105,16 +105,16 @@ public final class SyncConfig {
 
   /** Partitions of the key index (and of its lookups topic); fixed once the index is built. */
   public int indexPartitions() {
-    return config.getInt(INDEX_PARTITIONS, 6);
+    return config.getInt(INDEX_PARTITIONS);
   }
 
   public long indexBootstrapIntervalMs() {
-    return config.getLong(INDEX_BOOTSTRAP_INTERVAL_MS, 1_000);
+    return config.getLong(INDEX_BOOTSTRAP_INTERVAL_MS);
   }
 
   /** How long one bootstrap step may hold the stream thread. */
   public long indexBootstrapBudgetMs() {
-    return config.getLong(INDEX_BOOTSTRAP_BUDGET_MS, 2_000);
+    return config.getLong(INDEX_BOOTSTRAP_BUDGET_MS);
   }
 
   /** Key-index lookups, one per index partition per cycle (internal). */
@@ -129,6 +129,6 @@ public final class SyncConfig {
 
   /** Partitions of the convert-tasks topic: how many converters can work on one cycle at once. */
   public int convertPartitions() {
-    return config.getInt(CONVERT_PARTITIONS, 12);
+    return config.getInt(CONVERT_PARTITIONS);
   }
 }

@@ -5,12 +5,15 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The configuration of an app: one properties file whose keys are each overridable by an
@@ -30,6 +33,8 @@ import java.util.regex.Pattern;
  * <p>{@link #toString()} masks the values of secret-looking keys; log only that.
  */
 public final class PipelineConfig {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PipelineConfig.class);
 
   public static final String ENV_PREFIX = "LAKESTREAM_";
   public static final String CATALOG_PREFIX = "iceberg.catalog.";
@@ -129,13 +134,48 @@ public final class PipelineConfig {
     return Math.toIntExact(getLong(key, defaultValue));
   }
 
+  /** {@code key}, a listed {@link Settings setting}, as a number; its listed default when unset. */
+  public long getLong(String key) {
+    return getLong(key, Long.parseLong(Settings.defaultOf(key)));
+  }
+
+  public int getInt(String key) {
+    return Math.toIntExact(getLong(key));
+  }
+
+  /** {@code key}, a listed {@link Settings setting}; its listed default when unset. */
+  public String getString(String key) {
+    return get(key, Settings.defaultOf(key));
+  }
+
+  public boolean getBoolean(String key) {
+    String value = getString(key).trim();
+    if (!"true".equalsIgnoreCase(value) && !"false".equalsIgnoreCase(value)) {
+      throw new IllegalArgumentException("setting " + key + " must be true or false, found \"" + value + "\"");
+    }
+    return Boolean.parseBoolean(value);
+  }
+
+  /**
+   * Checks the project's settings ({@link Settings#problems}): a value of the wrong type fails,
+   * naming the key; an unknown key is logged (a misspelling would otherwise go unnoticed).
+   */
+  public void check() {
+    List<String> problems = Settings.problems(values);
+    List<String> wrong = problems.stream().filter(p -> !p.startsWith("unknown setting")).toList();
+    problems.stream().filter(p -> p.startsWith("unknown setting")).forEach(p -> LOG.warn("{}: ignored", p));
+    if (!wrong.isEmpty()) {
+      throw new IllegalArgumentException("invalid settings: " + String.join("; ", wrong));
+    }
+  }
+
   public String topicPrefix() {
-    return get(TOPIC_PREFIX, "lakestream");
+    return getString(TOPIC_PREFIX);
   }
 
   /** {@link #MAX_STALL_MS}, 7 days unless set. */
   public long maxStallMs() {
-    long value = getLong(MAX_STALL_MS, DEFAULT_MAX_STALL_MS);
+    long value = getLong(MAX_STALL_MS);
     if (value <= 0) {
       throw new IllegalArgumentException(MAX_STALL_MS + " must be positive");
     }
@@ -149,7 +189,7 @@ public final class PipelineConfig {
 
   /** The address the metrics and health endpoint listens on: every interface unless set. */
   public String metricsBindAddress() {
-    return get(METRICS_BIND_ADDRESS, "0.0.0.0");
+    return getString(METRICS_BIND_ADDRESS);
   }
 
   public String catalogName() {

@@ -47,13 +47,13 @@ public record CompactionPolicy(
   }
 
   public static CompactionPolicy from(PipelineConfig config) {
-    long target = config.getLong(TARGET_FILE_BYTES, DEFAULT_TARGET);
+    long target = config.getLong(TARGET_FILE_BYTES);
     return new CompactionPolicy(
         target,
         config.getLong(SMALL_FILE_BYTES, target * 3 / 4),
-        config.getInt(MIN_SMALL_FILES, 10),
+        config.getInt(MIN_SMALL_FILES),
         config.getLong(MIN_SMALL_BYTES, target),
-        config.getLong(MAX_SMALL_FILE_AGE_MS, 3_600_000),
-        config.getInt(MAX_DELETE_FILES, 100));
+        config.getLong(MAX_SMALL_FILE_AGE_MS),
+        config.getInt(MAX_DELETE_FILES));
   }
 }

@@ -54,13 +54,13 @@ public record MaintenanceConfig(
 
   public static MaintenanceConfig from(PipelineConfig config) {
     return new MaintenanceConfig(
-        Boolean.parseBoolean(config.get(ENABLED, "true")),
-        config.getLong(CHECK_INTERVAL_MS, 60_000),
+        config.getBoolean(ENABLED),
+        config.getLong(CHECK_INTERVAL_MS),
         CompactionPolicy.from(config),
-        RetentionPolicy.from(config, Branches.REALTIME, 600_000, 10),
-        RetentionPolicy.from(config, Branches.MAIN, 3_600_000, 100),
-        Boolean.parseBoolean(config.get(ORPHANS_ENABLED, "false")),
-        config.getLong(ORPHAN_INTERVAL_MS, 3_600_000),
+        RetentionPolicy.from(config, Branches.REALTIME),
+        RetentionPolicy.from(config, Branches.MAIN),
+        config.getBoolean(ORPHANS_ENABLED),
+        config.getLong(ORPHAN_INTERVAL_MS),
         config.getLong(ORPHAN_MIN_AGE_MS, Math.max(DEFAULT_ORPHAN_MIN_AGE_MS, config.maxStallMs() + 24 * 3_600_000L)),
         config.maxStallMs());
   }

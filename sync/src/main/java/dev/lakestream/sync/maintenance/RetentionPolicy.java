@@ -15,10 +15,8 @@ public record RetentionPolicy(long maxSnapshotAgeMs, int minSnapshotsToKeep) {
   }
 
   /** {@code sync.maintenance.expire.<branch>.max-snapshot-age-ms} and {@code .min-snapshots-to-keep}. */
-  public static RetentionPolicy from(PipelineConfig config, String branch, long defaultAgeMs, int defaultMin) {
+  public static RetentionPolicy from(PipelineConfig config, String branch) {
     String prefix = "sync.maintenance.expire." + branch + ".";
-    return new RetentionPolicy(
-        config.getLong(prefix + "max-snapshot-age-ms", defaultAgeMs),
-        config.getInt(prefix + "min-snapshots-to-keep", defaultMin));
+    return new RetentionPolicy(config.getLong(prefix + "max-snapshot-age-ms"), config.getInt(prefix + "min-snapshots-to-keep"));
   }
 }
