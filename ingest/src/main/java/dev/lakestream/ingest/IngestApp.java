@@ -29,6 +29,7 @@ public final class IngestApp {
 
   /** The app for {@code pipeline}, its topics created, not started. */
   public static StreamsApp create(PipelineConfig pipeline) throws Exception {
+    pipeline.check();
     IngestConfig config = new IngestConfig(pipeline);
     Properties props = streamsProperties(pipeline);
     LOG.info("Starting ingest with configuration:{}", pipeline);
@@ -57,10 +58,10 @@ public final class IngestApp {
     return props;
   }
 
-  /** {@code ingest [--config FILE]}: runs until the process is stopped. */
-  public static void main(String[] args) throws Exception {
-    StreamsApp.main("ingest", args, config -> {
-      StreamsApp app = create(config);
+  /** Runs the app of {@code config} until the process is stopped ({@code lakestream ingest}). */
+  public static int run(PipelineConfig config) throws Exception {
+    return StreamsApp.runUntilStopped("ingest", config, c -> {
+      StreamsApp app = create(c);
       app.start();
       return app;
     });

@@ -14,6 +14,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code check-source --jdbc URL [--user USER] [--password PASSWORD] [--connector FILE]}: checks a
@@ -23,34 +29,45 @@ import java.util.Properties;
  * else from the connector's {@code database.user} and {@code database.password}, else from
  * {@code PGUSER} and {@code PGPASSWORD}.
  */
-final class CheckSourceCommand {
+@Command(name = "check-source", mixinStandardHelpOptions = true,
+    description = {"Check a PostgreSQL database before capturing it: keys, replica identity, types, TOAST,"
+        + " wal_level, slots, publications.", "Exit 0 when nothing blocks, 1 when something does, 2 when the check"
+        + " could not run."})
+final class CheckSourceCommand implements Callable<Integer> {
 
-  private static final String USAGE = "usage: check-source --jdbc jdbc:postgresql://HOST:PORT/DB [--user USER]"
-      + " [--password PASSWORD] [--connector CONNECTOR.json]";
+  private final PrintStream out;
+  private final Map<String, String> env;
 
-  private CheckSourceCommand() {}
+  @Option(names = "--jdbc", required = true, paramLabel = "URL", description = "jdbc:postgresql://HOST:PORT/DB")
+  String url;
 
-  static int run(String[] args, PrintStream out, Map<String, String> env) throws Exception {
-    String url = null;
-    String user = null;
-    String password = null;
-    Path connectorFile = null;
-    for (int i = 0; i < args.length; i++) {
-      boolean hasValue = i + 1 < args.length;
-      switch (args[i]) {
-        case "--jdbc" -> url = hasValue ? args[++i] : null;
-        case "--user" -> user = hasValue ? args[++i] : null;
-        case "--password" -> password = hasValue ? args[++i] : null;
-        case "--connector" -> connectorFile = hasValue ? Path.of(args[++i]) : null;
-        default -> {
-          out.println("unknown option " + args[i] + "\n" + USAGE);
-          return 2;
-        }
-      }
-    }
-    if (url == null || !url.startsWith("jdbc:postgresql:")) {
-      out.println(USAGE);
-      return 2;
+  @Option(names = "--user", paramLabel = "USER", description = "default: the connector's database.user, else PGUSER")
+  String user;
+
+  @Option(names = "--password", paramLabel = "PASSWORD",
+      description = "default: the connector's database.password, else PGPASSWORD")
+  String password;
+
+  @Option(names = "--connector", paramLabel = "FILE", description = "the connector's Kafka Connect JSON")
+  Path connectorFile;
+
+  @Spec
+  CommandSpec spec;
+
+  CheckSourceCommand(PrintStream out, Map<String, String> env) {
+    this.out = out;
+    this.env = env;
+  }
+
+  /** {@code check-source} with {@code args}, as the command line runs it. */
+  static int run(String[] args, PrintStream out, Map<String, String> env) {
+    return Lakestream.run(out, out, env, "check-source", args);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new ParameterException(spec.commandLine(), "--jdbc wants a jdbc:postgresql: URL, not " + url);
     }
     Map<String, String> connector = connectorFile == null ? Map.of() : connectorConfig(connectorFile);
     Properties props = new Properties();

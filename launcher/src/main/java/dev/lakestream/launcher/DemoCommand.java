@@ -20,6 +20,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedWriter;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -93,35 +99,49 @@ public final class DemoCommand {
     this.settings = settings;
   }
 
-  static int run(String[] args, PrintStream out) throws Exception {
-    long durationS = 0;
-    int rate = 200;
-    Path warehouse = Path.of("warehouse");
-    Path exportSource = null;
+  /** {@code demo}'s options; the demo itself runs in {@link DemoCommand}. */
+  @Command(name = "demo", mixinStandardHelpOptions = true,
+      description = "Everything in one process: PostgreSQL, Kafka, Kafka Connect with Debezium, ingest, sync; a"
+          + " workload, and what reached main how fast.")
+  static final class Cli implements Callable<Integer> {
+    private final PrintStream out;
+
+    @Option(names = "--duration", paramLabel = "SECONDS", defaultValue = "0",
+        description = "how long the workload runs (0: until Ctrl-C); a trailing s is allowed")
+    String duration;
+
+    @Option(names = "--rate", paramLabel = "CHANGES_PER_SECOND", defaultValue = "200", description = "the workload's rate")
+    int rate;
+
+    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "where the tables go")
+    Path warehouse;
+
+    @Option(names = "--export-source", paramLabel = "FILE", description = "also write the source table's rows here")
+    Path exportSource;
+
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting of both apps (repeatable)")
     Map<String, String> settings = new java.util.LinkedHashMap<>();
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--duration" -> durationS = Long.parseLong(args[++i].replaceAll("s$", ""));
-        case "--rate" -> rate = Integer.parseInt(args[++i]);
-        case "--warehouse" -> warehouse = Path.of(args[++i]);
-        case "--export-source" -> exportSource = Path.of(args[++i]);
-        case "--set" -> {
-          String setting = args[++i];
-          int eq = setting.indexOf('=');
-          if (eq <= 0) {
-            out.println("--set wants KEY=VALUE, not " + setting);
-            return 2;
-          }
-          settings.put(setting.substring(0, eq).trim(), setting.substring(eq + 1).trim());
-        }
-        default -> {
-          out.println("usage: demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]"
-              + " [--export-source FILE] [--set KEY=VALUE]...");
-          return 2;
-        }
-      }
+
+    @Spec
+    CommandSpec spec;
+
+    Cli(PrintStream out) {
+      this.out = out;
     }
-    return new DemoCommand(out, exportSource, settings).run(durationS, rate, warehouse.toAbsolutePath());
+
+    @Override
+    public Integer call() throws Exception {
+      long durationS;
+      try {
+        durationS = Long.parseLong(duration.trim().replaceAll("s$", ""));
+      } catch (NumberFormatException e) {
+        throw new ParameterException(spec.commandLine(), "--duration wants seconds, not " + duration);
+      }
+      if (durationS < 0 || rate <= 0) {
+        throw new ParameterException(spec.commandLine(), "--duration must not be negative and --rate must be positive");
+      }
+      return new DemoCommand(out, exportSource, settings).run(durationS, rate, warehouse.toAbsolutePath());
+    }
   }
 
   /** Runs the demo for {@code durationS} at {@code rate} changes/s and returns what it measured. */

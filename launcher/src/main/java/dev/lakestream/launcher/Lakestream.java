@@ -1,63 +1,151 @@
 package dev.lakestream.launcher;
 
+import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
-import java.util.Arrays;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
-/** The command line: {@code lakestream <command> [options]}. Each command is one app or tool. */
-public final class Lakestream {
+/**
+ * The command line, {@code lakestream <command> [options]}, with picocli: each command is one app
+ * or tool, with {@code --help}; a missing or malformed option is a usage error (exit 2) that says
+ * which; an error while running prints its message (exit 1), never a stack trace.
+ */
+@Command(name = "lakestream", mixinStandardHelpOptions = true, versionProvider = Lakestream.Version.class,
+    description = "Mirror Debezium change topics into Apache Iceberg tables: `realtime` with equality deletes,"
+        + " `main` with deletion vectors only.",
+    footer = {"", "Settings come from the properties file (--config) and from LAKESTREAM_* environment variables"
+        + " (LAKESTREAM_BOOTSTRAP_SERVERS sets bootstrap.servers); see README.md."})
+public final class Lakestream implements Runnable {
 
-  private Lakestream() {}
+  @Spec
+  CommandSpec spec;
 
-  public static void main(String[] args) throws Exception {
-    if (args.length == 0 || "--help".equals(args[0]) || "help".equals(args[0])) {
-      usage();
-      System.exit(args.length == 0 ? 2 : 0);
-    }
-    String[] rest = Arrays.copyOfRange(args, 1, args.length);
-    switch (args[0]) {
-      case "ingest" -> IngestApp.main(rest);
-      case "sync" -> SyncApp.main(rest);
-      case "verify" -> System.exit(VerifyCommand.run(rest, System.out));
-      case "check-source" -> System.exit(CheckSourceCommand.run(rest, System.out, System.getenv()));
-      case "demo" -> System.exit(DemoCommand.run(rest, System.out));
-      case "version", "schema", "snapshot", "changes" ->
-          System.exit(VersionsCommand.run(args[0], rest, System.out, System.err));
-      case "compact", "expire-snapshots", "remove-orphan-files" ->
-          System.exit(MaintenanceCommand.run(args[0], rest, System.out));
-      default -> {
-        System.err.println("unknown command: " + args[0]);
-        usage();
-        System.exit(2);
+  @Override
+  public void run() {
+    throw new ParameterException(spec.commandLine(), "which command? (lakestream --help lists them)");
+  }
+
+  public static void main(String[] args) {
+    System.exit(execute(System.out, System.err, System.getenv(), args));
+  }
+
+  /** Runs {@code args} as the command line does, printing to {@code out} and {@code err}; the exit code. */
+  static int execute(PrintStream out, PrintStream err, Map<String, String> env, String... args) {
+    CommandLine cli = new CommandLine(new Lakestream())
+        .addSubcommand("ingest", app("ingest", env,
+            "Debezium change topics -> the realtime branch of each table (Kafka Streams app), until stopped."))
+        .addSubcommand("sync", app("sync", env,
+            "realtime's equality deletes -> deletion vectors on main, one snapshot per cycle (Kafka Streams app),"
+                + " until stopped."))
+        .addSubcommand("verify", new VerifyCommand(out, env))
+        .addSubcommand("check-source", new CheckSourceCommand(out, env))
+        .addSubcommand("compact", new MaintenanceCommand.Compact(out, env))
+        .addSubcommand("expire-snapshots", new MaintenanceCommand.ExpireSnapshots(out, env))
+        .addSubcommand("remove-orphan-files", new MaintenanceCommand.RemoveOrphanFiles(out, env))
+        .addSubcommand("version", new VersionsCommand.VersionCommand(out, err, env))
+        .addSubcommand("schema", new VersionsCommand.SchemaCommand(out, err, env))
+        .addSubcommand("snapshot", new VersionsCommand.SnapshotCommand(out, err, env))
+        .addSubcommand("changes", new VersionsCommand.ChangesCommand(out, err, env))
+        .addSubcommand("demo", new DemoCommand.Cli(out));
+    cli.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+    cli.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
+    cli.setExecutionExceptionHandler((e, command, parsed) -> {
+      command.getErr().println(command.getCommandName() + ": " + message(e));
+      return 1;
+    });
+    return cli.execute(args);
+  }
+
+  private static CommandLine app(String name, Map<String, String> env, String description) {
+    CommandLine app = new CommandLine(new AppCommand(name, env));
+    app.getCommandSpec().usageMessage().description(description);
+    return app;
+  }
+
+  /** Runs {@code command} with {@code args} as the command line does (for tests and tools). */
+  static int run(PrintStream out, PrintStream err, Map<String, String> env, String command, String... args) {
+    String[] all = new String[args.length + 1];
+    all[0] = command;
+    System.arraycopy(args, 0, all, 1, args.length);
+    return execute(out, err, env, all);
+  }
+
+  /** The exception's message, with its causes' where they add to it. */
+  static String message(Throwable e) {
+    List<String> parts = new ArrayList<>();
+    for (Throwable t = e; t != null && parts.size() < 4; t = t.getCause() == t ? null : t.getCause()) {
+      String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+      if (parts.stream().noneMatch(p -> p.contains(m))) {
+        parts.add(m);
       }
+    }
+    return String.join(": ", parts);
+  }
+
+  /** {@code --config FILE}, and the settings it and the environment give. */
+  static final class ConfigOption {
+    @Option(names = "--config", paramLabel = "FILE",
+        description = "the properties file (settings may also come from LAKESTREAM_* variables)")
+    Path file;
+
+    PipelineConfig load(Map<String, String> env) throws Exception {
+      return PipelineConfig.load(file, env);
     }
   }
 
-  private static void usage() {
-    System.err.println(
-        """
-        usage: lakestream <command> [--config FILE]
+  /** {@code --table NAMESPACE.TABLE}, required. */
+  static final class TableOption {
+    @Option(names = "--table", required = true, paramLabel = "NAMESPACE.TABLE", description = "the table")
+    String table;
+  }
 
-        commands:
-          ingest   Debezium change topics -> the realtime branch of each table (Kafka Streams app)
-          sync     realtime's equality deletes -> deletion vectors on main, one snapshot per cycle (Kafka Streams app)
-          verify   check the invariants of pipeline tables [--table NAMESPACE.TABLE]...; exit 0 when all hold
-          check-source  check a PostgreSQL database before capturing it: keys, replica identity, types, TOAST,
-                   wal_level, slots, publications --jdbc URL [--user U] [--password P] [--connector FILE];
-                   exit 1 when something blocks
-          compact  compact a table's realtime branch by the compaction policy --table NAMESPACE.TABLE [--all];
-                   sync mirrors it on main
-          expire-snapshots     expire both branches' snapshots by their retention --table NAMESPACE.TABLE
-          remove-orphan-files  remove files no snapshot references --table NAMESPACE.TABLE [--older-than-ms MS]
-          version  the current version of a table's main branch --table NAMESPACE.TABLE
-          schema   the schema at a version --table NAMESPACE.TABLE [--version V]
-          snapshot the rows at a version --table NAMESPACE.TABLE [--version V] [--output PATH] [--format json|parquet]
-          changes  the rows that changed between two versions, with __weight +1/-1
-                   --table NAMESPACE.TABLE --from V1 [--to V2] [--output PATH] [--format json|parquet]
-          demo     everything in one process: PostgreSQL, Kafka, Kafka Connect with Debezium, ingest, sync
-                   [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR]
+  /** {@code ingest} and {@code sync}: a Kafka Streams app, run until stopped. */
+  @Command(mixinStandardHelpOptions = true, description = "Run a Kafka Streams app until SIGTERM or Ctrl-C.")
+  static final class AppCommand implements Callable<Integer> {
+    private final String name;
+    private final Map<String, String> env;
 
-        Settings come from the properties file and from LAKESTREAM_* environment variables
-        (LAKESTREAM_BOOTSTRAP_SERVERS sets bootstrap.servers); see README.md.""");
+    @Mixin
+    ConfigOption config;
+
+    AppCommand(String name, Map<String, String> env) {
+      this.name = name;
+      this.env = env;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      PipelineConfig settings = config.load(env);
+      return "ingest".equals(name) ? IngestApp.run(settings) : SyncApp.run(settings);
+    }
+  }
+
+  /** The jar's version, from its manifest. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = Lakestream.class.getPackage().getImplementationVersion();
+      return new String[] {"lakestream " + (v == null ? "(development build)" : v)};
+    }
+  }
+
+  /** {@code KEY=VALUE} options into a map, in order. */
+  static Map<String, String> ordered(Map<String, String> settings) {
+    return settings == null ? Map.of() : new LinkedHashMap<>(settings);
   }
 }

@@ -7,11 +7,15 @@ import dev.lakestream.sync.maintenance.OrphanFiles;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.maintenance.SnapshotExpiry;
 import java.io.PrintStream;
-import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * The maintenance the sync app runs on its policies, run once by hand on one table, with the same
@@ -29,36 +33,78 @@ final class MaintenanceCommand {
 
   private MaintenanceCommand() {}
 
-  static int run(String command, String[] args, PrintStream out) throws Exception {
-    Path file = null;
-    String table = null;
-    boolean all = false;
-    Long olderThanMs = null;
-    boolean usage = false;
-    for (int i = 0; i < args.length && !usage; i++) {
-      if ("--config".equals(args[i]) && i + 1 < args.length) {
-        file = Path.of(args[++i]);
-      } else if ("--table".equals(args[i]) && i + 1 < args.length) {
-        table = args[++i];
-      } else if ("--all".equals(args[i]) && "compact".equals(command)) {
-        all = true;
-      } else if ("--older-than-ms".equals(args[i]) && i + 1 < args.length && "remove-orphan-files".equals(command)) {
-        olderThanMs = Long.parseLong(args[++i]);
-      } else {
-        usage = true;
-      }
+  /** {@code command} with {@code args}, as the command line runs it (usage errors print to {@code out}). */
+  static int run(String command, String[] args, PrintStream out) {
+    return Lakestream.run(out, out, System.getenv(), command, args);
+  }
+
+  /** What the three commands share: where they print, the settings, the table. */
+  private abstract static class OnTable implements Callable<Integer> {
+    final PrintStream out;
+    final Map<String, String> env;
+
+    @Mixin
+    Lakestream.ConfigOption config;
+
+    @Mixin
+    Lakestream.TableOption table;
+
+    OnTable(PrintStream out, Map<String, String> env) {
+      this.out = out;
+      this.env = env;
     }
-    if (table == null || usage) {
-      out.println(switch (command) {
-        case "compact" -> "usage: compact [--config FILE] --table NAMESPACE.TABLE [--all]";
-        case "remove-orphan-files" -> "usage: remove-orphan-files [--config FILE] --table NAMESPACE.TABLE [--older-than-ms MS]";
-        default -> "usage: " + command + " [--config FILE] --table NAMESPACE.TABLE";
-      });
-      return 2;
+  }
+
+  @Command(name = "compact", mixinStandardHelpOptions = true,
+      description = "Compact a table's realtime branch by the compaction policy (sync mirrors it on main).")
+  static final class Compact extends OnTable {
+    @Option(names = "--all", description = "rewrite every data file, whatever the policy selects")
+    boolean all;
+
+    Compact(PrintStream out, Map<String, String> env) {
+      super(out, env);
     }
-    PipelineConfig config = PipelineConfig.load(file, System.getenv());
+
+    @Override
+    public Integer call() throws Exception {
+      return maintain("compact", config.load(env), table.table, all, null, out);
+    }
+  }
+
+  @Command(name = "expire-snapshots", mixinStandardHelpOptions = true,
+      description = "Expire both branches' snapshots by their retention.")
+  static final class ExpireSnapshots extends OnTable {
+    ExpireSnapshots(PrintStream out, Map<String, String> env) {
+      super(out, env);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      return maintain("expire-snapshots", config.load(env), table.table, false, null, out);
+    }
+  }
+
+  @Command(name = "remove-orphan-files", mixinStandardHelpOptions = true,
+      description = "Remove the files under the table's location that no snapshot references.")
+  static final class RemoveOrphanFiles extends OnTable {
+    @Option(names = "--older-than-ms", paramLabel = "MS",
+        description = "only files older than this (default: sync.maintenance.orphans.min-age-ms)")
+    Long olderThanMs;
+
+    RemoveOrphanFiles(PrintStream out, Map<String, String> env) {
+      super(out, env);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      return maintain("remove-orphan-files", config.load(env), table.table, false, olderThanMs, out);
+    }
+  }
+
+  static int maintain(String command, PipelineConfig config, String table, boolean all, Long olderThanMs,
+      PrintStream out) throws Exception {
     MaintenanceConfig maintenance = MaintenanceConfig.from(config);
-    Catalog catalog = CatalogLoader.load(config.catalogName(), config.catalogProperties());
+    Catalog catalog = CatalogLoader.loadExisting(config.catalogName(), config.catalogProperties());
     try {
       TableIdentifier id = TableIdentifier.parse(table);
       if (!catalog.tableExists(id)) {

@@ -13,6 +13,14 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
 import org.apache.iceberg.catalog.Catalog;
@@ -36,38 +44,129 @@ final class VersionsCommand {
 
   private VersionsCommand() {}
 
-  static int run(String command, String[] args, PrintStream out, PrintStream err) throws Exception {
-    Path file = null;
-    String table = null;
-    Long version = null;
-    Long from = null;
-    Path output = null;
-    String format = "json";
-    for (int i = 0; i < args.length; i++) {
-      String arg = args[i];
-      boolean hasValue = i + 1 < args.length;
-      if ("--config".equals(arg) && hasValue) {
-        file = Path.of(args[++i]);
-      } else if ("--table".equals(arg) && hasValue) {
-        table = args[++i];
-      } else if (("--version".equals(arg) || "--to".equals(arg)) && hasValue) {
-        version = Long.parseLong(args[++i]);
-      } else if ("--from".equals(arg) && hasValue && "changes".equals(command)) {
-        from = Long.parseLong(args[++i]);
-      } else if ("--output".equals(arg) && hasValue) {
-        output = Path.of(args[++i]);
-      } else if ("--format".equals(arg) && hasValue) {
-        format = args[++i];
-      } else {
-        return usage(command, err);
+  /** {@code command} with {@code args}, as the command line runs it. */
+  static int run(String command, String[] args, PrintStream out, PrintStream err) {
+    return Lakestream.run(out, err, System.getenv(), command, args);
+  }
+
+  /** The output formats of rows. */
+  enum Format {
+    json,
+    parquet
+  }
+
+  /** What the four commands share. */
+  private abstract static class Read implements Callable<Integer> {
+    final PrintStream out;
+    final PrintStream err;
+    final Map<String, String> env;
+
+    @Mixin
+    Lakestream.ConfigOption config;
+
+    @Mixin
+    Lakestream.TableOption table;
+
+    Read(PrintStream out, PrintStream err, Map<String, String> env) {
+      this.out = out;
+      this.err = err;
+      this.env = env;
+    }
+  }
+
+  /** {@code --output} and {@code --format}. */
+  static final class RowsOptions {
+    @Option(names = "--output", paramLabel = "PATH", description = "write the rows here (standard output when absent)")
+    Path output;
+
+    @Option(names = "--format", defaultValue = "json", description = "json (lines) or parquet (needs --output)")
+    Format format;
+
+    void check(picocli.CommandLine commandLine) {
+      if (format == Format.parquet && output == null) {
+        throw new ParameterException(commandLine, "--format parquet needs --output PATH");
       }
     }
-    if (table == null || ("changes".equals(command) && from == null)
-        || !("json".equals(format) || "parquet".equals(format)) || ("parquet".equals(format) && output == null)) {
-      return usage(command, err);
+  }
+
+  @Command(name = "version", mixinStandardHelpOptions = true, description = "The current version of a table's main branch.")
+  static final class VersionCommand extends Read {
+    VersionCommand(PrintStream out, PrintStream err, Map<String, String> env) {
+      super(out, err, env);
     }
-    PipelineConfig config = PipelineConfig.load(file, System.getenv());
-    Catalog catalog = CatalogLoader.load(config.catalogName(), config.catalogProperties());
+
+    @Override
+    public Integer call() throws Exception {
+      return read("version", config.load(env), table.table, null, null, null, Format.json, out, err);
+    }
+  }
+
+  @Command(name = "schema", mixinStandardHelpOptions = true, description = "The schema of a table at a version.")
+  static final class SchemaCommand extends Read {
+    @Option(names = "--version", paramLabel = "V", description = "the version (default: the current one)")
+    Long version;
+
+    SchemaCommand(PrintStream out, PrintStream err, Map<String, String> env) {
+      super(out, err, env);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      return read("schema", config.load(env), table.table, version, null, null, Format.json, out, err);
+    }
+  }
+
+  @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "The rows of a table at a version.")
+  static final class SnapshotCommand extends Read {
+    @Option(names = "--version", paramLabel = "V", description = "the version (default: the current one)")
+    Long version;
+
+    @Mixin
+    RowsOptions rows;
+
+    @Spec
+    CommandSpec spec;
+
+    SnapshotCommand(PrintStream out, PrintStream err, Map<String, String> env) {
+      super(out, err, env);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      rows.check(spec.commandLine());
+      return read("snapshot", config.load(env), table.table, version, null, rows.output, rows.format, out, err);
+    }
+  }
+
+  @Command(name = "changes", mixinStandardHelpOptions = true,
+      description = "The rows that changed between two versions, each with __weight +1 or -1.")
+  static final class ChangesCommand extends Read {
+    @Option(names = "--from", required = true, paramLabel = "V1", description = "the version to start after")
+    Long from;
+
+    @Option(names = "--to", paramLabel = "V2", description = "the version to end at (default: the current one)")
+    Long to;
+
+    @Mixin
+    RowsOptions rows;
+
+    @Spec
+    CommandSpec spec;
+
+    ChangesCommand(PrintStream out, PrintStream err, Map<String, String> env) {
+      super(out, err, env);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      rows.check(spec.commandLine());
+      return read("changes", config.load(env), table.table, to, from, rows.output, rows.format, out, err);
+    }
+  }
+
+  static int read(String command, PipelineConfig config, String table, Long version, Long from, Path output,
+      Format format, PrintStream out, PrintStream err) throws Exception {
+    Catalog catalog = CatalogLoader.loadExisting(config.catalogName(), config.catalogProperties());
     try {
       TableIdentifier id = TableIdentifier.parse(table);
       if (!catalog.tableExists(id)) {
@@ -116,8 +215,8 @@ final class VersionsCommand {
     }
   }
 
-  private static RowOutput rowOutput(String format, Schema schema, Target target, boolean weighted) {
-    return "parquet".equals(format)
+  private static RowOutput rowOutput(Format format, Schema schema, Target target, boolean weighted) {
+    return format == Format.parquet
         ? RowOutput.parquet(schema, target.path, weighted)
         : RowOutput.jsonLines(schema, target.stream);
   }
@@ -141,15 +240,5 @@ final class VersionsCommand {
         stream.close();
       }
     }
-  }
-
-  private static int usage(String command, PrintStream err) {
-    err.println(switch (command) {
-      case "version" -> "usage: version [--config FILE] --table NAMESPACE.TABLE";
-      case "schema" -> "usage: schema [--config FILE] --table NAMESPACE.TABLE [--version V]";
-      case "snapshot" -> "usage: snapshot [--config FILE] --table NAMESPACE.TABLE [--version V] [--output PATH] [--format json|parquet]";
-      default -> "usage: changes [--config FILE] --table NAMESPACE.TABLE --from V1 [--to V2] [--output PATH] [--format json|parquet]";
-    });
-    return 2;
   }
 }

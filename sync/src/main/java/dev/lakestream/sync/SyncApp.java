@@ -29,6 +29,7 @@ public final class SyncApp {
 
   /** The app for {@code pipeline}, its topics created, not started. */
   public static StreamsApp create(PipelineConfig pipeline) throws Exception {
+    pipeline.check();
     SyncConfig config = new SyncConfig(pipeline);
     Properties props = streamsProperties(pipeline);
     LOG.info("Starting sync with configuration:{}", pipeline);
@@ -77,10 +78,10 @@ public final class SyncApp {
     return StreamsApp.streamsProperties(pipeline);
   }
 
-  /** {@code sync [--config FILE]}: runs until the process is stopped. */
-  public static void main(String[] args) throws Exception {
-    StreamsApp.main("sync", args, config -> {
-      StreamsApp app = create(config);
+  /** Runs the app of {@code config} until the process is stopped ({@code lakestream sync}). */
+  public static int run(PipelineConfig config) throws Exception {
+    return StreamsApp.runUntilStopped("sync", config, c -> {
+      StreamsApp app = create(c);
       app.start();
       return app;
     });

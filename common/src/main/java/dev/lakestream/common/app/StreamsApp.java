@@ -6,7 +6,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import java.io.Closeable;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -146,23 +145,14 @@ public final class StreamsApp implements Closeable {
    * The main of an app: {@code <command> [--config FILE]}, settings also from {@code LAKESTREAM_*}
    * variables; runs until the process is stopped, then closes the app.
    */
-  public static void main(String command, String[] args, Factory factory) throws Exception {
-    Path file = null;
-    for (int i = 0; i < args.length; i++) {
-      if ("--config".equals(args[i]) && i + 1 < args.length) {
-        file = Path.of(args[++i]);
-      } else {
-        System.err.println("usage: " + command + " [--config FILE]   (settings may also come from LAKESTREAM_* variables)");
-        System.exit(2);
-      }
-    }
-    PipelineConfig config = PipelineConfig.load(file, System.getenv());
+  /** Starts the app of {@code config} and runs it until SIGTERM or Ctrl-C; then closes it cleanly. */
+  public static int runUntilStopped(String command, PipelineConfig config, Factory factory) throws Exception {
     CountDownLatch stop = StopSignals.install();
     Closeable app = factory.start(config);
     stop.await();
     LOG.info("{}: stopping", command);
     app.close();
     LOG.info("{}: stopped", command);
-    System.exit(0);
+    return 0;
   }
 }

@@ -32,6 +32,23 @@ public final class CatalogLoader {
     return CatalogUtil.buildIcebergCatalog(name, props, new Configuration());
   }
 
+  /**
+   * The catalog for a command that reads or maintains tables: like {@link #load}, but the embedded
+   * default must already exist (a command run in the wrong folder says so rather than creating an
+   * empty warehouse there).
+   */
+  public static Catalog loadExisting(String name, Map<String, String> properties) {
+    if (!properties.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE) && !properties.containsKey(CatalogProperties.CATALOG_IMPL)) {
+      File warehouse = new File(properties.getOrDefault(CatalogProperties.WAREHOUSE_LOCATION, DEFAULT_WAREHOUSE))
+          .getAbsoluteFile();
+      if (!warehouse.isDirectory()) {
+        throw new IllegalArgumentException("no catalog is configured and there is no embedded warehouse at " + warehouse
+            + ": pass --config FILE, or set iceberg.catalog.* (LAKESTREAM_ICEBERG_CATALOG_* variables)");
+      }
+    }
+    return load(name, properties);
+  }
+
   /** The properties {@link #load} uses: the given ones, or the embedded default filled in. */
   public static Map<String, String> withEmbeddedDefault(Map<String, String> properties) {
     Map<String, String> props = new LinkedHashMap<>(properties);
