@@ -6,6 +6,7 @@ import dev.lakestream.testkit.TestTable;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
@@ -44,7 +45,7 @@ final class Fingerprint {
     }
   }
 
-  private static long hash(List<String> columns, java.util.function.Function<String, Object> value) {
+  private static long hash(List<String> columns, Function<String, Object> value) {
     long h = 1;
     for (String c : columns) {
       Object v = value.apply(c);

@@ -2,8 +2,8 @@ package dev.lakestream.benchmarks;
 
 import dev.lakestream.launcher.DemoCommand;
 import java.nio.file.Files;
-import java.util.Arrays;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 
 /**

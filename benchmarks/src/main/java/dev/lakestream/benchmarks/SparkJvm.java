@@ -1,6 +1,7 @@
 package dev.lakestream.benchmarks;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +35,7 @@ final class SparkJvm {
     if (!Files.exists(classpathFile)) {
       throw new IllegalStateException("no " + classpathFile + ": run mvn -B -q install -DskipTests from the project root first");
     }
-    String classpath = module.resolve("target/test-classes") + java.io.File.pathSeparator
+    String classpath = module.resolve("target/test-classes") + File.pathSeparator
         + Files.readString(classpathFile).trim();
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx" + heap, "-XX:+IgnoreUnrecognizedVMOptions"));

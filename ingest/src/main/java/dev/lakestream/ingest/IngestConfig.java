@@ -5,6 +5,7 @@ import dev.lakestream.common.iceberg.TableNaming;
 import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -71,7 +72,7 @@ public final class IngestConfig {
    * Whether {@code table} keeps a bronze change log ({@code <table>_changelog}): {@code
    * ingest.changelog.tables} lists tables as {@code namespace.name}, or is {@code *} for all.
    */
-  public boolean changelogFor(org.apache.iceberg.catalog.TableIdentifier table) {
+  public boolean changelogFor(TableIdentifier table) {
     String tables = config.getString(CHANGELOG_TABLES);
     for (String t : tables.split(",")) {
       String name = t.trim();

@@ -126,7 +126,7 @@ final class IngestDriver implements AutoCloseable {
   /** Writes {@code value} as it is to the files-written topic (a malformed or forged batch event). */
   void sendRawBatch(String key, byte[] value) {
     driver.createInputTopic(config.filesWrittenTopic(), new StringSerializer(),
-        new org.apache.kafka.common.serialization.ByteArraySerializer()).pipeInput(key, value);
+        new ByteArraySerializer()).pipeInput(key, value);
   }
 
   SourceTableModel model(TestTable table) {

@@ -7,10 +7,12 @@ import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
-import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.common.kafka.DeadLetters;
-import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.ingest.commit.SourceOffsets;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
@@ -26,6 +28,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,8 +36,11 @@ import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -179,7 +185,7 @@ class IngestOnKafkaTest {
       long oldChanges = 0;
       try (StreamsApp app = IngestApp.create(config)) {
         app.start();
-        List<dev.lakestream.testkit.Change> sent = new java.util.ArrayList<>(gen.snapshot(300));
+        List<Change> sent = new ArrayList<>(gen.snapshot(300));
         for (int i = 0; i < 4; i++) {
           sent.addAll(gen.next(300));
         }
@@ -188,11 +194,11 @@ class IngestOnKafkaTest {
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
       }
       // What kafka-streams-application-reset does to the input topics: the group starts over.
-      try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+      try (Admin admin = Admin.create(
           Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> start = new HashMap<>();
+        Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
         for (int p = 0; p < 3; p++) {
-          start.put(new org.apache.kafka.common.TopicPartition(source.topic(), p), new org.apache.kafka.clients.consumer.OffsetAndMetadata(0));
+          start.put(new TopicPartition(source.topic(), p), new OffsetAndMetadata(0));
         }
         admin.alterConsumerGroupOffsets("ingest-reset", start).all().get();
       }
@@ -227,22 +233,22 @@ class IngestOnKafkaTest {
     try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       try (StreamsApp app = IngestApp.create(config)) {
         app.start();
-        List<dev.lakestream.testkit.Change> sent = new java.util.ArrayList<>(gen.snapshot(300));
+        List<Change> sent = new ArrayList<>(gen.snapshot(300));
         sent.addAll(gen.next(600));
         feed.send(sent);
         Eventually.until(CONVERGE, "batches flushed and waiting for their commit",
             () -> count(app, "lakestream.ingest.changes") >= sent.size() && count(app, "lakestream.ingest.flushes") >= 2);
         Thread.sleep(1_000);
-        var committed = dev.lakestream.ingest.commit.SourceOffsets.of(reader.loadTable(id), Branches.REALTIME);
+        var committed = SourceOffsets.of(reader.loadTable(id), Branches.REALTIME);
         assertThat(committed.last(source.topic(), 0)).as("nothing committed yet").isNegative();
         assertThat(committed.last(source.topic(), 1)).as("nothing committed yet").isNegative();
       }
-      try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+      try (Admin admin = Admin.create(
           Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> start = new HashMap<>();
+        Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
         for (int p = 0; p < 2; p++) {
           // Into the first batch of each partition, which waits for its commit.
-          start.put(new org.apache.kafka.common.TopicPartition(source.topic(), p), new org.apache.kafka.clients.consumer.OffsetAndMetadata(5));
+          start.put(new TopicPartition(source.topic(), p), new OffsetAndMetadata(5));
         }
         admin.alterConsumerGroupOffsets("ingest-overlap", start).all().get();
       }

@@ -7,15 +7,18 @@ import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.TestTable;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.types.Types;
 import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * The ingest topology against a real local warehouse: after every flush and commit, the realtime
@@ -85,7 +88,7 @@ class IngestTopologyTest {
       List<Change> inserts = gen.next(2);
       ingest.send(inserts, true);
       // The same key again, with new values: a second batch of the same partition.
-      Map<String, Object> updated = new java.util.LinkedHashMap<>(inserts.get(0).after());
+      Map<String, Object> updated = new LinkedHashMap<>(inserts.get(0).after());
       updated.put("name", "second version");
       Change other = gen.next(1).get(0);
       Change update = new Change('u', table, inserts.get(0).key(), inserts.get(0).after(), updated, other.sourceTsMs() + 1, other.lsn() + 1);
@@ -179,12 +182,12 @@ class IngestTopologyTest {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 6);
       ingest.send(gen.next(200), true);
       ingest.flushAndCommit();
-      TestTable altered = table.withColumn("signup", dev.lakestream.testkit.ColumnType.DATE);
+      TestTable altered = table.withColumn("signup", ColumnType.DATE);
       gen.alter(altered);
       ingest.send(gen.next(200), true);
       ingest.flushAndCommit();
       assertThat(ingest.table(table).schema().findField("signup").type())
-          .isEqualTo(org.apache.iceberg.types.Types.DateType.get());
+          .isEqualTo(Types.DateType.get());
       assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
     }
   }
@@ -197,7 +200,7 @@ class IngestTopologyTest {
       Change insert = gen.next(1).get(0);
       ingest.send(List.of(insert), true);
       ingest.flushAndCommit();
-      Map<String, Object> reinserted = new java.util.LinkedHashMap<>(insert.after());
+      Map<String, Object> reinserted = new LinkedHashMap<>(insert.after());
       reinserted.put("name", "back again");
       ingest.send(
           List.of(

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;

@@ -1,31 +1,25 @@
 package dev.lakestream.launcher;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StopSignals;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
-import dev.lakestream.common.iceberg.BranchFiles;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedWriter;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.util.concurrent.Callable;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,10 +33,12 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -56,6 +52,11 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.StreamsConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR] [--export-source FILE]
@@ -120,7 +121,7 @@ public final class DemoCommand {
     Path exportSource;
 
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting of both apps (repeatable)")
-    Map<String, String> settings = new java.util.LinkedHashMap<>();
+    Map<String, String> settings = new LinkedHashMap<>();
 
     @Spec
     CommandSpec spec;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.embedded.EmbeddedConnect;
@@ -17,18 +18,22 @@ import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +43,11 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -105,7 +115,7 @@ class ConnectRestartTest {
           Path flushedEarlier = Files.copy(offsets, dir.resolve("connect.offsets." + kill));
           watchFor(watcher, 3_000 + random.nextInt(4_000));
           connect.kill();
-          Files.copy(flushedEarlier, offsets, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+          Files.copy(flushedEarlier, offsets, StandardCopyOption.REPLACE_EXISTING);
           startConnect(connect, dir.resolve("connect.log"), kill + 1);
         }
         watchFor(watcher, 4_000);
@@ -127,21 +137,21 @@ class ConnectRestartTest {
 
         // The change log holds every change event the connector published exactly once (however
         // often it published it), and per key in source order: versions only grow.
-        List<org.apache.iceberg.data.Record> log = new ArrayList<>();
-        try (var rows = org.apache.iceberg.data.IcebergGenerics.read(reader.loadTable(TableIdentifier.of("inventory", "counters_changelog"))).build()) {
+        List<org.apache.iceberg.data.Record> log = new ArrayList<>();  // name clash
+        try (var rows = IcebergGenerics.read(reader.loadTable(TableIdentifier.of("inventory", "counters_changelog"))).build()) {
           rows.forEach(r -> log.add(r.copy()));
         }
         Set<Long> publishedVersions = new HashSet<>();
         Map<String, Integer> published = publishedEvents(kafka.bootstrapServers(), "dbserver1.inventory.counters", publishedVersions);
         long neverPublished = version.get() - publishedVersions.size();
         Map<String, Integer> logged = new HashMap<>();
-        for (org.apache.iceberg.data.Record r : log) {
+        for (org.apache.iceberg.data.Record r : log) {  // name clash
           logged.merge(r.getField("op") + " " + r.getField("key") + " " + changeLsn((String) r.getField("source_position")), 1, Integer::sum);
         }
         assertThat(logged.values()).as("each change-log row once").allMatch(n -> n == 1);
-        Set<String> missing = new java.util.TreeSet<>(published.keySet());
+        Set<String> missing = new TreeSet<>(published.keySet());
         missing.removeAll(logged.keySet());
-        Set<String> extra = new java.util.TreeSet<>(logged.keySet());
+        Set<String> extra = new TreeSet<>(logged.keySet());
         extra.removeAll(published.keySet());
         assertThat(missing).as("published events missing from the change log").isEmpty();
         assertThat(extra).as("change-log rows of no published event").isEmpty();
@@ -152,9 +162,9 @@ class ConnectRestartTest {
             neverPublished, version.get());
         Map<String, Long> lastVersion = new HashMap<>();
         ObjectMapper json = new ObjectMapper();
-        log.sort(java.util.Comparator.comparing((org.apache.iceberg.data.Record r) -> (Integer) r.getField("kafka_partition"))
+        log.sort(Comparator.comparing((org.apache.iceberg.data.Record r) -> (Integer) r.getField("kafka_partition"))  // name clash
             .thenComparing(r -> (Long) r.getField("kafka_offset")));
-        for (org.apache.iceberg.data.Record r : log) {
+        for (org.apache.iceberg.data.Record r : log) {  // name clash
           String after = (String) r.getField("after");
           if (after != null) {
             long v = json.readTree(after).get("version").asLong();
@@ -203,7 +213,7 @@ class ConnectRestartTest {
         Eventually.until(Duration.ofSeconds(120), "the COPY partly published",
             () -> recordsIn(kafka.bootstrapServers(), "dbserver1.inventory.counters") > 20_000);
         connect.kill();
-        Files.copy(beforeCopy, offsets, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(beforeCopy, offsets, StandardCopyOption.REPLACE_EXISTING);
         startConnect(connect, dir.resolve("connect.log"), 2);
         Eventually.noDifference(Duration.ofSeconds(300), () -> differs(postgres, reader, id));
         double fenced = ingest.meters().find("lakestream.ingest.fenced").counters().stream().mapToDouble(c -> c.count()).sum();
@@ -218,11 +228,11 @@ class ConnectRestartTest {
 
   private static long recordsIn(String bootstrap, String topic) {
     Map<String, Object> props = new HashMap<>();
-    props.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props,
-        new org.apache.kafka.common.serialization.ByteArrayDeserializer(), new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    try (var consumer = new KafkaConsumer<byte[], byte[]>(props,
+        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       var partitions = consumer.partitionsFor(topic).stream()
-          .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+          .map(p -> new TopicPartition(topic, p.partition())).toList();
       return consumer.endOffsets(partitions).values().stream().mapToLong(Long::longValue).sum();
     }
   }
@@ -236,17 +246,17 @@ class ConnectRestartTest {
   /** Every change event on {@code topic} (tombstones left out) by identity (op, key, source position), with how often it is there. */
   private static Map<String, Integer> publishedEvents(String bootstrap, String topic, Set<Long> versions) {
     Map<String, Object> props = new HashMap<>();
-    props.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    props.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Map<String, Integer> events = new HashMap<>();
-    dev.lakestream.common.debezium.DebeziumDecoder decoder = new dev.lakestream.common.debezium.DebeziumDecoder();
-    try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(props,
-        new org.apache.kafka.common.serialization.ByteArrayDeserializer(), new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
-      List<org.apache.kafka.common.TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-          .map(p -> new org.apache.kafka.common.TopicPartition(topic, p.partition())).toList();
+    DebeziumDecoder decoder = new DebeziumDecoder();
+    try (var consumer = new KafkaConsumer<byte[], byte[]>(props,
+        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+          .map(p -> new TopicPartition(topic, p.partition())).toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
-      Map<org.apache.kafka.common.TopicPartition, Long> end = consumer.endOffsets(partitions);
+      Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       long deadline = System.currentTimeMillis() + 60_000;
       while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p)) && System.currentTimeMillis() < deadline) {
         for (var record : consumer.poll(Duration.ofMillis(200))) {
@@ -360,7 +370,7 @@ class ConnectRestartTest {
   private static Long firstDifference(Map<Long, Long> a, Map<Long, Long> b) {
     Set<Long> keys = new HashSet<>(a.keySet());
     keys.addAll(b.keySet());
-    return keys.stream().filter(k -> !java.util.Objects.equals(a.get(k), b.get(k))).min(Long::compare).orElse(null);
+    return keys.stream().filter(k -> !Objects.equals(a.get(k), b.get(k))).min(Long::compare).orElse(null);
   }
 
   /** id -> version of every row of {@code table} at {@code snapshotId}. */

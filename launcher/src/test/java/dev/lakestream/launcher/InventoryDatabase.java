@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.sql.Types;
@@ -47,7 +48,7 @@ final class InventoryDatabase {
   /** Where the database is: an in-process server or a container. */
   @FunctionalInterface
   interface Connections {
-    Connection connect() throws java.sql.SQLException;
+    Connection connect() throws SQLException;
   }
 
   private final Connections postgres;

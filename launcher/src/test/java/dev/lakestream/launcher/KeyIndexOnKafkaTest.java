@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
+import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.Eventually;
@@ -133,7 +135,7 @@ class KeyIndexOnKafkaTest {
         }
         converge(id, table);
       }
-      int filesOnMain = dev.lakestream.common.iceberg.BranchFiles.liveDataFiles(reader.loadTable(id),
+      int filesOnMain = BranchFiles.liveDataFiles(reader.loadTable(id),
           reader.loadTable(id).snapshot(Branches.MAIN)).size();
       assertThat(filesOnMain).isGreaterThan(3);
 
@@ -205,7 +207,7 @@ class KeyIndexOnKafkaTest {
     Map<String, String> settings = OnKafkaSettings.shared(kafka, warehouse, prefix, topic);
     settings.put(SyncConfig.INDEX_PARTITIONS, "6");
     settings.put(SyncConfig.INDEX_BOOTSTRAP_INTERVAL_MS, "200");
-    settings.put(dev.lakestream.sync.maintenance.MaintenanceConfig.ENABLED, "false");
+    settings.put(MaintenanceConfig.ENABLED, "false");
     return settings;
   }
 

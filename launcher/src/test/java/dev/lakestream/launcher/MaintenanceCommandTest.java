@@ -2,8 +2,8 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.BranchFiles;
+import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.TestTable;

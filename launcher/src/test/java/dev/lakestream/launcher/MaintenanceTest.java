@@ -3,19 +3,19 @@ package dev.lakestream.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.ingest.buffer.BatchWriter;
 import dev.lakestream.sync.convert.FileConverter;
-import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.sync.diff.Differ;
-import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.Maintenance;
+import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.OrphanFiles;
-import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.maintenance.RetentionPolicy;
 import dev.lakestream.sync.maintenance.SnapshotExpiry;
@@ -40,8 +40,10 @@ import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.TypeUtil;
 import org.junit.jupiter.api.Test;
@@ -264,8 +266,8 @@ class MaintenanceTest {
       // Anyone who may set a table property points a's data and metadata paths at the warehouse.
       String root = pipeline.warehouseDir().toString();
       pipeline.table(a).updateProperties()
-          .set(org.apache.iceberg.TableProperties.WRITE_DATA_LOCATION, root)
-          .set(org.apache.iceberg.TableProperties.WRITE_METADATA_LOCATION, root)
+          .set(TableProperties.WRITE_DATA_LOCATION, root)
+          .set(TableProperties.WRITE_METADATA_LOCATION, root)
           .commit();
       Table tb = pipeline.table(b);
       OrphanFiles.Result removed = OrphanFiles.remove(pipeline.table(a), System.currentTimeMillis() + 1);
@@ -437,7 +439,7 @@ class MaintenanceTest {
       // The change log is maintained too: compacted and expired, every change in it once.
       Table log = pipeline.table(TableIdentifier.of("inventory", "customers_changelog"));
       long logRows = 0;
-      try (var rows = org.apache.iceberg.data.IcebergGenerics.read(log).build()) {
+      try (var rows = IcebergGenerics.read(log).build()) {
         for (var ignored : rows) {
           logRows++;
         }

@@ -1,5 +1,7 @@
 package dev.lakestream.launcher;
 
+import dev.lakestream.common.app.Health;
+import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.EventSerdes;
 import dev.lakestream.common.event.MainCommitted;
@@ -23,6 +25,7 @@ import dev.lakestream.testkit.TemporaryWarehouse;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,6 +38,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -69,7 +73,7 @@ public final class PipelineDriver implements AutoCloseable {
   final TestOutputTopic<String, MainCommitted> mainCommits;
 
   final Maintenance maintenance;
-  final dev.lakestream.common.app.Health syncHealth = new dev.lakestream.common.app.Health();
+  final Health syncHealth = new Health();
   private final SyncConfig syncSettings;
 
   public PipelineDriver(List<String> topics) throws Exception {
@@ -112,7 +116,7 @@ public final class PipelineDriver implements AutoCloseable {
 
   /** The apps' own Kafka properties (their defaults: dead-letter handling and all). */
   private static Properties props(PipelineConfig config) throws Exception {
-    Properties props = dev.lakestream.common.app.StreamsApp.streamsProperties(config);
+    Properties props = StreamsApp.streamsProperties(config);
     props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
     return props;
   }
@@ -164,20 +168,20 @@ public final class PipelineDriver implements AutoCloseable {
 
   /** Writes {@code value} as it is to sync's input {@code topic} (a forged or malformed record). */
   void sendToSync(String topic, String key, byte[] value) {
-    sync.createInputTopic(topic, new StringSerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())
+    sync.createInputTopic(topic, new StringSerializer(), new ByteArraySerializer())
         .pipeInput(key, value);
   }
 
   /** The records sync sent to the dead-letter topic since the last call. */
   List<TestRecord<String, byte[]>> syncDeadLetters() {
     return sync.createOutputTopic(syncSettings.pipeline().deadLetterTopic(), new StringDeserializer(),
-        new org.apache.kafka.common.serialization.ByteArrayDeserializer()).readRecordsToList();
+        new ByteArrayDeserializer()).readRecordsToList();
   }
 
   /** The records sync wrote to {@code topic} (its internal topics too) since the last call. */
   List<TestRecord<String, byte[]>> syncRecords(String topic) {
     return sync.createOutputTopic(topic, new StringDeserializer(),
-        new org.apache.kafka.common.serialization.ByteArrayDeserializer()).readRecordsToList();
+        new ByteArrayDeserializer()).readRecordsToList();
   }
 
   SyncConfig syncConfig() {
@@ -202,7 +206,7 @@ public final class PipelineDriver implements AutoCloseable {
   }
 
   /** A properties file naming this warehouse's catalog, plus {@code settings}: what a user passes with --config. */
-  Path configFile(Map<String, String> settings) throws java.io.IOException {
+  Path configFile(Map<String, String> settings) throws IOException {
     StringBuilder props = new StringBuilder();
     warehouse.catalogProperties().forEach((k, v) -> props.append(PipelineConfig.CATALOG_PREFIX).append(k).append('=').append(v).append('\n'));
     settings.forEach((k, v) -> props.append(k).append('=').append(v).append('\n'));

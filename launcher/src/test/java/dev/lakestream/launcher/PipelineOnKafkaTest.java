@@ -2,23 +2,25 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.SpillingSerde;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
+import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.SyncTopology;
-import dev.lakestream.common.iceberg.BranchFiles;
-import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.CompactionPolicy;
+import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
@@ -31,6 +33,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -155,9 +159,9 @@ class PipelineOnKafkaTest {
       Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
       Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
       assertThat(report.passed()).as(report.toString()).isTrue();
-      java.nio.file.Path spill = java.nio.file.Path.of(reader.loadTable(id).location().replaceFirst("^file:", ""),
-          dev.lakestream.common.event.SpillingSerde.FOLDER);
-      try (var files = java.nio.file.Files.list(spill)) {
+      Path spill = Path.of(reader.loadTable(id).location().replaceFirst("^file:", ""),
+          SpillingSerde.FOLDER);
+      try (var files = Files.list(spill)) {
         assertThat(files.count()).as("records spilled to files").isPositive();
       }
       assertThat(sync.meters().find("lakestream.app.thread.failures").counter().count()).as("sync threads that died")
@@ -180,7 +184,7 @@ class PipelineOnKafkaTest {
     TableIdentifier id = TableIdentifier.of("inventory", "crashy");
     SimpleMeterRegistry syncMeters = new SimpleMeterRegistry();
     Maintenance maintenance = new Maintenance(MaintenanceConfig.from(syncPipeline), syncCatalog, syncMeters, null);
-    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), syncMeters, maintenance, new dev.lakestream.common.app.Health());
+    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), syncMeters, maintenance, new Health());
     // A convert task's vector is written and its result sent within the transaction, then the thread dies.
     AtomicInteger tasks = new AtomicInteger();
     AtomicInteger convertCrashes = new AtomicInteger();

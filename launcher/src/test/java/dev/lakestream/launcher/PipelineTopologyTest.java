@@ -3,9 +3,9 @@ package dev.lakestream.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.Change;

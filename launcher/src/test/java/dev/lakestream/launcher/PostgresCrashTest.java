@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
@@ -115,8 +116,8 @@ class PostgresCrashTest {
           }
         });
         Eventually.until(Duration.ofSeconds(180), "both tables on main", () -> reader.tableExists(
-            org.apache.iceberg.catalog.TableIdentifier.of("inventory", "orders")) && reader.tableExists(
-            org.apache.iceberg.catalog.TableIdentifier.of("inventory", "customers")));
+            TableIdentifier.of("inventory", "orders")) && reader.tableExists(
+            TableIdentifier.of("inventory", "customers")));
         Thread.sleep(8_000);
         ingest2.kill();
         Thread.sleep(3_000);

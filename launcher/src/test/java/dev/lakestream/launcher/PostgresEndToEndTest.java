@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
-import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
+import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.sync.SyncApp;
+import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;

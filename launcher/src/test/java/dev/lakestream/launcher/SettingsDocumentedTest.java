@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /** The README's settings tables and the settings the apps know are the same list. */
@@ -45,7 +46,7 @@ class SettingsDocumentedTest {
         .as("per-table settings and Kafka's own are not ours to judge").isEmpty();
     assertThat(Settings.problems(Map.of("ingest.flush.interval.ms", "soon")))
         .containsExactly("ingest.flush.interval.ms=soon: not a long");
-    org.assertj.core.api.Assertions.assertThatThrownBy(
+    Assertions.assertThatThrownBy(
             () -> new PipelineConfig(Map.of("ingest.flush.interval.ms", "soon")).check())
         .hasMessageContaining("ingest.flush.interval.ms");
   }

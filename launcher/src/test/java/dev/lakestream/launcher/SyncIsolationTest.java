@@ -3,11 +3,19 @@ package dev.lakestream.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.Health;
+import dev.lakestream.common.event.ConvertResult;
+import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.SpillingSerde;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.sync.commit.CycleChecks;
+import dev.lakestream.sync.commit.MainCommitter;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
@@ -21,9 +29,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.relocated.com.google.common.collect.Lists;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.test.TestRecord;
@@ -71,14 +84,14 @@ class SyncIsolationTest {
     settings.put("sync.maintenance.expire.main.min-snapshots-to-keep", "1");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic()), settings)) {
       TableIdentifier foreign = TableIdentifier.of("finance", "ledger");
-      var catalog = (org.apache.iceberg.catalog.SupportsNamespaces) pipeline.catalog();
-      catalog.createNamespace(org.apache.iceberg.catalog.Namespace.of("finance"));
+      var catalog = (SupportsNamespaces) pipeline.catalog();
+      catalog.createNamespace(Namespace.of("finance"));
       Table ledger = pipeline.catalog().createTable(foreign,
           new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
       for (int i = 0; i < 3; i++) {
         ledger.newFastAppend().commit(); // three snapshots expiry would remove
       }
-      String metadataBefore = ((org.apache.iceberg.HasTableOperations) pipeline.table(foreign)).operations().current()
+      String metadataBefore = ((HasTableOperations) pipeline.table(foreign)).operations().current()
           .metadataFileLocation();
 
       String topic = pipeline.syncConfig().realtimeCommitsTopic();
@@ -93,7 +106,7 @@ class SyncIsolationTest {
       assertThat(reason(letters.get(0))).contains("finance.ledger", "not managed by lakestream");
       assertThat(reason(letters.get(1))).contains("no table finance.nothing");
       Table after = pipeline.table(foreign);
-      assertThat(((org.apache.iceberg.HasTableOperations) after).operations().current().metadataFileLocation())
+      assertThat(((HasTableOperations) after).operations().current().metadataFileLocation())
           .as("the foreign table is not touched: no branch, no expiry").isEqualTo(metadataBefore);
       assertThat(after.refs()).doesNotContainKey(Branches.REALTIME);
       assertThat(pipeline.syncHealth.status(System.currentTimeMillis())).isEqualTo(Health.Status.UP);
@@ -114,7 +127,7 @@ class SyncIsolationTest {
       // converts deletes must read them, and fails.
       Path backup = Files.createTempDirectory("backup-");
       List<Path> moved = new ArrayList<>();
-      for (DataFile f : org.apache.iceberg.relocated.com.google.common.collect.Lists.newArrayList(
+      for (DataFile f : Lists.newArrayList(
           pipeline.table(A).newScan().useRef(Branches.MAIN).planFiles())
           .stream().map(t -> t.file()).toList()) {
         Path path = Path.of(f.location().replaceFirst("^file:", ""));
@@ -247,22 +260,22 @@ class SyncIsolationTest {
       Table table = pipeline.table(A);
       var specs = table.specs();
       var spec = table.spec();
-      Map<String, org.apache.iceberg.DeleteFile> dvs =
-          dev.lakestream.common.iceberg.BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN));
+      Map<String, DeleteFile> dvs =
+          BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN));
       assertThat(dvs).as("the updates left deletion vectors on main").isNotEmpty();
       List<String> dataFiles = new ArrayList<>(
-          dev.lakestream.common.iceberg.BranchFiles.liveDataFiles(table, table.snapshot(Branches.MAIN)).keySet());
+          BranchFiles.liveDataFiles(table, table.snapshot(Branches.MAIN)).keySet());
       var someDv = dvs.values().iterator().next();
       String dvOf = someDv.referencedDataFile();
       String other = dataFiles.stream().filter(p -> !p.equals(dvOf)).findFirst().orElseThrow();
       long mainBefore = table.snapshot(Branches.MAIN).snapshotId();
-      var plan = new dev.lakestream.common.event.CyclePlan(A.schema() + "." + A.name(), "forged", mainBefore,
+      var plan = new CyclePlan(A.schema() + "." + A.name(), "forged", mainBefore,
           -1, 0, List.of(), List.of(), List.of(), List.of(other), 1, 0, false,
           System.currentTimeMillis());
-      var dvJson = (com.fasterxml.jackson.databind.node.ObjectNode)
-          dev.lakestream.common.iceberg.ContentFiles.toJson(someDv, specs.get(someDv.specId()));
+      var dvJson = (ObjectNode)
+          ContentFiles.toJson(someDv, specs.get(someDv.specId()));
 
-      List<dev.lakestream.common.event.ConvertResult> forgeries = List.of(
+      List<ConvertResult> forgeries = List.of(
           // a vector of another data file
           result(plan, other, dvJson, 0),
           // a vector of the right file, stored outside the table
@@ -271,18 +284,18 @@ class SyncIsolationTest {
           // a result for a file the plan never sent out
           result(plan, dvOf, dvJson, 1));
       for (var forged : forgeries) {
-        assertThatThrownBy(() -> dev.lakestream.sync.commit.MainCommitter.commit(pipeline.table(A), plan, List.of(forged),
+        assertThatThrownBy(() -> MainCommitter.commit(pipeline.table(A), plan, List.of(forged),
             System.currentTimeMillis()))
-            .isInstanceOf(dev.lakestream.sync.commit.CycleChecks.Refused.class);
+            .isInstanceOf(CycleChecks.Refused.class);
       }
       assertThat(pipeline.table(A).snapshot(Branches.MAIN).snapshotId()).isEqualTo(mainBefore);
       assertThat(pipeline.mainDiffersFromModel(A)).isNull();
     }
   }
 
-  private static dev.lakestream.common.event.ConvertResult result(dev.lakestream.common.event.CyclePlan plan,
-      String dataFile, com.fasterxml.jackson.databind.JsonNode dv, int keys) {
-    return new dev.lakestream.common.event.ConvertResult(plan.table(), plan.cycleId(), dataFile, dv, List.of(), keys, 0, 0);
+  private static ConvertResult result(CyclePlan plan,
+      String dataFile, JsonNode dv, int keys) {
+    return new ConvertResult(plan.table(), plan.cycleId(), dataFile, dv, List.of(), keys, 0, 0);
   }
 
   private static String reason(TestRecord<String, byte[]> record) {

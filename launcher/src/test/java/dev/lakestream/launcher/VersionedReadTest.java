@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.reader.DeltaStats;
@@ -24,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import org.apache.iceberg.Files;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.Record;
@@ -230,7 +232,7 @@ class VersionedReadTest {
       for (String line : changes.out.split("\n")) {
         JsonNode row = json.readTree(line);
         int weight = row.get("__weight").asInt();
-        ((com.fasterxml.jackson.databind.node.ObjectNode) row).remove("__weight");
+        ((ObjectNode) row).remove("__weight");
         fromCli.merge(row.toString(), weight, Integer::sum);
       }
       Map<String, Integer> expected = new HashMap<>();
@@ -245,7 +247,7 @@ class VersionedReadTest {
           "--format", "parquet", "--output", parquet.toString());
       assertThat(snapshot.code).as(snapshot.err).isZero();
       long rows = 0;
-      try (CloseableIterable<Record> records = Parquet.read(org.apache.iceberg.Files.localInput(parquet.toFile()))
+      try (CloseableIterable<Record> records = Parquet.read(Files.localInput(parquet.toFile()))
           .project(t.schema()).createReaderFunc(s -> GenericParquetReaders.buildReader(t.schema(), s)).build()) {
         for (Record ignored : records) {
           rows++;

@@ -4,6 +4,7 @@ import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -263,7 +264,7 @@ public final class MainVersions {
     List<Snapshot> range = new ArrayList<>();
     for (Snapshot s = to; s != null; s = BranchFiles.parent(table, s)) {
       if (s.snapshotId() == from) {
-        java.util.Collections.reverse(range);
+        Collections.reverse(range);
         return range;
       }
       range.add(s);

@@ -2,6 +2,8 @@ package dev.lakestream.sync;
 
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.SpillingSerde;
+import java.util.Locale;
+import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -76,7 +78,7 @@ public final class SyncConfig {
    * producer's {@code max.request.size} ({@code producer.max.request.size} counts first).
    */
   public int recordLimitBytes() {
-    java.util.Properties kafka = config.kafkaProperties();
+    Properties kafka = config.kafkaProperties();
     String size = kafka.getProperty(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
         kafka.getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
     return SpillingSerde.limitFor(Integer.parseInt(size.trim()));
@@ -91,7 +93,7 @@ public final class SyncConfig {
   public Resolver resolver(String table) {
     String value = config.get(RESOLVER + "." + table, config.getString(RESOLVER));
     try {
-      return Resolver.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
+      return Resolver.valueOf(value.trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(RESOLVER + " (or " + RESOLVER + "." + table + ") must be scan or index, not " + value);
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
@@ -82,7 +83,7 @@ public enum ColumnType {
   ZONED_TIMESTAMP("string", "io.debezium.time.ZonedTimestamp") {
     Object random(Random r) {
       return OffsetDateTime.ofInstant(
-          java.time.Instant.ofEpochSecond(1_600_000_000L + r.nextInt(100_000_000), r.nextInt(1_000_000) * 1_000L),
+          Instant.ofEpochSecond(1_600_000_000L + r.nextInt(100_000_000), r.nextInt(1_000_000) * 1_000L),
           ZoneOffset.UTC);
     }
     JsonNode json(Object v) {

@@ -30,7 +30,7 @@ public record ConvertResult(
     long keysMatched,
     long rowsScanned,
     long bytesRead,
-    String error) {
+    String error) implements CycleInput {
 
   public static final String TYPE = "convert-result";
   /** 2: a failed task ({@code error}); a reader of 1 would take it for a file with nothing to delete. */

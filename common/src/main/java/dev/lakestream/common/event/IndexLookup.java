@@ -1,6 +1,7 @@
 package dev.lakestream.common.event;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * One partition's share of a sync cycle for the key index: the index partition adds the keys of
@@ -26,7 +27,7 @@ public record IndexLookup(
     List<CyclePlan.SequencedFile> addDataFiles,
     List<String> removeDataFiles,
     List<CyclePlan.SequencedFile> deleteFiles,
-    java.util.Map<String, List<String>> taskDeletes) {
+    Map<String, List<String>> taskDeletes) {
 
   public static final String TYPE = "index-lookup";
   public static final int VERSION = 1;

@@ -26,7 +26,7 @@ public record IndexResult(
     long deleteKeys,
     long keysIndexed,
     long filesRead,
-    long bytesRead) {
+    long bytesRead) implements CycleInput {
 
   public static final String TYPE = "index-result";
   public static final int VERSION = 1;

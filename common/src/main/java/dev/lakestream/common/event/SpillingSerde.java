@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -37,7 +38,7 @@ public final class SpillingSerde<T> implements Serde<T> {
   private static final Logger LOG = LoggerFactory.getLogger(SpillingSerde.class);
   public static final String TYPE = "spilled";
   public static final String FOLDER = "metadata/lakestream-spill/";
-  private static final byte[] POINTER_START = ("{\"type\":\"" + TYPE + "\"").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  private static final byte[] POINTER_START = ("{\"type\":\"" + TYPE + "\"").getBytes(StandardCharsets.UTF_8);
   private static final int CACHED = 8;
 
   private final Serde<T> inner;
@@ -115,7 +116,7 @@ public final class SpillingSerde<T> implements Serde<T> {
       }
       ObjectNode pointer = EventJson.MAPPER.createObjectNode();
       pointer.put("type", TYPE).put("v", 1).put("table", tableName).put("path", path).put("bytes", bytes.length);
-      return pointer.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      return pointer.toString().getBytes(StandardCharsets.UTF_8);
     };
   }
 

@@ -10,7 +10,7 @@ import org.apache.kafka.common.serialization.Deserializer;
  * @param value the record's value as it was
  * @param error why it could not be read
  */
-public record Unreadable(byte[] value, String error) {
+public record Unreadable(byte[] value, String error) implements CycleInput {
 
   /** {@code deserializer}, answering an {@link Unreadable} where it would throw. */
   public static Deserializer<Object> lenient(Deserializer<?> deserializer) {

@@ -1,5 +1,6 @@
 package dev.lakestream.common.iceberg;
 
+import dev.lakestream.common.metrics.CommitMetricsReporter;
 import java.io.File;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -7,7 +8,6 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
-import dev.lakestream.common.metrics.CommitMetricsReporter;
 
 /**
  * Builds an Iceberg {@link Catalog} from standard Iceberg catalog properties ({@code type} or

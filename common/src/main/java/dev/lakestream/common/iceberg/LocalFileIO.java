@@ -26,7 +26,7 @@ public final class LocalFileIO implements SupportsPrefixOperations {
 
   @Override
   public InputFile newInputFile(String path) {
-    return org.apache.iceberg.Files.localInput(file(path));
+    return org.apache.iceberg.Files.localInput(file(path));  // name clash
   }
 
   @Override
@@ -38,7 +38,7 @@ public final class LocalFileIO implements SupportsPrefixOperations {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the folder of " + path, e);
     }
-    return org.apache.iceberg.Files.localOutput(file);
+    return org.apache.iceberg.Files.localOutput(file);  // name clash
   }
 
   @Override

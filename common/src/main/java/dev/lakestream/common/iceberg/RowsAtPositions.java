@@ -43,8 +43,8 @@ import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.io.api.Converter;
 import org.apache.parquet.io.api.GroupConverter;
 import org.apache.parquet.io.api.PrimitiveConverter;
-import org.apache.parquet.schema.PrimitiveType;
 import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.PrimitiveType;
 
 /**
  * Reads some columns of the rows at given positions of a Parquet data file, reading only the pages
@@ -67,7 +67,7 @@ public final class RowsAtPositions {
       rows.put(p, GenericRecord.create(projection));
     }
     long bytes = 0;
-    org.apache.iceberg.io.InputFile input = io.newInputFile(file.location());
+    org.apache.iceberg.io.InputFile input = io.newInputFile(file.location());  // name clash
     InputFile parquetFile = parquetFile(input);
     ParquetReadOptions options = ParquetReadOptions.builder().build();
     try {
@@ -242,7 +242,7 @@ public final class RowsAtPositions {
     return low;
   }
 
-  private static long readWhole(org.apache.iceberg.io.InputFile input, Schema one, TreeSet<Long> positions,
+  private static long readWhole(org.apache.iceberg.io.InputFile input, Schema one, TreeSet<Long> positions,  // name clash
       Map<Long, Record> rows, int field, ContentFile<?> file) throws IOException {
     long position = 0;
     try (CloseableIterable<Record> read = Parquet.read(input).project(one)
@@ -258,7 +258,7 @@ public final class RowsAtPositions {
     return sizes == null ? file.fileSizeInBytes() : sizes.getOrDefault(one.columns().get(0).fieldId(), 0L);
   }
 
-  private static InputFile parquetFile(org.apache.iceberg.io.InputFile input) {
+  private static InputFile parquetFile(org.apache.iceberg.io.InputFile input) {  // name clash
     return new InputFile() {
       @Override
       public long getLength() {
@@ -267,7 +267,7 @@ public final class RowsAtPositions {
 
       @Override
       public SeekableInputStream newStream() {
-        org.apache.iceberg.io.SeekableInputStream in = input.newStream();
+        org.apache.iceberg.io.SeekableInputStream in = input.newStream();  // name clash
         return new DelegatingSeekableInputStream(in) {
           @Override
           public long getPos() throws IOException {

@@ -2,10 +2,12 @@ package dev.lakestream.common.metrics;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.lakestream.common.app.Health;
+import io.micrometer.core.instrument.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
@@ -34,14 +36,14 @@ public final class MetricsEndpoint implements AutoCloseable {
   public MetricsEndpoint(String bindAddress, int port) throws IOException {
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     // Meters registered globally (Iceberg's commit reports) show here too.
-    io.micrometer.core.instrument.Metrics.addRegistry(registry);
+    Metrics.addRegistry(registry);
     if (port < 0) {
       this.server = null;
       return;
     }
     try {
       this.server = HttpServer.create(new InetSocketAddress(bindAddress, port), 0);
-    } catch (java.net.BindException e) {
+    } catch (BindException e) {
       registry.close();
       throw new IllegalStateException(
           "metrics port " + port + " of " + bindAddress + " is in use; set lakestream.metrics.port to a free port, 0 for"
@@ -97,7 +99,7 @@ public final class MetricsEndpoint implements AutoCloseable {
     if (server != null) {
       server.stop(0);
     }
-    io.micrometer.core.instrument.Metrics.removeRegistry(registry);
+    Metrics.removeRegistry(registry);
     registry.close();
   }
 }

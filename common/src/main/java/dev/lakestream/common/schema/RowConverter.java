@@ -1,6 +1,7 @@
 package dev.lakestream.common.schema;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ConnectSchema;
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
 import java.nio.ByteBuffer;
+import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -15,7 +17,6 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.time.DateTimeException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -337,7 +338,7 @@ public final class RowConverter {
     if (v.isObject()) {
       for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> e = it.next();
-        Object key = value(com.fasterxml.jackson.databind.node.TextNode.valueOf(e.getKey()),
+        Object key = value(TextNode.valueOf(e.getKey()),
             s == null ? null : s.keys(), type.keyType(), column + ".key");
         out.put(key, value(e.getValue(), s == null ? null : s.values(), type.valueType(), column + ".value"));
       }

@@ -1,5 +1,6 @@
 package dev.lakestream.common.schema;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ConnectSchema;
 import java.util.ArrayList;
@@ -7,7 +8,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 

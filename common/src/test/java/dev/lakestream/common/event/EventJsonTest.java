@@ -7,6 +7,7 @@ import dev.lakestream.common.iceberg.ContentFiles;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.DeleteFile;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.Test;
 class EventJsonTest {
 
   private static final Schema SCHEMA =
-      new Schema(List.of(Types.NestedField.required(1, "id", Types.LongType.get())), java.util.Set.of(1));
+      new Schema(List.of(Types.NestedField.required(1, "id", Types.LongType.get())), Set.of(1));
   private static final PartitionSpec SPEC = PartitionSpec.unpartitioned();
 
   @Test

@@ -3,6 +3,7 @@ package dev.lakestream.common.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.nio.charset.StandardCharsets;
@@ -11,8 +12,8 @@ import java.util.List;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.Serde;
@@ -68,7 +69,7 @@ class SpillingSerdeTest {
 
   private static ConvertTask task(int deletes) {
     JsonNodeFactory json = JsonNodeFactory.instance;
-    List<com.fasterxml.jackson.databind.JsonNode> files = new ArrayList<>();
+    List<JsonNode> files = new ArrayList<>();
     for (int i = 0; i < deletes; i++) {
       files.add(json.objectNode().put("file-path", "/wh/db/t/data/delete-" + i + ".parquet").put("record-count", i));
     }

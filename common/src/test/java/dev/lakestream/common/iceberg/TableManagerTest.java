@@ -5,14 +5,18 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.iceberg.Table;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.types.Types;
 import org.apache.iceberg.types.Types.NestedField;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -117,9 +121,9 @@ class TableManagerTest {
   @Test
   void threadsRacingToCreateTheSameTableAllGetIt() throws Exception {
     int threads = 4;
-    var pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
-    var start = new java.util.concurrent.CountDownLatch(1);
-    List<java.util.concurrent.Future<Table>> results = new java.util.ArrayList<>();
+    var pool = Executors.newFixedThreadPool(threads);
+    var start = new CountDownLatch(1);
+    List<Future<Table>> results = new ArrayList<>();
     for (int i = 0; i < threads; i++) {
       TableManager own = new TableManager(catalog);
       results.add(pool.submit(() -> {

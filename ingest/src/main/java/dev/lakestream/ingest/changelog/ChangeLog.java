@@ -2,7 +2,9 @@ package dev.lakestream.ingest.changelog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.iceberg.TableNaming;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -13,12 +15,12 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
-import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.Types;
@@ -52,7 +54,7 @@ public final class ChangeLog {
   private ChangeLog() {}
 
   public static TableIdentifier of(TableIdentifier table) {
-    return dev.lakestream.common.iceberg.TableNaming.changelogOf(table);
+    return TableNaming.changelogOf(table);
   }
 
   /**
@@ -112,7 +114,7 @@ public final class ChangeLog {
   }
 
   /** The row of a Debezium record: op, key, source and position from the decoded event; before and after raw. */
-  public static Record row(dev.lakestream.common.debezium.ChangeEvent event, byte[] value, String topic, int partition,
+  public static Record row(ChangeEvent event, byte[] value, String topic, int partition,
       long offset) {
     JsonNode envelope;
     try {

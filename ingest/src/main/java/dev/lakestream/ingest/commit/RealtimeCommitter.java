@@ -3,14 +3,12 @@ package dev.lakestream.ingest.commit;
 import dev.lakestream.common.app.Health;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.FilesWritten;
-import dev.lakestream.common.kafka.DeadLetters;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import io.micrometer.core.instrument.Counter;
@@ -22,15 +20,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.expressions.Expressions;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -178,7 +174,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       tables.forget(tableName);
       int waiting = 0;
       try (KeyValueIterator<String, FilesWritten> it = pending.prefixScan(tableName + '\u0000',
-          org.apache.kafka.common.serialization.Serdes.String().serializer())) {
+          Serdes.String().serializer())) {
         while (it.hasNext()) {
           it.next();
           waiting++;
@@ -195,7 +191,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private void commitPending(String tableName) {
     List<FilesWritten> batches = new ArrayList<>();
     try (KeyValueIterator<String, FilesWritten> it =
-        pending.prefixScan(tableName + '\u0000', org.apache.kafka.common.serialization.Serdes.String().serializer())) {
+        pending.prefixScan(tableName + '\u0000', Serdes.String().serializer())) {
       it.forEachRemaining((KeyValue<String, FilesWritten> e) -> batches.add(e.value));
     }
     pendingPerTable.remove(tableName);
@@ -326,106 +322,43 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       }
       // The round's change-log rows first (exactly once by their own offsets), then the table.
       ChangeLogCommitter.commit(tables, fresh);
-      Snapshot base = table.snapshot(Branches.REALTIME);
-      RowDelta delta = table.newRowDelta().toBranch(Branches.REALTIME);
-      if (base != null) {
-        delta
-            .validateFromSnapshot(base.snapshotId())
-            .conflictDetectionFilter(Expressions.alwaysTrue())
-            .validateNoConflictingDataFiles()
-            .validateNoConflictingDeleteFiles();
-      }
-      long files = 0;
-      long bytes = 0;
-      long rows = 0;
-      long keys = 0;
-      long maxTs = -1;
-      String truncatedAt = next.truncatedAt();
-      List<String> obsolete = new ArrayList<>();
-      List<String> writtenHere = new ArrayList<>();
-      for (FilesWritten batch : fresh) {
-        List<DataFile> dataFiles = batch.dataFiles(table.specs());
-        List<DeleteFile> deleteFiles = batch.deleteFiles(table.specs());
-        if (batch.isTruncate()) {
-          if (truncatedAt == null || SourcePositions.compare(SourcePositions.fromHex(batch.truncatedAt()),
-              SourcePositions.fromHex(truncatedAt)) > 0) {
-            Truncation.Plan plan = Truncation.plan(table, base, SourcePositions.fromHex(batch.truncatedAt()),
-                batch.sourcePartition());
-            plan.remove().forEach(delta::removeRows);
-            deleteFiles = plan.deletes();
-            plan.deletes().forEach(f -> writtenHere.add(f.location()));
-            truncatedAt = batch.truncatedAt();
-            delta.set(SummaryKeys.TRUNCATE_FILES_REMOVED, Integer.toString(plan.remove().size()));
-            delta.set(SummaryKeys.TRUNCATE_ROWS_DELETED, Long.toString(plan.rowsDeleted()));
-            truncates.increment();
-            LOG.info("TRUNCATE of {} at {} ({}@{}): {} data files removed whole, {} rows deleted from files that"
-                + " straddle it", tableName, batch.truncatedAt(), batch.sourcePartitionName(), batch.lastOffset(),
-                plan.remove().size(), plan.rowsDeleted());
-          } else {
-            LOG.info("TRUNCATE of {} at {} ({}@{}) is older than the one applied at {}: nothing more to remove",
-                tableName, batch.truncatedAt(), batch.sourcePartitionName(), batch.lastOffset(), truncatedAt);
-          }
-        } else if (truncatedAt != null) {
-          Truncation.Trimmed trimmed = Truncation.trim(table, batch, SourcePositions.fromHex(truncatedAt));
-          if (trimmed != null) {
-            dataFiles = trimmed.dataFiles();
-            deleteFiles = trimmed.deleteFiles();
-            trimmed.dataFiles().forEach(f -> writtenHere.add(f.location()));
-            obsolete.addAll(trimmed.obsolete());
-            trimmedRows.increment(trimmed.rowsDropped());
-          }
-        }
-        for (DataFile f : dataFiles) {
-          delta.addRows(f);
-          files++;
-          bytes += f.fileSizeInBytes();
-        }
-        for (DeleteFile f : deleteFiles) {
-          delta.addDeletes(f);
-          files++;
-          bytes += f.fileSizeInBytes();
-        }
-        rows += batch.dataRows();
-        keys += batch.deleteKeys();
-        maxTs = Math.max(maxTs, batch.maxSourceTsMs());
-      }
-      delta.set(SourceOffsets.SUMMARY_KEY, next.toJson());
-      if (truncatedAt != null) {
-        delta.set(SummaryKeys.TRUNCATED_AT, truncatedAt);
-      }
-      delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(maxTs));
-      delta.set(SummaryKeys.BATCHES, Integer.toString(fresh.size()));
+      RoundDelta delta = RoundDelta.of(table, tableName, fresh, next);
       try {
-        delta.commit();
+        delta.delta.commit();
       } catch (ValidationException e) {
         if (attempt >= VALIDATION_ATTEMPTS) {
           throw new IllegalStateException(
               "cannot commit to " + id + " branch realtime: another writer keeps adding files (" + e.getMessage() + ")", e);
         }
         retries.increment();
-        writtenHere.forEach(path -> table.io().deleteFile(path)); // written again from the new state
+        delta.writtenHere.forEach(path -> table.io().deleteFile(path)); // written again from the new state
         LOG.warn("Commit to {} realtime conflicted ({}); re-reading committed offsets", id, e.getMessage());
         table.refresh();
         committed = SourceOffsets.of(table, Branches.REALTIME);
         continue;
       }
-      obsolete.forEach(path -> table.io().deleteFile(path));
-      next = next.truncatedAt(truncatedAt);
+      delta.obsolete.forEach(path -> table.io().deleteFile(path));
       fresh.forEach(batch -> pending.delete(pendingKey(batch)));
-      long now = context.currentSystemTimeMs();
-      commits.increment();
-      rowsCommitted.increment(rows);
-      filesPerCommit.record(files);
-      bytesPerCommit.record(bytes);
-      commitTime.record(Duration.ofNanos(System.nanoTime() - started));
-      if (maxTs > 0) {
-        freshness.record(Duration.ofMillis(Math.max(0, now - maxTs)));
-      }
-      progressCommits++;
-      progressRows += rows;
-      announce(tableName, table, maxTs, fresh.size(), rows, keys);
-      return next;
+      counted(delta, started);
+      announce(tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys);
+      return next.truncatedAt(delta.truncatedAt);
     }
+  }
+
+  private void counted(RoundDelta round, long startedNanos) {
+    long now = context.currentSystemTimeMs();
+    commits.increment();
+    rowsCommitted.increment(round.rows);
+    filesPerCommit.record(round.files);
+    bytesPerCommit.record(round.bytes);
+    truncates.increment(round.truncatesApplied);
+    trimmedRows.increment(round.rowsTrimmed);
+    commitTime.record(Duration.ofNanos(System.nanoTime() - startedNanos));
+    if (round.maxSourceTsMs > 0) {
+      freshness.record(Duration.ofMillis(Math.max(0, now - round.maxSourceTsMs)));
+    }
+    progressCommits++;
+    progressRows += round.rows;
   }
 
   private void announce(String tableName, Table table, long maxTs, int batches, long rows, long keys) {

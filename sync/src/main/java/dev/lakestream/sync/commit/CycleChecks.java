@@ -4,6 +4,7 @@ import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.sync.maintenance.OrphanFiles;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -71,7 +72,7 @@ public final class CycleChecks {
   }
 
   private static List<String> roots(Table table) {
-    List<String> roots = new java.util.ArrayList<>();
+    List<String> roots = new ArrayList<>();
     roots.add(folder(OrphanFiles.normalize(table.location())));
     for (String key : List.of(TableProperties.WRITE_DATA_LOCATION, "write.object-storage.path", "write.folder-storage.path")) {
       String location = table.properties().get(key);

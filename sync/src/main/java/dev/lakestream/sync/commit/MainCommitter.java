@@ -3,10 +3,10 @@ package dev.lakestream.sync.commit;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.common.iceberg.BranchFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -19,6 +19,7 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestWriter;
 import org.apache.iceberg.PartitionSpec;
@@ -135,7 +136,7 @@ public final class MainCommitter {
             nowMs));
   }
 
-  private static List<org.apache.iceberg.ManifestFile> writeDataManifests(Table table, CyclePlan plan) {
+  private static List<ManifestFile> writeDataManifests(Table table, CyclePlan plan) {
     if (plan.addDataFiles().isEmpty()) {
       return List.of();
     }
@@ -146,7 +147,7 @@ public final class MainCommitter {
       DataFile file = (DataFile) ContentFiles.fromJson(f.file(), specs);
       bySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(f);
     }
-    List<org.apache.iceberg.ManifestFile> manifests = new ArrayList<>();
+    List<ManifestFile> manifests = new ArrayList<>();
     for (var entry : bySpec.entrySet()) {
       var output = ops.io().newOutputFile(ops.metadataFileLocation("sync-" + UUID.randomUUID() + "-m0.avro"));
       ManifestWriter<DataFile> writer =

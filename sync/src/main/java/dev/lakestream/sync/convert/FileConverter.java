@@ -17,6 +17,7 @@ import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.OutputFileFactory;
 
 /**
@@ -65,7 +66,7 @@ public final class FileConverter {
             .format(FileFormat.PUFFIN)
             .operationId(UUID.randomUUID().toString())
             .build();
-    Supplier<org.apache.iceberg.io.OutputFile> output = () -> files.newOutputFile().encryptingOutputFile();
+    Supplier<OutputFile> output = () -> files.newOutputFile().encryptingOutputFile();
     BaseDVFileWriter writer = new BaseDVFileWriter(output, path -> current);
     try (writer) {
       for (long pos : positions) {

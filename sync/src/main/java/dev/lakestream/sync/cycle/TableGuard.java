@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,7 +31,7 @@ final class TableGuard {
   private final Health health;
   private final long baseBackoffMs;
   private final Map<String, Parked> parked = new ConcurrentHashMap<>();
-  private final java.util.Set<String> stalledTables = ConcurrentHashMap.newKeySet();
+  private final Set<String> stalledTables = ConcurrentHashMap.newKeySet();
   private final Counter failures;
   private final Counter forgotten;
 

@@ -1,13 +1,14 @@
 package dev.lakestream.sync.index;
 
-import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
 import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.KeyColumns;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -282,7 +283,7 @@ public final class KeyIndex {
     Bytes version = prefix('V', t);
     byte[] known = store.get(version);
     byte[] expected = versionValue(uuid);
-    if (known == null || !java.util.Arrays.equals(known, expected)) {
+    if (known == null || !Arrays.equals(known, expected)) {
       if (tables().contains(t)) {
         clear(t);
       }
@@ -291,7 +292,7 @@ public final class KeyIndex {
   }
 
   private static byte[] versionValue(String uuid) {
-    byte[] id = uuid == null ? new byte[0] : uuid.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] id = uuid == null ? new byte[0] : uuid.getBytes(StandardCharsets.UTF_8);
     return ByteBuffer.allocate(4 + id.length).putInt(KeyCodec.VERSION).put(id).array();
   }
 

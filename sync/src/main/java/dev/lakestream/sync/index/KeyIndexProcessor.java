@@ -1,10 +1,10 @@
 package dev.lakestream.sync.index;
 
-import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.iceberg.TableManager;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,8 +19,8 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;

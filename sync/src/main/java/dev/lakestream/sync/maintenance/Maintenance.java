@@ -1,5 +1,7 @@
 package dev.lakestream.sync.maintenance;
 
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.TableNaming;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -12,12 +14,11 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.TableNaming;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -173,7 +174,7 @@ public final class Maintenance implements AutoCloseable {
     RealtimeCompaction.Result result;
     try {
       result = prepared.get().commit();
-    } catch (org.apache.iceberg.exceptions.ValidationException e) {
+    } catch (ValidationException e) {
       compactionFailures.increment();
       LOG.warn("Compaction of {} {} did not commit (its files changed meanwhile): {}", table.name(), branch, e.getMessage());
       return Optional.empty();

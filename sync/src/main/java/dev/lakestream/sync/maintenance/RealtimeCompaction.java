@@ -1,11 +1,11 @@
 package dev.lakestream.sync.maintenance;
 
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.FileRows;
+import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.common.iceberg.BranchFiles;
-import dev.lakestream.common.iceberg.KeyBounds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;

@@ -1,8 +1,8 @@
 package dev.lakestream.sync.maintenance;
 
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.common.iceberg.BranchFiles;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.lakestream.sync.verify;
 
+import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SnapshotRows;
-import dev.lakestream.common.iceberg.BranchFiles;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
