@@ -29,7 +29,8 @@ final class BulkLoad {
 
   private BulkLoad() {}
 
-  static void load(PipelineDriver pipeline, TestTable table, ChangeStreamGenerator gen, int rows, int fileRows)
+  static void load(
+      PipelineDriver pipeline, TestTable table, ChangeStreamGenerator gen, int rows, int fileRows)
       throws Exception {
     pipeline.send(gen.snapshot(1));
     pipeline.ingestCommit();
@@ -45,8 +46,9 @@ final class BulkLoad {
       append.commit();
       loaded += n;
       if ((loaded / fileRows) % 10 == 0 || loaded == rows) {
-        System.out.printf("  written %,d of %,d rows (%.0f rows/s)%n", loaded, rows,
-            loaded / ((System.nanoTime() - started) / 1e9));
+        System.out.printf(
+            "  written %,d of %,d rows (%.0f rows/s)%n",
+            loaded, rows, loaded / ((System.nanoTime() - started) / 1e9));
       }
     }
     pipeline.syncBackstop();

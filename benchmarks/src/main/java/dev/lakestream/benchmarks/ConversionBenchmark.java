@@ -35,23 +35,35 @@ public final class ConversionBenchmark {
   private ConversionBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    int[] sizes = args.length > 0 ? Arrays.stream(args).mapToInt(Integer::parseInt).toArray() : new int[] {1_000_000, 10_000_000};
-    Report report = new Report("3. Conversion cost against table size", COMMAND,
-        "table rows", "data files on main", "changed keys", "keys", "resolver", "cycle ms (median of " + ROUNDS + ")",
-        "files read", "key bytes read", "rows scanned");
+    int[] sizes = args.length > 0
+        ? Arrays.stream(args).mapToInt(Integer::parseInt).toArray()
+        : new int[] {1_000_000, 10_000_000};
+    Report report = new Report(
+        "3. Conversion cost against table size",
+        COMMAND,
+        "table rows",
+        "data files on main",
+        "changed keys",
+        "keys",
+        "resolver",
+        "cycle ms (median of " + ROUNDS + ")",
+        "files read",
+        "key bytes read",
+        "rows scanned");
     for (int size : sizes) {
       for (String resolver : resolvers()) {
         run(size, resolver, report);
       }
     }
-    report.note("Updates only, so every changed key has exactly one row on main to delete. \"files read\" and"
-        + " \"key bytes read\" are sync's own counters for the cycle (lakestream_sync_convert_files_scanned and"
-        + " _bytes_read, plus lakestream_sync_index_files_read and _bytes_read): the scan resolver reads the key column"
-        + " of every data file a delete may apply to; the index resolver reads the key column of the cycle's new data"
-        + " file (to index it) and of its delete file, and looks the keys up in RocksDB. Bytes are the compressed"
-        + " size of the key column chunks. \"rows scanned\" counts rows of existing data files read by the scan. The"
-        + " table is `TestTable.plain` (id bigint key, name, score, active); the index has 4 partitions, all in the"
-        + " one test-driver task here.");
+    report.note(
+        "Updates only, so every changed key has exactly one row on main to delete. \"files read\" and"
+            + " \"key bytes read\" are sync's own counters for the cycle (lakestream_sync_convert_files_scanned and"
+            + " _bytes_read, plus lakestream_sync_index_files_read and _bytes_read): the scan resolver reads the key column"
+            + " of every data file a delete may apply to; the index resolver reads the key column of the cycle's new data"
+            + " file (to index it) and of its delete file, and looks the keys up in RocksDB. Bytes are the compressed"
+            + " size of the key column chunks. \"rows scanned\" counts rows of existing data files read by the scan. The"
+            + " table is `TestTable.plain` (id bigint key, name, score, active); the index has 4 partitions, all in the"
+            + " one test-driver task here.");
     report.publish();
     System.exit(0);
   }
@@ -62,11 +74,13 @@ public final class ConversionBenchmark {
 
   /** Files whose key columns the cycle read: data files scanned, plus the index's reads of new files and deletes. */
   private static double filesRead(PipelineDriver p) {
-    return p.syncCounter("lakestream.sync.convert.files.scanned") + p.syncCounter("lakestream.sync.index.files.read");
+    return p.syncCounter("lakestream.sync.convert.files.scanned")
+        + p.syncCounter("lakestream.sync.index.files.read");
   }
 
   private static double bytesRead(PipelineDriver p) {
-    return p.syncCounter("lakestream.sync.convert.bytes.read") + p.syncCounter("lakestream.sync.index.bytes.read");
+    return p.syncCounter("lakestream.sync.convert.bytes.read")
+        + p.syncCounter("lakestream.sync.index.bytes.read");
   }
 
   private static void run(int size, String resolver, Report report) throws Exception {
@@ -81,8 +95,9 @@ public final class ConversionBenchmark {
       BulkLoad.load(pipeline, table, gen, size, FILE_ROWS);
       Table t = pipeline.table(table);
       int files = BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN)).size();
-      System.out.printf("loaded %,d rows in %,d data files on main in %.0f s (resolver %s)%n", size, files,
-          (System.nanoTime() - started) / 1e9, resolver);
+      System.out.printf(
+          "loaded %,d rows in %,d data files on main in %.0f s (resolver %s)%n",
+          size, files, (System.nanoTime() - started) / 1e9, resolver);
       for (int keys : new int[] {1_000, 10_000}) {
         for (boolean clustered : new boolean[] {false, true}) {
           List<Long> times = new ArrayList<>();
@@ -106,9 +121,16 @@ public final class ConversionBenchmark {
           }
           Fingerprint.check(pipeline, table);
           Collections.sort(times);
-          report.row(String.format("%,d", size), files, String.format("%,d", keys), clustered ? "clustered" : "spread",
-              resolver, String.format("%,d", times.get(ROUNDS / 2)), String.format("%,.0f", read),
-              String.format("%,.1f MB", bytesRead / 1e6), String.format("%,.0f", rowsScanned));
+          report.row(
+              String.format("%,d", size),
+              files,
+              String.format("%,d", keys),
+              clustered ? "clustered" : "spread",
+              resolver,
+              String.format("%,d", times.get(ROUNDS / 2)),
+              String.format("%,.0f", read),
+              String.format("%,.1f MB", bytesRead / 1e6),
+              String.format("%,.0f", rowsScanned));
         }
       }
     }

@@ -23,11 +23,13 @@ final class Fingerprint {
 
   static void check(PipelineDriver pipeline, TestTable table) throws Exception {
     Table t = pipeline.table(table);
-    List<String> columns = t.schema().columns().stream().map(Types.NestedField::name).toList();
+    List<String> columns =
+        t.schema().columns().stream().map(Types.NestedField::name).toList();
     long mainRows = 0;
     long mainSum = 0;
-    try (CloseableIterable<Record> rows =
-        IcebergGenerics.read(t).useSnapshot(t.snapshot(Branches.MAIN).snapshotId()).build()) {
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(t)
+        .useSnapshot(t.snapshot(Branches.MAIN).snapshotId())
+        .build()) {
       for (Record r : rows) {
         mainRows++;
         mainSum += hash(columns, r::getField);
@@ -40,8 +42,8 @@ final class Fingerprint {
       modelSum += hash(columns, row::get);
     }
     if (mainRows != modelRows || mainSum != modelSum) {
-      throw new IllegalStateException("main differs from the model: " + mainRows + " rows vs " + modelRows
-          + (mainSum != modelSum ? ", and the row fingerprints differ" : ""));
+      throw new IllegalStateException("main differs from the model: " + mainRows + " rows vs "
+          + modelRows + (mainSum != modelSum ? ", and the row fingerprints differ" : ""));
     }
   }
 
@@ -49,7 +51,8 @@ final class Fingerprint {
     long h = 1;
     for (String c : columns) {
       Object v = value.apply(c);
-      h = h * 1_000_003L + (v instanceof CharSequence s ? s.toString().hashCode() : Objects.hashCode(v));
+      h = h * 1_000_003L
+          + (v instanceof CharSequence s ? s.toString().hashCode() : Objects.hashCode(v));
     }
     // spread (splitmix64) so that sums of many rows do not cancel out
     h += 0x9E3779B97F4A7C15L;

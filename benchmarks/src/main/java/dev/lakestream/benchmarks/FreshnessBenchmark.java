@@ -24,22 +24,35 @@ public final class FreshnessBenchmark {
     int[] rates = args.length > 1
         ? Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
         : new int[] {1_000, 5_000, 10_000};
-    Report report = new Report("1. Freshness: source commit to visible on realtime and on main", COMMAND,
-        "target changes/s", "sustained changes/s", "transactions", "realtime p50 / p95 / p99 (s)",
-        "main p50 / p95 / p99 (s)", "rows PostgreSQL / main");
+    Report report = new Report(
+        "1. Freshness: source commit to visible on realtime and on main",
+        COMMAND,
+        "target changes/s",
+        "sustained changes/s",
+        "transactions",
+        "realtime p50 / p95 / p99 (s)",
+        "main p50 / p95 / p99 (s)",
+        "rows PostgreSQL / main");
     for (int rate : rates) {
       Path warehouse = Files.createTempDirectory("freshness-" + rate + "-");
-      System.out.printf("running the full stack at %,d changes/s for %d s (warehouse %s)%n", rate, seconds, warehouse);
+      System.out.printf(
+          "running the full stack at %,d changes/s for %d s (warehouse %s)%n",
+          rate, seconds, warehouse);
       DemoCommand.Result r = DemoCommand.measure(seconds, rate, warehouse, System.out);
-      report.row(String.format("%,d", rate), String.format("%,.0f", r.changesPerSecond()),
-          String.format("%,d", r.mainFreshnessMs().size()), percentiles(r.realtimeFreshnessMs()),
-          percentiles(r.mainFreshnessMs()), String.format("%,d / %,d", r.sourceRows(), r.mainRows()));
+      report.row(
+          String.format("%,d", rate),
+          String.format("%,.0f", r.changesPerSecond()),
+          String.format("%,d", r.mainFreshnessMs().size()),
+          percentiles(r.realtimeFreshnessMs()),
+          percentiles(r.mainFreshnessMs()),
+          String.format("%,d / %,d", r.sourceRows(), r.mainRows()));
     }
-    report.note("Freshness is per source transaction: PostgreSQL's commit timestamp (track_commit_timestamp) to the"
-        + " commit of the first realtime (ingest) or main (sync) snapshot whose newest source commit time reaches it;"
-        + " both snapshots are announced on the pipeline's commit topics. The broker, Connect, both apps and the"
-        + " workload's writers run in one JVM, PostgreSQL beside it, all on the same cores. The demo's settings: ingest flushes"
-        + " every 500 ms, sync's backstop 2 s, 2 stream threads each.");
+    report.note(
+        "Freshness is per source transaction: PostgreSQL's commit timestamp (track_commit_timestamp) to the"
+            + " commit of the first realtime (ingest) or main (sync) snapshot whose newest source commit time reaches it;"
+            + " both snapshots are announced on the pipeline's commit topics. The broker, Connect, both apps and the"
+            + " workload's writers run in one JVM, PostgreSQL beside it, all on the same cores. The demo's settings: ingest flushes"
+            + " every 500 ms, sync's backstop 2 s, 2 stream threads each.");
     report.publish();
     System.exit(0);
   }
@@ -52,6 +65,7 @@ public final class FreshnessBenchmark {
   }
 
   private static double at(List<Long> sorted, double p) {
-    return sorted.get(Math.min(sorted.size() - 1, (int) Math.floor(sorted.size() * p / 100.0))) / 1000.0;
+    return sorted.get(Math.min(sorted.size() - 1, (int) Math.floor(sorted.size() * p / 100.0)))
+        / 1000.0;
   }
 }

@@ -45,13 +45,21 @@ public final class IngestThroughputBenchmark {
 
   public static void main(String[] args) throws Exception {
     int changes = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
-    Report report = new Report("2. Ingest throughput: draining a backlog into realtime", COMMAND,
-        "flush interval", "stream threads", "changes", "realtime commits", "drain time (s)", "changes/s");
+    Report report = new Report(
+        "2. Ingest throughput: draining a backlog into realtime",
+        COMMAND,
+        "flush interval",
+        "stream threads",
+        "changes",
+        "realtime commits",
+        "drain time (s)",
+        "changes/s");
     TestTable table = TestTable.wide("bench", "customers");
     try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
       kafka.createTopic(table.topic(), PARTITIONS);
       long started = System.nanoTime();
-      try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
+      try (KafkaChangeFeed feed =
+          new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
         ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 7);
         int snapshot = changes / 4;
         for (int sent = 0; sent < snapshot; sent += 10_000) {
@@ -65,15 +73,17 @@ public final class IngestThroughputBenchmark {
       long events = ends.values().stream().mapToLong(Long::longValue).sum();
       // Tombstones carry no change, so realtime's offsets end at each partition's last change.
       Map<Integer, Long> lastChanges = lastChangeOffsets(kafka, table.topic(), ends);
-      System.out.printf("backlog: %,d events on %d partitions, produced in %.1f s%n", events, PARTITIONS,
-          (System.nanoTime() - started) / 1e9);
+      System.out.printf(
+          "backlog: %,d events on %d partitions, produced in %.1f s%n",
+          events, PARTITIONS, (System.nanoTime() - started) / 1e9);
 
       int run = 0;
       for (int flushMs : new int[] {500, 5_000}) {
         for (int threads : new int[] {1, 2}) {
           run++;
           try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-            PipelineConfig config = config(kafka, warehouse, "bench-ingest-" + run, flushMs, threads);
+            PipelineConfig config =
+                config(kafka, warehouse, "bench-ingest-" + run, flushMs, threads);
             Catalog catalog = warehouse.catalog();
             TableIdentifier id = TableIdentifier.of("bench", "customers");
             long t0 = System.nanoTime();
@@ -84,25 +94,39 @@ public final class IngestThroughputBenchmark {
                 Thread.sleep(200);
                 if (System.nanoTime() - lastLog > 5e9) {
                   lastLog = System.nanoTime();
-                  System.out.printf("  flush %d ms, %d threads: %,d of %,d events committed, %.0f s%n", flushMs, threads,
-                      committed(catalog, id, table.topic()), events, (lastLog - t0) / 1e9);
+                  System.out.printf(
+                      "  flush %d ms, %d threads: %,d of %,d events committed, %.0f s%n",
+                      flushMs,
+                      threads,
+                      committed(catalog, id, table.topic()),
+                      events,
+                      (lastLog - t0) / 1e9);
                 }
               }
               double seconds = (System.nanoTime() - t0) / 1e9;
               Table t = catalog.loadTable(id);
               long commits = 0;
-              for (var s = t.snapshot(Branches.REALTIME); s != null; s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
+              for (var s = t.snapshot(Branches.REALTIME);
+                  s != null;
+                  s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
                 commits++;
               }
-              report.row(flushMs + " ms", threads, String.format("%,d", events), commits, String.format("%.1f", seconds),
+              report.row(
+                  flushMs + " ms",
+                  threads,
+                  String.format("%,d", events),
+                  commits,
+                  String.format("%.1f", seconds),
                   String.format("%,.0f", events / seconds));
             }
           }
         }
       }
     }
-    report.note("The backlog is " + changes + " changes (a quarter snapshot reads, then the generator's mix of inserts,"
-        + " updates, deletes, key updates and re-inserts, with tombstones) on " + PARTITIONS + " partitions, produced"
+    report.note("The backlog is " + changes
+        + " changes (a quarter snapshot reads, then the generator's mix of inserts,"
+        + " updates, deletes, key updates and re-inserts, with tombstones) on " + PARTITIONS
+        + " partitions, produced"
         + " before ingest starts; the time runs from the app's start (about 2 s of it is Kafka Streams starting) to"
         + " the realtime commit that holds the last offset of every partition. Broker, producer-side data and the app"
         + " share the machine; the warehouse is the local file system.");
@@ -110,7 +134,8 @@ public final class IngestThroughputBenchmark {
     System.exit(0);
   }
 
-  private static PipelineConfig config(EmbeddedKafka kafka, TemporaryWarehouse warehouse, String id, int flushMs, int threads)
+  private static PipelineConfig config(
+      EmbeddedKafka kafka, TemporaryWarehouse warehouse, String id, int flushMs, int threads)
       throws Exception {
     Map<String, String> s = new HashMap<>();
     s.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
@@ -135,18 +160,26 @@ public final class IngestThroughputBenchmark {
       query.put(new TopicPartition(topic, p), OffsetSpec.latest());
     }
     Map<Integer, Long> ends = new HashMap<>();
-    kafka.admin().listOffsets(query).all().get().forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
+    kafka
+        .admin()
+        .listOffsets(query)
+        .all()
+        .get()
+        .forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
     return ends;
   }
 
   /** Per partition, the offset of the last record that is not a tombstone. */
-  private static Map<Integer, Long> lastChangeOffsets(EmbeddedKafka kafka, String topic, Map<Integer, Long> ends) {
-    Map<String, Object> props = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+  private static Map<Integer, Long> lastChangeOffsets(
+      EmbeddedKafka kafka, String topic, Map<Integer, Long> ends) {
+    Map<String, Object> props = Map.of(
+        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+        kafka.bootstrapServers(),
+        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+        "false");
     Map<Integer, Long> out = new HashMap<>();
-    try (var consumer = new KafkaConsumer<byte[], byte[]>(props,
-        new ByteArrayDeserializer(),
-        new ByteArrayDeserializer())) {
+    try (var consumer = new KafkaConsumer<byte[], byte[]>(
+        props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       for (var e : ends.entrySet()) {
         var tp = new TopicPartition(topic, e.getKey());
         consumer.assign(List.of(tp));
@@ -165,7 +198,8 @@ public final class IngestThroughputBenchmark {
     return out;
   }
 
-  private static boolean drained(Catalog catalog, TableIdentifier id, String topic, Map<Integer, Long> ends) {
+  private static boolean drained(
+      Catalog catalog, TableIdentifier id, String topic, Map<Integer, Long> ends) {
     if (!catalog.tableExists(id)) {
       return false;
     }

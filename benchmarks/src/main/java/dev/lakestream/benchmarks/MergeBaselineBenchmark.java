@@ -38,13 +38,22 @@ public final class MergeBaselineBenchmark {
     Path dir = Files.createTempDirectory("merge-baseline-");
     ObjectMapper json = new ObjectMapper();
     TestTable table = TestTable.plain("bench", "customers");
-    Report report = new Report("5. Baseline: Spark MERGE INTO (merge-on-read, v3) against ingest + sync", COMMAND,
-        "batch", "changes", "Spark append + MERGE ms", "Spark files written", "lakestream ingest + sync ms",
-        "lakestream files written", "Spark / lakestream");
-    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
+    Report report = new Report(
+        "5. Baseline: Spark MERGE INTO (merge-on-read, v3) against ingest + sync",
+        COMMAND,
+        "batch",
+        "changes",
+        "Spark append + MERGE ms",
+        "Spark files written",
+        "lakestream ingest + sync ms",
+        "lakestream files written",
+        "Spark / lakestream");
+    try (PipelineDriver pipeline =
+        new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9);
       long[] seq = {0};
-      try (BufferedWriter w = Files.newBufferedWriter(dir.resolve("initial.jsonl"), StandardCharsets.UTF_8)) {
+      try (BufferedWriter w =
+          Files.newBufferedWriter(dir.resolve("initial.jsonl"), StandardCharsets.UTF_8)) {
         for (int loaded = 0; loaded < rows; loaded += 100_000) {
           List<Change> load = gen.snapshot(Math.min(100_000, rows - loaded));
           write(w, json, load, seq);
@@ -56,7 +65,8 @@ public final class MergeBaselineBenchmark {
       List<long[]> ours = new ArrayList<>();
       for (int b = 1; b <= batches; b++) {
         List<Change> batch = gen.next(batchChanges);
-        try (BufferedWriter w = Files.newBufferedWriter(dir.resolve(String.format("batch-%04d.jsonl", b)), StandardCharsets.UTF_8)) {
+        try (BufferedWriter w = Files.newBufferedWriter(
+            dir.resolve(String.format("batch-%04d.jsonl", b)), StandardCharsets.UTF_8)) {
           write(w, json, batch, seq);
         }
         pipeline.send(batch);
@@ -67,9 +77,11 @@ public final class MergeBaselineBenchmark {
         }
         long ms = (System.nanoTime() - s) / 1_000_000;
         Table t = pipeline.table(table);
-        // realtime's new data and delete files, and main's new deletion vectors (its data files are realtime's)
-        long files = added(t.snapshot(Branches.REALTIME), "added-data-files") + added(t.snapshot(Branches.REALTIME),
-            "added-delete-files") + added(t.snapshot(Branches.MAIN), "added-delete-files");
+        // realtime's new data and delete files, and main's new deletion vectors (its data files are
+        // realtime's)
+        long files = added(t.snapshot(Branches.REALTIME), "added-data-files")
+            + added(t.snapshot(Branches.REALTIME), "added-delete-files")
+            + added(t.snapshot(Branches.MAIN), "added-delete-files");
         ours.add(new long[] {batch.stream().filter(c -> !c.isTombstone()).count(), ms, files});
         System.out.printf("  lakestream batch %d: %,d ms, %d files%n", b, ms, files);
       }
@@ -79,7 +91,8 @@ public final class MergeBaselineBenchmark {
       }
 
       System.out.println("the same batches with Spark MERGE INTO");
-      List<String[]> spark = SparkJvm.run("4g", "merge", dir.toString(), pipeline.warehouseDir().toString(), "bench.customers");
+      List<String[]> spark = SparkJvm.run(
+          "4g", "merge", dir.toString(), pipeline.warehouseDir().toString(), "bench.customers");
       long sparkTotal = 0;
       long oursTotal = 0;
       long sparkFiles = 0;
@@ -94,21 +107,37 @@ public final class MergeBaselineBenchmark {
           oursTotal += o[1];
           sparkFiles += files;
           oursFiles += o[2];
-          report.row(b, String.format("%,d", o[0]), String.format("%,d (%,d + %,d)", ms, Long.parseLong(r[2]), Long.parseLong(r[3])),
-              files, String.format("%,d", o[1]), o[2], String.format("%.1f×", ms / (double) Math.max(1, o[1])));
+          report.row(
+              b,
+              String.format("%,d", o[0]),
+              String.format("%,d (%,d + %,d)", ms, Long.parseLong(r[2]), Long.parseLong(r[3])),
+              files,
+              String.format("%,d", o[1]),
+              o[2],
+              String.format("%.1f×", ms / (double) Math.max(1, o[1])));
         } else if (r[0].equals("compare")) {
           if (!r[2].equals("0") || !r[3].equals("0")) {
-            throw new IllegalStateException("Spark's MERGE result and main differ: " + r[2] + " rows missing, " + r[3] + " extra");
+            throw new IllegalStateException("Spark's MERGE result and main differ: " + r[2]
+                + " rows missing, " + r[3] + " extra");
           }
-          report.note("Spark's merged table and lakestream's `main` hold the same " + String.format("%,d", Long.parseLong(r[1]))
+          report.note("Spark's merged table and lakestream's `main` hold the same "
+              + String.format("%,d", Long.parseLong(r[1]))
               + " rows at the end (EXCEPT ALL both ways, in Spark).");
         }
       }
-      report.row("total", "", String.format("%,d", sparkTotal), sparkFiles, String.format("%,d", oursTotal), oursFiles,
+      report.row(
+          "total",
+          "",
+          String.format("%,d", sparkTotal),
+          sparkFiles,
+          String.format("%,d", oursTotal),
+          oursFiles,
           String.format("%.1f×", sparkTotal / (double) Math.max(1, oursTotal)));
     }
-    report.note("A " + String.format("%,d", rows) + "-row table (`TestTable.plain`: id key, name, score, active), then "
-        + batches + " batches of " + String.format("%,d", batchChanges) + " changes (inserts, updates, deletes, key updates,"
+    report.note("A " + String.format("%,d", rows)
+        + "-row table (`TestTable.plain`: id key, name, score, active), then "
+        + batches + " batches of " + String.format("%,d", batchChanges)
+        + " changes (inserts, updates, deletes, key updates,"
         + " re-inserts). Spark 4.1.3 local[2] in its own JVM: each batch appended to an Iceberg staging table, then one"
         + " `MERGE INTO` of the newest change per key (v3, `write.merge.mode=merge-on-read`, so it writes deletion"
         + " vectors); files written = data + delete files of its snapshots. lakestream: ingest's flush and realtime"
@@ -125,7 +154,8 @@ public final class MergeBaselineBenchmark {
   }
 
   /** The batch as Spark reads it: op (c, u, d, r), a global order, the key and the row after the change. */
-  private static void write(BufferedWriter w, ObjectMapper json, List<Change> changes, long[] seq) throws Exception {
+  private static void write(BufferedWriter w, ObjectMapper json, List<Change> changes, long[] seq)
+      throws Exception {
     for (Change c : changes) {
       if (c.isTombstone()) {
         continue;

@@ -41,10 +41,19 @@ public final class ReadCostBenchmark {
     if (checkpoints.isEmpty()) {
       checkpoints = List.of(10, 50);
     }
-    Report report = new Report("4. Read cost: main (deletion vectors) against realtime (equality deletes)", COMMAND,
-        "change batches K", "reader", "query", "main ms", "realtime ms", "realtime / main", "rows (main = realtime)");
+    Report report = new Report(
+        "4. Read cost: main (deletion vectors) against realtime (equality deletes)",
+        COMMAND,
+        "change batches K",
+        "reader",
+        "query",
+        "main ms",
+        "realtime ms",
+        "realtime / main",
+        "rows (main = realtime)");
     TestTable table = TestTable.plain("bench", "customers");
-    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
+    try (PipelineDriver pipeline =
+        new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 5);
       for (int loaded = 0; loaded < rows; loaded += 100_000) {
         pipeline.send(gen.snapshot(Math.min(100_000, rows - loaded)));
@@ -65,35 +74,66 @@ public final class ReadCostBenchmark {
           throw new IllegalStateException("main differs from the model: " + differs);
         }
         Table t = pipeline.table(table);
-        System.out.printf("after %d batches of %,d changes: timing the generic reader%n", k, batchChanges);
+        System.out.printf(
+            "after %d batches of %,d changes: timing the generic reader%n", k, batchChanges);
         for (String query : List.of("full scan", "selective")) {
-          Expression filter = query.equals("full scan") ? Expressions.alwaysTrue()
-              : Expressions.and(Expressions.greaterThanOrEqual("id", lo), Expressions.lessThanOrEqual("id", hi));
-          long[] main = generic(t, t.snapshot(Branches.MAIN).snapshotId(), filter, lo, hi, query.equals("selective"));
-          long[] realtime = generic(t, t.snapshot(Branches.REALTIME).snapshotId(), filter, lo, hi, query.equals("selective"));
+          Expression filter = query.equals("full scan")
+              ? Expressions.alwaysTrue()
+              : Expressions.and(
+                  Expressions.greaterThanOrEqual("id", lo), Expressions.lessThanOrEqual("id", hi));
+          long[] main = generic(
+              t, t.snapshot(Branches.MAIN).snapshotId(), filter, lo, hi, query.equals("selective"));
+          long[] realtime = generic(
+              t,
+              t.snapshot(Branches.REALTIME).snapshotId(),
+              filter,
+              lo,
+              hi,
+              query.equals("selective"));
           check(main[1], realtime[1], "generic " + query);
-          report.row(k, "Iceberg generic (Java)", query, Report.ms(main[0]), Report.ms(realtime[0]),
-              String.format("%.1f×", realtime[0] / (double) Math.max(1, main[0])), String.format("%,d", main[1]));
+          report.row(
+              k,
+              "Iceberg generic (Java)",
+              query,
+              Report.ms(main[0]),
+              Report.ms(realtime[0]),
+              String.format("%.1f×", realtime[0] / (double) Math.max(1, main[0])),
+              String.format("%,d", main[1]));
         }
         System.out.printf("after %d batches: timing Spark%n", k);
-        List<String[]> spark = SparkJvm.run("3g", "read", pipeline.warehouseDir().toString(), "bench.customers",
-            Long.toString(lo), Long.toString(hi), Integer.toString(ROUNDS));
+        List<String[]> spark = SparkJvm.run(
+            "3g",
+            "read",
+            pipeline.warehouseDir().toString(),
+            "bench.customers",
+            Long.toString(lo),
+            Long.toString(hi),
+            Integer.toString(ROUNDS));
         for (String query : List.of("full scan", "selective")) {
           String[] main = find(spark, "main", query);
           String[] realtime = find(spark, "realtime", query);
           check(Long.parseLong(main[3]), Long.parseLong(realtime[3]), "Spark " + query);
           long m = Long.parseLong(main[2]);
           long r = Long.parseLong(realtime[2]);
-          report.row(k, "Spark 4.1.3", query, Report.ms(m), Report.ms(r), String.format("%.1f×", r / (double) Math.max(1, m)),
+          report.row(
+              k,
+              "Spark 4.1.3",
+              query,
+              Report.ms(m),
+              Report.ms(r),
+              String.format("%.1f×", r / (double) Math.max(1, m)),
               String.format("%,d", Long.parseLong(main[3])));
         }
       }
     }
-    report.note("A " + String.format("%,d", rows) + "-row table (`TestTable.plain`) loaded through ingest and sync (one"
-        + " commit per 100,000 rows), then K batches of " + String.format("%,d", batchChanges) + " changes (the"
+    report.note("A " + String.format("%,d", rows)
+        + "-row table (`TestTable.plain`) loaded through ingest and sync (one"
+        + " commit per 100,000 rows), then K batches of " + String.format("%,d", batchChanges)
+        + " changes (the"
         + " generator's mix: inserts, updates, deletes, key updates, re-inserts), each committed by ingest and synced."
         + " No compaction: realtime then holds K equality-delete files, main K data files more and deletion vectors."
-        + " Selective = `id BETWEEN` a 1% key range. Median of " + ROUNDS + " runs after a warm-up run; Spark local[2]"
+        + " Selective = `id BETWEEN` a 1% key range. Median of " + ROUNDS
+        + " runs after a warm-up run; Spark local[2]"
         + " in its own JVM, timing only the query.");
     report.publish();
     System.exit(0);
@@ -106,19 +146,24 @@ public final class ReadCostBenchmark {
   }
 
   private static String[] find(List<String[]> results, String branch, String query) {
-    return results.stream().filter(r -> r[0].equals(branch) && r[1].equals(query)).findFirst()
-        .orElseThrow(() -> new IllegalStateException("Spark gave no result for " + branch + " " + query));
+    return results.stream()
+        .filter(r -> r[0].equals(branch) && r[1].equals(query))
+        .findFirst()
+        .orElseThrow(
+            () -> new IllegalStateException("Spark gave no result for " + branch + " " + query));
   }
 
   /** {median ms, rows} of ROUNDS reads after a warm-up read. */
-  private static long[] generic(Table t, long snapshotId, Expression filter, long lo, long hi, boolean selective)
+  private static long[] generic(
+      Table t, long snapshotId, Expression filter, long lo, long hi, boolean selective)
       throws Exception {
     List<Long> times = new ArrayList<>();
     long rows = 0;
     for (int round = 0; round <= ROUNDS; round++) {
       long s = System.nanoTime();
       rows = 0;
-      try (CloseableIterable<Record> records = IcebergGenerics.read(t).useSnapshot(snapshotId).where(filter).build()) {
+      try (CloseableIterable<Record> records =
+          IcebergGenerics.read(t).useSnapshot(snapshotId).where(filter).build()) {
         for (Record r : records) {
           long id = (Long) r.getField("id");
           if (!selective || (id >= lo && id <= hi)) {

@@ -44,7 +44,10 @@ final class Report {
   String markdown() {
     StringBuilder b = new StringBuilder();
     b.append("## ").append(title).append("\n\n");
-    b.append("Run ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE)).append(" on ").append(machine())
+    b.append("Run ")
+        .append(ZonedDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE))
+        .append(" on ")
+        .append(machine())
         .append(".\n\n");
     b.append("```\n").append(command).append("\n```\n\n");
     b.append("| ").append(String.join(" | ", header)).append(" |\n");
@@ -66,8 +69,10 @@ final class Report {
     Path file = projectRoot().resolve("docs").resolve("benchmarks.md");
     Files.createDirectories(file.getParent());
     if (!Files.exists(file)) {
-      Files.writeString(file, "# Benchmarks\n\nEach section is one run of one benchmark, appended by the benchmark itself"
-          + " (module `benchmarks`; commands below). Numbers from different machines are not comparable.\n\n",
+      Files.writeString(
+          file,
+          "# Benchmarks\n\nEach section is one run of one benchmark, appended by the benchmark itself"
+              + " (module `benchmarks`; commands below). Numbers from different machines are not comparable.\n\n",
           StandardCharsets.UTF_8);
     }
     Files.writeString(file, md, StandardCharsets.UTF_8, StandardOpenOption.APPEND);
@@ -92,9 +97,14 @@ final class Report {
     } catch (IOException | RuntimeException e) {
       // not Linux: leave what is known
     }
-    return String.format("%d cores (%s), %d GB RAM, Java %s, %s %s, max heap %d GB",
-        Runtime.getRuntime().availableProcessors(), cpu, Math.round(memKb / 1024.0 / 1024.0),
-        System.getProperty("java.version"), System.getProperty("os.name"), System.getProperty("os.version"),
+    return String.format(
+        "%d cores (%s), %d GB RAM, Java %s, %s %s, max heap %d GB",
+        Runtime.getRuntime().availableProcessors(),
+        cpu,
+        Math.round(memKb / 1024.0 / 1024.0),
+        System.getProperty("java.version"),
+        System.getProperty("os.name"),
+        System.getProperty("os.version"),
         Math.round(Runtime.getRuntime().maxMemory() / 1024.0 / 1024 / 1024));
   }
 

@@ -18,13 +18,19 @@ import java.util.List;
 final class SparkJvm {
 
   private static final List<String> OPENS = List.of(
-      "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang=ALL-UNNAMED",
+          "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+          "--add-opens=java.base/java.io=ALL-UNNAMED",
       "--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-      "--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED", "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
-      "--add-opens=java.base/sun.security.action=ALL-UNNAMED", "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED",
+          "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+          "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+          "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+      "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+          "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
       "-Djdk.reflect.useDirectMethodHandle=false", "-Dio.netty.tryReflectionSetAccessible=true");
 
   private SparkJvm() {}
@@ -33,12 +39,16 @@ final class SparkJvm {
     Path module = Report.projectRoot().resolve("engine-check");
     Path classpathFile = module.resolve("target/spark-classpath.txt");
     if (!Files.exists(classpathFile)) {
-      throw new IllegalStateException("no " + classpathFile + ": run mvn -B -q install -DskipTests from the project root first");
+      throw new IllegalStateException("no " + classpathFile
+          + ": run mvn -B -q install -DskipTests from the project root first");
     }
-    String classpath = module.resolve("target/test-classes") + File.pathSeparator
+    String classpath = module.resolve("target/test-classes")
+        + File.pathSeparator
         + Files.readString(classpathFile).trim();
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx" + heap, "-XX:+IgnoreUnrecognizedVMOptions"));
+    List<String> command = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx" + heap,
+        "-XX:+IgnoreUnrecognizedVMOptions"));
     command.addAll(OPENS);
     command.addAll(List.of("-cp", classpath, "dev.lakestream.enginecheck.SparkBench"));
     command.addAll(List.of(args));
@@ -47,7 +57,8 @@ final class SparkJvm {
     Process process = pb.start();
     List<String[]> results = new ArrayList<>();
     List<String> tail = new ArrayList<>();
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader out = new BufferedReader(
+        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       for (String line; (line = out.readLine()) != null; ) {
         if (line.startsWith("RESULT\t")) {
           System.out.println("  spark: " + line.substring(7).replace('\t', ' '));
@@ -61,7 +72,8 @@ final class SparkJvm {
       }
     }
     if (process.waitFor() != 0) {
-      throw new IllegalStateException("Spark exited " + process.exitValue() + ":\n" + String.join("\n", tail));
+      throw new IllegalStateException(
+          "Spark exited " + process.exitValue() + ":\n" + String.join("\n", tail));
     }
     return results;
   }

@@ -48,7 +48,8 @@ public final class EmbeddedConnect implements AutoCloseable {
    * A worker whose source offsets are kept in {@code offsetsFile} (so a worker started again on the
    * same file resumes where the last one flushed) and flushed every {@code offsetFlushMs}.
    */
-  public static EmbeddedConnect start(String bootstrapServers, Path offsetsFile, long offsetFlushMs) throws Exception {
+  public static EmbeddedConnect start(String bootstrapServers, Path offsetsFile, long offsetFlushMs)
+      throws Exception {
     Map<String, String> props = new HashMap<>();
     props.put("bootstrap.servers", bootstrapServers);
     props.put("key.converter", "org.apache.kafka.connect.json.JsonConverter");
@@ -74,7 +75,8 @@ public final class EmbeddedConnect implements AutoCloseable {
    * Registers a connector from its Kafka Connect REST JSON ({@code {"name": ..., "config": {...}}})
    * with {@code overrides} applied to its config, and waits until its task runs.
    */
-  public void createConnector(String connectorJson, Map<String, String> overrides) throws Exception {
+  public void createConnector(String connectorJson, Map<String, String> overrides)
+      throws Exception {
     ObjectNode connector = (ObjectNode) JSON.readTree(connectorJson);
     ObjectNode config = (ObjectNode) connector.get("config");
     overrides.forEach(config::put);
@@ -86,13 +88,16 @@ public final class EmbeddedConnect implements AutoCloseable {
             .build(),
         HttpResponse.BodyHandlers.ofString());
     if (created.statusCode() / 100 != 2) {
-      throw new IllegalStateException("creating connector " + name + " failed: " + created.statusCode() + " " + created.body());
+      throw new IllegalStateException(
+          "creating connector " + name + " failed: " + created.statusCode() + " " + created.body());
     }
     long deadline = System.currentTimeMillis() + 60_000;
     String last = "";
     while (System.currentTimeMillis() < deadline) {
       HttpResponse<String> status = http.send(
-          HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/status")).timeout(Duration.ofSeconds(10)).build(),
+          HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/status"))
+              .timeout(Duration.ofSeconds(10))
+              .build(),
           HttpResponse.BodyHandlers.ofString());
       last = status.body();
       if (status.statusCode() == 200) {
@@ -116,7 +121,8 @@ public final class EmbeddedConnect implements AutoCloseable {
    */
   public static void main(String[] args) throws Exception {
     if (args.length != 4) {
-      System.err.println("usage: EmbeddedConnect BOOTSTRAP OFFSETS_FILE FLUSH_MS CONNECTOR_JSON_FILE");
+      System.err.println(
+          "usage: EmbeddedConnect BOOTSTRAP OFFSETS_FILE FLUSH_MS CONNECTOR_JSON_FILE");
       System.exit(2);
     }
     EmbeddedConnect connect = start(args[0], Path.of(args[1]), Long.parseLong(args[2]));

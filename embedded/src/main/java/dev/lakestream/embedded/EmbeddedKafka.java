@@ -46,7 +46,9 @@ public final class EmbeddedKafka implements AutoCloseable {
     props.put("process.roles", "broker,controller");
     props.put("node.id", "1");
     props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-    props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+    props.put(
+        "listeners",
+        "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
     props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
     props.put("controller.listener.names", "CONTROLLER");
     props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
@@ -90,9 +92,13 @@ public final class EmbeddedKafka implements AutoCloseable {
     return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers));
   }
 
-  public void createTopic(String name, int partitions) throws InterruptedException, ExecutionException {
+  public void createTopic(String name, int partitions)
+      throws InterruptedException, ExecutionException {
     try (Admin admin = admin()) {
-      admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+      admin
+          .createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
+          .all()
+          .get();
     }
   }
 
@@ -108,7 +114,8 @@ public final class EmbeddedKafka implements AutoCloseable {
         Thread.sleep(100);
       }
     }
-    throw new IllegalStateException("broker at " + bootstrapServers + " did not become ready", last);
+    throw new IllegalStateException(
+        "broker at " + bootstrapServers + " did not become ready", last);
   }
 
   private static int freePort() throws IOException {

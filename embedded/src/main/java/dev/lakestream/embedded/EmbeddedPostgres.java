@@ -28,19 +28,28 @@ import java.util.concurrent.TimeUnit;
 public final class EmbeddedPostgres implements AutoCloseable {
 
   private static final String[][] SETTINGS = {
-    {"wal_level", "logical"}, {"max_wal_senders", "10"}, {"max_replication_slots", "10"}, {"fsync", "off"},
-    {"full_page_writes", "off"}, {"synchronous_commit", "off"}, {"track_commit_timestamp", "on"}
+    {"wal_level", "logical"},
+    {"max_wal_senders", "10"},
+    {"max_replication_slots", "10"},
+    {"fsync", "off"},
+    {"full_page_writes", "off"},
+    {"synchronous_commit", "off"},
+    {"track_commit_timestamp", "on"}
   };
 
   private final Path bin;
   private final Path dataDir;
   private final int port;
   private final boolean asRoot;
-  private final io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped;
+  private final io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped; // name clash
   private Thread stopOnExit;
 
-  private EmbeddedPostgres(Path bin, Path dataDir, int port, boolean asRoot,
-      io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped) {
+  private EmbeddedPostgres(
+      Path bin,
+      Path dataDir,
+      int port,
+      boolean asRoot,
+      io.zonky.test.db.postgres.embedded.EmbeddedPostgres shipped) { // name clash
     this.bin = bin;
     this.dataDir = dataDir;
     this.port = port;
@@ -69,7 +78,9 @@ public final class EmbeddedPostgres implements AutoCloseable {
     settings.putAll(overrides);
     Path bin = "shipped".equals(System.getProperty(BINARIES_PROPERTY)) ? null : findBin();
     if (bin == null) {
-      var builder = io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder().setPort(freePort());
+      // name clash: zonky's EmbeddedPostgres, the binaries it ships
+      var builder =
+          io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder().setPort(freePort());
       settings.forEach(builder::setServerConfig);
       var shipped = builder.start();
       return new EmbeddedPostgres(null, null, shipped.getPort(), false, shipped);
@@ -89,12 +100,32 @@ public final class EmbeddedPostgres implements AutoCloseable {
     EmbeddedPostgres pg = new EmbeddedPostgres(bin, dataDir, port, asRoot, null);
     // TCP only: a Unix socket in the data folder would pass the 107-byte socket path limit when the
     // checkout's path is long (CI workspaces), and nothing here connects through one.
-    StringBuilder options = new StringBuilder("-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=''");
-    settings.forEach((name, value) -> options.append(" -c ").append(name).append('=').append(value));
-    pg.exec(List.of(bin.resolve("initdb").toString(), "-D", dataDir.toString(), "-U", "postgres", "-A", "trust",
-        "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"));
-    pg.exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l", dataDir.resolve("server.log").toString(),
-        "-w", "start", "-o", options.toString()));
+    StringBuilder options = new StringBuilder(
+        "-p " + port + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=''");
+    settings.forEach(
+        (name, value) -> options.append(" -c ").append(name).append('=').append(value));
+    pg.exec(List.of(
+        bin.resolve("initdb").toString(),
+        "-D",
+        dataDir.toString(),
+        "-U",
+        "postgres",
+        "-A",
+        "trust",
+        "-E",
+        "UTF8",
+        "--locale=C.UTF-8",
+        "--no-sync"));
+    pg.exec(List.of(
+        bin.resolve("pg_ctl").toString(),
+        "-D",
+        dataDir.toString(),
+        "-l",
+        dataDir.resolve("server.log").toString(),
+        "-w",
+        "start",
+        "-o",
+        options.toString()));
     // pg_ctl runs the server as a daemon: stop it however this JVM ends (but for SIGKILL).
     pg.stopOnExit = new Thread(pg::stopQuietly, "postgres-stop");
     Runtime.getRuntime().addShutdownHook(pg.stopOnExit);
@@ -114,7 +145,8 @@ public final class EmbeddedPostgres implements AutoCloseable {
   }
 
   public void execute(String... statements) throws SQLException {
-    try (Connection c = connect(); Statement s = c.createStatement()) {
+    try (Connection c = connect();
+        Statement s = c.createStatement()) {
       for (String sql : statements) {
         s.execute(sql);
       }
@@ -135,7 +167,14 @@ public final class EmbeddedPostgres implements AutoCloseable {
       }
     }
     try {
-      exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"));
+      exec(List.of(
+          bin.resolve("pg_ctl").toString(),
+          "-D",
+          dataDir.toString(),
+          "-m",
+          "immediate",
+          "-w",
+          "stop"));
     } finally {
       Folders.delete(dataDir);
     }
@@ -144,7 +183,14 @@ public final class EmbeddedPostgres implements AutoCloseable {
   private void stopQuietly() {
     if (Files.isDirectory(dataDir)) {
       try {
-        exec(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w", "stop"));
+        exec(List.of(
+            bin.resolve("pg_ctl").toString(),
+            "-D",
+            dataDir.toString(),
+            "-m",
+            "immediate",
+            "-w",
+            "stop"));
       } catch (Exception e) {
         // Best effort at exit: the server may be gone already.
       }
@@ -178,7 +224,8 @@ public final class EmbeddedPostgres implements AutoCloseable {
       return null;
     }
     return Arrays.stream(versions)
-        .filter(v -> new File(v, "bin/initdb").canExecute() && new File(v, "bin/pg_ctl").canExecute())
+        .filter(
+            v -> new File(v, "bin/initdb").canExecute() && new File(v, "bin/pg_ctl").canExecute())
         .max(Comparator.comparingInt(v -> parseVersion(v.getName())))
         .map(v -> v.toPath().resolve("bin"))
         .orElse(null);

@@ -25,17 +25,26 @@ final class LakestreamJar {
   }
 
   /** Runs {@code java -jar lakestream.jar ARGS}, its output to {@code log}; fails unless it exits 0. */
-  static void run(Path log, long timeoutMinutes, String... args) throws IOException, InterruptedException {
+  static void run(Path log, long timeoutMinutes, String... args)
+      throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx2g", "-jar", jar().toString()));
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx2g",
+        "-jar",
+        jar().toString()));
     command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    Process process = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(log.toFile())
+        .start();
     if (!process.waitFor(timeoutMinutes, TimeUnit.MINUTES)) {
       process.destroyForcibly().waitFor();
-      throw new IllegalStateException(String.join(" ", args) + " did not finish in " + timeoutMinutes + " min; see " + log);
+      throw new IllegalStateException(
+          String.join(" ", args) + " did not finish in " + timeoutMinutes + " min; see " + log);
     }
     if (process.exitValue() != 0) {
-      throw new IllegalStateException(String.join(" ", args) + " exited " + process.exitValue() + "; see " + log);
+      throw new IllegalStateException(
+          String.join(" ", args) + " exited " + process.exitValue() + "; see " + log);
     }
   }
 }

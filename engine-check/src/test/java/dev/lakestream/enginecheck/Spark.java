@@ -23,13 +23,20 @@ final class Spark {
         .master("local[2]")
         .appName("lakestream-engine-check")
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.warehouse.dir", Path.of(System.getProperty("java.io.tmpdir"), "spark-warehouse").toString())
+        .config(
+            "spark.sql.warehouse.dir",
+            Path.of(System.getProperty("java.io.tmpdir"), "spark-warehouse").toString())
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config(
+            "spark.sql.extensions",
+            "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
         .config("spark.sql.catalog." + CATALOG, "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog." + CATALOG + ".catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
-        .config("spark.sql.catalog." + CATALOG + ".uri", "jdbc:sqlite:" + warehouse.resolve("catalog.db"))
+        .config(
+            "spark.sql.catalog." + CATALOG + ".catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog")
+        .config(
+            "spark.sql.catalog." + CATALOG + ".uri",
+            "jdbc:sqlite:" + warehouse.resolve("catalog.db"))
         .config("spark.sql.catalog." + CATALOG + ".warehouse", warehouse.toString())
         .config("spark.sql.catalog." + CATALOG + ".jdbc.schema-version", "V1");
   }

@@ -31,18 +31,30 @@ import org.junit.jupiter.api.Test;
 class SparkReadsPipelineTablesTest {
 
   private static final String TABLE = Spark.CATALOG + ".inventory.customers";
-  private static final String COLUMNS = "id, name, balance, active, unix_micros(updated_at) AS updated_at_micros";
+  private static final String COLUMNS =
+      "id, name, balance, active, unix_micros(updated_at) AS updated_at_micros";
 
   private static Path source;
   private static SparkSession spark;
 
   @BeforeAll
   static void runPipeline() throws Exception {
-    Path dir = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "engine-check-");
+    Path dir =
+        Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "engine-check-");
     Path warehouse = dir.resolve("warehouse");
     source = dir.resolve("source.jsonl");
-    LakestreamJar.run(dir.resolve("demo.log"), 5, "demo", "--duration", "20", "--rate", "300",
-        "--warehouse", warehouse.toString(), "--export-source", source.toString());
+    LakestreamJar.run(
+        dir.resolve("demo.log"),
+        5,
+        "demo",
+        "--duration",
+        "20",
+        "--rate",
+        "300",
+        "--warehouse",
+        warehouse.toString(),
+        "--export-source",
+        source.toString());
     spark = Spark.open(warehouse);
   }
 
@@ -60,24 +72,36 @@ class SparkReadsPipelineTablesTest {
 
   @Test
   void realtimeEqualsTheSource() throws Exception {
-    assertEqualsSource(spark.sql("SELECT " + COLUMNS + " FROM " + TABLE + " VERSION AS OF 'realtime'"), "realtime");
+    assertEqualsSource(
+        spark.sql("SELECT " + COLUMNS + " FROM " + TABLE + " VERSION AS OF 'realtime'"),
+        "realtime");
   }
 
   @Test
   void mainHoldsDeletionVectorsAndNoEqualityDeletes() {
     Map<Integer, Long> main = deleteFilesByContent(TABLE + ".delete_files");
-    Map<Integer, Long> realtime = deleteFilesByContent(TABLE + ".delete_files VERSION AS OF 'realtime'");
+    Map<Integer, Long> realtime =
+        deleteFilesByContent(TABLE + ".delete_files VERSION AS OF 'realtime'");
     assertEquals(0L, main.getOrDefault(2, 0L), "equality delete files on main: " + main);
-    assertTrue(main.getOrDefault(1, 0L) > 0, "main should hold deletion vectors for the demo's updates and deletes: " + main);
-    assertTrue(realtime.getOrDefault(2, 0L) > 0, "realtime should hold ingest's equality deletes: " + realtime);
-    long notPuffin = spark.sql("SELECT count(*) FROM " + TABLE + ".delete_files WHERE upper(file_format) <> 'PUFFIN'")
-        .first().getLong(0);
-    assertEquals(0L, notPuffin, "every delete file on main should be a deletion vector in a Puffin file");
+    assertTrue(
+        main.getOrDefault(1, 0L) > 0,
+        "main should hold deletion vectors for the demo's updates and deletes: " + main);
+    assertTrue(
+        realtime.getOrDefault(2, 0L) > 0,
+        "realtime should hold ingest's equality deletes: " + realtime);
+    long notPuffin = spark
+        .sql("SELECT count(*) FROM " + TABLE + ".delete_files WHERE upper(file_format) <> 'PUFFIN'")
+        .first()
+        .getLong(0);
+    assertEquals(
+        0L, notPuffin, "every delete file on main should be a deletion vector in a Puffin file");
   }
 
   private static Map<Integer, Long> deleteFilesByContent(String metadataTable) {
     Map<Integer, Long> counts = new HashMap<>();
-    for (Row row : spark.sql("SELECT content, count(*) FROM " + metadataTable + " GROUP BY content").collectAsList()) {
+    for (Row row : spark
+        .sql("SELECT content, count(*) FROM " + metadataTable + " GROUP BY content")
+        .collectAsList()) {
       counts.put(row.getInt(0), row.getLong(1));
     }
     return counts;
@@ -90,12 +114,22 @@ class SparkReadsPipelineTablesTest {
     assertEquals(0L, missing, name + " lacks rows the source has (" + missing + ")");
     assertEquals(0L, extra, name + " has rows the source lacks (" + extra + ")");
 
-    Row sums = branch.selectExpr("count(*)", "sum(id)", "sum(balance)", "count_if(active)",
-        "sum(crc32(cast(name AS binary)))", "sum(updated_at_micros)").first();
+    Row sums = branch
+        .selectExpr(
+            "count(*)",
+            "sum(id)",
+            "sum(balance)",
+            "count_if(active)",
+            "sum(crc32(cast(name AS binary)))",
+            "sum(updated_at_micros)")
+        .first();
     Checksums expected = Checksums.of(source);
     assertEquals(expected.rows, sums.getLong(0), name + ": row count");
     assertEquals(expected.ids, sums.getLong(1), name + ": sum(id)");
-    assertEquals(0, expected.balance.compareTo(sums.getDecimal(2)), name + ": sum(balance) " + sums.getDecimal(2));
+    assertEquals(
+        0,
+        expected.balance.compareTo(sums.getDecimal(2)),
+        name + ": sum(balance) " + sums.getDecimal(2));
     assertEquals(expected.active, sums.getLong(3), name + ": count of active");
     assertEquals(expected.nameCrc, sums.getLong(4), name + ": sum of crc32(name)");
     assertEquals(expected.updatedAt, sums.getLong(5), name + ": sum(updated_at)");
@@ -109,12 +143,21 @@ class SparkReadsPipelineTablesTest {
         .add("balance", DataTypes.StringType)
         .add("active", DataTypes.BooleanType)
         .add("updated_at_micros", DataTypes.LongType);
-    return spark.read().schema(schema).json(source.toString())
-        .selectExpr("id", "name", "CAST(balance AS decimal(12,2)) AS balance", "active", "updated_at_micros");
+    return spark
+        .read()
+        .schema(schema)
+        .json(source.toString())
+        .selectExpr(
+            "id",
+            "name",
+            "CAST(balance AS decimal(12,2)) AS balance",
+            "active",
+            "updated_at_micros");
   }
 
   /** Per-column checksums of the source, computed here without Spark. */
-  private record Checksums(long rows, long ids, BigDecimal balance, long active, long nameCrc, long updatedAt) {
+  private record Checksums(
+      long rows, long ids, BigDecimal balance, long active, long nameCrc, long updatedAt) {
 
     static Checksums of(Path file) throws Exception {
       ObjectMapper json = new ObjectMapper();

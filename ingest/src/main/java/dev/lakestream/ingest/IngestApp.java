@@ -37,16 +37,24 @@ public final class IngestApp {
         props,
         List.of(
             // Flushed batches wait here for their commit: kept as long as the longest stall.
-            Topics.Spec.retaining(config.filesWrittenTopic(), config.internalTopicPartitions(), pipeline.maxStallMs()),
+            Topics.Spec.retaining(
+                config.filesWrittenTopic(),
+                config.internalTopicPartitions(),
+                pipeline.maxStallMs()),
             new Topics.Spec(config.realtimeCommitsTopic(), config.internalTopicPartitions()),
             new Topics.Spec(config.deadLetterTopic(), 1)));
-    Topics.requireRetention(props, config.filesWrittenTopic(), pipeline.maxStallMs(), PipelineConfig.MAX_STALL_MS);
-    MetricsEndpoint metrics =
-        new MetricsEndpoint(pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9400));
+    Topics.requireRetention(
+        props, config.filesWrittenTopic(), pipeline.maxStallMs(), PipelineConfig.MAX_STALL_MS);
+    MetricsEndpoint metrics = new MetricsEndpoint(
+        pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9400));
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     Health health = new Health();
-    return new StreamsApp("ingest",
-        IngestTopology.build(config, new TableManager(catalog), metrics.registry(), health), props, catalog, metrics,
+    return new StreamsApp(
+        "ingest",
+        IngestTopology.build(config, new TableManager(catalog), metrics.registry(), health),
+        props,
+        catalog,
+        metrics,
         health);
   }
 

@@ -34,14 +34,15 @@ public final class IngestConfig {
   public IngestConfig(PipelineConfig config) {
     this.config = config;
     if (config.get(TOPICS) == null && config.get(TOPICS_REGEX) == null) {
-      throw new IllegalArgumentException(
-          "set " + TOPICS + " (comma-separated change topics) or " + TOPICS_REGEX
-              + " (a pattern, e.g. dbserver1\\.inventory\\..*)");
+      throw new IllegalArgumentException("set " + TOPICS + " (comma-separated change topics) or "
+          + TOPICS_REGEX + " (a pattern, e.g. dbserver1\\.inventory\\..*)");
     }
-    if (flushIntervalMs() <= 0 || flushMaxRows() <= 0 || flushMaxBytes() <= 0 || commitIntervalMs() <= 0) {
-      throw new IllegalArgumentException(
-          FLUSH_INTERVAL_MS + ", " + FLUSH_MAX_ROWS + ", " + FLUSH_MAX_BYTES + " and " + COMMIT_INTERVAL_MS
-              + " must be positive");
+    if (flushIntervalMs() <= 0
+        || flushMaxRows() <= 0
+        || flushMaxBytes() <= 0
+        || commitIntervalMs() <= 0) {
+      throw new IllegalArgumentException(FLUSH_INTERVAL_MS + ", " + FLUSH_MAX_ROWS + ", "
+          + FLUSH_MAX_BYTES + " and " + COMMIT_INTERVAL_MS + " must be positive");
     }
   }
 
@@ -54,7 +55,10 @@ public final class IngestConfig {
     String topics = config.get(TOPICS);
     return topics == null
         ? null
-        : Arrays.stream(topics.split(",")).map(String::trim).filter(t -> !t.isEmpty()).toList();
+        : Arrays.stream(topics.split(","))
+            .map(String::trim)
+            .filter(t -> !t.isEmpty())
+            .toList();
   }
 
   public Pattern topicsPattern() {

@@ -36,7 +36,8 @@ public final class IngestTopology {
     return build(config, tables, meters, new Health());
   }
 
-  public static Topology build(IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
+  public static Topology build(
+      IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
     Topology topology = new Topology();
     ByteArrayDeserializer bytes = new ByteArrayDeserializer();
     if (config.topics() != null) {
@@ -44,20 +45,29 @@ public final class IngestTopology {
     } else {
       topology.addSource("changes", bytes, bytes, config.topicsPattern());
     }
-    topology.addProcessor("change-buffer", () -> new ChangeBuffer(config, tables, meters), "changes");
+    topology.addProcessor(
+        "change-buffer", () -> new ChangeBuffer(config, tables, meters), "changes");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(ChangeBuffer.STORE), Serdes.String(), BufferedChange.serde()),
-        "change-buffer");
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SourceFence.STORE), Serdes.String(), Serdes.String()),
+            Stores.persistentKeyValueStore(ChangeBuffer.STORE),
+            Serdes.String(),
+            BufferedChange.serde()),
         "change-buffer");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(ChangeBuffer.CHANGELOG_STORE), Serdes.String(), BufferedChange.serde()),
+            Stores.persistentKeyValueStore(SourceFence.STORE), Serdes.String(), Serdes.String()),
         "change-buffer");
     topology.addStateStore(
-        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ChangeBuffer.FLUSHED_STORE), Serdes.String(), Serdes.Long()),
+        Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(ChangeBuffer.CHANGELOG_STORE),
+            Serdes.String(),
+            BufferedChange.serde()),
+        "change-buffer");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(ChangeBuffer.FLUSHED_STORE),
+            Serdes.String(),
+            Serdes.Long()),
         "change-buffer");
     topology.addSink(
         ChangeBuffer.FILES_WRITTEN_CHILD,
@@ -78,7 +88,9 @@ public final class IngestTopology {
         Unreadable.lenient(EventSerdes.filesWritten().deserializer()),
         config.filesWrittenTopic());
     topology.addProcessor(
-        "realtime-committer", () -> new RealtimeCommitter(config, tables, meters, health), "files-written-in");
+        "realtime-committer",
+        () -> new RealtimeCommitter(config, tables, meters, health),
+        "files-written-in");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(RealtimeCommitter.STORE),

@@ -33,7 +33,8 @@ class ChangeLogTest {
   @Test
   void everyChangeOnceInSourceOrderPerKeyAfterReplaysAndRedeliveries() throws Exception {
     TestTable table = TestTable.wide("inventory", "customers");
-    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(table.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 91);
       List<Change> sent = new ArrayList<>(gen.snapshot(150));
       ingest.send(sent, true);
@@ -59,14 +60,19 @@ class ChangeLogTest {
       List<Change> events = sent.stream().filter(c -> !c.isTombstone()).toList();
       assertThat(log).hasSize(events.size());
       Set<Long> offsets = new HashSet<>();
-      log.forEach(r -> assertThat(offsets.add((Long) r.getField("kafka_offset"))).as("offset %s once", r.getField("kafka_offset")).isTrue());
+      log.forEach(r -> assertThat(offsets.add((Long) r.getField("kafka_offset")))
+          .as("offset %s once", r.getField("kafka_offset"))
+          .isTrue());
       Map<String, List<String>> expected = new HashMap<>();
       for (Change c : events) {
         expected.computeIfAbsent(keyJson(c), k -> new ArrayList<>()).add(String.valueOf(c.op()));
       }
       Map<String, List<String>> actual = new HashMap<>();
-      log.stream().sorted(Comparator.comparingLong(r -> (Long) r.getField("kafka_offset")))
-          .forEach(r -> actual.computeIfAbsent((String) r.getField("key"), k -> new ArrayList<>()).add((String) r.getField("op")));
+      log.stream()
+          .sorted(Comparator.comparingLong(r -> (Long) r.getField("kafka_offset")))
+          .forEach(r -> actual
+              .computeIfAbsent((String) r.getField("key"), k -> new ArrayList<>())
+              .add((String) r.getField("op")));
       assertThat(actual).as("ops per key in source order").isEqualTo(expected);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       assertThat(ingest.counter("lakestream.ingest.fenced")).isGreaterThan(50);
@@ -76,7 +82,8 @@ class ChangeLogTest {
   @Test
   void tablesNotListedKeepNoChangeLog() throws Exception {
     TestTable table = TestTable.wide("inventory", "customers");
-    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.orders"))) {
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(table.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.orders"))) {
       ingest.send(new ChangeStreamGenerator(table, 92).next(100), true);
       ingest.flushAndCommit();
       assertThat(ingest.exists(ChangeLog.of(TABLE))).isFalse();
@@ -90,7 +97,8 @@ class ChangeLogTest {
 
   private static List<Record> read(IngestDriver ingest, TableIdentifier id) throws Exception {
     List<Record> rows = new ArrayList<>();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(ingest.table(id)).build()) {
+    try (CloseableIterable<Record> records =
+        IcebergGenerics.read(ingest.table(id)).build()) {
       records.forEach(r -> rows.add(r.copy()));
     }
     return rows;

@@ -39,18 +39,29 @@ class DeadLetterTest {
       byte[] key = DebeziumJson.key(sample, true);
       byte[] value = DebeziumJson.value(sample, true);
       List<Bad> bad = new ArrayList<>();
-      bad.add(new Bad(key, utf8("{\"schema\": {\"type\": \"struct\""), "malformed JSON in record value"));
+      bad.add(new Bad(
+          key, utf8("{\"schema\": {\"type\": \"struct\""), "malformed JSON in record value"));
       bad.add(new Bad(null, value, "record has no key"));
       bad.add(new Bad(key, edit(value, p -> p.with("payload").put("op", "x")), "unknown op \"x\""));
-      bad.add(new Bad(key, changeColumnType(value, "name", "{\"type\":\"int32\",\"optional\":true,\"field\":\"name\"}", "5"),
+      bad.add(new Bad(
+          key,
+          changeColumnType(
+              value, "name", "{\"type\":\"int32\",\"optional\":true,\"field\":\"name\"}", "5"),
           "column \"name\" is string in the table but the source now sends int"));
-      bad.add(new Bad(key, changeColumnType(value, "score",
-          "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.MicroTime\",\"field\":\"score\"}",
-          "86400000000"),
+      bad.add(new Bad(
+          key,
+          changeColumnType(
+              value,
+              "score",
+              "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.MicroTime\",\"field\":\"score\"}",
+              "86400000000"),
           "column \"score\" is double in the table but the source now sends time"));
-      bad.add(new Bad(key, edit(value, p -> p.with("payload").with("after").put("active", "maybe")),
+      bad.add(new Bad(
+          key,
+          edit(value, p -> p.with("payload").with("after").put("active", "maybe")),
           "column \"active\": value \"maybe\" is not a valid boolean"));
-      bad.add(new Bad(key, edit(value, p -> ((ObjectNode) p.get("payload")).remove("op")), "no \"op\" field"));
+      bad.add(new Bad(
+          key, edit(value, p -> ((ObjectNode) p.get("payload")).remove("op")), "no \"op\" field"));
       for (Bad b : bad) {
         ingest.sendRaw(table.topic(), b.key(), b.value());
       }
@@ -74,7 +85,8 @@ class DeadLetterTest {
       }
       TestRecord<byte[], byte[]> heartbeatLetter = letters.get(bad.size());
       assertThat(header(heartbeatLetter, DeadLetters.TOPIC)).isEqualTo(HEARTBEATS);
-      assertThat(header(heartbeatLetter, DeadLetters.REASON)).contains("does not match the table naming pattern");
+      assertThat(header(heartbeatLetter, DeadLetters.REASON))
+          .contains("does not match the table naming pattern");
 
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       assertThat(ingest.counter("lakestream.ingest.dead.letters")).isEqualTo(bad.size() + 1);
@@ -86,26 +98,26 @@ class DeadLetterTest {
     return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
-  private static byte[] changeColumnType(byte[] value, String column, String schemaJson, String valueJson) throws Exception {
-    return edit(
-        value,
-        root -> {
-          try {
-            for (var field : (ArrayNode) root.get("schema").get("fields")) {
-              if ("after".equals(field.get("field").asText()) || "before".equals(field.get("field").asText())) {
-                ArrayNode columns = (ArrayNode) field.get("fields");
-                for (int i = 0; i < columns.size(); i++) {
-                  if (column.equals(columns.get(i).get("field").asText())) {
-                    columns.set(i, JSON.readTree(schemaJson));
-                  }
-                }
+  private static byte[] changeColumnType(
+      byte[] value, String column, String schemaJson, String valueJson) throws Exception {
+    return edit(value, root -> {
+      try {
+        for (var field : (ArrayNode) root.get("schema").get("fields")) {
+          if ("after".equals(field.get("field").asText())
+              || "before".equals(field.get("field").asText())) {
+            ArrayNode columns = (ArrayNode) field.get("fields");
+            for (int i = 0; i < columns.size(); i++) {
+              if (column.equals(columns.get(i).get("field").asText())) {
+                columns.set(i, JSON.readTree(schemaJson));
               }
             }
-            ((ObjectNode) root.get("payload").get("after")).set(column, JSON.readTree(valueJson));
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
           }
-        });
+        }
+        ((ObjectNode) root.get("payload").get("after")).set(column, JSON.readTree(valueJson));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
   }
 
   private static byte[] edit(byte[] value, Consumer<ObjectNode> change) throws Exception {

@@ -67,7 +67,9 @@ final class IngestDriver implements AutoCloseable {
     settings.put(IngestConfig.TOPICS, String.join(",", topics));
     settings.put(IngestConfig.FLUSH_INTERVAL_MS, Long.toString(FLUSH_INTERVAL_MS));
     settings.put(IngestConfig.COMMIT_INTERVAL_MS, Long.toString(COMMIT_INTERVAL_MS));
-    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    warehouse
+        .catalogProperties()
+        .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
     settings.putAll(overrides);
     PipelineConfig pipeline = new PipelineConfig(settings);
     config = new IngestConfig(pipeline);
@@ -75,25 +77,38 @@ final class IngestDriver implements AutoCloseable {
     readerCatalog = warehouse.openCatalog();
 
     Properties props = pipeline.kafkaProperties();
-    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
-    driver = new TopologyTestDriver(IngestTopology.build(config, new TableManager(writerCatalog), meters), props);
+    props.put(
+        StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    driver = new TopologyTestDriver(
+        IngestTopology.build(config, new TableManager(writerCatalog), meters), props);
     for (String topic : topics) {
-      inputs.put(topic, driver.createInputTopic(topic, new ByteArraySerializer(), new ByteArraySerializer()));
+      inputs.put(
+          topic,
+          driver.createInputTopic(topic, new ByteArraySerializer(), new ByteArraySerializer()));
     }
-    deadLetters = driver.createOutputTopic(config.deadLetterTopic(), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    realtimeCommits =
-        driver.createOutputTopic(config.realtimeCommitsTopic(), new StringDeserializer(), EventSerdes.realtimeCommitted().deserializer());
-    filesWritten =
-        driver.createOutputTopic(config.filesWrittenTopic(), new StringDeserializer(), EventSerdes.filesWritten().deserializer());
-    filesWrittenIn =
-        driver.createInputTopic(config.filesWrittenTopic(), new StringSerializer(), EventSerdes.filesWritten().serializer());
+    deadLetters = driver.createOutputTopic(
+        config.deadLetterTopic(), new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    realtimeCommits = driver.createOutputTopic(
+        config.realtimeCommitsTopic(),
+        new StringDeserializer(),
+        EventSerdes.realtimeCommitted().deserializer());
+    filesWritten = driver.createOutputTopic(
+        config.filesWrittenTopic(),
+        new StringDeserializer(),
+        EventSerdes.filesWritten().deserializer());
+    filesWrittenIn = driver.createInputTopic(
+        config.filesWrittenTopic(),
+        new StringSerializer(),
+        EventSerdes.filesWritten().serializer());
   }
 
   /** Sends the changes as Debezium would and applies them to the model of their table. */
   void send(List<Change> changes, boolean withSchemas) {
     for (Change change : changes) {
-      inputs.get(change.table().topic())
-          .pipeInput(DebeziumJson.key(change, withSchemas), DebeziumJson.value(change, withSchemas));
+      inputs
+          .get(change.table().topic())
+          .pipeInput(
+              DebeziumJson.key(change, withSchemas), DebeziumJson.value(change, withSchemas));
       model(change.table()).apply(change);
     }
   }
@@ -101,7 +116,8 @@ final class IngestDriver implements AutoCloseable {
   /** Sends the changes with Debezium's placeholder for unchanged values of the {@code toasted} columns. */
   void sendToasted(List<Change> changes, Set<String> toasted) {
     for (Change change : changes) {
-      inputs.get(change.table().topic())
+      inputs
+          .get(change.table().topic())
           .pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true, toasted));
       model(change.table()).apply(change);
     }
@@ -118,15 +134,19 @@ final class IngestDriver implements AutoCloseable {
 
   /** Sends one change with record headers and applies it to the model. */
   void send(Change change, Headers headers) {
-    inputs.get(change.table().topic()).pipeInput(new TestRecord<>(
-        DebeziumJson.key(change, true), DebeziumJson.value(change, true), headers));
+    inputs
+        .get(change.table().topic())
+        .pipeInput(new TestRecord<>(
+            DebeziumJson.key(change, true), DebeziumJson.value(change, true), headers));
     model(change.table()).apply(change);
   }
 
   /** Writes {@code value} as it is to the files-written topic (a malformed or forged batch event). */
   void sendRawBatch(String key, byte[] value) {
-    driver.createInputTopic(config.filesWrittenTopic(), new StringSerializer(),
-        new ByteArraySerializer()).pipeInput(key, value);
+    driver
+        .createInputTopic(
+            config.filesWrittenTopic(), new StringSerializer(), new ByteArraySerializer())
+        .pipeInput(key, value);
   }
 
   SourceTableModel model(TestTable table) {

@@ -97,7 +97,10 @@ class IngestOnKafkaTest {
     try (StreamsApp app = IngestApp.create(config);
         KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       app.start();
-      Eventually.until(Duration.ofSeconds(60), "ingest RUNNING", () -> app.streams().state() == KafkaStreams.State.RUNNING);
+      Eventually.until(
+          Duration.ofSeconds(60),
+          "ingest RUNNING",
+          () -> app.streams().state() == KafkaStreams.State.RUNNING);
 
       ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2024);
       feed.send(gen.snapshot(500));
@@ -109,32 +112,48 @@ class IngestOnKafkaTest {
 
       feed.sendRaw(source.topic(), utf8("{\"id\":1}"), utf8("{not json"));
       List<ConsumerRecord<byte[], byte[]>> letters = feed.read(config.topicPrefix() + ".dlq", 1);
-      assertThat(new String(letters.get(0).headers().lastHeader(DeadLetters.REASON).value(), StandardCharsets.UTF_8))
+      assertThat(new String(
+              letters.get(0).headers().lastHeader(DeadLetters.REASON).value(),
+              StandardCharsets.UTF_8))
           .contains("malformed JSON");
-      assertThat(new String(letters.get(0).headers().lastHeader(DeadLetters.TOPIC).value(), StandardCharsets.UTF_8))
+      assertThat(new String(
+              letters.get(0).headers().lastHeader(DeadLetters.TOPIC).value(),
+              StandardCharsets.UTF_8))
           .isEqualTo(source.topic());
 
-      List<ConsumerRecord<byte[], byte[]>> commits = feed.read(config.topicPrefix() + ".realtime-commits", 1);
+      List<ConsumerRecord<byte[], byte[]>> commits =
+          feed.read(config.topicPrefix() + ".realtime-commits", 1);
       assertThat(new String(commits.get(0).key(), StandardCharsets.UTF_8)).isEqualTo(id.toString());
 
       String metrics = HttpClient.newHttpClient()
-          .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.metricsPort() + "/metrics")).build(),
+          .send(
+              HttpRequest.newBuilder(
+                      URI.create("http://127.0.0.1:" + app.metricsPort() + "/metrics"))
+                  .build(),
               HttpResponse.BodyHandlers.ofString())
           .body();
-      assertThat(metrics).contains("lakestream_realtime_commits_total", "lakestream_ingest_changes_total",
-          "lakestream_realtime_freshness_seconds");
+      assertThat(metrics)
+          .contains(
+              "lakestream_realtime_commits_total",
+              "lakestream_ingest_changes_total",
+              "lakestream_realtime_freshness_seconds");
     }
   }
 
   @Test
   void crashBetweenIcebergCommitAndKafkaCommitDuplicatesAndLosesNothing() throws Exception {
-    TestTable source = new TestTable(table.serverName(), table.schema(), "crashy", table.columns(), table.key());
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "crashy", table.columns(), table.key());
     kafka.createTopic(source.topic(), 3);
     PipelineConfig pipeline = config(source.topic(), "ingest-crash");
     IngestConfig config = new IngestConfig(pipeline);
     Properties props = IngestApp.streamsProperties(pipeline);
-    Topics.ensure(props, List.of(new Topics.Spec(config.filesWrittenTopic(), 2), new Topics.Spec(config.realtimeCommitsTopic(), 1),
-        new Topics.Spec(config.deadLetterTopic(), 1)));
+    Topics.ensure(
+        props,
+        List.of(
+            new Topics.Spec(config.filesWrittenTopic(), 2),
+            new Topics.Spec(config.realtimeCommitsTopic(), 1),
+            new Topics.Spec(config.deadLetterTopic(), 1)));
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
     Catalog writer = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     Topology topology = IngestTopology.build(config, new TableManager(writer), meters);
@@ -156,7 +175,8 @@ class IngestOnKafkaTest {
         "realtime-committer");
     try (KafkaStreams streams = new KafkaStreams(topology, props);
         KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
-      streams.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
+      streams.setUncaughtExceptionHandler(
+          e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
       streams.start();
       ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 77);
       for (int i = 0; i < 10; i++) {
@@ -167,7 +187,8 @@ class IngestOnKafkaTest {
       Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
       assertThat(crashes.get()).as("crashes injected").isEqualTo(3);
       assertThat(meters.counter("lakestream.realtime.replays.skipped").count())
-          .as("batches found already committed after a crash").isGreaterThanOrEqualTo(crashes.get());
+          .as("batches found already committed after a crash")
+          .isGreaterThanOrEqualTo(crashes.get());
       streams.close(Duration.ofSeconds(30));
     } finally {
       ((AutoCloseable) writer).close();
@@ -176,7 +197,8 @@ class IngestOnKafkaTest {
 
   @Test
   void consumerOffsetsResetToTheStartReapplyNothing() throws Exception {
-    TestTable source = new TestTable(table.serverName(), table.schema(), "rewound", table.columns(), table.key());
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "rewound", table.columns(), table.key());
     kafka.createTopic(source.topic(), 3);
     PipelineConfig config = config(source.topic(), "ingest-reset");
     TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
@@ -194,34 +216,42 @@ class IngestOnKafkaTest {
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
       }
       // What kafka-streams-application-reset does to the input topics: the group starts over.
-      try (Admin admin = Admin.create(
-          Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
         Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
         for (int p = 0; p < 3; p++) {
           start.put(new TopicPartition(source.topic(), p), new OffsetAndMetadata(0));
         }
         admin.alterConsumerGroupOffsets("ingest-reset", start).all().get();
       }
-      int snapshotsBefore = TableRows.snapshots(reader.loadTable(id), Branches.REALTIME).size();
-      PipelineConfig restarted = config.with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+      int snapshotsBefore =
+          TableRows.snapshots(reader.loadTable(id), Branches.REALTIME).size();
+      PipelineConfig restarted = config.with(
+          StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
       try (StreamsApp app = IngestApp.create(restarted)) {
         app.start();
         feed.send(gen.next(300));
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
         long expected = oldChanges;
-        Eventually.until(Duration.ofSeconds(30), "every old change seen again and skipped",
+        Eventually.until(
+            Duration.ofSeconds(30),
+            "every old change seen again and skipped",
             () -> count(app, "lakestream.ingest.already.committed") >= expected);
         assertThat(count(app, "lakestream.ingest.already.committed")).isEqualTo(expected);
-        assertThat(app.meters().find("lakestream.app.thread.failures").counter().count()).as("stream threads that died").isZero();
+        assertThat(app.meters().find("lakestream.app.thread.failures").counter().count())
+            .as("stream threads that died")
+            .isZero();
       }
-      assertThat(TableRows.snapshots(reader.loadTable(id), Branches.REALTIME).size() - snapshotsBefore)
-          .as("realtime snapshots for the 300 new changes only").isLessThanOrEqualTo(10);
+      assertThat(
+              TableRows.snapshots(reader.loadTable(id), Branches.REALTIME).size() - snapshotsBefore)
+          .as("realtime snapshots for the 300 new changes only")
+          .isLessThanOrEqualTo(10);
     }
   }
 
   @Test
   void offsetsResetIntoBatchesWaitingForTheirCommitAreAppliedAgainAsUpserts() throws Exception {
-    TestTable source = new TestTable(table.serverName(), table.schema(), "overlapping", table.columns(), table.key());
+    TestTable source = new TestTable(
+        table.serverName(), table.schema(), "overlapping", table.columns(), table.key());
     kafka.createTopic(source.topic(), 2);
     // No fence and a long commit interval: the replayed changes reach batches that overlap the
     // ones still waiting for their commit.
@@ -236,15 +266,21 @@ class IngestOnKafkaTest {
         List<Change> sent = new ArrayList<>(gen.snapshot(300));
         sent.addAll(gen.next(600));
         feed.send(sent);
-        Eventually.until(CONVERGE, "batches flushed and waiting for their commit",
-            () -> count(app, "lakestream.ingest.changes") >= sent.size() && count(app, "lakestream.ingest.flushes") >= 2);
+        Eventually.until(
+            CONVERGE,
+            "batches flushed and waiting for their commit",
+            () -> count(app, "lakestream.ingest.changes") >= sent.size()
+                && count(app, "lakestream.ingest.flushes") >= 2);
         Thread.sleep(1_000);
         var committed = SourceOffsets.of(reader.loadTable(id), Branches.REALTIME);
-        assertThat(committed.last(source.topic(), 0)).as("nothing committed yet").isNegative();
-        assertThat(committed.last(source.topic(), 1)).as("nothing committed yet").isNegative();
+        assertThat(committed.last(source.topic(), 0))
+            .as("nothing committed yet")
+            .isNegative();
+        assertThat(committed.last(source.topic(), 1))
+            .as("nothing committed yet")
+            .isNegative();
       }
-      try (Admin admin = Admin.create(
-          Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
         Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
         for (int p = 0; p < 2; p++) {
           // Into the first batch of each partition, which waits for its commit.
@@ -252,20 +288,25 @@ class IngestOnKafkaTest {
         }
         admin.alterConsumerGroupOffsets("ingest-overlap", start).all().get();
       }
-      try (StreamsApp app = IngestApp.create(config.with(IngestConfig.COMMIT_INTERVAL_MS, "1000"))) {
+      try (StreamsApp app =
+          IngestApp.create(config.with(IngestConfig.COMMIT_INTERVAL_MS, "1000"))) {
         app.start();
         feed.send(gen.next(300));
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
-        assertThat(count(app, "lakestream.realtime.batches.overlapping")).as("batches that overlapped committed offsets")
+        assertThat(count(app, "lakestream.realtime.batches.overlapping"))
+            .as("batches that overlapped committed offsets")
             .isPositive();
-        assertThat(count(app, "lakestream.app.thread.failures")).as("stream threads that died").isZero();
+        assertThat(count(app, "lakestream.app.thread.failures"))
+            .as("stream threads that died")
+            .isZero();
       }
     }
   }
 
   @Test
   void aFlushSlowerThanKafkaStreamsDefaultTransactionTimeoutCommits() throws Exception {
-    TestTable source = new TestTable(table.serverName(), table.schema(), "slow", table.columns(), table.key());
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "slow", table.columns(), table.key());
     kafka.createTopic(source.topic(), 1);
     // Each Parquet file takes 7 s to close: a flush (a data and a delete file) takes 14 s, longer
     // than the 10 s Kafka Streams gives a transaction by default.
@@ -281,19 +322,24 @@ class IngestOnKafkaTest {
       feed.send(gen.snapshot(200));
       feed.send(gen.next(200));
       Eventually.noDifference(Duration.ofSeconds(240), () -> realtimeDiffers(id, source));
-      assertThat(count(app, "lakestream.app.thread.failures")).as("stream threads that died").isZero();
+      assertThat(count(app, "lakestream.app.thread.failures"))
+          .as("stream threads that died")
+          .isZero();
     }
   }
 
   private static double count(StreamsApp app, String name) {
-    return app.meters().find(name).counters().stream().mapToDouble(c -> c.count()).sum();
+    return app.meters().find(name).counters().stream()
+        .mapToDouble(c -> c.count())
+        .sum();
   }
 
   private String realtimeDiffers(TableIdentifier id, TestTable source) {
     if (!reader.tableExists(id)) {
       return "table " + id + " does not exist yet";
     }
-    var rows = TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.REALTIME), source.key());
+    var rows =
+        TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.REALTIME), source.key());
     return TableComparison.differences(model.rows(), rows);
   }
 
@@ -301,7 +347,8 @@ class IngestOnKafkaTest {
     Map<String, String> settings = new HashMap<>();
     settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     settings.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-    settings.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    settings.put(
+        StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
     settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
     settings.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, "1");
     // A replaced stream thread's tasks move once its old consumer's session expires: keep it short.
@@ -312,7 +359,9 @@ class IngestOnKafkaTest {
     settings.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
     settings.put(PipelineConfig.METRICS_PORT, "0");
     settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + applicationId);
-    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    warehouse
+        .catalogProperties()
+        .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
     return new PipelineConfig(settings);
   }
 

@@ -46,7 +46,9 @@ class IngestTopologyTest {
         sent += batch.size();
         ingest.flushAndCommit();
         rounds++;
-        assertThat(ingest.realtimeDiffersFromModel(table)).as("after round %d (%d changes)", rounds, sent).isNull();
+        assertThat(ingest.realtimeDiffersFromModel(table))
+            .as("after round %d (%d changes)", rounds, sent)
+            .isNull();
       }
       assertThat(ingest.realtimeSnapshots(table)).hasSizeGreaterThanOrEqualTo(rounds + 1);
       assertThat(ingest.model(table).size()).isGreaterThan(500);
@@ -76,24 +78,36 @@ class IngestTopologyTest {
         ingest.flushAndCommit();
         assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       }
-      assertThat(ingest.table(table).schema().identifierFieldNames()).containsExactlyInAnyOrder("tenant", "id");
+      assertThat(ingest.table(table).schema().identifierFieldNames())
+          .containsExactlyInAnyOrder("tenant", "id");
     }
   }
 
   @Test
   void twoPendingBatchesOfOnePartitionCommitAsTwoSnapshots() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
-    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.FLUSH_MAX_ROWS, "2"))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 66, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+    try (IngestDriver ingest =
+        new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.FLUSH_MAX_ROWS, "2"))) {
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 66, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
       List<Change> inserts = gen.next(2);
       ingest.send(inserts, true);
       // The same key again, with new values: a second batch of the same partition.
       Map<String, Object> updated = new LinkedHashMap<>(inserts.get(0).after());
       updated.put("name", "second version");
       Change other = gen.next(1).get(0);
-      Change update = new Change('u', table, inserts.get(0).key(), inserts.get(0).after(), updated, other.sourceTsMs() + 1, other.lsn() + 1);
+      Change update = new Change(
+          'u',
+          table,
+          inserts.get(0).key(),
+          inserts.get(0).after(),
+          updated,
+          other.sourceTsMs() + 1,
+          other.lsn() + 1);
       ingest.send(List.of(other, update), true);
-      assertThat(ingest.filesWritten.readValuesToList()).as("two batches flushed before any commit").hasSize(2);
+      assertThat(ingest.filesWritten.readValuesToList())
+          .as("two batches flushed before any commit")
+          .hasSize(2);
       int before = ingest.realtimeSnapshots(table).size();
 
       ingest.commitOnly();
@@ -101,7 +115,8 @@ class IngestTopologyTest {
       List<Snapshot> snapshots = ingest.realtimeSnapshots(table);
       assertThat(snapshots).hasSize(before + 2);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
-      assertThat(ingest.realtimeRows(table).get(inserts.get(0).key()).get("name")).isEqualTo("second version");
+      assertThat(ingest.realtimeRows(table).get(inserts.get(0).key()).get("name"))
+          .isEqualTo("second version");
     }
   }
 
@@ -109,7 +124,8 @@ class IngestTopologyTest {
   void batchesOfTwoTablesCommitToTheirOwnTables() throws Exception {
     TestTable customers = TestTable.wide("inventory", "customers");
     TestTable orders = TestTable.compositeKey("inventory", "orders");
-    try (IngestDriver ingest = new IngestDriver(List.of(customers.topic(), orders.topic()), Map.of())) {
+    try (IngestDriver ingest =
+        new IngestDriver(List.of(customers.topic(), orders.topic()), Map.of())) {
       ChangeStreamGenerator a = new ChangeStreamGenerator(customers, 77);
       ChangeStreamGenerator b = new ChangeStreamGenerator(orders, 88);
       for (int round = 0; round < 5; round++) {
@@ -143,7 +159,8 @@ class IngestTopologyTest {
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       assertThat(ingest.counter("lakestream.realtime.replays.skipped")).isEqualTo(1);
       List<RealtimeCommitted> announced = ingest.realtimeCommits.readValuesToList();
-      assertThat(announced).extracting(RealtimeCommitted::snapshotId)
+      assertThat(announced)
+          .extracting(RealtimeCommitted::snapshotId)
           .as("the lost announcement is made again for the current snapshot")
           .containsExactly(before.get(before.size() - 1).snapshotId());
     }
@@ -164,14 +181,20 @@ class IngestTopologyTest {
       List<RealtimeCommitted> announced = ingest.realtimeCommits.readValuesToList();
       List<Snapshot> snapshots = ingest.realtimeSnapshots(table);
       assertThat(announced).hasSize(2);
-      assertThat(announced).extracting(RealtimeCommitted::snapshotId)
-          .containsExactly(snapshots.get(snapshots.size() - 2).snapshotId(), snapshots.get(snapshots.size() - 1).snapshotId());
+      assertThat(announced)
+          .extracting(RealtimeCommitted::snapshotId)
+          .containsExactly(
+              snapshots.get(snapshots.size() - 2).snapshotId(),
+              snapshots.get(snapshots.size() - 1).snapshotId());
       RealtimeCommitted last = announced.get(1);
       assertThat(last.table()).isEqualTo("app.accounts");
-      assertThat(last.sequenceNumber()).isEqualTo(snapshots.get(snapshots.size() - 1).sequenceNumber());
-      assertThat(last.maxSourceTsMs()).isEqualTo(second.stream().mapToLong(Change::sourceTsMs).max().orElseThrow());
+      assertThat(last.sequenceNumber())
+          .isEqualTo(snapshots.get(snapshots.size() - 1).sequenceNumber());
+      assertThat(last.maxSourceTsMs())
+          .isEqualTo(second.stream().mapToLong(Change::sourceTsMs).max().orElseThrow());
       long totalRecords = first.size() + second.size();
-      assertThat(SourceOffsets.of(ingest.table(table), "realtime").last(table.topic(), 0)).isEqualTo(totalRecords - 1);
+      assertThat(SourceOffsets.of(ingest.table(table), "realtime").last(table.topic(), 0))
+          .isEqualTo(totalRecords - 1);
     }
   }
 
@@ -196,7 +219,8 @@ class IngestTopologyTest {
   void deleteThenReinsertOfOneKeyInOneBatchLeavesTheReinsertedRow() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 8, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 8, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
       Change insert = gen.next(1).get(0);
       ingest.send(List.of(insert), true);
       ingest.flushAndCommit();
@@ -204,9 +228,24 @@ class IngestTopologyTest {
       reinserted.put("name", "back again");
       ingest.send(
           List.of(
-              new Change('d', table, insert.key(), insert.after(), null, insert.sourceTsMs() + 1, insert.lsn() + 1),
-              new Change('t', table, insert.key(), null, null, insert.sourceTsMs() + 1, insert.lsn() + 1),
-              new Change('c', table, insert.key(), null, reinserted, insert.sourceTsMs() + 2, insert.lsn() + 2)),
+              new Change(
+                  'd',
+                  table,
+                  insert.key(),
+                  insert.after(),
+                  null,
+                  insert.sourceTsMs() + 1,
+                  insert.lsn() + 1),
+              new Change(
+                  't', table, insert.key(), null, null, insert.sourceTsMs() + 1, insert.lsn() + 1),
+              new Change(
+                  'c',
+                  table,
+                  insert.key(),
+                  null,
+                  reinserted,
+                  insert.sourceTsMs() + 2,
+                  insert.lsn() + 2)),
           true);
       ingest.flushAndCommit();
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
@@ -217,8 +256,10 @@ class IngestTopologyTest {
   @Test
   void batchReachingMaxBytesFlushesWithoutWaitingForTheInterval() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
-    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.FLUSH_MAX_BYTES, "20000"))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+    try (IngestDriver ingest =
+        new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.FLUSH_MAX_BYTES, "20000"))) {
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 9, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
       ingest.send(gen.next(100), true);
       List<FilesWritten> flushed = ingest.filesWritten.readValuesToList();
       assertThat(flushed).isNotEmpty();

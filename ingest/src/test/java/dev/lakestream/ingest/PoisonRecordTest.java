@@ -32,19 +32,21 @@ class PoisonRecordTest {
 
   /** A Debezium value of table app.poison as the Postgres connector writes it, with {@code id}. */
   private static ObjectNode good(long id) throws Exception {
-    String schema = "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"optional\":true,\"field\":\"after\",\"fields\":["
-        + "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
-        + "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.MicroTime\",\"field\":\"at\"},"
-        + "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"ts\"},"
-        + "{\"type\":\"struct\",\"optional\":true,\"name\":\"io.debezium.data.VariableScaleDecimal\",\"field\":\"amount\","
-        + "\"fields\":[{\"type\":\"int32\",\"field\":\"scale\"},{\"type\":\"bytes\",\"field\":\"value\"}]},"
-        + "{\"type\":\"int32\",\"optional\":true,\"field\":\"n\"},"
-        + "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Uuid\",\"field\":\"u\"},"
-        + "{\"type\":\"bytes\",\"optional\":true,\"field\":\"b\"}]},"
-        + "{\"type\":\"string\",\"optional\":false,\"field\":\"op\"}]}";
+    String schema =
+        "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"optional\":true,\"field\":\"after\",\"fields\":["
+            + "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
+            + "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.MicroTime\",\"field\":\"at\"},"
+            + "{\"type\":\"int64\",\"optional\":true,\"name\":\"io.debezium.time.MicroTimestamp\",\"field\":\"ts\"},"
+            + "{\"type\":\"struct\",\"optional\":true,\"name\":\"io.debezium.data.VariableScaleDecimal\",\"field\":\"amount\","
+            + "\"fields\":[{\"type\":\"int32\",\"field\":\"scale\"},{\"type\":\"bytes\",\"field\":\"value\"}]},"
+            + "{\"type\":\"int32\",\"optional\":true,\"field\":\"n\"},"
+            + "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Uuid\",\"field\":\"u\"},"
+            + "{\"type\":\"bytes\",\"optional\":true,\"field\":\"b\"}]},"
+            + "{\"type\":\"string\",\"optional\":false,\"field\":\"op\"}]}";
     String payload = "{\"after\":{\"id\":" + id + ",\"at\":3723000000,\"ts\":1700000000000000,"
         + "\"amount\":{\"scale\":2,\"value\":\"AQ==\"},\"n\":7,\"u\":\"6f1c8a9e-2c1b-4a8e-9a7e-2f0d6c1b9e11\",\"b\":\"AP8=\"},"
-        + "\"op\":\"c\",\"source\":{\"ts_ms\":1700000000000,\"lsn\":" + (1000 + id) + ",\"sequence\":\"[\\\"" + (1000 + id)
+        + "\"op\":\"c\",\"source\":{\"ts_ms\":1700000000000,\"lsn\":" + (1000 + id)
+        + ",\"sequence\":\"[\\\"" + (1000 + id)
         + "\\\",\\\"" + (1000 + id) + "\\\"]\"}}";
     ObjectNode value = JSON.createObjectNode();
     value.set("schema", JSON.readTree(schema));
@@ -54,7 +56,8 @@ class PoisonRecordTest {
 
   private static byte[] key(long id) {
     return ("{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"}]},"
-        + "\"payload\":{\"id\":" + id + "}}").getBytes(StandardCharsets.UTF_8);
+            + "\"payload\":{\"id\":" + id + "}}")
+        .getBytes(StandardCharsets.UTF_8);
   }
 
   private static Arguments poison(String name, String reason, Consumer<ObjectNode> edit) {
@@ -63,34 +66,38 @@ class PoisonRecordTest {
 
   static Stream<Arguments> poisons() {
     return Stream.of(
-        poison("time 24:00:00, a valid PostgreSQL time", "24:00:00",
-            v -> after(v).put("at", 86_400_000_000L)),
-        poison("a timestamp past year 294247 (the connector's overflow)", "overflowed",
-            v -> after(v).put("ts", -9223372036853775810L)),
-        poison("an unconstrained NUMERIC with 30 decimals", "digits after the point",
+        poison("time 24:00:00, a valid PostgreSQL time", "24:00:00", v -> after(v)
+            .put("at", 86_400_000_000L)),
+        poison(
+            "a timestamp past year 294247 (the connector's overflow)", "overflowed", v -> after(v)
+                .put("ts", -9223372036853775810L)),
+        poison(
+            "an unconstrained NUMERIC with 30 decimals",
+            "digits after the point",
             v -> after(v).putObject("amount").put("scale", 30).put("value", "AQ==")),
-        poison("an int column holding 10^30", "column \"n\"",
-            v -> after(v).put("n", new BigDecimal("1e30").toBigInteger())),
-        poison("a uuid that is not one", "column \"u\"",
-            v -> after(v).put("u", "not-a-uuid")),
-        poison("bytes that are not base64", "column \"b\"",
-            v -> after(v).put("b", "%%%")),
-        poison("a NUMERIC column holding words", "column \"amount\"",
-            v -> after(v).put("amount", "five")),
-        poison("an after-image that is text", "without an \"after\" row",
-            v -> ((ObjectNode) v.get("payload")).put("after", "oops")),
-        poison("an array schema without items", "malformed value schema",
-            v -> ((ObjectNode) v.get("schema").get("fields").get(0).get("fields").get(4)).put("type", "array")),
-        poison("an unknown Connect type", "has Connect type \"decimal128\"",
-            v -> ((ObjectNode) v.get("schema").get("fields").get(0).get("fields").get(4)).put("type", "decimal128")),
-        poison("a source block of the wrong shape", null,
-            v -> ((ObjectNode) v.get("payload")).put("source", "[1,2]")));
+        poison("an int column holding 10^30", "column \"n\"", v -> after(v)
+            .put("n", new BigDecimal("1e30").toBigInteger())),
+        poison("a uuid that is not one", "column \"u\"", v -> after(v).put("u", "not-a-uuid")),
+        poison("bytes that are not base64", "column \"b\"", v -> after(v).put("b", "%%%")),
+        poison("a NUMERIC column holding words", "column \"amount\"", v -> after(v)
+            .put("amount", "five")),
+        poison("an after-image that is text", "without an \"after\" row", v -> ((ObjectNode)
+                v.get("payload"))
+            .put("after", "oops")),
+        poison("an array schema without items", "malformed value schema", v -> ((ObjectNode)
+                v.get("schema").get("fields").get(0).get("fields").get(4))
+            .put("type", "array")),
+        poison("an unknown Connect type", "has Connect type \"decimal128\"", v -> ((ObjectNode)
+                v.get("schema").get("fields").get(0).get("fields").get(4))
+            .put("type", "decimal128")),
+        poison("a source block of the wrong shape", null, v -> ((ObjectNode) v.get("payload"))
+            .put("source", "[1,2]")));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("poisons")
-  void theThreadSurvivesTheRecordIsDeadLetteredAndEveryTableFlowsOn(String name, String reason,
-      Consumer<ObjectNode> edit) throws Exception {
+  void theThreadSurvivesTheRecordIsDeadLetteredAndEveryTableFlowsOn(
+      String name, String reason, Consumer<ObjectNode> edit) throws Exception {
     TestTable other = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = new IngestDriver(List.of(TOPIC, other.topic()), Map.of())) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(other, 3);

@@ -30,7 +30,9 @@ class RefusedBatchTest {
     try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 1);
       ingest.sendRawBatch("inventory.customers", "{}".getBytes(StandardCharsets.UTF_8));
-      ingest.sendRawBatch("inventory.customers", "{\"type\":\"files-written\",\"v\":2}".getBytes(StandardCharsets.UTF_8));
+      ingest.sendRawBatch(
+          "inventory.customers",
+          "{\"type\":\"files-written\",\"v\":2}".getBytes(StandardCharsets.UTF_8));
       ingest.send(gen.snapshot(100), true);
       ingest.flushAndCommit();
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
@@ -51,15 +53,48 @@ class RefusedBatchTest {
       assertThat(real.tableUuid()).isEqualTo(uuid);
 
       // Written long ago, its data file since removed (a stall longer than the orphan age).
-      ObjectNode gone = ((ObjectNode) real.dataFiles().get(0)).deepCopy()
+      ObjectNode gone = ((ObjectNode) real.dataFiles().get(0))
+          .deepCopy()
           .put("file-path", ingest.table(table).location() + "/data/removed.parquet");
-      FilesWritten stale = new FilesWritten(real.table(), real.sourceTopic(), real.sourcePartition(), 1_000, 1_099, 100,
-          real.dataRows(), real.deleteKeys(), real.maxSourceTsMs(), List.of(gone), real.deleteFiles(), 0,
-          null, List.of(), null, null, null, uuid);
+      FilesWritten stale = new FilesWritten(
+          real.table(),
+          real.sourceTopic(),
+          real.sourcePartition(),
+          1_000,
+          1_099,
+          100,
+          real.dataRows(),
+          real.deleteKeys(),
+          real.maxSourceTsMs(),
+          List.of(gone),
+          real.deleteFiles(),
+          0,
+          null,
+          List.of(),
+          null,
+          null,
+          null,
+          uuid);
       // Written for a table of the same name that was dropped.
-      FilesWritten orphaned = new FilesWritten(real.table(), real.sourceTopic(), real.sourcePartition(), 1_100, 1_199, 100,
-          real.dataRows(), real.deleteKeys(), real.maxSourceTsMs(), real.dataFiles(), real.deleteFiles(),
-          System.currentTimeMillis(), null, List.of(), null, null, null, "00000000-0000-0000-0000-000000000000");
+      FilesWritten orphaned = new FilesWritten(
+          real.table(),
+          real.sourceTopic(),
+          real.sourcePartition(),
+          1_100,
+          1_199,
+          100,
+          real.dataRows(),
+          real.deleteKeys(),
+          real.maxSourceTsMs(),
+          real.dataFiles(),
+          real.deleteFiles(),
+          System.currentTimeMillis(),
+          null,
+          List.of(),
+          null,
+          null,
+          null,
+          "00000000-0000-0000-0000-000000000000");
       ingest.filesWrittenIn.pipeInput(real.table(), stale);
       ingest.filesWrittenIn.pipeInput(real.table(), orphaned);
       ingest.commitOnly();
@@ -72,7 +107,8 @@ class RefusedBatchTest {
       assertThat(ingest.counter("lakestream.realtime.batches.refused")).isEqualTo(2);
       SourceOffsets committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
       assertThat(committed.last(real.sourceTopic(), real.sourcePartition()))
-          .as("the refused batches' offsets are committed, without their files").isEqualTo(1_199);
+          .as("the refused batches' offsets are committed, without their files")
+          .isEqualTo(1_199);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
     }
   }

@@ -71,8 +71,10 @@ class SourceFenceTest {
   @Test
   void withTheFenceOffReplaysAreAppliedAgain() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
-    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.SOURCE_FENCE, "false"))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 84, new ChangeStreamGenerator.Mix(0, 1, 0, 0, 0, 0));
+    try (IngestDriver ingest =
+        new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.SOURCE_FENCE, "false"))) {
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 84, new ChangeStreamGenerator.Mix(0, 1, 0, 0, 0, 0));
       ingest.send(gen.snapshot(20), true);
       List<Change> updates = gen.next(200);
       ingest.send(updates, true);
@@ -80,7 +82,9 @@ class SourceFenceTest {
       replay(ingest, updates.subList(0, 100));
       ingest.flushAndCommit();
       assertThat(ingest.counter("lakestream.ingest.fenced")).isZero();
-      assertThat(ingest.realtimeDiffersFromModel(table)).as("older values applied again: rows moved back").isNotNull();
+      assertThat(ingest.realtimeDiffersFromModel(table))
+          .as("older values applied again: rows moved back")
+          .isNotNull();
     }
   }
 
@@ -94,9 +98,12 @@ class SourceFenceTest {
       ingest.send(gen.next(100), true);
       ingest.flushAndCommit();
       // Snapshot reads carry the row's state when read; a connector that snapshots again sends the
-      // current rows, which are applied (here the test re-sends the same reads of rows unchanged since).
-      List<Change> unchanged = snapshot.stream().filter(c -> ingest.model(table).contains(c.key())
-          && ingest.model(table).row(c.key()).equals(c.after())).toList();
+      // current rows, which are applied (here the test re-sends the same reads of rows unchanged
+      // since).
+      List<Change> unchanged = snapshot.stream()
+          .filter(c -> ingest.model(table).contains(c.key())
+              && ingest.model(table).row(c.key()).equals(c.after()))
+          .toList();
       ingest.send(unchanged, true);
       ingest.flushAndCommit();
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
@@ -108,15 +115,20 @@ class SourceFenceTest {
   void theDeleteAndCreateOfAPrimaryKeyUpdateShareAPositionAndBothApply() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 83, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 83, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
       Change insert = gen.next(1).get(0);
       ingest.send(List.of(insert), true);
       List<Object> newKey = List.of(((Number) insert.key().get(0)).longValue() + 1_000_000);
       Map<String, Object> moved = new LinkedHashMap<>(insert.after());
       moved.put("id", newKey.get(0));
       long lsn = insert.lsn() + 10;
-      ingest.send(new Change('d', table, insert.key(), insert.after(), null, insert.sourceTsMs() + 1, lsn), headers("__debezium.newkey"));
-      ingest.send(new Change('c', table, newKey, null, moved, insert.sourceTsMs() + 1, lsn), headers(SourceFence.OLD_KEY_HEADER));
+      ingest.send(
+          new Change('d', table, insert.key(), insert.after(), null, insert.sourceTsMs() + 1, lsn),
+          headers("__debezium.newkey"));
+      ingest.send(
+          new Change('c', table, newKey, null, moved, insert.sourceTsMs() + 1, lsn),
+          headers(SourceFence.OLD_KEY_HEADER));
       ingest.flushAndCommit();
 
       assertThat(ingest.realtimeRows(table)).containsOnlyKeys(newKey);

@@ -49,11 +49,15 @@ class UnchangedToastTest {
         }
         ingest.flushAndCommit();
         ingest.flushAndCommit();
-        assertThat(ingest.realtimeDiffersFromModel(table)).as("after round %d", round).isNull();
+        assertThat(ingest.realtimeDiffersFromModel(table))
+            .as("after round %d", round)
+            .isNull();
       }
       assertThat(ingest.counter("lakestream.ingest.dead.letters")).isZero();
-      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "table")).isPositive();
-      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "batch")).isPositive();
+      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "table"))
+          .isPositive();
+      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "batch"))
+          .isPositive();
     }
   }
 
@@ -61,11 +65,13 @@ class UnchangedToastTest {
   void aFlushWaitsUntilThePartitionsEarlierBatchIsOnRealtime() throws Exception {
     TestTable table = TestTable.wide("inventory", "documents");
     // Commits every 5 s: the second batch is flushed before the first is committed.
-    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.COMMIT_INTERVAL_MS, "5000"))) {
+    try (IngestDriver ingest =
+        new IngestDriver(List.of(table.topic()), Map.of(IngestConfig.COMMIT_INTERVAL_MS, "5000"))) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9).keepingValues(1.0);
       ingest.send(gen.snapshot(20), true);
       ingest.advance(1_000);
-      assertThat(ingest.realtimeSnapshots(table)).hasSize(1); // the empty snapshot the table starts with
+      assertThat(ingest.realtimeSnapshots(table))
+          .hasSize(1); // the empty snapshot the table starts with
       ingest.sendToasted(gen.updates(20, false), TOASTED);
       ingest.advance(1_000);
       assertThat(ingest.counter("lakestream.ingest.flushes.postponed")).isPositive();
@@ -73,7 +79,8 @@ class UnchangedToastTest {
       ingest.advance(5_000); // the first batch is committed; the second is flushed, then committed
       ingest.advance(5_000);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
-      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "table")).isEqualTo(20);
+      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "table"))
+          .isEqualTo(20);
     }
   }
 
@@ -87,13 +94,17 @@ class UnchangedToastTest {
       ingest.flushAndCommit();
       List<Change> updates = gen.updates(3, false);
       for (Change update : updates) {
-        ingest.sendRaw(table.topic(), DebeziumJson.key(update, true), DebeziumJson.value(update, true, TOASTED));
+        ingest.sendRaw(
+            table.topic(),
+            DebeziumJson.key(update, true),
+            DebeziumJson.value(update, true, TOASTED));
       }
       ingest.flushAndCommit();
       ingest.flushAndCommit();
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize(1);
-      assertThat(header(letters.get(0), DeadLetters.REASON)).contains("unavailable-value placeholder")
+      assertThat(header(letters.get(0), DeadLetters.REASON))
+          .contains("unavailable-value placeholder")
           .contains("has no row of");
       assertThat(ingest.realtimeRows(table)).hasSize(2);
     }
@@ -109,7 +120,10 @@ class UnchangedToastTest {
       ingest.flushAndCommit();
       // Row 1's old row is in the table; row 2's is in the same batch (updated just before).
       moveKey(ingest, table, rows.get(0).after(), 101L);
-      Change update = gen.updates(2, false).stream().filter(c -> c.key().get(0).equals(2L)).findFirst().orElseThrow();
+      Change update = gen.updates(2, false).stream()
+          .filter(c -> c.key().get(0).equals(2L))
+          .findFirst()
+          .orElseThrow();
       ingest.send(List.of(update), true);
       moveKey(ingest, table, ingest.model(table).rows().get(List.of(2L)), 102L);
       ingest.flushAndCommit();
@@ -130,8 +144,12 @@ class UnchangedToastTest {
       // Only the create arrives here: the delete of the old key went to another partition.
       Map<String, Object> row = new LinkedHashMap<>(rows.get(0).after());
       row.put("id", 200L);
-      Change create = new Change('c', table, List.of(200L), null, row, 1_700_000_100_000L, 99_000_000L);
-      ingest.sendRaw(table.topic(), DebeziumJson.key(create, true), placeholders(create),
+      Change create =
+          new Change('c', table, List.of(200L), null, row, 1_700_000_100_000L, 99_000_000L);
+      ingest.sendRaw(
+          table.topic(),
+          DebeziumJson.key(create, true),
+          placeholders(create),
           headers("__debezium.oldkey", "{\"id\":" + rows.get(0).key().get(0) + "}"));
       ingest.flushAndCommit();
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
@@ -141,17 +159,30 @@ class UnchangedToastTest {
   }
 
   /** Debezium's primary-key update: a delete of the old key (its tombstone), then a create of the new one. */
-  private static void moveKey(IngestDriver ingest, TestTable table, Map<String, Object> oldRow, long newId)
+  private static void moveKey(
+      IngestDriver ingest, TestTable table, Map<String, Object> oldRow, long newId)
       throws Exception {
     Object oldId = oldRow.get("id");
-    Change delete = new Change('d', table, List.of(oldId), oldRow, null, 1_700_000_100_000L, 90_000_000L + newId);
+    Change delete = new Change(
+        'd', table, List.of(oldId), oldRow, null, 1_700_000_100_000L, 90_000_000L + newId);
     Map<String, Object> row = new LinkedHashMap<>(oldRow);
     row.put("id", newId);
-    Change create = new Change('c', table, List.of(newId), null, row, 1_700_000_100_000L, 90_000_000L + newId);
-    ingest.sendRaw(table.topic(), DebeziumJson.key(delete, true), DebeziumJson.value(delete, true),
+    Change create =
+        new Change('c', table, List.of(newId), null, row, 1_700_000_100_000L, 90_000_000L + newId);
+    ingest.sendRaw(
+        table.topic(),
+        DebeziumJson.key(delete, true),
+        DebeziumJson.value(delete, true),
         headers("__debezium.newkey", "{\"id\":" + newId + "}"));
-    ingest.sendRaw(table.topic(), DebeziumJson.key(delete, true), null, headers("__debezium.newkey", "{\"id\":" + newId + "}"));
-    ingest.sendRaw(table.topic(), DebeziumJson.key(create, true), placeholders(create),
+    ingest.sendRaw(
+        table.topic(),
+        DebeziumJson.key(delete, true),
+        null,
+        headers("__debezium.newkey", "{\"id\":" + newId + "}"));
+    ingest.sendRaw(
+        table.topic(),
+        DebeziumJson.key(create, true),
+        placeholders(create),
         headers("__debezium.oldkey", "{\"id\":" + oldId + "}"));
     ingest.model(table).apply(delete);
     ingest.model(table).apply(create);

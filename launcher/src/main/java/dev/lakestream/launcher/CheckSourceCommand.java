@@ -29,26 +29,42 @@ import picocli.CommandLine.Spec;
  * else from the connector's {@code database.user} and {@code database.password}, else from
  * {@code PGUSER} and {@code PGPASSWORD}.
  */
-@Command(name = "check-source", mixinStandardHelpOptions = true,
-    description = {"Check a PostgreSQL database before capturing it: keys, replica identity, types, TOAST,"
-        + " wal_level, slots, publications.", "Exit 0 when nothing blocks, 1 when something does, 2 when the check"
-        + " could not run."})
+@Command(
+    name = "check-source",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Check a PostgreSQL database before capturing it: keys, replica identity, types, TOAST,"
+          + " wal_level, slots, publications.",
+      "Exit 0 when nothing blocks, 1 when something does, 2 when the check" + " could not run."
+    })
 final class CheckSourceCommand implements Callable<Integer> {
 
   private final PrintStream out;
   private final Map<String, String> env;
 
-  @Option(names = "--jdbc", required = true, paramLabel = "URL", description = "jdbc:postgresql://HOST:PORT/DB")
+  @Option(
+      names = "--jdbc",
+      required = true,
+      paramLabel = "URL",
+      description = "jdbc:postgresql://HOST:PORT/DB")
   String url;
 
-  @Option(names = "--user", paramLabel = "USER", description = "default: the connector's database.user, else PGUSER")
+  @Option(
+      names = "--user",
+      paramLabel = "USER",
+      description = "default: the connector's database.user, else PGUSER")
   String user;
 
-  @Option(names = "--password", paramLabel = "PASSWORD",
+  @Option(
+      names = "--password",
+      paramLabel = "PASSWORD",
       description = "default: the connector's database.password, else PGPASSWORD")
   String password;
 
-  @Option(names = "--connector", paramLabel = "FILE", description = "the connector's Kafka Connect JSON")
+  @Option(
+      names = "--connector",
+      paramLabel = "FILE",
+      description = "the connector's Kafka Connect JSON")
   Path connectorFile;
 
   @Spec
@@ -67,9 +83,11 @@ final class CheckSourceCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     if (!url.startsWith("jdbc:postgresql:")) {
-      throw new ParameterException(spec.commandLine(), "--jdbc wants a jdbc:postgresql: URL, not " + url);
+      throw new ParameterException(
+          spec.commandLine(), "--jdbc wants a jdbc:postgresql: URL, not " + url);
     }
-    Map<String, String> connector = connectorFile == null ? Map.of() : connectorConfig(connectorFile);
+    Map<String, String> connector =
+        connectorFile == null ? Map.of() : connectorConfig(connectorFile);
     Properties props = new Properties();
     String u = first(user, connector.get("database.user"), env.get("PGUSER"));
     String p = first(password, connector.get("database.password"), env.get("PGPASSWORD"));
@@ -87,8 +105,10 @@ final class CheckSourceCommand implements Callable<Integer> {
       return 2;
     }
     findings.forEach(out::println);
-    long blockers = findings.stream().filter(f -> f.level() == Finding.Level.BLOCKER).count();
-    long warnings = findings.stream().filter(f -> f.level() == Finding.Level.WARNING).count();
+    long blockers =
+        findings.stream().filter(f -> f.level() == Finding.Level.BLOCKER).count();
+    long warnings =
+        findings.stream().filter(f -> f.level() == Finding.Level.WARNING).count();
     out.printf("%d blocker(s), %d warning(s)%n", blockers, warnings);
     return blockers > 0 ? 1 : 0;
   }

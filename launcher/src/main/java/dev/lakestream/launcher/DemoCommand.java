@@ -88,8 +88,13 @@ public final class DemoCommand {
    * What a run measured: changes made and their rate, rows on both sides, and freshness per source
    * transaction to visible on {@code realtime} and on {@code main} (milliseconds, sorted).
    */
-  public record Result(long changes, double changesPerSecond, long sourceRows, long mainRows,
-      List<Long> realtimeFreshnessMs, List<Long> mainFreshnessMs) {}
+  public record Result(
+      long changes,
+      double changesPerSecond,
+      long sourceRows,
+      long mainRows,
+      List<Long> realtimeFreshnessMs,
+      List<Long> mainFreshnessMs) {}
 
   private final Path exportSource;
   private final Map<String, String> settings;
@@ -101,26 +106,46 @@ public final class DemoCommand {
   }
 
   /** {@code demo}'s options; the demo itself runs in {@link DemoCommand}. */
-  @Command(name = "demo", mixinStandardHelpOptions = true,
-      description = "Everything in one process: PostgreSQL, Kafka, Kafka Connect with Debezium, ingest, sync; a"
-          + " workload, and what reached main how fast.")
+  @Command(
+      name = "demo",
+      mixinStandardHelpOptions = true,
+      description =
+          "Everything in one process: PostgreSQL, Kafka, Kafka Connect with Debezium, ingest, sync; a"
+              + " workload, and what reached main how fast.")
   static final class Cli implements Callable<Integer> {
     private final PrintStream out;
 
-    @Option(names = "--duration", paramLabel = "SECONDS", defaultValue = "0",
+    @Option(
+        names = "--duration",
+        paramLabel = "SECONDS",
+        defaultValue = "0",
         description = "how long the workload runs (0: until Ctrl-C); a trailing s is allowed")
     String duration;
 
-    @Option(names = "--rate", paramLabel = "CHANGES_PER_SECOND", defaultValue = "200", description = "the workload's rate")
+    @Option(
+        names = "--rate",
+        paramLabel = "CHANGES_PER_SECOND",
+        defaultValue = "200",
+        description = "the workload's rate")
     int rate;
 
-    @Option(names = "--warehouse", paramLabel = "DIR", defaultValue = "warehouse", description = "where the tables go")
+    @Option(
+        names = "--warehouse",
+        paramLabel = "DIR",
+        defaultValue = "warehouse",
+        description = "where the tables go")
     Path warehouse;
 
-    @Option(names = "--export-source", paramLabel = "FILE", description = "also write the source table's rows here")
+    @Option(
+        names = "--export-source",
+        paramLabel = "FILE",
+        description = "also write the source table's rows here")
     Path exportSource;
 
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "a setting of both apps (repeatable)")
+    @Option(
+        names = "--set",
+        paramLabel = "KEY=VALUE",
+        description = "a setting of both apps (repeatable)")
     Map<String, String> settings = new LinkedHashMap<>();
 
     @Spec
@@ -136,17 +161,21 @@ public final class DemoCommand {
       try {
         durationS = Long.parseLong(duration.trim().replaceAll("s$", ""));
       } catch (NumberFormatException e) {
-        throw new ParameterException(spec.commandLine(), "--duration wants seconds, not " + duration);
+        throw new ParameterException(
+            spec.commandLine(), "--duration wants seconds, not " + duration);
       }
       if (durationS < 0 || rate <= 0) {
-        throw new ParameterException(spec.commandLine(), "--duration must not be negative and --rate must be positive");
+        throw new ParameterException(
+            spec.commandLine(), "--duration must not be negative and --rate must be positive");
       }
-      return new DemoCommand(out, exportSource, settings).run(durationS, rate, warehouse.toAbsolutePath());
+      return new DemoCommand(out, exportSource, settings)
+          .run(durationS, rate, warehouse.toAbsolutePath());
     }
   }
 
   /** Runs the demo for {@code durationS} at {@code rate} changes/s and returns what it measured. */
-  public static Result measure(long durationS, int rate, Path warehouse, PrintStream out) throws Exception {
+  public static Result measure(long durationS, int rate, Path warehouse, PrintStream out)
+      throws Exception {
     DemoCommand demo = new DemoCommand(out, null, Map.of());
     demo.demo(durationS, rate, warehouse.toAbsolutePath());
     return demo.result;
@@ -154,26 +183,31 @@ public final class DemoCommand {
 
   private int run(long durationS, int rate, Path warehouse) throws Exception {
     CountDownLatch signal = StopSignals.install();
-    Thread watcher = new Thread(() -> {
-      try {
-        signal.await();
-        say("stopping (Ctrl-C)");
-        stop.set(true);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "demo-stop");
+    Thread watcher = new Thread(
+        () -> {
+          try {
+            signal.await();
+            say("stopping (Ctrl-C)");
+            stop.set(true);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        },
+        "demo-stop");
     watcher.setDaemon(true);
     watcher.start();
     return demo(durationS, rate, warehouse);
   }
 
   private int demo(long durationS, int rate, Path warehouse) throws Exception {
-    say("starting PostgreSQL, a Kafka broker, Kafka Connect with Debezium, ingest and sync; warehouse " + warehouse);
+    say(
+        "starting PostgreSQL, a Kafka broker, Kafka Connect with Debezium, ingest and sync; warehouse "
+            + warehouse);
     try (EmbeddedPostgres postgres = EmbeddedPostgres.start();
         EmbeddedKafka kafka = EmbeddedKafka.start()) {
       createTable(postgres, 1000);
-      PipelineConfig shared = LocalPipeline.settings(kafka.bootstrapServers(), Map.of("warehouse", warehouse.toString()));
+      PipelineConfig shared = LocalPipeline.settings(
+          kafka.bootstrapServers(), Map.of("warehouse", warehouse.toString()));
       for (Map.Entry<String, String> setting : settings.entrySet()) {
         shared = shared.with(setting.getKey(), setting.getValue());
       }
@@ -183,10 +217,18 @@ public final class DemoCommand {
           StreamsApp sync = SyncApp.create(app(shared, "demo-sync"))) {
         ingest.start();
         sync.start();
-        connect.createConnector(connectorJson(), Map.of(
-            "database.hostname", "127.0.0.1", "database.port", Integer.toString(postgres.port()), "database.password", ""));
-        say("PostgreSQL :" + postgres.port() + ", Kafka " + kafka.bootstrapServers() + ", Connect " + connect.restUrl()
-            + ", metrics :" + ingest.metricsPort() + " (ingest) :" + sync.metricsPort() + " (sync)");
+        connect.createConnector(
+            connectorJson(),
+            Map.of(
+                "database.hostname",
+                "127.0.0.1",
+                "database.port",
+                Integer.toString(postgres.port()),
+                "database.password",
+                ""));
+        say("PostgreSQL :" + postgres.port() + ", Kafka " + kafka.bootstrapServers() + ", Connect "
+            + connect.restUrl() + ", metrics :" + ingest.metricsPort() + " (ingest) :"
+            + sync.metricsPort() + " (sync)");
         say("changing inventory.customers at " + rate + " changes/s"
             + (durationS > 0 ? " for " + durationS + " s" : "") + "; Ctrl-C stops");
         // One connection keeps up with about 1,500 changes/s here; more take more connections.
@@ -196,7 +238,8 @@ public final class DemoCommand {
         for (int w = 0; w < writers; w++) {
           int share = rate / writers + (w < rate % writers ? 1 : 0);
           long seed = w;
-          Thread t = new Thread(() -> workload(postgres, share, new Random(seed)), "demo-workload-" + w);
+          Thread t =
+              new Thread(() -> workload(postgres, share, new Random(seed)), "demo-workload-" + w);
           t.start();
           workload.add(t);
         }
@@ -215,8 +258,10 @@ public final class DemoCommand {
         for (Thread t : workload) {
           t.join(10_000);
         }
-        double changesPerSecond = changes.get() * 1000.0 / Math.max(1, System.currentTimeMillis() - started);
-        say(String.format("stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
+        double changesPerSecond =
+            changes.get() * 1000.0 / Math.max(1, System.currentTimeMillis() - started);
+        say(String.format(
+            "stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
             changes.get(), changesPerSecond));
         long deadline = System.currentTimeMillis() + 60_000;
         while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(postgres)) {
@@ -224,7 +269,8 @@ public final class DemoCommand {
         }
         summary(postgres, kafka, catalog, shared, warehouse, changesPerSecond);
         if (exportSource != null) {
-          say("source rows (PostgreSQL's SELECT *) written to " + exportSource + ": " + exportSource(postgres, exportSource));
+          say("source rows (PostgreSQL's SELECT *) written to " + exportSource + ": "
+              + exportSource(postgres, exportSource));
         }
       } finally {
         if (catalog instanceof AutoCloseable closeable) {
@@ -237,12 +283,15 @@ public final class DemoCommand {
   }
 
   private static PipelineConfig app(PipelineConfig shared, String id) throws Exception {
-    return shared.with(StreamsConfig.APPLICATION_ID_CONFIG, id)
-        .with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory(id + "-").toString());
+    return shared
+        .with(StreamsConfig.APPLICATION_ID_CONFIG, id)
+        .with(
+            StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory(id + "-").toString());
   }
 
   private static String connectorJson() throws Exception {
-    try (InputStream in = DemoCommand.class.getResourceAsStream("/connectors/postgres-inventory.json")) {
+    try (InputStream in =
+        DemoCommand.class.getResourceAsStream("/connectors/postgres-inventory.json")) {
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
@@ -280,13 +329,18 @@ public final class DemoCommand {
             if (id == null) {
               insert(c, random);
             } else if (pick < 8) {
-              update(c, "UPDATE inventory.customers SET balance = ?, active = ?, updated_at = now() WHERE id = ?",
-                  BigDecimal.valueOf(random.nextInt(10_000_000), 2), random.nextBoolean(), id);
+              update(
+                  c,
+                  "UPDATE inventory.customers SET balance = ?, active = ?, updated_at = now() WHERE id = ?",
+                  BigDecimal.valueOf(random.nextInt(10_000_000), 2),
+                  random.nextBoolean(),
+                  id);
             } else {
               update(c, "DELETE FROM inventory.customers WHERE id = ?", id);
             }
           }
-          try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
+          try (Statement s = c.createStatement();
+              ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
             rs.next();
             long txid = rs.getLong(1);
             c.commit();
@@ -324,8 +378,14 @@ public final class DemoCommand {
   private void insert(Connection c, Random random) throws SQLException {
     long id = nextId.getAndIncrement();
     ids.add(id);
-    update(c, "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, ?)", id, "customer " + id,
-        BigDecimal.valueOf(random.nextInt(10_000_000), 2), random.nextBoolean(), OffsetDateTime.now());
+    update(
+        c,
+        "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, ?)",
+        id,
+        "customer " + id,
+        BigDecimal.valueOf(random.nextInt(10_000_000), 2),
+        random.nextBoolean(),
+        OffsetDateTime.now());
   }
 
   private static void update(Connection c, String sql, Object... args) throws SQLException {
@@ -339,7 +399,8 @@ public final class DemoCommand {
 
   private void progress(Catalog catalog, double changesPerSecond) {
     if (!catalog.tableExists(TABLE)) {
-      say(String.format("%6.0f changes/s | waiting for the first change to reach the table", changesPerSecond));
+      say(String.format(
+          "%6.0f changes/s | waiting for the first change to reach the table", changesPerSecond));
       return;
     }
     Table table = catalog.loadTable(TABLE);
@@ -347,10 +408,14 @@ public final class DemoCommand {
     Snapshot main = table.snapshot(Branches.MAIN);
     long pendingDeletes = 0;
     long watermark = BranchFiles.watermark(table).orElse(-1L);
-    for (Snapshot s = realtime; s != null && s.snapshotId() != watermark; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      pendingDeletes += Long.parseLong(s.summary().getOrDefault("added-equality-delete-files", "0"));
+    for (Snapshot s = realtime;
+        s != null && s.snapshotId() != watermark;
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      pendingDeletes +=
+          Long.parseLong(s.summary().getOrDefault("added-equality-delete-files", "0"));
     }
-    say(String.format("%6.0f changes/s | realtime lag %s | main lag %s | equality-delete files pending on main %d",
+    say(String.format(
+        "%6.0f changes/s | realtime lag %s | main lag %s | equality-delete files pending on main %d",
         changesPerSecond, lag(realtime), lag(main), pendingDeletes));
   }
 
@@ -367,24 +432,33 @@ public final class DemoCommand {
       return -1;
     }
     Table table = catalog.loadTable(TABLE);
-    return Long.parseLong(table.snapshot(Branches.MAIN).summary().getOrDefault("total-records", "0"))
-        - Long.parseLong(table.snapshot(Branches.MAIN).summary().getOrDefault("total-position-deletes", "0"));
+    return Long.parseLong(
+            table.snapshot(Branches.MAIN).summary().getOrDefault("total-records", "0"))
+        - Long.parseLong(
+            table.snapshot(Branches.MAIN).summary().getOrDefault("total-position-deletes", "0"));
   }
 
   private static long count(EmbeddedPostgres postgres) throws Exception {
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT count(*) FROM inventory.customers")) {
       rs.next();
       return rs.getLong(1);
     }
   }
 
-  private void summary(EmbeddedPostgres postgres, EmbeddedKafka kafka, Catalog catalog, PipelineConfig shared, Path warehouse,
+  private void summary(
+      EmbeddedPostgres postgres,
+      EmbeddedKafka kafka,
+      Catalog catalog,
+      PipelineConfig shared,
+      Path warehouse,
       double changesPerSecond)
       throws Exception {
     Table table = catalog.loadTable(TABLE);
     long equalityDeletes = 0;
-    for (DeleteFile f : BranchFiles.liveDeleteFiles(table, table.snapshot(Branches.REALTIME)).values()) {
+    for (DeleteFile f :
+        BranchFiles.liveDeleteFiles(table, table.snapshot(Branches.REALTIME)).values()) {
       if (f.content() == FileContent.EQUALITY_DELETES) {
         equalityDeletes++;
       }
@@ -395,28 +469,41 @@ public final class DemoCommand {
     List<List<Long>> freshness = freshness(postgres, kafka, shared);
     long sourceRows = count(postgres);
     say("rows in PostgreSQL: " + sourceRows + " | rows in main: " + mainRows[0]);
-    say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: " + dvs
-        + " (and no equality delete)");
+    say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: "
+        + dvs + " (and no equality delete)");
     String[] branches = {"realtime", "main"};
     for (int b = 0; b < 2; b++) {
       List<Long> f = freshness.get(b);
       if (!f.isEmpty()) {
-        say(String.format("freshness, source commit -> on %s (%d transactions): p50 %.1f s, p95 %.1f s, p99 %.1f s",
-            branches[b], f.size(), Freshness.percentile(f, 50) / 1000.0, Freshness.percentile(f, 95) / 1000.0,
+        say(String.format(
+            "freshness, source commit -> on %s (%d transactions): p50 %.1f s, p95 %.1f s, p99 %.1f s",
+            branches[b],
+            f.size(),
+            Freshness.percentile(f, 50) / 1000.0,
+            Freshness.percentile(f, 95) / 1000.0,
             Freshness.percentile(f, 99) / 1000.0));
       }
     }
-    result = new Result(changes.get(), changesPerSecond, sourceRows, mainRows[0], freshness.get(0), freshness.get(1));
-    say("warehouse: " + warehouse + " (JDBC catalog on SQLite: " + warehouse.resolve("catalog.db") + ")");
+    result = new Result(
+        changes.get(),
+        changesPerSecond,
+        sourceRows,
+        mainRows[0],
+        freshness.get(0),
+        freshness.get(1));
+    say("warehouse: " + warehouse + " (JDBC catalog on SQLite: " + warehouse.resolve("catalog.db")
+        + ")");
     say("check it:  java -jar launcher/target/lakestream.jar verify --table inventory.customers"
         + "  (with LAKESTREAM_ICEBERG_CATALOG_WAREHOUSE=" + warehouse + ")");
-    say("query it with Spark:  spark-sql --packages org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"
-        + " --conf spark.sql.catalog.lakestream=org.apache.iceberg.spark.SparkCatalog"
-        + " --conf spark.sql.catalog.lakestream.catalog-impl=org.apache.iceberg.jdbc.JdbcCatalog"
-        + " --conf spark.sql.catalog.lakestream.uri=jdbc:sqlite:" + warehouse.resolve("catalog.db")
-        + " --conf spark.sql.catalog.lakestream.warehouse=" + warehouse
-        + " --conf spark.sql.catalog.lakestream.jdbc.schema-version=V1"
-        + " -e \"SELECT active, count(*), sum(balance) FROM lakestream.inventory.customers GROUP BY active\"");
+    say(
+        "query it with Spark:  spark-sql --packages org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"
+            + " --conf spark.sql.catalog.lakestream=org.apache.iceberg.spark.SparkCatalog"
+            + " --conf spark.sql.catalog.lakestream.catalog-impl=org.apache.iceberg.jdbc.JdbcCatalog"
+            + " --conf spark.sql.catalog.lakestream.uri=jdbc:sqlite:"
+            + warehouse.resolve("catalog.db")
+            + " --conf spark.sql.catalog.lakestream.warehouse=" + warehouse
+            + " --conf spark.sql.catalog.lakestream.jdbc.schema-version=V1"
+            + " -e \"SELECT active, count(*), sum(balance) FROM lakestream.inventory.customers GROUP BY active\"");
   }
 
   /**
@@ -427,7 +514,8 @@ public final class DemoCommand {
   private static long exportSource(EmbeddedPostgres postgres, Path file) throws Exception {
     ObjectMapper json = new ObjectMapper();
     long rows = 0;
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT id, name, balance::text, active,"
             + " (extract(epoch FROM updated_at) * 1000000)::bigint FROM inventory.customers");
         BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
@@ -450,17 +538,23 @@ public final class DemoCommand {
    * Freshness per transaction to visible on realtime and on main, from the commits ingest and sync
    * announce on their topics.
    */
-  private List<List<Long>> freshness(EmbeddedPostgres postgres, EmbeddedKafka kafka, PipelineConfig shared) throws Exception {
+  private List<List<Long>> freshness(
+      EmbeddedPostgres postgres, EmbeddedKafka kafka, PipelineConfig shared) throws Exception {
     String realtimeTopic = shared.topicPrefix() + ".realtime-commits";
     String mainTopic = shared.topicPrefix() + ".main-commits";
     List<Freshness.Visible> realtime = new ArrayList<>();
     List<Freshness.Visible> main = new ArrayList<>();
     Map<String, Object> props = Map.of(
-        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-        ConsumerConfig.GROUP_ID_CONFIG, "demo-" + UUID.randomUUID(),
-        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-        ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+        kafka.bootstrapServers(),
+        ConsumerConfig.GROUP_ID_CONFIG,
+        "demo-" + UUID.randomUUID(),
+        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+        "earliest",
+        ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+        "read_committed");
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       consumer.subscribe(List.of(realtimeTopic, mainTopic));
       long deadline = System.currentTimeMillis() + 5_000;
       while (System.currentTimeMillis() < deadline) {
@@ -477,7 +571,9 @@ public final class DemoCommand {
     }
     try (Connection c = postgres.connect()) {
       List<Long> transactions = new ArrayList<>(txids);
-      return List.of(Freshness.perTransaction(c, transactions, realtime), Freshness.perTransaction(c, transactions, main));
+      return List.of(
+          Freshness.perTransaction(c, transactions, realtime),
+          Freshness.perTransaction(c, transactions, main));
     }
   }
 

@@ -21,7 +21,8 @@ final class Freshness {
   private Freshness() {}
 
   /** Milliseconds per transaction, sorted. */
-  static List<Long> perTransaction(Connection c, List<Long> txids, List<Visible> commits) throws SQLException {
+  static List<Long> perTransaction(Connection c, List<Long> txids, List<Visible> commits)
+      throws SQLException {
     // Sorted by source time, with the earliest visibility of any commit at or after each position.
     List<Visible> sorted = new ArrayList<>(commits);
     sorted.sort(Comparator.comparingLong(Visible::maxSourceTsMs));

@@ -12,24 +12,31 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine;
 
 /**
  * The command line, {@code lakestream <command> [options]}, with picocli: each command is one app
  * or tool, with {@code --help}; a missing or malformed option is a usage error (exit 2) that says
  * which; an error while running prints its message (exit 1), never a stack trace.
  */
-@Command(name = "lakestream", mixinStandardHelpOptions = true, versionProvider = Lakestream.Version.class,
-    description = "Mirror Debezium change topics into Apache Iceberg tables: `realtime` with equality deletes,"
-        + " `main` with deletion vectors only.",
-    footer = {"", "Settings come from the properties file (--config) and from LAKESTREAM_* environment variables"
-        + " (LAKESTREAM_BOOTSTRAP_SERVERS sets bootstrap.servers); see README.md."})
+@Command(
+    name = "lakestream",
+    mixinStandardHelpOptions = true,
+    versionProvider = Lakestream.Version.class,
+    description =
+        "Mirror Debezium change topics into Apache Iceberg tables: `realtime` with equality deletes,"
+            + " `main` with deletion vectors only.",
+    footer = {
+      "",
+      "Settings come from the properties file (--config) and from LAKESTREAM_* environment variables"
+          + " (LAKESTREAM_BOOTSTRAP_SERVERS sets bootstrap.servers); see README.md."
+    })
 public final class Lakestream implements Runnable {
 
   @Spec
@@ -37,7 +44,8 @@ public final class Lakestream implements Runnable {
 
   @Override
   public void run() {
-    throw new ParameterException(spec.commandLine(), "which command? (lakestream --help lists them)");
+    throw new ParameterException(
+        spec.commandLine(), "which command? (lakestream --help lists them)");
   }
 
   public static void main(String[] args) {
@@ -47,11 +55,19 @@ public final class Lakestream implements Runnable {
   /** Runs {@code args} as the command line does, printing to {@code out} and {@code err}; the exit code. */
   static int execute(PrintStream out, PrintStream err, Map<String, String> env, String... args) {
     CommandLine cli = new CommandLine(new Lakestream())
-        .addSubcommand("ingest", app("ingest", env,
-            "Debezium change topics -> the realtime branch of each table (Kafka Streams app), until stopped."))
-        .addSubcommand("sync", app("sync", env,
-            "realtime's equality deletes -> deletion vectors on main, one snapshot per cycle (Kafka Streams app),"
-                + " until stopped."))
+        .addSubcommand(
+            "ingest",
+            app(
+                "ingest",
+                env,
+                "Debezium change topics -> the realtime branch of each table (Kafka Streams app), until stopped."))
+        .addSubcommand(
+            "sync",
+            app(
+                "sync",
+                env,
+                "realtime's equality deletes -> deletion vectors on main, one snapshot per cycle (Kafka Streams app),"
+                    + " until stopped."))
         .addSubcommand("verify", new VerifyCommand(out, env))
         .addSubcommand("check-source", new CheckSourceCommand(out, env))
         .addSubcommand("compact", new MaintenanceCommand.Compact(out, env))
@@ -78,7 +94,8 @@ public final class Lakestream implements Runnable {
   }
 
   /** Runs {@code command} with {@code args} as the command line does (for tests and tools). */
-  static int run(PrintStream out, PrintStream err, Map<String, String> env, String command, String... args) {
+  static int run(
+      PrintStream out, PrintStream err, Map<String, String> env, String command, String... args) {
     String[] all = new String[args.length + 1];
     all[0] = command;
     System.arraycopy(args, 0, all, 1, args.length);
@@ -88,7 +105,9 @@ public final class Lakestream implements Runnable {
   /** The exception's message, with its causes' where they add to it. */
   static String message(Throwable e) {
     List<String> parts = new ArrayList<>();
-    for (Throwable t = e; t != null && parts.size() < 4; t = t.getCause() == t ? null : t.getCause()) {
+    for (Throwable t = e;
+        t != null && parts.size() < 4;
+        t = t.getCause() == t ? null : t.getCause()) {
       String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
       if (parts.stream().noneMatch(p -> p.contains(m))) {
         parts.add(m);
@@ -99,7 +118,9 @@ public final class Lakestream implements Runnable {
 
   /** {@code --config FILE}, and the settings it and the environment give. */
   static final class ConfigOption {
-    @Option(names = "--config", paramLabel = "FILE",
+    @Option(
+        names = "--config",
+        paramLabel = "FILE",
         description = "the properties file (settings may also come from LAKESTREAM_* variables)")
     Path file;
 
@@ -110,12 +131,18 @@ public final class Lakestream implements Runnable {
 
   /** {@code --table NAMESPACE.TABLE}, required. */
   static final class TableOption {
-    @Option(names = "--table", required = true, paramLabel = "NAMESPACE.TABLE", description = "the table")
+    @Option(
+        names = "--table",
+        required = true,
+        paramLabel = "NAMESPACE.TABLE",
+        description = "the table")
     String table;
   }
 
   /** {@code ingest} and {@code sync}: a Kafka Streams app, run until stopped. */
-  @Command(mixinStandardHelpOptions = true, description = "Run a Kafka Streams app until SIGTERM or Ctrl-C.")
+  @Command(
+      mixinStandardHelpOptions = true,
+      description = "Run a Kafka Streams app until SIGTERM or Ctrl-C.")
   static final class AppCommand implements Callable<Integer> {
     private final String name;
     private final Map<String, String> env;

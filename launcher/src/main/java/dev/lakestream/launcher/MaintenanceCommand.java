@@ -55,8 +55,11 @@ final class MaintenanceCommand {
     }
   }
 
-  @Command(name = "compact", mixinStandardHelpOptions = true,
-      description = "Compact a table's realtime branch by the compaction policy (sync mirrors it on main).")
+  @Command(
+      name = "compact",
+      mixinStandardHelpOptions = true,
+      description =
+          "Compact a table's realtime branch by the compaction policy (sync mirrors it on main).")
   static final class Compact extends OnTable {
     @Option(names = "--all", description = "rewrite every data file, whatever the policy selects")
     boolean all;
@@ -71,7 +74,9 @@ final class MaintenanceCommand {
     }
   }
 
-  @Command(name = "expire-snapshots", mixinStandardHelpOptions = true,
+  @Command(
+      name = "expire-snapshots",
+      mixinStandardHelpOptions = true,
       description = "Expire both branches' snapshots by their retention.")
   static final class ExpireSnapshots extends OnTable {
     ExpireSnapshots(PrintStream out, Map<String, String> env) {
@@ -84,10 +89,14 @@ final class MaintenanceCommand {
     }
   }
 
-  @Command(name = "remove-orphan-files", mixinStandardHelpOptions = true,
+  @Command(
+      name = "remove-orphan-files",
+      mixinStandardHelpOptions = true,
       description = "Remove the files under the table's location that no snapshot references.")
   static final class RemoveOrphanFiles extends OnTable {
-    @Option(names = "--older-than-ms", paramLabel = "MS",
+    @Option(
+        names = "--older-than-ms",
+        paramLabel = "MS",
         description = "only files older than this (default: sync.maintenance.orphans.min-age-ms)")
     Long olderThanMs;
 
@@ -97,12 +106,19 @@ final class MaintenanceCommand {
 
     @Override
     public Integer call() throws Exception {
-      return maintain("remove-orphan-files", config.load(env), table.table, false, olderThanMs, out);
+      return maintain(
+          "remove-orphan-files", config.load(env), table.table, false, olderThanMs, out);
     }
   }
 
-  static int maintain(String command, PipelineConfig config, String table, boolean all, Long olderThanMs,
-      PrintStream out) throws Exception {
+  static int maintain(
+      String command,
+      PipelineConfig config,
+      String table,
+      boolean all,
+      Long olderThanMs,
+      PrintStream out)
+      throws Exception {
     MaintenanceConfig maintenance = MaintenanceConfig.from(config);
     Catalog catalog = CatalogLoader.loadExisting(config.catalogName(), config.catalogProperties());
     try {
@@ -116,29 +132,49 @@ final class MaintenanceCommand {
       switch (command) {
         case "compact" -> {
           Optional<RealtimeCompaction> prepared = all
-              ? Optional.of(RealtimeCompaction.prepareAll(t, maintenance.compaction().targetFileBytes()))
+              ? Optional.of(
+                  RealtimeCompaction.prepareAll(t, maintenance.compaction().targetFileBytes()))
               : RealtimeCompaction.prepare(t, maintenance.compaction(), now);
           if (prepared.isEmpty() || prepared.get().dataFilesIn() < (all ? 2 : 1)) {
             prepared.ifPresent(RealtimeCompaction::abort);
-            out.println(id + ": nothing to compact on realtime (the policy selects no files; --all compacts every file)");
+            out.println(
+                id
+                    + ": nothing to compact on realtime (the policy selects no files; --all compacts every file)");
             return 0;
           }
           RealtimeCompaction.Result r = prepared.get().commit();
-          out.printf("%s: compacted realtime (%s): %d data files (%d bytes) into %d (%d bytes, %d rows), "
+          out.printf(
+              "%s: compacted realtime (%s): %d data files (%d bytes) into %d (%d bytes, %d rows), "
                   + "dropped %d equality-delete files, snapshot %d, %d ms%n",
-              id, r.reason(), r.dataFilesIn(), r.bytesIn(), r.dataFilesOut(), r.bytesOut(), r.rows(),
-              r.equalityDeletesDropped(), r.snapshotId(), r.durationMs());
+              id,
+              r.reason(),
+              r.dataFilesIn(),
+              r.bytesIn(),
+              r.dataFilesOut(),
+              r.bytesOut(),
+              r.rows(),
+              r.equalityDeletesDropped(),
+              r.snapshotId(),
+              r.durationMs());
         }
         case "expire-snapshots" -> {
-          SnapshotExpiry.Result r = SnapshotExpiry.run(t, maintenance.realtimeRetention(), maintenance.mainRetention(), now);
-          out.printf("%s: expired %d snapshots (%d realtime, %d main, %d unreferenced), %d ms%n",
-              id, r.total(), r.realtimeExpired(), r.mainExpired(), r.otherExpired(), r.durationMs());
+          SnapshotExpiry.Result r = SnapshotExpiry.run(
+              t, maintenance.realtimeRetention(), maintenance.mainRetention(), now);
+          out.printf(
+              "%s: expired %d snapshots (%d realtime, %d main, %d unreferenced), %d ms%n",
+              id,
+              r.total(),
+              r.realtimeExpired(),
+              r.mainExpired(),
+              r.otherExpired(),
+              r.durationMs());
         }
         case "remove-orphan-files" -> {
           long olderThan = now - (olderThanMs != null ? olderThanMs : maintenance.orphanMinAgeMs());
           OrphanFiles.Result r = OrphanFiles.remove(t, olderThan);
           r.removedFiles().forEach(f -> out.println("removed " + f));
-          out.printf("%s: %d files listed, %d referenced, %d orphans removed (%d bytes), %d ms%n",
+          out.printf(
+              "%s: %d files listed, %d referenced, %d orphans removed (%d bytes), %d ms%n",
               id, r.listed(), r.referenced(), r.removed(), r.bytesRemoved(), r.durationMs());
         }
         default -> throw new IllegalArgumentException("not a maintenance command: " + command);

@@ -23,7 +23,9 @@ import picocli.CommandLine.Option;
  * tables, or of every table of the catalog that has a realtime branch, prints what it checked, and
  * exits 0 only when every invariant holds.
  */
-@Command(name = "verify", mixinStandardHelpOptions = true,
+@Command(
+    name = "verify",
+    mixinStandardHelpOptions = true,
     description = "Check the invariants of pipeline tables; exit 0 when all hold, 1 otherwise.")
 final class VerifyCommand implements Callable<Integer> {
 
@@ -33,7 +35,9 @@ final class VerifyCommand implements Callable<Integer> {
   @Mixin
   Lakestream.ConfigOption config;
 
-  @Option(names = "--table", paramLabel = "NAMESPACE.TABLE",
+  @Option(
+      names = "--table",
+      paramLabel = "NAMESPACE.TABLE",
       description = "a table to check (repeatable); every table with a realtime branch when none")
   List<String> names = new ArrayList<>();
 
@@ -45,7 +49,8 @@ final class VerifyCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PipelineConfig settings = config.load(env);
-    Catalog catalog = CatalogLoader.loadExisting(settings.catalogName(), settings.catalogProperties());
+    Catalog catalog =
+        CatalogLoader.loadExisting(settings.catalogName(), settings.catalogProperties());
     try {
       List<TableIdentifier> ids = new ArrayList<>();
       names.forEach(n -> ids.add(TableIdentifier.parse(n)));
@@ -53,7 +58,8 @@ final class VerifyCommand implements Callable<Integer> {
         ids.addAll(pipelineTables(catalog));
       }
       if (ids.isEmpty()) {
-        out.println("no pipeline tables (tables with a realtime branch) in catalog " + settings.catalogName());
+        out.println("no pipeline tables (tables with a realtime branch) in catalog "
+            + settings.catalogName());
         return 1;
       }
       boolean allHold = true;

@@ -76,10 +76,16 @@ final class VersionsCommand {
 
   /** {@code --output} and {@code --format}. */
   static final class RowsOptions {
-    @Option(names = "--output", paramLabel = "PATH", description = "write the rows here (standard output when absent)")
+    @Option(
+        names = "--output",
+        paramLabel = "PATH",
+        description = "write the rows here (standard output when absent)")
     Path output;
 
-    @Option(names = "--format", defaultValue = "json", description = "json (lines) or parquet (needs --output)")
+    @Option(
+        names = "--format",
+        defaultValue = "json",
+        description = "json (lines) or parquet (needs --output)")
     Format format;
 
     void check(picocli.CommandLine commandLine) {
@@ -89,7 +95,10 @@ final class VersionsCommand {
     }
   }
 
-  @Command(name = "version", mixinStandardHelpOptions = true, description = "The current version of a table's main branch.")
+  @Command(
+      name = "version",
+      mixinStandardHelpOptions = true,
+      description = "The current version of a table's main branch.")
   static final class VersionCommand extends Read {
     VersionCommand(PrintStream out, PrintStream err, Map<String, String> env) {
       super(out, err, env);
@@ -97,13 +106,20 @@ final class VersionsCommand {
 
     @Override
     public Integer call() throws Exception {
-      return read("version", config.load(env), table.table, null, null, null, Format.json, out, err);
+      return read(
+          "version", config.load(env), table.table, null, null, null, Format.json, out, err);
     }
   }
 
-  @Command(name = "schema", mixinStandardHelpOptions = true, description = "The schema of a table at a version.")
+  @Command(
+      name = "schema",
+      mixinStandardHelpOptions = true,
+      description = "The schema of a table at a version.")
   static final class SchemaCommand extends Read {
-    @Option(names = "--version", paramLabel = "V", description = "the version (default: the current one)")
+    @Option(
+        names = "--version",
+        paramLabel = "V",
+        description = "the version (default: the current one)")
     Long version;
 
     SchemaCommand(PrintStream out, PrintStream err, Map<String, String> env) {
@@ -112,13 +128,20 @@ final class VersionsCommand {
 
     @Override
     public Integer call() throws Exception {
-      return read("schema", config.load(env), table.table, version, null, null, Format.json, out, err);
+      return read(
+          "schema", config.load(env), table.table, version, null, null, Format.json, out, err);
     }
   }
 
-  @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "The rows of a table at a version.")
+  @Command(
+      name = "snapshot",
+      mixinStandardHelpOptions = true,
+      description = "The rows of a table at a version.")
   static final class SnapshotCommand extends Read {
-    @Option(names = "--version", paramLabel = "V", description = "the version (default: the current one)")
+    @Option(
+        names = "--version",
+        paramLabel = "V",
+        description = "the version (default: the current one)")
     Long version;
 
     @Mixin
@@ -134,17 +157,35 @@ final class VersionsCommand {
     @Override
     public Integer call() throws Exception {
       rows.check(spec.commandLine());
-      return read("snapshot", config.load(env), table.table, version, null, rows.output, rows.format, out, err);
+      return read(
+          "snapshot",
+          config.load(env),
+          table.table,
+          version,
+          null,
+          rows.output,
+          rows.format,
+          out,
+          err);
     }
   }
 
-  @Command(name = "changes", mixinStandardHelpOptions = true,
+  @Command(
+      name = "changes",
+      mixinStandardHelpOptions = true,
       description = "The rows that changed between two versions, each with __weight +1 or -1.")
   static final class ChangesCommand extends Read {
-    @Option(names = "--from", required = true, paramLabel = "V1", description = "the version to start after")
+    @Option(
+        names = "--from",
+        required = true,
+        paramLabel = "V1",
+        description = "the version to start after")
     Long from;
 
-    @Option(names = "--to", paramLabel = "V2", description = "the version to end at (default: the current one)")
+    @Option(
+        names = "--to",
+        paramLabel = "V2",
+        description = "the version to end at (default: the current one)")
     Long to;
 
     @Mixin
@@ -160,12 +201,22 @@ final class VersionsCommand {
     @Override
     public Integer call() throws Exception {
       rows.check(spec.commandLine());
-      return read("changes", config.load(env), table.table, to, from, rows.output, rows.format, out, err);
+      return read(
+          "changes", config.load(env), table.table, to, from, rows.output, rows.format, out, err);
     }
   }
 
-  static int read(String command, PipelineConfig config, String table, Long version, Long from, Path output,
-      Format format, PrintStream out, PrintStream err) throws Exception {
+  static int read(
+      String command,
+      PipelineConfig config,
+      String table,
+      Long version,
+      Long from,
+      Path output,
+      Format format,
+      PrintStream out,
+      PrintStream err)
+      throws Exception {
     Catalog catalog = CatalogLoader.loadExisting(config.catalogName(), config.catalogProperties());
     try {
       TableIdentifier id = TableIdentifier.parse(table);
@@ -196,9 +247,19 @@ final class VersionsCommand {
           try (Target target = new Target(output, out);
               RowOutput rows = rowOutput(format, schema, target, true)) {
             DeltaStats stats = versions.delta(from, v, rows);
-            err.printf("%s: changes %d..%d over %d snapshots: +%d -%d rows (%d cancelled), %s, %d files read, %d ms%n",
-                id, from, v, stats.snapshots(), stats.rowsAdded(), stats.rowsRemoved(), stats.rowsCancelled(),
-                stats.appendOnly() ? "append-only" : "consolidated in " + stats.passes() + " pass(es)", stats.filesRead(),
+            err.printf(
+                "%s: changes %d..%d over %d snapshots: +%d -%d rows (%d cancelled), %s, %d files read, %d ms%n",
+                id,
+                from,
+                v,
+                stats.snapshots(),
+                stats.rowsAdded(),
+                stats.rowsRemoved(),
+                stats.rowsCancelled(),
+                stats.appendOnly()
+                    ? "append-only"
+                    : "consolidated in " + stats.passes() + " pass(es)",
+                stats.filesRead(),
                 stats.durationMs());
           }
         }
@@ -215,7 +276,8 @@ final class VersionsCommand {
     }
   }
 
-  private static RowOutput rowOutput(Format format, Schema schema, Target target, boolean weighted) {
+  private static RowOutput rowOutput(
+      Format format, Schema schema, Target target, boolean weighted) {
     return format == Format.parquet
         ? RowOutput.parquet(schema, target.path, weighted)
         : RowOutput.jsonLines(schema, target.stream);
@@ -230,7 +292,9 @@ final class VersionsCommand {
     Target(Path path, PrintStream stdout) throws Exception {
       this.path = path;
       this.owned = path != null;
-      this.stream = path != null ? new BufferedOutputStream(Files.newOutputStream(path)) : new BufferedOutputStream(stdout);
+      this.stream = path != null
+          ? new BufferedOutputStream(Files.newOutputStream(path))
+          : new BufferedOutputStream(stdout);
     }
 
     @Override

@@ -26,7 +26,8 @@ class CheckSourceCommandTest {
   @Test
   void aDatabaseReadyForTheConnectorPassesWithItsWarningsListed() throws Exception {
     try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
-      pg.execute("CREATE SCHEMA inventory",
+      pg.execute(
+          "CREATE SCHEMA inventory",
           "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40), balance numeric(12,2))",
           "CREATE TABLE inventory.documents (id int PRIMARY KEY, body text)",
           "CREATE TABLE inventory.keyed_elsewhere (a int, b text)",
@@ -38,7 +39,8 @@ class CheckSourceCommandTest {
           .contains("OK       wal_level: logical")
           .contains("OK       inventory.customers: primary key, every column type mapped")
           .contains("OK       inventory.keyed_elsewhere: key [a] (message.key.columns)")
-          .contains("WARNING  inventory.documents: column(s) [body] can be stored out of line (TOAST)")
+          .contains(
+              "WARNING  inventory.documents: column(s) [body] can be stored out of line (TOAST)")
           .contains("0 blocker(s)")
           .doesNotContain("public.ignored");
     }
@@ -47,7 +49,8 @@ class CheckSourceCommandTest {
   @Test
   void eachBlockerIsNamedWithItsFixAndTheExitCodeIsOne() throws Exception {
     try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
-      pg.execute("CREATE SCHEMA inventory",
+      pg.execute(
+          "CREATE SCHEMA inventory",
           "CREATE TABLE inventory.events (id int, payload text)",
           "CREATE TABLE inventory.audit (id int, note text)",
           "ALTER TABLE inventory.audit REPLICA IDENTITY FULL",
@@ -58,7 +61,8 @@ class CheckSourceCommandTest {
       assertThat(run.exit()).as(run.output()).isEqualTo(1);
       assertThat(run.output())
           .contains("BLOCKER  inventory.events: no primary key and REPLICA IDENTITY DEFAULT")
-          .contains("BLOCKER  inventory.audit: no primary key: its changes reach Kafka without a key")
+          .contains(
+              "BLOCKER  inventory.audit: no primary key: its changes reach Kafka without a key")
           .contains("BLOCKER  inventory.measures.tiny: numeric(60,40)")
           .contains("WARNING  inventory.measures.wide: numeric(50,2) maps to decimal(38,2)")
           .contains("WARNING  inventory.measures.shape: box has no Debezium mapping")
@@ -70,7 +74,9 @@ class CheckSourceCommandTest {
       assertThat(asApp.output()).contains("BLOCKER  user app: lacks the REPLICATION attribute");
 
       // What the first blocker warns of, as PostgreSQL does it once the table is published.
-      pg.execute("CREATE PUBLICATION lakestream FOR TABLE inventory.events", "INSERT INTO inventory.events VALUES (1, 'x')");
+      pg.execute(
+          "CREATE PUBLICATION lakestream FOR TABLE inventory.events",
+          "INSERT INTO inventory.events VALUES (1, 'x')");
       assertThatThrownBy(() -> pg.execute("UPDATE inventory.events SET payload = 'y'"))
           .isInstanceOf(SQLException.class)
           .hasMessageContaining("does not have a replica identity and publishes updates");
@@ -83,14 +89,17 @@ class CheckSourceCommandTest {
       pg.execute("CREATE SCHEMA inventory", "CREATE TABLE inventory.t (id int PRIMARY KEY)");
       Run run = checkSource(pg, Map.of());
       assertThat(run.exit()).isEqualTo(1);
-      assertThat(run.output()).contains("BLOCKER  wal_level: replica: Debezium needs logical decoding");
+      assertThat(run.output())
+          .contains("BLOCKER  wal_level: replica: Debezium needs logical decoding");
     }
   }
 
   /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
-  private static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides) throws Exception {
+  private static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides)
+      throws Exception {
     var json = new ObjectMapper()
-        .readTree(Files.readString(PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")));
+        .readTree(Files.readString(
+            PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")));
     var config = (ObjectNode) json.get("config");
     config.put("database.password", "");
     config.put("database.user", "postgres");
@@ -98,8 +107,10 @@ class CheckSourceCommandTest {
     Path file = Files.createTempFile("connector-", ".json");
     Files.writeString(file, json.toString());
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    int exit = CheckSourceCommand.run(new String[] {"--jdbc", pg.jdbcUrl(), "--connector", file.toString()},
-        new PrintStream(bytes, true, StandardCharsets.UTF_8), Map.of());
+    int exit = CheckSourceCommand.run(
+        new String[] {"--jdbc", pg.jdbcUrl(), "--connector", file.toString()},
+        new PrintStream(bytes, true, StandardCharsets.UTF_8),
+        Map.of());
     return new Run(exit, bytes.toString(StandardCharsets.UTF_8));
   }
 }

@@ -33,13 +33,18 @@ final class ChildApp implements AutoCloseable {
   }
 
   void start() throws Exception {
-    String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    String classpath =
+        System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx512m", "-XX:TieredStopAtLevel=1", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-        "-cp", classpath));
+        "-Xmx512m",
+        "-XX:TieredStopAtLevel=1",
+        "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
+        "-cp",
+        classpath));
     cmd.addAll(main);
-    ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true)
+    ProcessBuilder builder = new ProcessBuilder(cmd)
+        .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(new File(log.toString())));
     Map<String, String> env = builder.environment();
     env.keySet().removeIf(k -> k.startsWith(PipelineConfig.ENV_PREFIX));

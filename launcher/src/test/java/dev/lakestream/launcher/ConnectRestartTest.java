@@ -70,11 +70,14 @@ class ConnectRestartTest {
         TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       AtomicLong version = new AtomicLong();
       List<Long> live = new ArrayList<>();
-      try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+      try (Connection c = postgres.connect();
+          Statement s = c.createStatement()) {
         s.execute("CREATE SCHEMA IF NOT EXISTS inventory");
-        s.execute("CREATE TABLE inventory.counters (id bigint PRIMARY KEY, version bigint NOT NULL, note text)");
+        s.execute(
+            "CREATE TABLE inventory.counters (id bigint PRIMARY KEY, version bigint NOT NULL, note text)");
         for (long id = 1; id <= 200; id++) {
-          s.execute("INSERT INTO inventory.counters VALUES (" + id + ", " + version.incrementAndGet() + ", 'n')");
+          s.execute("INSERT INTO inventory.counters VALUES (" + id + ", "
+              + version.incrementAndGet() + ", 'n')");
           live.add(id);
         }
       }
@@ -85,9 +88,14 @@ class ConnectRestartTest {
           .with("sync.maintenance.enabled", "false")
           .with("ingest.changelog.tables", "inventory.counters");
       ChildApp connect = new ChildApp(
-          List.of(EmbeddedConnect.class.getName(), kafka.bootstrapServers(), dir.resolve("connect.offsets").toString(),
-              "2000", connectorJson.toString()),
-          new PipelineConfig(Map.of()), dir.resolve("connect.log"));
+          List.of(
+              EmbeddedConnect.class.getName(),
+              kafka.bootstrapServers(),
+              dir.resolve("connect.offsets").toString(),
+              "2000",
+              connectorJson.toString()),
+          new PipelineConfig(Map.of()),
+          dir.resolve("connect.log"));
       TableIdentifier id = TableIdentifier.of("inventory", "counters");
       try (connect;
           StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
@@ -109,7 +117,8 @@ class ConnectRestartTest {
         Path offsets = dir.resolve("connect.offsets");
         for (int kill = 1; kill <= KILLS; kill++) {
           watchFor(watcher, 3_000);
-          Eventually.until(Duration.ofSeconds(30), "Connect's offsets file", () -> Files.exists(offsets));
+          Eventually.until(
+              Duration.ofSeconds(30), "Connect's offsets file", () -> Files.exists(offsets));
           // The worker dies with offsets it flushed a while ago: it publishes again all it
           // published since (as a worker with a long offset.flush.interval.ms does).
           Path flushedEarlier = Files.copy(offsets, dir.resolve("connect.offsets." + kill));
@@ -127,26 +136,39 @@ class ConnectRestartTest {
           return differs(postgres, reader, id);
         });
         watcher.check();
-        double fenced = ingest.meters().find("lakestream.ingest.fenced").counters().stream().mapToDouble(c -> c.count()).sum();
-        System.out.printf("Connect restart test: %d changes, Connect started %d times, %d main snapshots checked, "
-            + "%.0f replayed changes fenced; logs in %s%n", changes, connect.starts(), watcher.checked, fenced, dir);
+        double fenced = ingest.meters().find("lakestream.ingest.fenced").counters().stream()
+            .mapToDouble(c -> c.count())
+            .sum();
+        System.out.printf(
+            "Connect restart test: %d changes, Connect started %d times, %d main snapshots checked, "
+                + "%.0f replayed changes fenced; logs in %s%n",
+            changes, connect.starts(), watcher.checked, fenced, dir);
         assertThat(watcher.regressions).as("rows that moved backwards on main").isEmpty();
         assertThat(watcher.checked).isGreaterThan(10);
-        assertThat(fenced).as("replayed changes dropped by their source position").isGreaterThan(0);
+        assertThat(fenced)
+            .as("replayed changes dropped by their source position")
+            .isGreaterThan(0);
         PostgresEndToEndTest.assertInvariants(reader, List.of("counters"));
 
         // The change log holds every change event the connector published exactly once (however
         // often it published it), and per key in source order: versions only grow.
-        List<org.apache.iceberg.data.Record> log = new ArrayList<>();  // name clash
-        try (var rows = IcebergGenerics.read(reader.loadTable(TableIdentifier.of("inventory", "counters_changelog"))).build()) {
+        List<org.apache.iceberg.data.Record> log = new ArrayList<>(); // name clash
+        try (var rows = IcebergGenerics.read(
+                reader.loadTable(TableIdentifier.of("inventory", "counters_changelog")))
+            .build()) {
           rows.forEach(r -> log.add(r.copy()));
         }
         Set<Long> publishedVersions = new HashSet<>();
-        Map<String, Integer> published = publishedEvents(kafka.bootstrapServers(), "dbserver1.inventory.counters", publishedVersions);
+        Map<String, Integer> published = publishedEvents(
+            kafka.bootstrapServers(), "dbserver1.inventory.counters", publishedVersions);
         long neverPublished = version.get() - publishedVersions.size();
         Map<String, Integer> logged = new HashMap<>();
-        for (org.apache.iceberg.data.Record r : log) {  // name clash
-          logged.merge(r.getField("op") + " " + r.getField("key") + " " + changeLsn((String) r.getField("source_position")), 1, Integer::sum);
+        for (org.apache.iceberg.data.Record r : log) { // name clash
+          logged.merge(
+              r.getField("op") + " " + r.getField("key") + " "
+                  + changeLsn((String) r.getField("source_position")),
+              1,
+              Integer::sum);
         }
         assertThat(logged.values()).as("each change-log row once").allMatch(n -> n == 1);
         Set<String> missing = new TreeSet<>(published.keySet());
@@ -156,20 +178,25 @@ class ConnectRestartTest {
         assertThat(missing).as("published events missing from the change log").isEmpty();
         assertThat(extra).as("change-log rows of no published event").isEmpty();
         long replays = published.values().stream().mapToLong(n -> n - 1).sum();
-        System.out.printf("Change log: %d rows; the topic holds %d distinct change events (%d published more than once); "
-            + "the workload made %d changes after the 200-row snapshot; %d of the %d row versions written never reached "
-            + "the topic (lost by the connector across its kills)%n", log.size(), published.size(), replays, changes,
-            neverPublished, version.get());
+        System.out.printf(
+            "Change log: %d rows; the topic holds %d distinct change events (%d published more than once); "
+                + "the workload made %d changes after the 200-row snapshot; %d of the %d row versions written never reached "
+                + "the topic (lost by the connector across its kills)%n",
+            log.size(), published.size(), replays, changes, neverPublished, version.get());
         Map<String, Long> lastVersion = new HashMap<>();
         ObjectMapper json = new ObjectMapper();
-        log.sort(Comparator.comparing((org.apache.iceberg.data.Record r) -> (Integer) r.getField("kafka_partition"))  // name clash
+        log.sort(Comparator.comparing(
+                (org.apache.iceberg.data.Record r) -> // name clash
+                (Integer) r.getField("kafka_partition")) // name clash
             .thenComparing(r -> (Long) r.getField("kafka_offset")));
-        for (org.apache.iceberg.data.Record r : log) {  // name clash
+        for (org.apache.iceberg.data.Record r : log) { // name clash
           String after = (String) r.getField("after");
           if (after != null) {
             long v = json.readTree(after).get("version").asLong();
             Long before = lastVersion.put((String) r.getField("key"), v);
-            assertThat(before == null || before < v).as("key %s: version %d after %d", r.getField("key"), v, before).isTrue();
+            assertThat(before == null || before < v)
+                .as("key %s: version %d after %d", r.getField("key"), v, before)
+                .isTrue();
           }
         }
       }
@@ -186,16 +213,24 @@ class ConnectRestartTest {
     try (EmbeddedKafka kafka = EmbeddedKafka.start();
         EmbeddedPostgres postgres = EmbeddedPostgres.start();
         TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      postgres.execute("CREATE SCHEMA inventory", "CREATE TABLE inventory.counters (id bigint PRIMARY KEY, version bigint, note text)",
+      postgres.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.counters (id bigint PRIMARY KEY, version bigint, note text)",
           "INSERT INTO inventory.counters VALUES (0, 0, 'first')");
       Path dir = Files.createTempDirectory("connect-copy-");
       Path connectorJson = dir.resolve("connector.json");
       Files.writeString(connectorJson, connector(postgres));
-      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse).with("sync.maintenance.enabled", "false");
+      PipelineConfig shared =
+          PostgresEndToEndTest.shared(kafka, warehouse).with("sync.maintenance.enabled", "false");
       ChildApp connect = new ChildApp(
-          List.of(EmbeddedConnect.class.getName(), kafka.bootstrapServers(), dir.resolve("connect.offsets").toString(),
-              "1000", connectorJson.toString()),
-          new PipelineConfig(Map.of()), dir.resolve("connect.log"));
+          List.of(
+              EmbeddedConnect.class.getName(),
+              kafka.bootstrapServers(),
+              dir.resolve("connect.offsets").toString(),
+              "1000",
+              connectorJson.toString()),
+          new PipelineConfig(Map.of()),
+          dir.resolve("connect.log"));
       TableIdentifier id = TableIdentifier.of("inventory", "counters");
       try (connect;
           StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
@@ -206,20 +241,28 @@ class ConnectRestartTest {
         Catalog reader = warehouse.catalog();
         Eventually.noDifference(Duration.ofSeconds(120), () -> differs(postgres, reader, id));
         Path offsets = dir.resolve("connect.offsets");
-        Eventually.until(Duration.ofSeconds(30), "Connect's offsets file", () -> Files.exists(offsets));
+        Eventually.until(
+            Duration.ofSeconds(30), "Connect's offsets file", () -> Files.exists(offsets));
         Thread.sleep(2_000);
         Path beforeCopy = Files.copy(offsets, dir.resolve("connect.offsets.before-copy"));
-        postgres.execute("COPY inventory.counters (id, version) FROM PROGRAM 'seq 1 100000 | sed \"s/.*/&,&/\"' WITH (FORMAT csv)");
-        Eventually.until(Duration.ofSeconds(120), "the COPY partly published",
+        postgres.execute(
+            "COPY inventory.counters (id, version) FROM PROGRAM 'seq 1 100000 | sed \"s/.*/&,&/\"' WITH (FORMAT csv)");
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the COPY partly published",
             () -> recordsIn(kafka.bootstrapServers(), "dbserver1.inventory.counters") > 20_000);
         connect.kill();
         Files.copy(beforeCopy, offsets, StandardCopyOption.REPLACE_EXISTING);
         startConnect(connect, dir.resolve("connect.log"), 2);
         Eventually.noDifference(Duration.ofSeconds(300), () -> differs(postgres, reader, id));
-        double fenced = ingest.meters().find("lakestream.ingest.fenced").counters().stream().mapToDouble(c -> c.count()).sum();
+        double fenced = ingest.meters().find("lakestream.ingest.fenced").counters().stream()
+            .mapToDouble(c -> c.count())
+            .sum();
         long published = recordsIn(kafka.bootstrapServers(), "dbserver1.inventory.counters");
-        System.out.printf("COPY across a Connect restart: 100000 rows copied, 100001 on main; %d records on the topic,"
-            + " %.0f replayed changes fenced%n", published, fenced);
+        System.out.printf(
+            "COPY across a Connect restart: 100000 rows copied, 100001 on main; %d records on the topic,"
+                + " %.0f replayed changes fenced%n",
+            published, fenced);
         assertThat(fenced).as("rows published again and dropped").isPositive();
         PostgresEndToEndTest.assertInvariants(reader, List.of("counters"));
       }
@@ -229,11 +272,14 @@ class ConnectRestartTest {
   private static long recordsIn(String bootstrap, String topic) {
     Map<String, Object> props = new HashMap<>();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    try (var consumer = new KafkaConsumer<byte[], byte[]>(props,
-        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (var consumer = new KafkaConsumer<byte[], byte[]>(
+        props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       var partitions = consumer.partitionsFor(topic).stream()
-          .map(p -> new TopicPartition(topic, p.partition())).toList();
-      return consumer.endOffsets(partitions).values().stream().mapToLong(Long::longValue).sum();
+          .map(p -> new TopicPartition(topic, p.partition()))
+          .toList();
+      return consumer.endOffsets(partitions).values().stream()
+          .mapToLong(Long::longValue)
+          .sum();
     }
   }
 
@@ -244,24 +290,30 @@ class ConnectRestartTest {
   }
 
   /** Every change event on {@code topic} (tombstones left out) by identity (op, key, source position), with how often it is there. */
-  private static Map<String, Integer> publishedEvents(String bootstrap, String topic, Set<Long> versions) {
+  private static Map<String, Integer> publishedEvents(
+      String bootstrap, String topic, Set<Long> versions) {
     Map<String, Object> props = new HashMap<>();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     Map<String, Integer> events = new HashMap<>();
     DebeziumDecoder decoder = new DebeziumDecoder();
-    try (var consumer = new KafkaConsumer<byte[], byte[]>(props,
-        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (var consumer = new KafkaConsumer<byte[], byte[]>(
+        props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-          .map(p -> new TopicPartition(topic, p.partition())).toList();
+          .map(p -> new TopicPartition(topic, p.partition()))
+          .toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       long deadline = System.currentTimeMillis() + 60_000;
-      while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p)) && System.currentTimeMillis() < deadline) {
+      while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))
+          && System.currentTimeMillis() < deadline) {
         for (var record : consumer.poll(Duration.ofMillis(200))) {
           decoder.decode(record.key(), record.value()).ifPresent(e -> {
-            events.merge(e.op().code() + " " + e.key() + " " + changeLsn(e.source().describe()), 1, Integer::sum);
+            events.merge(
+                e.op().code() + " " + e.key() + " " + changeLsn(e.source().describe()),
+                1,
+                Integer::sum);
             if (e.after() != null) {
               versions.add(e.after().get("version").asLong());
             }
@@ -274,7 +326,8 @@ class ConnectRestartTest {
 
   private static String connector(EmbeddedPostgres postgres) throws Exception {
     ObjectMapper json = new ObjectMapper();
-    ObjectNode connector = (ObjectNode) json.readTree(Files.readString(PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")));
+    ObjectNode connector = (ObjectNode) json.readTree(
+        Files.readString(PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")));
     ObjectNode config = (ObjectNode) connector.get("config");
     config.put("database.hostname", "127.0.0.1");
     config.put("database.port", Integer.toString(postgres.port()));
@@ -288,12 +341,15 @@ class ConnectRestartTest {
 
   private static void startConnect(ChildApp connect, Path log, int starts) throws Exception {
     connect.start();
-    Eventually.until(Duration.ofSeconds(90), "Kafka Connect running its connector (start " + starts + ")", () -> {
-      if (!Files.exists(log)) {
-        return false;
-      }
-      return Files.readString(log).split(EmbeddedConnect.READY, -1).length - 1 >= starts;
-    });
+    Eventually.until(
+        Duration.ofSeconds(90),
+        "Kafka Connect running its connector (start " + starts + ")",
+        () -> {
+          if (!Files.exists(log)) {
+            return false;
+          }
+          return Files.readString(log).split(EmbeddedConnect.READY, -1).length - 1 >= starts;
+        });
   }
 
   private static void watchFor(MainWatcher watcher, long ms) throws Exception {
@@ -305,8 +361,13 @@ class ConnectRestartTest {
   }
 
   /** Updates, deletes and re-inserts; every write sets a version higher than any before it. */
-  private static int workload(EmbeddedPostgres postgres, List<Long> live, AtomicLong version, Random random,
-      AtomicBoolean stop) throws Exception {
+  private static int workload(
+      EmbeddedPostgres postgres,
+      List<Long> live,
+      AtomicLong version,
+      Random random,
+      AtomicBoolean stop)
+      throws Exception {
     List<Long> deleted = new ArrayList<>();
     int changes = 0;
     try (Connection c = postgres.connect()) {
@@ -317,7 +378,12 @@ class ConnectRestartTest {
           int pick = random.nextInt(10);
           if (pick < 6 && !live.isEmpty()) {
             long key = live.get(random.nextInt(live.size()));
-            execute(c, "UPDATE inventory.counters SET version = ?, note = ? WHERE id = ?", version.incrementAndGet(), "u" + random.nextInt(1000), key);
+            execute(
+                c,
+                "UPDATE inventory.counters SET version = ?, note = ? WHERE id = ?",
+                version.incrementAndGet(),
+                "u" + random.nextInt(1000),
+                key);
           } else if (pick < 8 && live.size() > 20) {
             long key = live.remove(random.nextInt(live.size()));
             deleted.add(key);
@@ -325,7 +391,12 @@ class ConnectRestartTest {
           } else if (!deleted.isEmpty()) {
             long key = deleted.remove(random.nextInt(deleted.size()));
             live.add(key);
-            execute(c, "INSERT INTO inventory.counters VALUES (?, ?, ?)", key, version.incrementAndGet(), "again");
+            execute(
+                c,
+                "INSERT INTO inventory.counters VALUES (?, ?, ?)",
+                key,
+                version.incrementAndGet(),
+                "again");
           } else {
             continue;
           }
@@ -350,12 +421,14 @@ class ConnectRestartTest {
     }
   }
 
-  private static String differs(EmbeddedPostgres postgres, Catalog reader, TableIdentifier id) throws Exception {
+  private static String differs(EmbeddedPostgres postgres, Catalog reader, TableIdentifier id)
+      throws Exception {
     if (!reader.tableExists(id)) {
       return "no table yet";
     }
     Map<Long, Long> source = new HashMap<>();
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT id, version FROM inventory.counters")) {
       while (rs.next()) {
         source.put(rs.getLong(1), rs.getLong(2));
@@ -363,14 +436,19 @@ class ConnectRestartTest {
     }
     Table t = reader.loadTable(id);
     Map<Long, Long> main = versions(t, t.snapshot(Branches.MAIN).snapshotId());
-    return source.equals(main) ? null : "main has " + main.size() + " rows, the source " + source.size()
-        + "; first difference at key " + firstDifference(source, main);
+    return source.equals(main)
+        ? null
+        : "main has " + main.size() + " rows, the source " + source.size()
+            + "; first difference at key " + firstDifference(source, main);
   }
 
   private static Long firstDifference(Map<Long, Long> a, Map<Long, Long> b) {
     Set<Long> keys = new HashSet<>(a.keySet());
     keys.addAll(b.keySet());
-    return keys.stream().filter(k -> !Objects.equals(a.get(k), b.get(k))).min(Long::compare).orElse(null);
+    return keys.stream()
+        .filter(k -> !Objects.equals(a.get(k), b.get(k)))
+        .min(Long::compare)
+        .orElse(null);
   }
 
   /** id -> version of every row of {@code table} at {@code snapshotId}. */
@@ -379,7 +457,8 @@ class ConnectRestartTest {
     SnapshotRows.forEach(table, snapshotId, r -> {
       Long previous = rows.put((Long) r.getField("id"), (Long) r.getField("version"));
       if (previous != null) {
-        throw new IllegalStateException("key " + r.getField("id") + " twice in main snapshot " + snapshotId);
+        throw new IllegalStateException(
+            "key " + r.getField("id") + " twice in main snapshot " + snapshotId);
       }
     });
     return rows;
@@ -409,7 +488,9 @@ class ConnectRestartTest {
       }
       Table t = reader.loadTable(id);
       List<Snapshot> fresh = new ArrayList<>();
-      for (Snapshot s = t.snapshot(Branches.MAIN); s != null; s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
+      for (Snapshot s = t.snapshot(Branches.MAIN);
+          s != null;
+          s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
         if (lastChecked != null && s.snapshotId() == lastChecked) {
           break;
         }
@@ -421,9 +502,11 @@ class ConnectRestartTest {
           Long before = previous.get(row.getKey());
           Long max = highest.get(row.getKey());
           if (before != null && row.getValue() < before) {
-            regressions.add("snapshot " + s.snapshotId() + ": key " + row.getKey() + " went from version " + before + " to " + row.getValue());
+            regressions.add("snapshot " + s.snapshotId() + ": key " + row.getKey()
+                + " went from version " + before + " to " + row.getValue());
           } else if (before == null && max != null && row.getValue() <= max) {
-            regressions.add("snapshot " + s.snapshotId() + ": deleted key " + row.getKey() + " came back with old version " + row.getValue());
+            regressions.add("snapshot " + s.snapshotId() + ": deleted key " + row.getKey()
+                + " came back with old version " + row.getValue());
           }
           highest.merge(row.getKey(), row.getValue(), Math::max);
         }

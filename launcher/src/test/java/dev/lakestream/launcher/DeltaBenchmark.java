@@ -33,7 +33,8 @@ public final class DeltaBenchmark {
   public static void main(String[] args) throws Exception {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
     TestTable table = TestTable.wide("bench", "customers");
-    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
+    try (PipelineDriver pipeline =
+        new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 1);
       long started = System.nanoTime();
       for (int loaded = 0; loaded < rows; loaded += 50_000) {
@@ -43,7 +44,8 @@ public final class DeltaBenchmark {
       pipeline.sync();
       RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
       pipeline.syncBackstop();
-      System.out.printf("loaded %,d rows through ingest and sync, compacted: %.1f s%n", rows, seconds(started));
+      System.out.printf(
+          "loaded %,d rows through ingest and sync, compacted: %.1f s%n", rows, seconds(started));
 
       List<String> lines = new ArrayList<>();
       for (int changes : new int[] {10, 1_000, 10_000}) {
@@ -72,15 +74,25 @@ public final class DeltaBenchmark {
         long fullMs = (System.nanoTime() - s) / 1_000_000;
         Collections.sort(deltaMs);
         int files = BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN)).size();
-        lines.add(String.format("| %,d | %,d | %d | +%,d -%,d | %,d | %,d | %d | %.0f× |", rows, changes, files,
-            stats.rowsAdded(), stats.rowsRemoved(), stats.filesRead(), deltaMs.get(1), fullMs, fullMs / (double) Math.max(1, deltaMs.get(1))));
+        lines.add(String.format(
+            "| %,d | %,d | %d | +%,d -%,d | %,d | %,d | %d | %.0f× |",
+            rows,
+            changes,
+            files,
+            stats.rowsAdded(),
+            stats.rowsRemoved(),
+            stats.filesRead(),
+            deltaMs.get(1),
+            fullMs,
+            fullMs / (double) Math.max(1, deltaMs.get(1))));
         if (diff.size() != stats.rowsAdded() + stats.rowsRemoved()) {
-          throw new IllegalStateException("the delta and the full diff disagree: " + diff.size() + " rows vs "
-              + (stats.rowsAdded() + stats.rowsRemoved()));
+          throw new IllegalStateException("the delta and the full diff disagree: " + diff.size()
+              + " rows vs " + (stats.rowsAdded() + stats.rowsRemoved()));
         }
       }
       System.out.println();
-      System.out.println("| table rows | source changes | data files on main | delta rows | files read | delta ms (median of 3) | full diff ms | ratio |");
+      System.out.println(
+          "| table rows | source changes | data files on main | delta rows | files read | delta ms (median of 3) | full diff ms | ratio |");
       System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- |");
       lines.forEach(System.out::println);
     }

@@ -27,7 +27,8 @@ class DeploymentFilesTest {
   void composeFileHasTheStackAndItsVariablesBecomeTheAppsSettings() throws Exception {
     JsonNode compose = YAML.readTree(root().resolve("docker-compose.yml").toFile());
     JsonNode services = compose.get("services");
-    for (String service : new String[] {"postgres", "kafka", "connect", "minio", "iceberg-rest", "ingest", "sync"}) {
+    for (String service :
+        new String[] {"postgres", "kafka", "connect", "minio", "iceberg-rest", "ingest", "sync"}) {
       assertThat(services.has(service)).as("service " + service).isTrue();
     }
     assertThat(services.get("sync").path("deploy").path("replicas").asInt()).isEqualTo(2);
@@ -42,7 +43,11 @@ class DeploymentFilesTest {
         .containsEntry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
         .containsEntry("s3.path-style-access", "true")
         .containsEntry("s3.endpoint", "http://minio:9000");
-    assertThat(new IngestConfig(ingest).topicsPattern().matcher("dbserver1.inventory.customers").matches()).isTrue();
+    assertThat(new IngestConfig(ingest)
+            .topicsPattern()
+            .matcher("dbserver1.inventory.customers")
+            .matches())
+        .isTrue();
     PipelineConfig sync = PipelineConfig.load(null, env(services.get("sync")));
     assertThat(sync.get("application.id")).isEqualTo("lakestream-sync");
     assertThat(sync.catalogProperties()).isEqualTo(ingest.catalogProperties());
@@ -50,10 +55,12 @@ class DeploymentFilesTest {
 
   @Test
   void connectorConfigIsKafkaConnectRestJson() throws Exception {
-    JsonNode connector = JSON.readTree(root().resolve("connectors/postgres-inventory.json").toFile());
+    JsonNode connector =
+        JSON.readTree(root().resolve("connectors/postgres-inventory.json").toFile());
     assertThat(connector.path("name").asText()).isNotEmpty();
     JsonNode config = connector.get("config");
-    assertThat(config.path("connector.class").asText()).isEqualTo("io.debezium.connector.postgresql.PostgresConnector");
+    assertThat(config.path("connector.class").asText())
+        .isEqualTo("io.debezium.connector.postgresql.PostgresConnector");
     assertThat(config.path("plugin.name").asText()).isEqualTo("pgoutput");
     assertThat(config.path("decimal.handling.mode").asText()).isEqualTo("precise");
   }
@@ -69,7 +76,10 @@ class DeploymentFilesTest {
         }
       }
     }
-    service.path("environment").fields().forEachRemaining(e -> env.put(e.getKey(), e.getValue().asText()));
+    service
+        .path("environment")
+        .fields()
+        .forEachRemaining(e -> env.put(e.getKey(), e.getValue().asText()));
     return env;
   }
 

@@ -64,7 +64,8 @@ final class InventoryDatabase {
 
   /** Creates the schema and tables, with {@code rows} rows in each table. */
   void create(int rows) throws Exception {
-    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement()) {
       for (String sql : new String[] {"CREATE SCHEMA inventory", CUSTOMERS, ORDERS}) {
         s.execute(sql);
       }
@@ -83,7 +84,8 @@ final class InventoryDatabase {
    * Random transactions of 1 to 5 changes until {@code atLeast} changes or {@code stop}, pausing
    * {@code pauseMs} after each; records each transaction id; returns the number of changes.
    */
-  int runWorkload(int atLeast, long pauseMs, List<Long> txids, BooleanSupplier stop) throws Exception {
+  int runWorkload(int atLeast, long pauseMs, List<Long> txids, BooleanSupplier stop)
+      throws Exception {
     int changes = 0;
     try (Connection c = postgres.connect()) {
       c.setAutoCommit(false);
@@ -92,7 +94,8 @@ final class InventoryDatabase {
         for (int i = 0; i < n; i++) {
           changes += change(c);
         }
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
+        try (Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
           rs.next();
           txids.add(rs.getLong(1));
         }
@@ -114,17 +117,30 @@ final class InventoryDatabase {
     if (pick < 75) {
       if (orders) {
         List<Object> key = orderKeys.get(random.nextInt(orderKeys.size()));
-        return update(c, "UPDATE inventory.orders SET amount = ?, note = ? WHERE tenant = ? AND id = ?",
-            decimal(), "n" + random.nextInt(1000), key.get(0), key.get(1));
+        return update(
+            c,
+            "UPDATE inventory.orders SET amount = ?, note = ? WHERE tenant = ? AND id = ?",
+            decimal(),
+            "n" + random.nextInt(1000),
+            key.get(0),
+            key.get(1));
       }
       long id = customerIds.get(random.nextInt(customerIds.size()));
-      return update(c, "UPDATE inventory.customers SET qty = ?, price = ?, name = ?, updated_at = ?, doc = ?::jsonb WHERE id = ?",
-          random.nextInt(1000), decimal(), "c" + random.nextInt(100000), timestamp(), json(), id);
+      return update(
+          c,
+          "UPDATE inventory.customers SET qty = ?, price = ?, name = ?, updated_at = ?, doc = ?::jsonb WHERE id = ?",
+          random.nextInt(1000),
+          decimal(),
+          "c" + random.nextInt(100000),
+          timestamp(),
+          json(),
+          id);
     }
     if (pick < 92) {
       if (orders) {
         List<Object> key = orderKeys.remove(random.nextInt(orderKeys.size()));
-        return update(c, "DELETE FROM inventory.orders WHERE tenant = ? AND id = ?", key.get(0), key.get(1));
+        return update(
+            c, "DELETE FROM inventory.orders WHERE tenant = ? AND id = ?", key.get(0), key.get(1));
       }
       long id = customerIds.remove(random.nextInt(customerIds.size()));
       return update(c, "DELETE FROM inventory.customers WHERE id = ?", id);
@@ -134,7 +150,12 @@ final class InventoryDatabase {
       List<Object> key = orderKeys.get(index);
       long newId = nextId++;
       orderKeys.set(index, List.of(key.get(0), newId));
-      return update(c, "UPDATE inventory.orders SET id = ? WHERE tenant = ? AND id = ?", newId, key.get(0), key.get(1));
+      return update(
+          c,
+          "UPDATE inventory.orders SET id = ? WHERE tenant = ? AND id = ?",
+          newId,
+          key.get(0),
+          key.get(1));
     }
     int index = random.nextInt(customerIds.size());
     long oldId = customerIds.get(index);
@@ -148,18 +169,37 @@ final class InventoryDatabase {
     customerIds.add(id);
     byte[] blob = new byte[1 + random.nextInt(12)];
     random.nextBytes(blob);
-    return update(c,
+    return update(
+        c,
         "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)",
-        id, random.nextInt(1000), decimal(), "c" + random.nextInt(100000), random.nextBoolean(),
-        LocalDate.ofEpochDay(random.nextInt(20000)), timestamp(),
-        OffsetDateTime.of(LocalDateTime.ofEpochSecond(1_600_000_000L + random.nextInt(100_000_000), random.nextInt(1_000_000) * 1000, ZoneOffset.UTC), ZoneOffset.ofHours(random.nextInt(5))),
-        blob, new UUID(random.nextLong(), random.nextLong()), json());
+        id,
+        random.nextInt(1000),
+        decimal(),
+        "c" + random.nextInt(100000),
+        random.nextBoolean(),
+        LocalDate.ofEpochDay(random.nextInt(20000)),
+        timestamp(),
+        OffsetDateTime.of(
+            LocalDateTime.ofEpochSecond(
+                1_600_000_000L + random.nextInt(100_000_000),
+                random.nextInt(1_000_000) * 1000,
+                ZoneOffset.UTC),
+            ZoneOffset.ofHours(random.nextInt(5))),
+        blob,
+        new UUID(random.nextLong(), random.nextLong()),
+        json());
   }
 
   private int insertOrder(Connection c) throws Exception {
     List<Object> key = List.of(1 + random.nextInt(4), nextId++);
     orderKeys.add(key);
-    return update(c, "INSERT INTO inventory.orders VALUES (?, ?, ?, ?)", key.get(0), key.get(1), decimal(), "n" + random.nextInt(1000));
+    return update(
+        c,
+        "INSERT INTO inventory.orders VALUES (?, ?, ?, ?)",
+        key.get(0),
+        key.get(1),
+        decimal(),
+        "n" + random.nextInt(1000));
   }
 
   private BigDecimal decimal() {
@@ -167,7 +207,10 @@ final class InventoryDatabase {
   }
 
   private LocalDateTime timestamp() {
-    return LocalDateTime.ofEpochSecond(1_600_000_000L + random.nextInt(100_000_000), random.nextInt(1_000_000) * 1000, ZoneOffset.UTC);
+    return LocalDateTime.ofEpochSecond(
+        1_600_000_000L + random.nextInt(100_000_000),
+        random.nextInt(1_000_000) * 1000,
+        ZoneOffset.UTC);
   }
 
   private String json() {
@@ -192,13 +235,15 @@ final class InventoryDatabase {
 
   /** Null when main of both tables equals SELECT *, else what differs. */
   String mainDiffers(Catalog reader) throws Exception {
-    Map<String, List<String>> keys = Map.of("customers", List.of("id"), "orders", List.of("tenant", "id"));
+    Map<String, List<String>> keys =
+        Map.of("customers", List.of("id"), "orders", List.of("tenant", "id"));
     for (var table : keys.entrySet()) {
       TableIdentifier id = TableIdentifier.of("inventory", table.getKey());
       if (!reader.tableExists(id)) {
         return "no table " + id + " yet";
       }
-      var main = TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), table.getValue());
+      var main =
+          TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), table.getValue());
       String diff = TableComparison.differences(selectStar(table.getKey(), table.getValue()), main);
       if (diff != null) {
         return id + ": " + diff;
@@ -211,7 +256,8 @@ final class InventoryDatabase {
   private Map<List<Object>, Map<String, Object>> selectStar(String table, List<String> key)
       throws Exception {
     Map<List<Object>, Map<String, Object>> rows = new HashMap<>();
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT * FROM inventory." + table)) {
       ResultSetMetaData meta = rs.getMetaData();
       while (rs.next()) {
@@ -237,7 +283,8 @@ final class InventoryDatabase {
       case "numeric" -> rs.getBigDecimal(i);
       case "date" -> rs.getObject(i, LocalDate.class);
       case "timestamp" -> rs.getObject(i, LocalDateTime.class);
-      case "timestamptz" -> rs.getObject(i, OffsetDateTime.class).withOffsetSameInstant(ZoneOffset.UTC);
+      case "timestamptz" ->
+        rs.getObject(i, OffsetDateTime.class).withOffsetSameInstant(ZoneOffset.UTC);
       case "bytea" -> ByteBuffer.wrap(rs.getBytes(i));
       case "uuid" -> rs.getObject(i, UUID.class);
       case "bool" -> rs.getBoolean(i);
@@ -249,13 +296,16 @@ final class InventoryDatabase {
    * Per source transaction: its commit time (PostgreSQL's own, track_commit_timestamp) to the commit
    * time of the first main snapshot of its table whose newest source commit time reaches it.
    */
-  List<Long> freshness(List<Long> txids, List<ConsumerRecord<byte[], byte[]>> commits) throws Exception {
+  List<Long> freshness(List<Long> txids, List<ConsumerRecord<byte[], byte[]>> commits)
+      throws Exception {
     try (Connection c = postgres.connect()) {
-      return Freshness.perTransaction(c, txids, commits.stream()
-          .map(r -> MainCommitted.fromJson(r.value()))
-          .map(m -> new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()))
-          .toList());
+      return Freshness.perTransaction(
+          c,
+          txids,
+          commits.stream()
+              .map(r -> MainCommitted.fromJson(r.value()))
+              .map(m -> new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()))
+              .toList());
     }
   }
-
 }

@@ -70,7 +70,8 @@ class KeyIndexOnKafkaTest {
   }
 
   @Test
-  void theIndexIsRestoredFromItsChangelogWhenSyncRestartsOnAnEmptyStateDirectory() throws Exception {
+  void theIndexIsRestoredFromItsChangelogWhenSyncRestartsOnAnEmptyStateDirectory()
+      throws Exception {
     TestTable table = table("restored");
     Map<String, String> shared = shared("k1", table.topic());
     shared.put(SyncConfig.RESOLVER, "index");
@@ -89,14 +90,18 @@ class KeyIndexOnKafkaTest {
           Thread.sleep(300);
         }
         converge(id, table);
-        assertThat(count(sync, "lakestream.sync.index.keys.indexed")).as("keys indexed from the cycles' new files")
+        assertThat(count(sync, "lakestream.sync.index.keys.indexed"))
+            .as("keys indexed from the cycles' new files")
             .isGreaterThanOrEqualTo(2_000);
-        assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index")).as("files resolved by the index")
+        assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index"))
+            .as("files resolved by the index")
             .isPositive();
         assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "scan"))
-            .as("no file scanned: every file on main was indexed by the cycle that added it").isZero();
+            .as("no file scanned: every file on main was indexed by the cycle that added it")
+            .isZero();
       }
-      // The same application id on a fresh state directory: the store comes back from its changelog.
+      // The same application id on a fresh state directory: the store comes back from its
+      // changelog.
       try (StreamsApp sync = SyncApp.create(config(shared, "sync-k1"))) {
         sync.start();
         running(ingest, sync);
@@ -105,12 +110,17 @@ class KeyIndexOnKafkaTest {
           Thread.sleep(300);
         }
         converge(id, table);
-        assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index")).isPositive();
+        assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index"))
+            .isPositive();
         assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "scan"))
-            .as("after the restore no file needs a scan").isZero();
-        assertThat(count(sync, "lakestream.sync.index.bootstrap.files")).as("nothing indexed again from main").isZero();
+            .as("after the restore no file needs a scan")
+            .isZero();
+        assertThat(count(sync, "lakestream.sync.index.bootstrap.files"))
+            .as("nothing indexed again from main")
+            .isZero();
         assertThat(count(sync, "lakestream.sync.index.keys.indexed"))
-            .as("only the new files' keys were indexed after the restart").isLessThan(2_000 + 6 * 400);
+            .as("only the new files' keys were indexed after the restart")
+            .isLessThan(2_000 + 6 * 400);
       }
     }
     assertThat(Verifier.verify(reader.loadTable(id), id.toString()).passed()).isTrue();
@@ -135,12 +145,15 @@ class KeyIndexOnKafkaTest {
         }
         converge(id, table);
       }
-      int filesOnMain = BranchFiles.liveDataFiles(reader.loadTable(id),
-          reader.loadTable(id).snapshot(Branches.MAIN)).size();
+      int filesOnMain = BranchFiles.liveDataFiles(
+              reader.loadTable(id), reader.loadTable(id).snapshot(Branches.MAIN))
+          .size();
       assertThat(filesOnMain).isGreaterThan(3);
 
       shared.put(SyncConfig.RESOLVER + ".inventory.rebuilt", "index");
-      shared.put(SyncConfig.INDEX_BOOTSTRAP_BUDGET_MS, "1"); // one file per step: the rebuild takes several steps
+      shared.put(
+          SyncConfig.INDEX_BOOTSTRAP_BUDGET_MS,
+          "1"); // one file per step: the rebuild takes several steps
       try (StreamsApp sync = SyncApp.create(config(shared, "sync-k2"))) {
         sync.start();
         running(ingest, sync);
@@ -151,8 +164,11 @@ class KeyIndexOnKafkaTest {
         }
         converge(id, table);
         assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "scan"))
-            .as("files not indexed yet were scanned").isPositive();
-        Eventually.until(Duration.ofSeconds(60), "every file that was on main indexed",
+            .as("files not indexed yet were scanned")
+            .isPositive();
+        Eventually.until(
+            Duration.ofSeconds(60),
+            "every file that was on main indexed",
             () -> count(sync, "lakestream.sync.index.bootstrap.files") >= filesOnMain * 6);
         double scannedBefore = count(sync, "lakestream.sync.resolver.files", "resolver", "scan");
         for (int i = 0; i < 5; i++) {
@@ -161,15 +177,18 @@ class KeyIndexOnKafkaTest {
         }
         converge(id, table);
         assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "scan"))
-            .as("once built, cycles need no scan").isEqualTo(scannedBefore);
-        assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index")).isPositive();
+            .as("once built, cycles need no scan")
+            .isEqualTo(scannedBefore);
+        assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index"))
+            .isPositive();
       }
     }
     assertThat(Verifier.verify(reader.loadTable(id), id.toString()).passed()).isTrue();
   }
 
   private static TestTable table(String name) throws Exception {
-    TestTable table = new TestTable("dbserver1", "inventory", name, TestTable.plain("x", "y").columns(), List.of("id"));
+    TestTable table = new TestTable(
+        "dbserver1", "inventory", name, TestTable.plain("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     return table;
   }
@@ -190,7 +209,9 @@ class KeyIndexOnKafkaTest {
       if (!reader.tableExists(id)) {
         return "table " + id + " does not exist yet";
       }
-      return TableComparison.differences(model.rows(), TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), table.key()));
+      return TableComparison.differences(
+          model.rows(),
+          TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), table.key()));
     });
   }
 
@@ -211,7 +232,8 @@ class KeyIndexOnKafkaTest {
     return settings;
   }
 
-  private static PipelineConfig config(Map<String, String> shared, String applicationId) throws Exception {
+  private static PipelineConfig config(Map<String, String> shared, String applicationId)
+      throws Exception {
     return OnKafkaSettings.config(shared, applicationId);
   }
 }

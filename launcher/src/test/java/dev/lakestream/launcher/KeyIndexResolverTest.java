@@ -45,7 +45,8 @@ class KeyIndexResolverTest {
     index.put(MaintenanceConfig.ENABLED, "false");
     index.put(SyncConfig.RESOLVER + ".inventory.orders", "index");
     index.put(SyncConfig.INDEX_PARTITIONS, "3");
-    try (PipelineDriver scanning = new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"));
+    try (PipelineDriver scanning =
+            new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"));
         PipelineDriver indexed = new PipelineDriver(List.of(table.topic()), index)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
       Random random = new Random(seed);
@@ -68,7 +69,8 @@ class KeyIndexResolverTest {
         int event = random.nextInt(10);
         if (event == 0) {
           // A compaction on realtime (deletes may land after it), mirrored by the next cycle.
-          both(scanning, indexed, p -> RealtimeCompaction.prepareAll(p.table(table), 128L << 20).commit());
+          both(scanning, indexed, p -> RealtimeCompaction.prepareAll(p.table(table), 128L << 20)
+              .commit());
           List<Change> after = gen.next(100);
           both(scanning, indexed, p -> {
             p.send(after);
@@ -89,7 +91,9 @@ class KeyIndexResolverTest {
       }
       assertThat(counter(indexed, "index")).as("files resolved by the index").isPositive();
       assertThat(counter(indexed, "scan")).as("files the index did not know").isZero();
-      assertThat(indexed.syncCounter("lakestream.sync.convert.rows.scanned")).as("rows scanned with the index").isZero();
+      assertThat(indexed.syncCounter("lakestream.sync.convert.rows.scanned"))
+          .as("rows scanned with the index")
+          .isZero();
       assertThat(scanning.syncCounter("lakestream.sync.convert.rows.scanned")).isPositive();
     }
   }
@@ -102,17 +106,30 @@ class KeyIndexResolverTest {
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {63})
   void aKeyWidenedFromIntToBigintIsResolvedAlikeByBothResolvers(long seed) throws Exception {
-    TestTable narrow = new TestTable("dbserver1", "inventory", "items",
-        List.of(new TestTable.Column("id", ColumnType.INT32), new TestTable.Column("name", ColumnType.STRING),
-            new TestTable.Column("qty", ColumnType.INT32)), List.of("id"));
-    TestTable widened = new TestTable("dbserver1", "inventory", "items",
-        List.of(new TestTable.Column("id", ColumnType.INT64), new TestTable.Column("name", ColumnType.STRING),
-            new TestTable.Column("qty", ColumnType.INT32)), List.of("id"));
+    TestTable narrow = new TestTable(
+        "dbserver1",
+        "inventory",
+        "items",
+        List.of(
+            new TestTable.Column("id", ColumnType.INT32),
+            new TestTable.Column("name", ColumnType.STRING),
+            new TestTable.Column("qty", ColumnType.INT32)),
+        List.of("id"));
+    TestTable widened = new TestTable(
+        "dbserver1",
+        "inventory",
+        "items",
+        List.of(
+            new TestTable.Column("id", ColumnType.INT64),
+            new TestTable.Column("name", ColumnType.STRING),
+            new TestTable.Column("qty", ColumnType.INT32)),
+        List.of("id"));
     Map<String, String> index = new HashMap<>();
     index.put(MaintenanceConfig.ENABLED, "false");
     index.put(SyncConfig.RESOLVER, "index");
     index.put(SyncConfig.INDEX_PARTITIONS, "3");
-    try (PipelineDriver scanning = new PipelineDriver(List.of(narrow.topic()), Map.of(MaintenanceConfig.ENABLED, "false"));
+    try (PipelineDriver scanning = new PipelineDriver(
+            List.of(narrow.topic()), Map.of(MaintenanceConfig.ENABLED, "false"));
         PipelineDriver indexed = new PipelineDriver(List.of(narrow.topic()), index)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(narrow, seed);
       Random random = new Random(seed);
@@ -132,19 +149,24 @@ class KeyIndexResolverTest {
           p.ingestCommit();
           p.sync();
         });
-        assertThat(deletedRows(indexed.table(narrow))).as("rows deleted on main after cycle %d", cycle)
+        assertThat(deletedRows(indexed.table(narrow)))
+            .as("rows deleted on main after cycle %d", cycle)
             .isEqualTo(deletedRows(scanning.table(narrow)));
-        assertThat(TableComparison.differences(longKeys(indexed.model(narrow).rows()),
-            longKeys(indexed.rows(narrow, Branches.MAIN))))
-            .as("index: main vs model after cycle %d", cycle).isNull();
+        assertThat(TableComparison.differences(
+                longKeys(indexed.model(narrow).rows()),
+                longKeys(indexed.rows(narrow, Branches.MAIN))))
+            .as("index: main vs model after cycle %d", cycle)
+            .isNull();
       }
-      assertThat(indexed.table(narrow).schema().findField("id").type()).isEqualTo(Types.LongType.get());
+      assertThat(indexed.table(narrow).schema().findField("id").type())
+          .isEqualTo(Types.LongType.get());
       assertThat(counter(indexed, "scan")).as("files the index did not know").isZero();
     }
   }
 
   /** Rows with the key as the widened column holds it (before the widening, model and table hold ints). */
-  private static Map<List<Object>, Map<String, Object>> longKeys(Map<List<Object>, Map<String, Object>> rows) {
+  private static Map<List<Object>, Map<String, Object>> longKeys(
+      Map<List<Object>, Map<String, Object>> rows) {
     Map<List<Object>, Map<String, Object>> out = new HashMap<>();
     rows.forEach((k, row) -> {
       Map<String, Object> copy = new HashMap<>(row);
@@ -164,15 +186,26 @@ class KeyIndexResolverTest {
   }
 
   private static double counter(PipelineDriver p, String resolver) {
-    var c = p.syncMeters.find("lakestream.sync.resolver.files").tag("resolver", resolver).counter();
+    var c = p.syncMeters
+        .find("lakestream.sync.resolver.files")
+        .tag("resolver", resolver)
+        .counter();
     return c == null ? 0 : c.count();
   }
 
-  private static void assertSame(PipelineDriver scanning, PipelineDriver indexed, TestTable table, int cycle) {
-    assertThat(scanning.mainDiffersFromModel(table)).as("scan: main vs model after cycle %d", cycle).isNull();
-    assertThat(indexed.mainDiffersFromModel(table)).as("index: main vs model after cycle %d", cycle).isNull();
-    assertThat(indexed.verify(table).passed()).as("index: invariants after cycle %d: %s", cycle, indexed.verify(table)).isTrue();
-    assertThat(deletedRows(indexed.table(table))).as("rows deleted on main after cycle %d", cycle)
+  private static void assertSame(
+      PipelineDriver scanning, PipelineDriver indexed, TestTable table, int cycle) {
+    assertThat(scanning.mainDiffersFromModel(table))
+        .as("scan: main vs model after cycle %d", cycle)
+        .isNull();
+    assertThat(indexed.mainDiffersFromModel(table))
+        .as("index: main vs model after cycle %d", cycle)
+        .isNull();
+    assertThat(indexed.verify(table).passed())
+        .as("index: invariants after cycle %d: %s", cycle, indexed.verify(table))
+        .isTrue();
+    assertThat(deletedRows(indexed.table(table)))
+        .as("rows deleted on main after cycle %d", cycle)
         .isEqualTo(deletedRows(scanning.table(table)));
   }
 
@@ -182,9 +215,11 @@ class KeyIndexResolverTest {
     Map<String, DataFile> files = BranchFiles.liveDataFiles(table, main);
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
     Set<List<Long>> out = new HashSet<>();
-    for (Map.Entry<String, DeleteFile> dv : BranchFiles.deletionVectors(table, main).entrySet()) {
+    for (Map.Entry<String, DeleteFile> dv :
+        BranchFiles.deletionVectors(table, main).entrySet()) {
       DataFile file = files.get(dv.getKey());
-      loader.loadPositionDeletes(List.of(dv.getValue()), dv.getKey())
+      loader
+          .loadPositionDeletes(List.of(dv.getValue()), dv.getKey())
           .forEach(pos -> out.add(List.of(file.dataSequenceNumber(), file.recordCount(), pos)));
     }
     return out;
@@ -193,7 +228,8 @@ class KeyIndexResolverTest {
   private static void expireUnreferenced(Table t) {
     Set<Long> heads = new HashSet<>();
     t.refs().values().forEach(r -> heads.add(r.snapshotId()));
-    ExpireSnapshots expiry = t.expireSnapshots().expireOlderThan(Long.MIN_VALUE).cleanExpiredFiles(true);
+    ExpireSnapshots expiry =
+        t.expireSnapshots().expireOlderThan(Long.MIN_VALUE).cleanExpiredFiles(true);
     boolean any = false;
     for (Snapshot s : t.snapshots()) {
       if (!heads.contains(s.snapshotId())) {

@@ -19,17 +19,33 @@ class LakestreamCliTest {
   private static Run run(String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int code = Lakestream.execute(new PrintStream(out, true, StandardCharsets.UTF_8),
-        new PrintStream(err, true, StandardCharsets.UTF_8), Map.of(), args);
-    return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    int code = Lakestream.execute(
+        new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8),
+        Map.of(),
+        args);
+    return new Run(
+        code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
   @Test
   void helpListsEveryCommandAndEachCommandHasItsOwn() {
     Run help = run("--help");
     assertThat(help.code()).isZero();
-    assertThat(help.out()).contains("ingest", "sync", "verify", "check-source", "compact", "expire-snapshots",
-        "remove-orphan-files", "version", "schema", "snapshot", "changes", "demo");
+    assertThat(help.out())
+        .contains(
+            "ingest",
+            "sync",
+            "verify",
+            "check-source",
+            "compact",
+            "expire-snapshots",
+            "remove-orphan-files",
+            "version",
+            "schema",
+            "snapshot",
+            "changes",
+            "demo");
     Run compact = run("compact", "--help");
     assertThat(compact.code()).isZero();
     assertThat(compact.out()).contains("--table=NAMESPACE.TABLE", "--all", "--config=FILE");
@@ -42,7 +58,9 @@ class LakestreamCliTest {
   void optionsWithoutTheirValueOrWithAMalformedOneAreUsageErrorsThatSayWhich() {
     Run missing = run("demo", "--rate");
     assertThat(missing.code()).isEqualTo(2);
-    assertThat(missing.err()).contains("Missing required parameter for option '--rate'").doesNotContain("Exception");
+    assertThat(missing.err())
+        .contains("Missing required parameter for option '--rate'")
+        .doesNotContain("Exception");
     Run malformed = run("demo", "--rate", "fast");
     assertThat(malformed.code()).isEqualTo(2);
     assertThat(malformed.err()).contains("Invalid value for option '--rate'", "fast");
@@ -60,10 +78,12 @@ class LakestreamCliTest {
   @Test
   void aReadingCommandWithoutACatalogSaysSoAndCreatesNothing(@TempDir Path dir) throws Exception {
     Path warehouse = dir.resolve("no-warehouse-here");
-    Path config = Files.writeString(dir.resolve("c.properties"), "iceberg.catalog.warehouse=" + warehouse + "\n");
+    Path config = Files.writeString(
+        dir.resolve("c.properties"), "iceberg.catalog.warehouse=" + warehouse + "\n");
     Run verify = run("verify", "--config", config.toString());
     assertThat(verify.code()).isEqualTo(1);
-    assertThat(verify.err()).contains("no catalog is configured and there is no embedded warehouse at " + warehouse)
+    assertThat(verify.err())
+        .contains("no catalog is configured and there is no embedded warehouse at " + warehouse)
         .doesNotContain("Exception");
     assertThat(warehouse).doesNotExist();
   }

@@ -27,7 +27,8 @@ class MaintenanceCommandTest {
   @Test
   void compactExpireAndRemoveOrphansFromTheCommandLine() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
-    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
+    try (PipelineDriver pipeline =
+        new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"))) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 61);
       for (int i = 0; i < 6; i++) {
         pipeline.send(gen.next(100));
@@ -56,9 +57,17 @@ class MaintenanceCommandTest {
       assertThat(expire.code).as(expire.out).isZero();
       assertThat(expire.out).containsPattern("expired [1-9][0-9]* snapshots");
 
-      Path orphan = Path.of(pipeline.table(table).location(), "data", "orphan-" + System.nanoTime() + ".parquet");
+      Path orphan = Path.of(
+          pipeline.table(table).location(), "data", "orphan-" + System.nanoTime() + ".parquet");
       Files.writeString(orphan, "never committed");
-      Run orphans = run("remove-orphan-files", "--config", config.toString(), "--table", name, "--older-than-ms", "0");
+      Run orphans = run(
+          "remove-orphan-files",
+          "--config",
+          config.toString(),
+          "--table",
+          name,
+          "--older-than-ms",
+          "0");
       assertThat(orphans.code).as(orphans.out).isZero();
       assertThat(orphans.out).contains("removed " + orphan, "1 orphans removed");
       assertThat(orphan).doesNotExist();
@@ -66,7 +75,8 @@ class MaintenanceCommandTest {
       assertThat(pipeline.mainDiffersFromModel(table)).isNull();
       assertThat(pipeline.verify(table).passed()).isTrue();
       assertThat(run("compact", "--table").code).isEqualTo(2);
-      assertThat(run("compact", "--config", config.toString(), "--table", "app.nope").code).isEqualTo(1);
+      assertThat(run("compact", "--config", config.toString(), "--table", "app.nope").code)
+          .isEqualTo(1);
     }
   }
 
@@ -74,7 +84,8 @@ class MaintenanceCommandTest {
 
   private static Run run(String command, String... args) throws Exception {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    int code = MaintenanceCommand.run(command, args, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    int code =
+        MaintenanceCommand.run(command, args, new PrintStream(bytes, true, StandardCharsets.UTF_8));
     return new Run(code, bytes.toString(StandardCharsets.UTF_8));
   }
 }

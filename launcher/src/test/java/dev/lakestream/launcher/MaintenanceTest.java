@@ -78,7 +78,8 @@ class MaintenanceTest {
         assertCycle(pipeline, table, ++cycle);
       }
 
-      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20);
+      RealtimeCompaction compaction =
+          RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20);
       // Ingest goes on committing updates and deletes of the rows being compacted; sync mirrors
       // some of them before the compaction commits (those are converted again afterwards).
       for (int i = 0; i < 4; i++) {
@@ -92,8 +93,11 @@ class MaintenanceTest {
       RealtimeCompaction.Result result = compaction.commit();
       assertThat(result.dataFilesOut()).isEqualTo(1);
       assertThat(result.equalityDeletesDropped()).isGreaterThan(0);
-      assertThat(pipeline.rows(table, Branches.REALTIME)).as("realtime after the compaction").isEqualTo(pipeline.model(table).rows());
-      long deletesDuring = equalityDeletesAdded(pipeline.table(table), compaction.start().snapshotId(), result.snapshotId());
+      assertThat(pipeline.rows(table, Branches.REALTIME))
+          .as("realtime after the compaction")
+          .isEqualTo(pipeline.model(table).rows());
+      long deletesDuring = equalityDeletesAdded(
+          pipeline.table(table), compaction.start().snapshotId(), result.snapshotId());
 
       List<MainCommitted> mirrored = pipeline.sync();
       assertThat(mirrored).hasSize(1);
@@ -101,19 +105,27 @@ class MaintenanceTest {
       assertCycle(pipeline, table, ++cycle);
       Snapshot mirror = pipeline.table(table).snapshot(Branches.MAIN);
       long reconverted = Long.parseLong(mirror.summary().get(SummaryKeys.RECONVERTED_DELETES));
-      assertThat(reconverted).as("delete files converted again against the compacted file")
-          .isGreaterThan(0).isLessThanOrEqualTo(deletesDuring);
-      assertThat(pipeline.syncCounter("lakestream.sync.reconverted.deletes")).isEqualTo(reconverted);
+      assertThat(reconverted)
+          .as("delete files converted again against the compacted file")
+          .isGreaterThan(0)
+          .isLessThanOrEqualTo(deletesDuring);
+      assertThat(pipeline.syncCounter("lakestream.sync.reconverted.deletes"))
+          .isEqualTo(reconverted);
 
       for (int i = 0; i < 3; i++) {
         pipeline.send(gen.next(150));
         pipeline.ingestCommit();
         pipeline.sync();
         assertCycle(pipeline, table, ++cycle);
-        assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary()).containsEntry(SummaryKeys.RECONVERTED_DELETES, "0");
+        assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary())
+            .containsEntry(SummaryKeys.RECONVERTED_DELETES, "0");
       }
-      assertThat(pipeline.syncCounter("lakestream.sync.reconverted.deletes")).as("once per compaction").isEqualTo(reconverted);
-      assertThat(ingestCounter(pipeline, "lakestream.realtime.commit.retries")).as("ingest commits that conflicted").isZero();
+      assertThat(pipeline.syncCounter("lakestream.sync.reconverted.deletes"))
+          .as("once per compaction")
+          .isEqualTo(reconverted);
+      assertThat(ingestCounter(pipeline, "lakestream.realtime.commit.retries"))
+          .as("ingest commits that conflicted")
+          .isZero();
     }
   }
 
@@ -129,7 +141,8 @@ class MaintenanceTest {
         pipeline.ingestCommit();
       }
       pipeline.sync();
-      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20);
+      RealtimeCompaction compaction =
+          RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20);
 
       List<Change> mirroredFirst = gen.deleteOne();
       pipeline.send(mirroredFirst);
@@ -142,12 +155,16 @@ class MaintenanceTest {
       assertThat(pipeline.sync()).hasSize(1);
 
       Map<List<Object>, Map<String, Object>> main = pipeline.rows(table, Branches.MAIN);
-      assertThat(main).doesNotContainKey(mirroredFirst.get(0).key()).doesNotContainKey(afterwards.get(0).key());
+      assertThat(main)
+          .doesNotContainKey(mirroredFirst.get(0).key())
+          .doesNotContainKey(afterwards.get(0).key());
       assertCycle(pipeline, table, 3);
       Table t = pipeline.table(table);
       Snapshot head = t.snapshot(Branches.MAIN);
       DataFile compacted = BranchFiles.liveDataFiles(t, head).values().stream()
-          .filter(f -> f.dataSequenceNumber() == compaction.start().sequenceNumber()).findFirst().orElseThrow();
+          .filter(f -> f.dataSequenceNumber() == compaction.start().sequenceNumber())
+          .findFirst()
+          .orElseThrow();
       DeleteFile dv = BranchFiles.deletionVectors(t, head).get(compacted.location());
       assertThat(dv).as("a deletion vector on the compacted file").isNotNull();
       assertThat(dv.recordCount()).isGreaterThanOrEqualTo(2);
@@ -184,7 +201,8 @@ class MaintenanceTest {
       Table t = pipeline.table(table);
       Set<Long> heads = new HashSet<>();
       t.refs().values().forEach(r -> heads.add(r.snapshotId()));
-      ExpireSnapshots expiry = t.expireSnapshots().expireOlderThan(Long.MIN_VALUE).cleanExpiredFiles(true);
+      ExpireSnapshots expiry =
+          t.expireSnapshots().expireOlderThan(Long.MIN_VALUE).cleanExpiredFiles(true);
       int expired = 0;
       for (Snapshot s : t.snapshots()) {
         if (!heads.contains(s.snapshotId())) {
@@ -199,7 +217,8 @@ class MaintenanceTest {
 
       List<MainCommitted> committed = pipeline.syncBackstop();
       assertThat(committed).hasSize(1);
-      assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary()).containsEntry(SummaryKeys.LIVE_SET_DIFF, "true");
+      assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary())
+          .containsEntry(SummaryKeys.LIVE_SET_DIFF, "true");
       assertCycle(pipeline, table, 4);
       assertThat(pipeline.syncCounter("lakestream.sync.live.set.diffs")).isEqualTo(1);
 
@@ -207,7 +226,8 @@ class MaintenanceTest {
         pipeline.send(gen.next(150));
         pipeline.ingestCommit();
         assertThat(pipeline.sync()).hasSize(1);
-        assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary()).doesNotContainKey(SummaryKeys.LIVE_SET_DIFF);
+        assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary())
+            .doesNotContainKey(SummaryKeys.LIVE_SET_DIFF);
         assertCycle(pipeline, table, 5 + i);
       }
     }
@@ -227,25 +247,32 @@ class MaintenanceTest {
         pipeline.send(gen.next(100));
         pipeline.ingestCommit();
       }
-      RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit(); // realtime's head carries no offsets
+      RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20)
+          .commit(); // realtime's head carries no offsets
       Table t = pipeline.table(table);
       long watermark = BranchFiles.watermark(t).orElseThrow();
       int before = snapshotCount(t);
 
       RetentionPolicy keepOne = new RetentionPolicy(0, 1);
-      SnapshotExpiry.Result result = SnapshotExpiry.run(t, keepOne, keepOne, System.currentTimeMillis() + 1);
+      SnapshotExpiry.Result result =
+          SnapshotExpiry.run(t, keepOne, keepOne, System.currentTimeMillis() + 1);
 
       t = pipeline.table(table);
       assertThat(result.total()).isGreaterThan(0);
       assertThat(snapshotCount(t)).isEqualTo(before - result.total());
       assertThat(t.snapshot(watermark)).as("main's watermark on realtime").isNotNull();
       assertThat(TableRows.snapshots(t, Branches.REALTIME).stream()
-          .anyMatch(s -> s.summary().containsKey(SummaryKeys.SOURCE_OFFSETS))).as("committed offsets").isTrue();
-      assertThat(TableRows.snapshots(t, Branches.MAIN)).as("main: the head, which carries the watermark").hasSize(1);
+              .anyMatch(s -> s.summary().containsKey(SummaryKeys.SOURCE_OFFSETS)))
+          .as("committed offsets")
+          .isTrue();
+      assertThat(TableRows.snapshots(t, Branches.MAIN))
+          .as("main: the head, which carries the watermark")
+          .hasSize(1);
       assertFilesExist(t);
 
       assertThat(pipeline.sync()).hasSize(1);
-      assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary()).doesNotContainKey(SummaryKeys.LIVE_SET_DIFF);
+      assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary())
+          .doesNotContainKey(SummaryKeys.LIVE_SET_DIFF);
       assertCycle(pipeline, table, 7);
       pipeline.send(gen.next(100));
       pipeline.ingestCommit();
@@ -265,14 +292,18 @@ class MaintenanceTest {
       pipeline.sync();
       // Anyone who may set a table property points a's data and metadata paths at the warehouse.
       String root = pipeline.warehouseDir().toString();
-      pipeline.table(a).updateProperties()
+      pipeline
+          .table(a)
+          .updateProperties()
           .set(TableProperties.WRITE_DATA_LOCATION, root)
           .set(TableProperties.WRITE_METADATA_LOCATION, root)
           .commit();
       Table tb = pipeline.table(b);
-      OrphanFiles.Result removed = OrphanFiles.remove(pipeline.table(a), System.currentTimeMillis() + 1);
+      OrphanFiles.Result removed =
+          OrphanFiles.remove(pipeline.table(a), System.currentTimeMillis() + 1);
 
-      assertThat(removed.removedFiles()).allSatisfy(path -> assertThat(path).startsWith(pipeline.table(a).location()));
+      assertThat(removed.removedFiles())
+          .allSatisfy(path -> assertThat(path).startsWith(pipeline.table(a).location()));
       assertFilesExist(pipeline.table(b));
       assertThat(pipeline.rows(b, Branches.MAIN)).isEqualTo(pipeline.model(b).rows());
       assertThat(tb.location()).isEqualTo(pipeline.table(b).location());
@@ -281,24 +312,27 @@ class MaintenanceTest {
 
   @Test
   void orphanRemovalIsOffUnlessTurnedOn() throws Exception {
-    assertThat(MaintenanceConfig.from(new PipelineConfig(Map.of())).orphansEnabled()).isFalse();
-    assertThat(MaintenanceConfig.from(new PipelineConfig(Map.of(MaintenanceConfig.ORPHANS_ENABLED, "true")))
-        .orphansEnabled()).isTrue();
+    assertThat(MaintenanceConfig.from(new PipelineConfig(Map.of())).orphansEnabled())
+        .isFalse();
+    assertThat(MaintenanceConfig.from(
+                new PipelineConfig(Map.of(MaintenanceConfig.ORPHANS_ENABLED, "true")))
+            .orphansEnabled())
+        .isTrue();
     TestTable table = TestTable.wide("inventory", "customers");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
       pipeline.send(new ChangeStreamGenerator(table, 48).snapshot(100));
       pipeline.ingestCommit();
       pipeline.sync();
-      Maintenance.Report report = pipeline.maintenance.run(TableIdentifier.of(table.schema(), table.name()),
-          System.currentTimeMillis());
+      Maintenance.Report report = pipeline.maintenance.run(
+          TableIdentifier.of(table.schema(), table.name()), System.currentTimeMillis());
       assertThat(report.orphans()).isEmpty();
     }
   }
 
   @Test
   void anOrphanAgeNotLongerThanTheLongestStallIsRefusedAtStart() {
-    assertThatThrownBy(() -> MaintenanceConfig.from(new PipelineConfig(Map.of(MaintenanceConfig.ORPHAN_MIN_AGE_MS,
-        Long.toString(3L * 24 * 3_600_000)))))
+    assertThatThrownBy(() -> MaintenanceConfig.from(new PipelineConfig(
+            Map.of(MaintenanceConfig.ORPHAN_MIN_AGE_MS, Long.toString(3L * 24 * 3_600_000)))))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(PipelineConfig.MAX_STALL_MS);
   }
@@ -318,17 +352,23 @@ class MaintenanceTest {
       Table t = pipeline.table(table);
       // A flush whose commit never happened: ingest's writer, files written, nothing committed.
       Record row = GenericRecord.create(SourcePositions.withPosition(t.schema()));
-      Record key = GenericRecord.create(TypeUtil.select(t.schema(), t.schema().identifierFieldIds()));
+      Record key =
+          GenericRecord.create(TypeUtil.select(t.schema(), t.schema().identifierFieldIds()));
       row.setField("id", 999_999_999L);
       key.setField("id", 999_999_999L);
-      BatchWriter.Written flush = BatchWriter.write(t, t.schema(), List.of(row), List.of(key), 7, 77);
+      BatchWriter.Written flush =
+          BatchWriter.write(t, t.schema(), List.of(row), List.of(key), 7, 77);
       // A cycle that converted but never committed: the vectors are written, main is not.
       pipeline.send(gen.next(100));
       pipeline.ingestCommit();
       pipeline.dropRealtimeEvents();
       t = pipeline.table(table);
-      Differ.Planned planned = Differ.plan(t, table.schema() + "." + table.name(), UUID.randomUUID().toString(),
-          System.currentTimeMillis()).orElseThrow();
+      Differ.Planned planned = Differ.plan(
+              t,
+              table.schema() + "." + table.name(),
+              UUID.randomUUID().toString(),
+              System.currentTimeMillis())
+          .orElseThrow();
       List<String> aborted = new ArrayList<>();
       flush.dataFiles().forEach(f -> aborted.add(f.location()));
       flush.deleteFiles().forEach(f -> aborted.add(f.location()));
@@ -342,13 +382,15 @@ class MaintenanceTest {
       assertThat(aborted).hasSizeGreaterThan(2);
       aborted.forEach(path -> assertThat(new File(path)).exists());
 
-      OrphanFiles.Result removed = OrphanFiles.remove(pipeline.table(table), System.currentTimeMillis() + 1);
+      OrphanFiles.Result removed =
+          OrphanFiles.remove(pipeline.table(table), System.currentTimeMillis() + 1);
 
       assertThat(removed.removedFiles()).containsAll(aborted);
       aborted.forEach(path -> assertThat(new File(path)).doesNotExist());
       t = pipeline.table(table);
       assertFilesExist(t);
-      assertThat(pipeline.rows(table, Branches.REALTIME)).isEqualTo(pipeline.model(table).rows());
+      assertThat(pipeline.rows(table, Branches.REALTIME))
+          .isEqualTo(pipeline.model(table).rows());
       assertThat(pipeline.syncBackstop()).hasSize(1);
       assertCycle(pipeline, table, 4);
     }
@@ -369,7 +411,8 @@ class MaintenanceTest {
     policies.put("sync.maintenance.expire.main.min-snapshots-to-keep", "5");
     policies.put(MaintenanceConfig.ORPHAN_INTERVAL_MS, "1");
     policies.put(MaintenanceConfig.ORPHANS_ENABLED, "true");
-    policies.put(PipelineConfig.MAX_STALL_MS, "1"); // a test that runs one step at a time stalls never
+    policies.put(
+        PipelineConfig.MAX_STALL_MS, "1"); // a test that runs one step at a time stalls never
     policies.put(MaintenanceConfig.ORPHAN_MIN_AGE_MS, "2");
     policies.put("ingest.changelog.tables", "inventory.customers");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), policies)) {
@@ -400,9 +443,14 @@ class MaintenanceTest {
           assertCycle(pipeline, table, ++cycle);
         }
         Table t = pipeline.table(table);
-        maxRealtimeData = Math.max(maxRealtimeData, BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).size());
-        maxRealtimeDeletes = Math.max(maxRealtimeDeletes, BranchFiles.liveDeleteFiles(t, t.snapshot(Branches.REALTIME)).size());
-        maxMainData = Math.max(maxMainData, BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN)).size());
+        maxRealtimeData = Math.max(
+            maxRealtimeData,
+            BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).size());
+        maxRealtimeDeletes = Math.max(
+            maxRealtimeDeletes,
+            BranchFiles.liveDeleteFiles(t, t.snapshot(Branches.REALTIME)).size());
+        maxMainData = Math.max(
+            maxMainData, BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN)).size());
         maxSnapshots = Math.max(maxSnapshots, snapshotCount(t));
       }
       pipeline.syncBackstop();
@@ -412,27 +460,38 @@ class MaintenanceTest {
           "seed %d: %d ingest commits, %d sync cycles, %.0f compactions (%.0f files in, %.0f out, %.0f delete files dropped), "
               + "%.0f delete files reconverted, %.0f snapshots expired, %.0f orphans removed; max live: realtime %d data + %d delete files, main %d data "
               + "files, %d snapshots; at the end realtime %d data + %d delete files, main %d data files + %d DVs, %d snapshots%n",
-          seed, ingestCommits, cycle, pipeline.syncCounter("lakestream.maintenance.compactions"),
+          seed,
+          ingestCommits,
+          cycle,
+          pipeline.syncCounter("lakestream.maintenance.compactions"),
           pipeline.syncCounter("lakestream.maintenance.compaction.files.in"),
           pipeline.syncCounter("lakestream.maintenance.compaction.files.out"),
           pipeline.syncCounter("lakestream.maintenance.compaction.deletes.dropped"),
           pipeline.syncCounter("lakestream.sync.reconverted.deletes"),
           pipeline.syncCounter("lakestream.maintenance.snapshots.expired"),
           pipeline.syncCounter("lakestream.maintenance.orphans.removed"),
-          maxRealtimeData, maxRealtimeDeletes, maxMainData, maxSnapshots,
+          maxRealtimeData,
+          maxRealtimeDeletes,
+          maxMainData,
+          maxSnapshots,
           BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).size(),
           BranchFiles.liveDeleteFiles(t, t.snapshot(Branches.REALTIME)).size(),
           BranchFiles.liveDataFiles(t, t.snapshot(Branches.MAIN)).size(),
-          BranchFiles.deletionVectors(t, t.snapshot(Branches.MAIN)).size(), snapshotCount(t));
+          BranchFiles.deletionVectors(t, t.snapshot(Branches.MAIN)).size(),
+          snapshotCount(t));
       assertThat(pipeline.syncCounter("lakestream.maintenance.compactions")).isGreaterThan(2);
-      assertThat(pipeline.syncCounter("lakestream.maintenance.snapshots.expired")).isGreaterThan(20);
+      assertThat(pipeline.syncCounter("lakestream.maintenance.snapshots.expired"))
+          .isGreaterThan(20);
       assertThat(pipeline.syncCounter("lakestream.maintenance.failures")).isZero();
       // Without maintenance: 61 data files and 60 delete files on realtime, 120+ snapshots.
       assertThat(maxRealtimeData).as("live data files on realtime").isLessThanOrEqualTo(12);
       assertThat(maxMainData).as("live data files on main").isLessThanOrEqualTo(12);
-      assertThat(maxRealtimeDeletes).as("live equality-delete files on realtime").isLessThanOrEqualTo(16);
+      assertThat(maxRealtimeDeletes)
+          .as("live equality-delete files on realtime")
+          .isLessThanOrEqualTo(16);
       assertThat(maxSnapshots).as("snapshots of the table").isLessThanOrEqualTo(30);
-      assertThat(ingestCounter(pipeline, "lakestream.realtime.commits")).isEqualTo(ingestCommits + 1);
+      assertThat(ingestCounter(pipeline, "lakestream.realtime.commits"))
+          .isEqualTo(ingestCommits + 1);
       assertThat(ingestCounter(pipeline, "lakestream.realtime.commit.retries")).isZero();
       assertFilesExist(t);
 
@@ -445,7 +504,9 @@ class MaintenanceTest {
         }
       }
       assertThat(logRows).isEqualTo(events);
-      assertThat(BranchFiles.liveDataFiles(log, log.currentSnapshot()).size()).as("change-log data files").isLessThanOrEqualTo(12);
+      assertThat(BranchFiles.liveDataFiles(log, log.currentSnapshot()).size())
+          .as("change-log data files")
+          .isLessThanOrEqualTo(12);
       assertThat(snapshotCount(log)).as("change-log snapshots").isLessThanOrEqualTo(15);
       assertFilesExist(log);
     }
@@ -454,8 +515,11 @@ class MaintenanceTest {
   /** Equality-delete files committed to realtime after {@code from} up to and including {@code to}. */
   private static long equalityDeletesAdded(Table table, long from, long to) {
     long added = 0;
-    for (Snapshot s = table.snapshot(to); s != null && s.snapshotId() != from; s = table.snapshot(s.parentId())) {
-      added += Long.parseLong(s.summary().getOrDefault(SnapshotSummary.ADD_EQ_DELETE_FILES_PROP, "0"));
+    for (Snapshot s = table.snapshot(to);
+        s != null && s.snapshotId() != from;
+        s = table.snapshot(s.parentId())) {
+      added +=
+          Long.parseLong(s.summary().getOrDefault(SnapshotSummary.ADD_EQ_DELETE_FILES_PROP, "0"));
     }
     return added;
   }
@@ -472,16 +536,21 @@ class MaintenanceTest {
       }
       for (DataFile f : BranchFiles.liveDataFiles(table, s).values()) {
         if (checked.add(f.location())) {
-          assertThat(new File(f.location())).as("data file of snapshot %d", s.snapshotId()).exists();
+          assertThat(new File(f.location()))
+              .as("data file of snapshot %d", s.snapshotId())
+              .exists();
         }
       }
       for (DeleteFile f : BranchFiles.liveDeleteFiles(table, s).values()) {
         if (checked.add(f.location())) {
-          assertThat(new File(f.location())).as("%s file of snapshot %d", f.content(), s.snapshotId()).exists();
+          assertThat(new File(f.location()))
+              .as("%s file of snapshot %d", f.content(), s.snapshotId())
+              .exists();
         }
       }
     }
-    assertThat(new File(((HasTableOperations) table).operations().current().metadataFileLocation())).exists();
+    assertThat(new File(((HasTableOperations) table).operations().current().metadataFileLocation()))
+        .exists();
   }
 
   private static double ingestCounter(PipelineDriver pipeline, String name) {
@@ -490,9 +559,13 @@ class MaintenanceTest {
   }
 
   private static void assertCycle(PipelineDriver pipeline, TestTable table, int cycle) {
-    assertThat(pipeline.mainDiffersFromModel(table)).as("main vs model after cycle %d", cycle).isNull();
+    assertThat(pipeline.mainDiffersFromModel(table))
+        .as("main vs model after cycle %d", cycle)
+        .isNull();
     var report = pipeline.verify(table);
-    assertThat(report.passed()).as("invariants after cycle %d: %s", cycle, report).isTrue();
+    assertThat(report.passed())
+        .as("invariants after cycle %d: %s", cycle, report)
+        .isTrue();
   }
 
   private static int snapshotCount(Table table) {

@@ -17,7 +17,8 @@ final class OnKafkaSettings {
   private OnKafkaSettings() {}
 
   /** The settings both apps share; {@code prefix} keeps each test's event topics apart. */
-  static Map<String, String> shared(EmbeddedKafka kafka, TemporaryWarehouse warehouse, String prefix, String topic) {
+  static Map<String, String> shared(
+      EmbeddedKafka kafka, TemporaryWarehouse warehouse, String prefix, String topic) {
     Map<String, String> settings = new HashMap<>();
     settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
@@ -30,7 +31,9 @@ final class OnKafkaSettings {
     settings.put(SyncConfig.BACKSTOP_MS, "2000");
     settings.put(PipelineConfig.METRICS_PORT, "0");
     settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + prefix);
-    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    warehouse
+        .catalogProperties()
+        .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
     return settings;
   }
 
@@ -38,6 +41,8 @@ final class OnKafkaSettings {
   static PipelineConfig config(Map<String, String> shared, String applicationId) throws Exception {
     return new PipelineConfig(shared)
         .with(StreamsConfig.APPLICATION_ID_CONFIG, applicationId)
-        .with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+        .with(
+            StreamsConfig.STATE_DIR_CONFIG,
+            Files.createTempDirectory("streams-").toString());
   }
 }

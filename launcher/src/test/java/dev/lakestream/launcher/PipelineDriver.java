@@ -88,42 +88,63 @@ public final class PipelineDriver implements AutoCloseable {
     settings.put(IngestConfig.TOPICS, String.join(",", topics));
     settings.put(IngestConfig.FLUSH_INTERVAL_MS, Long.toString(FLUSH_INTERVAL_MS));
     settings.put(IngestConfig.COMMIT_INTERVAL_MS, Long.toString(COMMIT_INTERVAL_MS));
-    warehouse.catalogProperties().forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    warehouse
+        .catalogProperties()
+        .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
     settings.putAll(extra);
-    PipelineConfig ingestConfig = new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "ingest");
-    PipelineConfig syncConfig = new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "sync");
-    ingestCatalog = CatalogLoader.load(ingestConfig.catalogName(), ingestConfig.catalogProperties());
+    PipelineConfig ingestConfig =
+        new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "ingest");
+    PipelineConfig syncConfig =
+        new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "sync");
+    ingestCatalog =
+        CatalogLoader.load(ingestConfig.catalogName(), ingestConfig.catalogProperties());
     syncCatalog = CatalogLoader.load(syncConfig.catalogName(), syncConfig.catalogProperties());
     reader = warehouse.openCatalog();
 
     IngestConfig ic = new IngestConfig(ingestConfig);
-    ingest = new TopologyTestDriver(IngestTopology.build(ic, new TableManager(ingestCatalog), ingestMeters), props(ingestConfig));
+    ingest = new TopologyTestDriver(
+        IngestTopology.build(ic, new TableManager(ingestCatalog), ingestMeters),
+        props(ingestConfig));
     for (String topic : topics) {
-      inputs.put(topic, ingest.createInputTopic(topic, new ByteArraySerializer(), new ByteArraySerializer()));
+      inputs.put(
+          topic,
+          ingest.createInputTopic(topic, new ByteArraySerializer(), new ByteArraySerializer()));
     }
-    realtimeCommits = ingest.createOutputTopic(ic.realtimeCommitsTopic(), new StringDeserializer(),
+    realtimeCommits = ingest.createOutputTopic(
+        ic.realtimeCommitsTopic(),
+        new StringDeserializer(),
         EventSerdes.realtimeCommitted().deserializer());
 
     SyncConfig sc = new SyncConfig(syncConfig);
-    maintenance = new Maintenance(MaintenanceConfig.from(syncConfig), syncCatalog, syncMeters, Runnable::run);
+    maintenance =
+        new Maintenance(MaintenanceConfig.from(syncConfig), syncCatalog, syncMeters, Runnable::run);
     syncSettings = sc;
-    sync = new TopologyTestDriver(SyncTopology.build(sc, new TableManager(syncCatalog), syncMeters, maintenance, syncHealth),
+    sync = new TopologyTestDriver(
+        SyncTopology.build(sc, new TableManager(syncCatalog), syncMeters, maintenance, syncHealth),
         props(syncConfig));
-    syncTriggers = sync.createInputTopic(sc.realtimeCommitsTopic(), new StringSerializer(),
+    syncTriggers = sync.createInputTopic(
+        sc.realtimeCommitsTopic(),
+        new StringSerializer(),
         EventSerdes.realtimeCommitted().serializer());
-    mainCommits = sync.createOutputTopic(sc.mainCommitsTopic(), new StringDeserializer(), EventSerdes.mainCommitted().deserializer());
+    mainCommits = sync.createOutputTopic(
+        sc.mainCommitsTopic(),
+        new StringDeserializer(),
+        EventSerdes.mainCommitted().deserializer());
   }
 
   /** The apps' own Kafka properties (their defaults: dead-letter handling and all). */
   private static Properties props(PipelineConfig config) throws Exception {
     Properties props = StreamsApp.streamsProperties(config);
-    props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    props.put(
+        StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
     return props;
   }
 
   public void send(List<Change> changes) {
     for (Change change : changes) {
-      inputs.get(change.table().topic()).pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
+      inputs
+          .get(change.table().topic())
+          .pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
       model(change.table()).apply(change);
     }
   }
@@ -141,7 +162,8 @@ public final class PipelineDriver implements AutoCloseable {
   /** Sends the changes with Debezium's placeholder for the unchanged values of {@code toasted} columns. */
   public void send(List<Change> changes, Set<String> toasted) {
     for (Change change : changes) {
-      inputs.get(change.table().topic())
+      inputs
+          .get(change.table().topic())
           .pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true, toasted));
       model(change.table()).apply(change);
     }
@@ -174,14 +196,17 @@ public final class PipelineDriver implements AutoCloseable {
 
   /** The records sync sent to the dead-letter topic since the last call. */
   List<TestRecord<String, byte[]>> syncDeadLetters() {
-    return sync.createOutputTopic(syncSettings.pipeline().deadLetterTopic(), new StringDeserializer(),
-        new ByteArrayDeserializer()).readRecordsToList();
+    return sync.createOutputTopic(
+            syncSettings.pipeline().deadLetterTopic(),
+            new StringDeserializer(),
+            new ByteArrayDeserializer())
+        .readRecordsToList();
   }
 
   /** The records sync wrote to {@code topic} (its internal topics too) since the last call. */
   List<TestRecord<String, byte[]>> syncRecords(String topic) {
-    return sync.createOutputTopic(topic, new StringDeserializer(),
-        new ByteArrayDeserializer()).readRecordsToList();
+    return sync.createOutputTopic(topic, new StringDeserializer(), new ByteArrayDeserializer())
+        .readRecordsToList();
   }
 
   SyncConfig syncConfig() {
@@ -208,9 +233,15 @@ public final class PipelineDriver implements AutoCloseable {
   /** A properties file naming this warehouse's catalog, plus {@code settings}: what a user passes with --config. */
   Path configFile(Map<String, String> settings) throws IOException {
     StringBuilder props = new StringBuilder();
-    warehouse.catalogProperties().forEach((k, v) -> props.append(PipelineConfig.CATALOG_PREFIX).append(k).append('=').append(v).append('\n'));
+    warehouse.catalogProperties().forEach((k, v) -> props
+        .append(PipelineConfig.CATALOG_PREFIX)
+        .append(k)
+        .append('=')
+        .append(v)
+        .append('\n'));
     settings.forEach((k, v) -> props.append(k).append('=').append(v).append('\n'));
-    return Files.writeString(Files.createTempFile(warehouse.dir(), "config", ".properties"), props.toString());
+    return Files.writeString(
+        Files.createTempFile(warehouse.dir(), "config", ".properties"), props.toString());
   }
 
   /** The warehouse folder (its JDBC catalog is {@code catalog.db} in it, catalog name {@code lakestream}). */

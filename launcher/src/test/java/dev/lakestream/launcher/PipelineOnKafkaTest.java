@@ -93,7 +93,8 @@ class PipelineOnKafkaTest {
 
   @Test
   void ingestAndSyncAppsKeepMainEqualToTheSource() throws Exception {
-    TestTable table = new TestTable("dbserver1", "inventory", "customers", TestTable.wide("x", "y").columns(), List.of("id"));
+    TestTable table = new TestTable(
+        "dbserver1", "inventory", "customers", TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     Map<String, String> shared = shared("p1", table.topic());
     try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-1"));
@@ -101,8 +102,11 @@ class PipelineOnKafkaTest {
         KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       ingest.start();
       sync.start();
-      Eventually.until(Duration.ofSeconds(60), "both apps RUNNING",
-          () -> ingest.streams().state() == KafkaStreams.State.RUNNING && sync.streams().state() == KafkaStreams.State.RUNNING);
+      Eventually.until(
+          Duration.ofSeconds(60),
+          "both apps RUNNING",
+          () -> ingest.streams().state() == KafkaStreams.State.RUNNING
+              && sync.streams().state() == KafkaStreams.State.RUNNING);
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 31);
       feed.send(gen.snapshot(1000));
       for (int i = 0; i < 10; i++) {
@@ -115,15 +119,20 @@ class PipelineOnKafkaTest {
       assertThat(report.passed()).as(report.toString()).isTrue();
 
       String metrics = scrape(sync.metricsPort());
-      assertThat(metrics).contains("lakestream_sync_cycles_total", "lakestream_main_freshness_seconds");
-      Matcher m = Pattern.compile("lakestream_sync_convert_task_files_total\\{task=\"([^\"]+)\"\\} ([0-9.]+)").matcher(metrics);
+      assertThat(metrics)
+          .contains("lakestream_sync_cycles_total", "lakestream_main_freshness_seconds");
+      Matcher m = Pattern.compile(
+              "lakestream_sync_convert_task_files_total\\{task=\"([^\"]+)\"\\} ([0-9.]+)")
+          .matcher(metrics);
       int tasksThatConverted = 0;
       while (m.find()) {
         if (Double.parseDouble(m.group(2)) > 0) {
           tasksThatConverted++;
         }
       }
-      assertThat(tasksThatConverted).as("convert tasks spread over the converter's partitions").isGreaterThan(1);
+      assertThat(tasksThatConverted)
+          .as("convert tasks spread over the converter's partitions")
+          .isGreaterThan(1);
     }
   }
 
@@ -133,7 +142,8 @@ class PipelineOnKafkaTest {
    */
   @Test
   void cyclesLargerThanTheProducersRecordLimitAreSpilledAndMainKeepsUp() throws Exception {
-    TestTable table = new TestTable("dbserver1", "inventory", "bulky", TestTable.wide("x", "y").columns(), List.of("id"));
+    TestTable table = new TestTable(
+        "dbserver1", "inventory", "bulky", TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     Map<String, String> shared = shared("p4", table.topic());
     PipelineConfig syncConfig = config(shared, "sync-4").with("producer.max.request.size", "16384");
@@ -141,7 +151,10 @@ class PipelineOnKafkaTest {
         StreamsApp sync = SyncApp.create(syncConfig);
         KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       ingest.start();
-      Eventually.until(Duration.ofSeconds(60), "ingest RUNNING", () -> ingest.streams().state() == KafkaStreams.State.RUNNING);
+      Eventually.until(
+          Duration.ofSeconds(60),
+          "ingest RUNNING",
+          () -> ingest.streams().state() == KafkaStreams.State.RUNNING);
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 41);
       feed.send(gen.snapshot(2000));
       for (int i = 0; i < 10; i++) {
@@ -159,70 +172,89 @@ class PipelineOnKafkaTest {
       Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
       Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
       assertThat(report.passed()).as(report.toString()).isTrue();
-      Path spill = Path.of(reader.loadTable(id).location().replaceFirst("^file:", ""),
-          SpillingSerde.FOLDER);
+      Path spill =
+          Path.of(reader.loadTable(id).location().replaceFirst("^file:", ""), SpillingSerde.FOLDER);
       try (var files = Files.list(spill)) {
         assertThat(files.count()).as("records spilled to files").isPositive();
       }
-      assertThat(sync.meters().find("lakestream.app.thread.failures").counter().count()).as("sync threads that died")
+      assertThat(sync.meters().find("lakestream.app.thread.failures").counter().count())
+          .as("sync threads that died")
           .isZero();
     }
   }
 
   @Test
   void syncSurvivesCrashesBetweenConvertAndCommitAndAfterCommitBeforeTheEvent() throws Exception {
-    TestTable table = new TestTable("dbserver1", "inventory", "crashy", TestTable.wide("x", "y").columns(), List.of("id"));
+    TestTable table = new TestTable(
+        "dbserver1", "inventory", "crashy", TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     Map<String, String> shared = shared("p2", table.topic());
     PipelineConfig syncPipeline = config(shared, "sync-crash");
     SyncConfig syncConfig = new SyncConfig(syncPipeline);
     Properties syncProps = SyncApp.streamsProperties(syncPipeline);
     Topics.ensure(syncProps, List.of(new Topics.Spec(syncConfig.realtimeCommitsTopic(), 6)));
-    Topics.ensure(syncProps, List.of(new Topics.Spec(syncConfig.convertResultsTopic(), 6),
-        new Topics.Spec(syncConfig.convertTasksTopic(), 4), new Topics.Spec(syncConfig.mainCommitsTopic(), 6)));
-    Catalog syncCatalog = CatalogLoader.load(syncPipeline.catalogName(), syncPipeline.catalogProperties());
+    Topics.ensure(
+        syncProps,
+        List.of(
+            new Topics.Spec(syncConfig.convertResultsTopic(), 6),
+            new Topics.Spec(syncConfig.convertTasksTopic(), 4),
+            new Topics.Spec(syncConfig.mainCommitsTopic(), 6)));
+    Catalog syncCatalog =
+        CatalogLoader.load(syncPipeline.catalogName(), syncPipeline.catalogProperties());
     TableIdentifier id = TableIdentifier.of("inventory", "crashy");
     SimpleMeterRegistry syncMeters = new SimpleMeterRegistry();
-    Maintenance maintenance = new Maintenance(MaintenanceConfig.from(syncPipeline), syncCatalog, syncMeters, null);
-    Topology topology = SyncTopology.build(syncConfig, new TableManager(syncCatalog), syncMeters, maintenance, new Health());
-    // A convert task's vector is written and its result sent within the transaction, then the thread dies.
+    Maintenance maintenance =
+        new Maintenance(MaintenanceConfig.from(syncPipeline), syncCatalog, syncMeters, null);
+    Topology topology = SyncTopology.build(
+        syncConfig, new TableManager(syncCatalog), syncMeters, maintenance, new Health());
+    // A convert task's vector is written and its result sent within the transaction, then the
+    // thread dies.
     AtomicInteger tasks = new AtomicInteger();
     AtomicInteger convertCrashes = new AtomicInteger();
-    topology.addProcessor("crash-after-convert", () -> new Processor<String, Object, Void, Void>() {
-      @Override
-      public void process(Record<String, Object> record) {
-        if (tasks.incrementAndGet() % 7 == 0 && convertCrashes.get() < 2) {
-          convertCrashes.incrementAndGet();
-          throw new IllegalStateException("simulated crash between convert and commit");
-        }
-      }
-    }, "convert-tasks-in");
-    // The result that completes a cycle: main is committed, then the thread dies before the event goes out.
+    topology.addProcessor(
+        "crash-after-convert",
+        () -> new Processor<String, Object, Void, Void>() {
+          @Override
+          public void process(Record<String, Object> record) {
+            if (tasks.incrementAndGet() % 7 == 0 && convertCrashes.get() < 2) {
+              convertCrashes.incrementAndGet();
+              throw new IllegalStateException("simulated crash between convert and commit");
+            }
+          }
+        },
+        "convert-tasks-in");
+    // The result that completes a cycle: main is committed, then the thread dies before the event
+    // goes out.
     AtomicInteger commitCrashes = new AtomicInteger();
     Catalog watcher = warehouse.openCatalog();
-    topology.addProcessor("crash-after-main-commit", () -> new Processor<String, Object, Void, Void>() {
-      private Long lastMain;
+    topology.addProcessor(
+        "crash-after-main-commit",
+        () -> new Processor<String, Object, Void, Void>() {
+          private Long lastMain;
 
-      @Override
-      public void process(Record<String, Object> record) {
-        if (!watcher.tableExists(id)) {
-          return;
-        }
-        Table t = watcher.loadTable(id);
-        long head = t.snapshot(Branches.MAIN).snapshotId();
-        boolean committed = lastMain != null && head != lastMain;
-        lastMain = head;
-        if (committed && commitCrashes.get() < 2) {
-          commitCrashes.incrementAndGet();
-          throw new IllegalStateException("simulated crash after the main commit, before the event");
-        }
-      }
-    }, "convert-results-in");
+          @Override
+          public void process(Record<String, Object> record) {
+            if (!watcher.tableExists(id)) {
+              return;
+            }
+            Table t = watcher.loadTable(id);
+            long head = t.snapshot(Branches.MAIN).snapshotId();
+            boolean committed = lastMain != null && head != lastMain;
+            lastMain = head;
+            if (committed && commitCrashes.get() < 2) {
+              commitCrashes.incrementAndGet();
+              throw new IllegalStateException(
+                  "simulated crash after the main commit, before the event");
+            }
+          }
+        },
+        "convert-results-in");
 
     try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-2"));
         KafkaStreams sync = new KafkaStreams(topology, syncProps);
         KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
-      sync.setUncaughtExceptionHandler(e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
+      sync.setUncaughtExceptionHandler(
+          e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
       ingest.start();
       sync.start();
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 32);
@@ -246,7 +278,8 @@ class PipelineOnKafkaTest {
 
   @Test
   void syncRunsMaintenanceOnItsOwnThreadWhileIngestKeepsCommitting() throws Exception {
-    TestTable table = new TestTable("dbserver1", "inventory", "busy", TestTable.wide("x", "y").columns(), List.of("id"));
+    TestTable table = new TestTable(
+        "dbserver1", "inventory", "busy", TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     Map<String, String> shared = shared("p3", table.topic());
     shared.put(SyncConfig.BACKSTOP_MS, "500");
@@ -270,7 +303,9 @@ class PipelineOnKafkaTest {
         Thread.sleep(300);
         if (reader.tableExists(id)) {
           Table t = reader.loadTable(id);
-          maxRealtimeFiles = Math.max(maxRealtimeFiles, BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).size());
+          maxRealtimeFiles = Math.max(
+              maxRealtimeFiles,
+              BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).size());
         }
       }
       Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
@@ -280,23 +315,35 @@ class PipelineOnKafkaTest {
       double compactions = count(sync, "lakestream.maintenance.compactions");
       double expired = count(sync, "lakestream.maintenance.snapshots.expired");
       double realtimeCommits = count(ingest, "lakestream.realtime.commits");
-      System.out.printf("maintenance on Kafka: %.0f realtime commits (%.0f retried), %.0f compactions (%.0f files in), "
+      System.out.printf(
+          "maintenance on Kafka: %.0f realtime commits (%.0f retried), %.0f compactions (%.0f files in), "
               + "%.0f snapshots expired, %.0f delete files reconverted, max %d live data files on realtime%n",
-          realtimeCommits, count(ingest, "lakestream.realtime.commit.retries"), compactions,
-          count(sync, "lakestream.maintenance.compaction.files.in"), expired,
-          count(sync, "lakestream.sync.reconverted.deletes"), maxRealtimeFiles);
+          realtimeCommits,
+          count(ingest, "lakestream.realtime.commit.retries"),
+          compactions,
+          count(sync, "lakestream.maintenance.compaction.files.in"),
+          expired,
+          count(sync, "lakestream.sync.reconverted.deletes"),
+          maxRealtimeFiles);
       assertThat(compactions).isGreaterThan(0);
       assertThat(expired).isGreaterThan(0);
       assertThat(count(sync, "lakestream.maintenance.failures")).isZero();
-      assertThat(count(ingest, "lakestream.app.thread.failures")).as("ingest threads that died").isZero();
-      assertThat(count(sync, "lakestream.app.thread.failures")).as("sync threads that died").isZero();
+      assertThat(count(ingest, "lakestream.app.thread.failures"))
+          .as("ingest threads that died")
+          .isZero();
+      assertThat(count(sync, "lakestream.app.thread.failures"))
+          .as("sync threads that died")
+          .isZero();
       assertThat(realtimeCommits).as("ingest kept committing").isGreaterThan(10);
-      assertThat(maxRealtimeFiles).as("live data files on realtime").isLessThan((int) realtimeCommits);
+      assertThat(maxRealtimeFiles).as("live data files on realtime").isLessThan((int)
+          realtimeCommits);
     }
   }
 
   private static double count(StreamsApp app, String name) {
-    return app.meters().find(name).counters().stream().mapToDouble(c -> c.count()).sum();
+    return app.meters().find(name).counters().stream()
+        .mapToDouble(c -> c.count())
+        .sum();
   }
 
   private String mainDiffers(TableIdentifier id, TestTable table) {
@@ -304,20 +351,25 @@ class PipelineOnKafkaTest {
       return "table " + id + " does not exist yet";
     }
     Table t = reader.loadTable(id);
-    return TableComparison.differences(model.rows(), TableRows.byKey(TableRows.read(t, Branches.MAIN), table.key()));
+    return TableComparison.differences(
+        model.rows(), TableRows.byKey(TableRows.read(t, Branches.MAIN), table.key()));
   }
 
   private Map<String, String> shared(String prefix, String topic) {
     return OnKafkaSettings.shared(kafka, warehouse, prefix, topic);
   }
 
-  private static PipelineConfig config(Map<String, String> shared, String applicationId) throws Exception {
+  private static PipelineConfig config(Map<String, String> shared, String applicationId)
+      throws Exception {
     return OnKafkaSettings.config(shared, applicationId);
   }
 
   private static String scrape(int port) throws Exception {
     return HttpClient.newHttpClient()
-        .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(), HttpResponse.BodyHandlers.ofString())
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
         .body();
   }
 }

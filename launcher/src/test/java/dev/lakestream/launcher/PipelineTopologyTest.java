@@ -65,7 +65,8 @@ class PipelineTopologyTest {
   void deleteThenReinsertOfOneKeyInOneBatchIsOnMain() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 5, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 5, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
       Change insert = gen.next(1).get(0);
       pipeline.send(List.of(insert));
       pipeline.ingestCommit();
@@ -73,12 +74,22 @@ class PipelineTopologyTest {
       Map<String, Object> back = new LinkedHashMap<>(insert.after());
       back.put("name", "back again");
       pipeline.send(List.of(
-          new Change('d', table, insert.key(), insert.after(), null, insert.sourceTsMs() + 1, insert.lsn() + 1),
-          new Change('t', table, insert.key(), null, null, insert.sourceTsMs() + 1, insert.lsn() + 1),
-          new Change('c', table, insert.key(), null, back, insert.sourceTsMs() + 2, insert.lsn() + 2)));
+          new Change(
+              'd',
+              table,
+              insert.key(),
+              insert.after(),
+              null,
+              insert.sourceTsMs() + 1,
+              insert.lsn() + 1),
+          new Change(
+              't', table, insert.key(), null, null, insert.sourceTsMs() + 1, insert.lsn() + 1),
+          new Change(
+              'c', table, insert.key(), null, back, insert.sourceTsMs() + 2, insert.lsn() + 2)));
       pipeline.ingestCommit();
       pipeline.sync();
-      assertThat(pipeline.rows(table, Branches.MAIN).get(insert.key()).get("name")).isEqualTo("back again");
+      assertThat(pipeline.rows(table, Branches.MAIN).get(insert.key()).get("name"))
+          .isEqualTo("back again");
       assertCycle(pipeline, table, 2);
     }
   }
@@ -104,7 +115,8 @@ class PipelineTopologyTest {
       assertThat(committed).hasSize(1);
       List<Snapshot> main = pipeline.snapshots(table, Branches.MAIN);
       assertThat(main).hasSize(mainBefore + 1);
-      assertThat(main.get(main.size() - 1).summary()).containsEntry(SummaryKeys.REALTIME_SNAPSHOTS, "20");
+      assertThat(main.get(main.size() - 1).summary())
+          .containsEntry(SummaryKeys.REALTIME_SNAPSHOTS, "20");
       assertCycle(pipeline, table, 1);
     }
   }
@@ -124,10 +136,12 @@ class PipelineTopologyTest {
       Map<String, DataFile> realtime = BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME));
       assertThat(main.keySet()).isEqualTo(realtime.keySet()).hasSize(5);
       for (DataFile f : main.values()) {
-        assertThat(f.dataSequenceNumber()).isEqualTo(realtime.get(f.location()).dataSequenceNumber());
+        assertThat(f.dataSequenceNumber())
+            .isEqualTo(realtime.get(f.location()).dataSequenceNumber());
         assertThat(f.dataSequenceNumber()).isLessThan(t.snapshot(Branches.MAIN).sequenceNumber());
       }
-      assertThat(main.values().stream().map(DataFile::dataSequenceNumber).distinct()).hasSize(5);
+      assertThat(main.values().stream().map(DataFile::dataSequenceNumber).distinct())
+          .hasSize(5);
     }
   }
 
@@ -155,8 +169,12 @@ class PipelineTopologyTest {
       long scanned = Long.parseLong(head.summary().get(SummaryKeys.FILES_SCANNED));
       int liveFiles = BranchFiles.liveDataFiles(pipeline.table(table), head).size();
       assertThat(pipeline.syncCounter("lakestream.sync.convert.files.scanned") - before)
-          .as("converter reads in the cycle").isEqualTo(scanned);
-      assertThat(scanned).as("each data file read at most once").isLessThanOrEqualTo(liveFiles).isGreaterThan(1);
+          .as("converter reads in the cycle")
+          .isEqualTo(scanned);
+      assertThat(scanned)
+          .as("each data file read at most once")
+          .isLessThanOrEqualTo(liveFiles)
+          .isGreaterThan(1);
       assertCycle(pipeline, table, 2);
     }
   }
@@ -189,7 +207,9 @@ class PipelineTopologyTest {
         pipeline.sync();
       }
       assertCycle(pipeline, table, 6);
-      int filesBefore = BranchFiles.liveDataFiles(pipeline.table(table), pipeline.table(table).snapshot(Branches.REALTIME)).size();
+      int filesBefore = BranchFiles.liveDataFiles(
+              pipeline.table(table), pipeline.table(table).snapshot(Branches.REALTIME))
+          .size();
 
       RealtimeCompaction compaction = RealtimeCompaction.prepare(pipeline.table(table));
       // Ingest commits updates and deletes of the rows being compacted while the compaction runs.
@@ -198,7 +218,8 @@ class PipelineTopologyTest {
         pipeline.ingestCommit();
       }
       compaction.commit();
-      assertThat(pipeline.rows(table, Branches.REALTIME)).as("realtime after the compaction")
+      assertThat(pipeline.rows(table, Branches.REALTIME))
+          .as("realtime after the compaction")
           .isEqualTo(pipeline.model(table).rows());
 
       List<MainCommitted> mirrored = pipeline.sync();
@@ -233,15 +254,18 @@ class PipelineTopologyTest {
         pipeline.sync();
         assertCycle(pipeline, table, cycle);
       }
-      // Iceberg 1.12 compares UUIDs as signed longs, Parquet's bounds are unsigned: files record none.
+      // Iceberg 1.12 compares UUIDs as signed longs, Parquet's bounds are unsigned: files record
+      // none.
       Table t = pipeline.table(table);
       int idField = t.schema().findField("id").fieldId();
       int tagField = t.schema().findField("tag").fieldId();
-      for (DataFile f : BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).values()) {
+      for (DataFile f :
+          BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).values()) {
         assertThat(f.lowerBounds()).doesNotContainKeys(idField, tagField);
       }
       for (var d : BranchFiles.liveDeleteFiles(t, t.snapshot(Branches.REALTIME)).values()) {
-        assertThat(d.lowerBounds() == null ? Map.of() : d.lowerBounds()).doesNotContainKeys(idField);
+        assertThat(d.lowerBounds() == null ? Map.of() : d.lowerBounds())
+            .doesNotContainKeys(idField);
       }
     }
   }
@@ -255,15 +279,19 @@ class PipelineTopologyTest {
    */
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {31, 32, 33})
-  void truncatesWithChangesInFlightOnEveryPartitionLeaveExactlyTheRowsChangedAfterThem(long seed) throws Exception {
+  void truncatesWithChangesInFlightOnEveryPartitionLeaveExactlyTheRowsChangedAfterThem(long seed)
+      throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
-    List<String> partitions = List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
-    Map<String, String> naming = Map.of(IngestConfig.TABLE_NAME_REGEX, "^[^.]+\\.([^.]+)\\.([^.]+)\\.p[0-9]$");
+    List<String> partitions =
+        List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
+    Map<String, String> naming =
+        Map.of(IngestConfig.TABLE_NAME_REGEX, "^[^.]+\\.([^.]+)\\.([^.]+)\\.p[0-9]$");
     try (PipelineDriver pipeline = new PipelineDriver(partitions, naming)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
       Random random = new Random(seed);
       for (int round = 1; round <= 8; round++) {
-        List<List<Change>> queues = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<List<Change>> queues =
+            List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
         List<Change> changes = new ArrayList<>(gen.next(50 + random.nextInt(250)));
         if (round % 4 != 0) {
           changes.add(gen.truncate());
@@ -289,27 +317,44 @@ class PipelineTopologyTest {
         }
         pipeline.ingestCommit();
         pipeline.ingestCommit();
-        assertThat(TableComparison.differences(pipeline.model(table).rows(), pipeline.rows(table, Branches.REALTIME)))
-            .as("realtime after round %d", round).isNull();
+        assertThat(TableComparison.differences(
+                pipeline.model(table).rows(), pipeline.rows(table, Branches.REALTIME)))
+            .as("realtime after round %d", round)
+            .isNull();
         pipeline.sync();
         assertCycle(pipeline, table, round);
       }
-      // Every path was taken: files removed whole, rows deleted from files that straddle a truncate,
+      // Every path was taken: files removed whole, rows deleted from files that straddle a
+      // truncate,
       // and batches of other partitions trimmed of the changes from before it.
       List<Map<String, String>> truncates = pipeline.snapshots(table, Branches.REALTIME).stream()
-          .map(Snapshot::summary).filter(s -> s.containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED)).toList();
+          .map(Snapshot::summary)
+          .filter(s -> s.containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED))
+          .toList();
       assertThat(truncates).hasSizeGreaterThanOrEqualTo(3);
-      assertThat(truncates.stream().mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_FILES_REMOVED))).sum())
+      assertThat(truncates.stream()
+              .mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_FILES_REMOVED)))
+              .sum())
           .isPositive();
-      assertThat(truncates.stream().mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_ROWS_DELETED))).sum())
+      assertThat(truncates.stream()
+              .mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_ROWS_DELETED)))
+              .sum())
           .isPositive();
-      assertThat(pipeline.ingestMeters().counter("lakestream.realtime.rows.before.truncate").count()).isPositive();
+      assertThat(pipeline
+              .ingestMeters()
+              .counter("lakestream.realtime.rows.before.truncate")
+              .count())
+          .isPositive();
     }
   }
 
   private static void assertCycle(PipelineDriver pipeline, TestTable table, int cycle) {
-    assertThat(pipeline.mainDiffersFromModel(table)).as("main vs model after cycle %d", cycle).isNull();
+    assertThat(pipeline.mainDiffersFromModel(table))
+        .as("main vs model after cycle %d", cycle)
+        .isNull();
     var report = pipeline.verify(table);
-    assertThat(report.passed()).as("invariants after cycle %d: %s", cycle, report).isTrue();
+    assertThat(report.passed())
+        .as("invariants after cycle %d: %s", cycle, report)
+        .isTrue();
   }
 }

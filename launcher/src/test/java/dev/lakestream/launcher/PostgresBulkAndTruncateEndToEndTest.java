@@ -65,7 +65,8 @@ class PostgresBulkAndTruncateEndToEndTest {
     kafka = EmbeddedKafka.start();
     postgres = EmbeddedPostgres.start();
     warehouse = new TemporaryWarehouse();
-    postgres.execute("CREATE SCHEMA inventory",
+    postgres.execute(
+        "CREATE SCHEMA inventory",
         "CREATE TABLE inventory.bulk (id bigint PRIMARY KEY, note text)",
         "CREATE TABLE inventory.busy (id bigint PRIMARY KEY, n int, note text)",
         "CREATE TABLE inventory.sessions (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), n int, tag uuid)",
@@ -84,7 +85,8 @@ class PostgresBulkAndTruncateEndToEndTest {
 
   @AfterAll
   void stopTheStack() throws Exception {
-    for (AutoCloseable part : new AutoCloseable[] {sync, ingest, connect, warehouse, postgres, kafka}) {
+    for (AutoCloseable part :
+        new AutoCloseable[] {sync, ingest, connect, warehouse, postgres, kafka}) {
       if (part != null) {
         part.close();
       }
@@ -94,13 +96,18 @@ class PostgresBulkAndTruncateEndToEndTest {
   @Test
   void aCopyOf100000RowsArrivesWhole() throws Exception {
     // One WAL record per heap page: dozens of rows share each source position.
-    postgres.execute("COPY inventory.bulk (id) FROM PROGRAM 'seq 1 100000'",
+    postgres.execute(
+        "COPY inventory.bulk (id) FROM PROGRAM 'seq 1 100000'",
         "UPDATE inventory.bulk SET note = 'touched' WHERE id % 1000 = 0");
     TableIdentifier bulk = TableIdentifier.of("inventory", "bulk");
     Eventually.noDifference(SYNCED, () -> differs(bulk, "id"));
-    System.out.printf("COPY: 100000 rows copied, %d on main, %.0f changes fenced as replays%n",
-        TableRows.read(reader.loadTable(bulk), Branches.MAIN).size(), meter("lakestream.ingest.fenced"));
-    assertThat(meter("lakestream.ingest.fenced")).as("no copied row taken for a replay").isZero();
+    System.out.printf(
+        "COPY: 100000 rows copied, %d on main, %.0f changes fenced as replays%n",
+        TableRows.read(reader.loadTable(bulk), Branches.MAIN).size(),
+        meter("lakestream.ingest.fenced"));
+    assertThat(meter("lakestream.ingest.fenced"))
+        .as("no copied row taken for a replay")
+        .isZero();
     assertVerified(bulk);
   }
 
@@ -117,7 +124,8 @@ class PostgresBulkAndTruncateEndToEndTest {
       // Two writers keep all three partitions busy while the truncate happens.
       List<CompletableFuture<Integer>> writers = List.of(
           CompletableFuture.supplyAsync(() -> write(firstId, new Random(random.nextLong()), stop)),
-          CompletableFuture.supplyAsync(() -> write(firstId + 500_000, new Random(random.nextLong()), stop)));
+          CompletableFuture.supplyAsync(
+              () -> write(firstId + 500_000, new Random(random.nextLong()), stop)));
       Thread.sleep(1_500 + random.nextInt(1_500));
       postgres.execute("TRUNCATE inventory.busy");
       Thread.sleep(500 + random.nextInt(1_500));
@@ -127,12 +135,14 @@ class PostgresBulkAndTruncateEndToEndTest {
         changes += w.get(60, TimeUnit.SECONDS);
       }
       Eventually.noDifference(SYNCED, () -> differs(busy, "id"));
-      rounds.add("round " + round + ": " + changes + " changes, " + rowCount("inventory.busy") + " rows after");
+      rounds.add("round " + round + ": " + changes + " changes, " + rowCount("inventory.busy")
+          + " rows after");
     }
     System.out.println("TRUNCATE: " + rounds);
     Table table = reader.loadTable(busy);
     long applied = TableRows.snapshots(table, Branches.REALTIME).stream()
-        .filter(s -> s.summary().containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED)).count();
+        .filter(s -> s.summary().containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED))
+        .count();
     assertThat(applied).as("truncates applied on realtime").isEqualTo(4);
     assertVerified(busy);
   }
@@ -141,23 +151,30 @@ class PostgresBulkAndTruncateEndToEndTest {
   void randomUuidKeysThroughUpdatesDeletesAndACompaction() throws Exception {
     TableIdentifier sessions = TableIdentifier.of("inventory", "sessions");
     Random random = new Random(16);
-    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
-      s.execute("INSERT INTO inventory.sessions (n, tag) SELECT g, gen_random_uuid() FROM generate_series(1, 5000) g");
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement()) {
+      s.execute(
+          "INSERT INTO inventory.sessions (n, tag) SELECT g, gen_random_uuid() FROM generate_series(1, 5000) g");
     }
     Eventually.noDifference(SYNCED, () -> differs(sessions, "id"));
     for (int round = 1; round <= 2; round++) {
-      try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
-        s.execute("UPDATE inventory.sessions SET n = n + 1, tag = gen_random_uuid() WHERE n % 3 = " + (round % 3));
-        s.execute("DELETE FROM inventory.sessions WHERE id IN (SELECT id FROM inventory.sessions ORDER BY random() LIMIT 500)");
+      try (Connection c = postgres.connect();
+          Statement s = c.createStatement()) {
+        s.execute("UPDATE inventory.sessions SET n = n + 1, tag = gen_random_uuid() WHERE n % 3 = "
+            + (round % 3));
+        s.execute(
+            "DELETE FROM inventory.sessions WHERE id IN (SELECT id FROM inventory.sessions ORDER BY random() LIMIT 500)");
       }
       Eventually.noDifference(SYNCED, () -> differs(sessions, "id"));
       RealtimeCompaction.prepare(reader.loadTable(sessions)).commit();
     }
-    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement()) {
       s.execute("UPDATE inventory.sessions SET n = -n WHERE n % 2 = 0");
     }
     Eventually.noDifference(SYNCED, () -> differs(sessions, "id"));
-    System.out.printf("UUID keys: %d rows in PostgreSQL and on main%n", rowCount("inventory.sessions"));
+    System.out.printf(
+        "UUID keys: %d rows in PostgreSQL and on main%n", rowCount("inventory.sessions"));
     assertThat(rowCount("inventory.sessions")).isEqualTo(4_000);
     assertVerified(sessions);
   }
@@ -169,12 +186,14 @@ class PostgresBulkAndTruncateEndToEndTest {
     Eventually.noDifference(SYNCED, () -> differs(widened, "id"));
     postgres.execute("UPDATE inventory.widened SET n = n + 1 WHERE id % 2 = 0");
     Eventually.noDifference(SYNCED, () -> differs(widened, "id"));
-    postgres.execute("ALTER TABLE inventory.widened ALTER COLUMN id TYPE bigint",
+    postgres.execute(
+        "ALTER TABLE inventory.widened ALTER COLUMN id TYPE bigint",
         "INSERT INTO inventory.widened SELECT g, 1 FROM generate_series(5000000000, 5000000999) g",
         "UPDATE inventory.widened SET n = n * 10 WHERE id % 3 = 0",
         "DELETE FROM inventory.widened WHERE id % 7 = 0");
     Eventually.noDifference(SYNCED, () -> differs(widened, "id"));
-    assertThat(reader.loadTable(widened).schema().findField("id").type()).isEqualTo(Types.LongType.get());
+    assertThat(reader.loadTable(widened).schema().findField("id").type())
+        .isEqualTo(Types.LongType.get());
     assertVerified(widened);
   }
 
@@ -188,7 +207,8 @@ class PostgresBulkAndTruncateEndToEndTest {
       while (!stop.get()) {
         for (int i = 1 + random.nextInt(4); i > 0; i--) {
           if (mine.isEmpty() || random.nextInt(3) > 0) {
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO inventory.busy VALUES (?, ?, ?)")) {
+            try (PreparedStatement ps =
+                c.prepareStatement("INSERT INTO inventory.busy VALUES (?, ?, ?)")) {
               ps.setLong(1, next);
               ps.setInt(2, random.nextInt(1000));
               ps.setString(3, "i" + next);
@@ -196,7 +216,8 @@ class PostgresBulkAndTruncateEndToEndTest {
             }
             mine.add(next++);
           } else {
-            try (PreparedStatement ps = c.prepareStatement("UPDATE inventory.busy SET n = n + 1 WHERE id = ?")) {
+            try (PreparedStatement ps =
+                c.prepareStatement("UPDATE inventory.busy SET n = n + 1 WHERE id = ?")) {
               ps.setLong(1, mine.get(random.nextInt(mine.size())));
               ps.executeUpdate(); // may find nothing once a truncate removed it
             }
@@ -213,7 +234,8 @@ class PostgresBulkAndTruncateEndToEndTest {
   }
 
   private long rowCount(String table) throws Exception {
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
       rs.next();
       return rs.getLong(1);
@@ -221,7 +243,9 @@ class PostgresBulkAndTruncateEndToEndTest {
   }
 
   private double meter(String name) {
-    return ingest.meters().find(name).counters().stream().mapToDouble(c -> c.count()).sum();
+    return ingest.meters().find(name).counters().stream()
+        .mapToDouble(c -> c.count())
+        .sum();
   }
 
   /** Null when main of the table equals {@code SELECT *}, else what differs. */
@@ -230,7 +254,8 @@ class PostgresBulkAndTruncateEndToEndTest {
       return "no table " + id + " yet";
     }
     Map<List<Object>, Map<String, Object>> source = new HashMap<>();
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT * FROM " + id)) {
       ResultSetMetaData meta = rs.getMetaData();
       while (rs.next()) {
@@ -242,7 +267,8 @@ class PostgresBulkAndTruncateEndToEndTest {
       }
     }
     Table table = reader.loadTable(id);
-    Map<List<Object>, Map<String, Object>> main = TableRows.byKey(TableRows.read(table, Branches.MAIN), List.of(key));
+    Map<List<Object>, Map<String, Object>> main =
+        TableRows.byKey(TableRows.read(table, Branches.MAIN), List.of(key));
     return TableComparison.differences(source, main);
   }
 

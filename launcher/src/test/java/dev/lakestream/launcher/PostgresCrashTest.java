@@ -39,11 +39,14 @@ class PostgresCrashTest {
         TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       InventoryDatabase db = new InventoryDatabase(postgres::connect, 43);
       db.create(300);
-      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse).with(PipelineConfig.METRICS_PORT, "-1");
+      PipelineConfig shared =
+          PostgresEndToEndTest.shared(kafka, warehouse).with(PipelineConfig.METRICS_PORT, "-1");
       Path logs = Files.createTempDirectory("apps-");
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
-          ChildApp ingest = new ChildApp("ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest.log"));
-          ChildApp sync = new ChildApp("sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync.log"))) {
+          ChildApp ingest = new ChildApp(
+              "ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest.log"));
+          ChildApp sync = new ChildApp(
+              "sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync.log"))) {
         ingest.start();
         sync.start();
         PostgresEndToEndTest.registerConnector(connect, postgres);
@@ -71,7 +74,8 @@ class PostgresCrashTest {
 
         Eventually.noDifference(Duration.ofSeconds(240), () -> db.mainDiffers(reader));
         PostgresEndToEndTest.assertInvariants(reader);
-        System.out.printf("Crash test: %d changes in %d transactions; ingest started %d times, sync %d times; logs in %s%n",
+        System.out.printf(
+            "Crash test: %d changes in %d transactions; ingest started %d times, sync %d times; logs in %s%n",
             changes, txids.size(), ingest.starts(), sync.starts(), logs);
         assertThat(ingest.starts()).isEqualTo(1 + KILLS_EACH);
         assertThat(sync.starts()).isEqualTo(1 + KILLS_EACH);
@@ -91,14 +95,19 @@ class PostgresCrashTest {
         TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       InventoryDatabase db = new InventoryDatabase(postgres::connect, 44);
       db.create(300);
-      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse).with(PipelineConfig.METRICS_PORT, "-1")
+      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
+          .with(PipelineConfig.METRICS_PORT, "-1")
           .with(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2");
       Path logs = Files.createTempDirectory("apps-");
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
-          ChildApp ingest1 = new ChildApp("ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest-1.log"));
-          ChildApp ingest2 = new ChildApp("ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest-2.log"));
-          ChildApp sync1 = new ChildApp("sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync-1.log"));
-          ChildApp sync2 = new ChildApp("sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync-2.log"))) {
+          ChildApp ingest1 = new ChildApp(
+              "ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest-1.log"));
+          ChildApp ingest2 = new ChildApp(
+              "ingest", PostgresEndToEndTest.app(shared, "ingest"), logs.resolve("ingest-2.log"));
+          ChildApp sync1 = new ChildApp(
+              "sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync-1.log"));
+          ChildApp sync2 = new ChildApp(
+              "sync", PostgresEndToEndTest.app(shared, "sync"), logs.resolve("sync-2.log"))) {
         ingest1.start();
         ingest2.start();
         sync1.start();
@@ -115,9 +124,11 @@ class PostgresCrashTest {
             throw new IllegalStateException(e);
           }
         });
-        Eventually.until(Duration.ofSeconds(180), "both tables on main", () -> reader.tableExists(
-            TableIdentifier.of("inventory", "orders")) && reader.tableExists(
-            TableIdentifier.of("inventory", "customers")));
+        Eventually.until(
+            Duration.ofSeconds(180),
+            "both tables on main",
+            () -> reader.tableExists(TableIdentifier.of("inventory", "orders"))
+                && reader.tableExists(TableIdentifier.of("inventory", "customers")));
         Thread.sleep(8_000);
         ingest2.kill();
         Thread.sleep(3_000);
@@ -130,8 +141,10 @@ class PostgresCrashTest {
         PostgresEndToEndTest.assertInvariants(reader);
         assertThat(ingest1.alive()).as("the surviving ingest").isTrue();
         assertThat(sync2.alive()).as("the surviving sync").isTrue();
-        System.out.printf("Scale-out crash test: %d changes in %d transactions; one ingest and one sync of two killed;"
-            + " logs in %s%n", changes, txids.size(), logs);
+        System.out.printf(
+            "Scale-out crash test: %d changes in %d transactions; one ingest and one sync of two killed;"
+                + " logs in %s%n",
+            changes, txids.size(), logs);
         assertThat(changes).isGreaterThan(1_000);
       }
     }

@@ -41,43 +41,53 @@ class PostgresEndToEndContainersTest {
   private static final Network NETWORK = Network.newNetwork();
 
   @Container
-  private static final PostgreSQLContainer POSTGRES =
-      new PostgreSQLContainer("postgres:17")
-          .withNetwork(NETWORK)
-          .withNetworkAliases("postgres")
-          .withCommand("postgres", "-c", "wal_level=logical", "-c", "track_commit_timestamp=on");
+  private static final PostgreSQLContainer POSTGRES = new PostgreSQLContainer("postgres:17")
+      .withNetwork(NETWORK)
+      .withNetworkAliases("postgres")
+      .withCommand("postgres", "-c", "wal_level=logical", "-c", "track_commit_timestamp=on");
 
   @Container
   private static final KafkaContainer KAFKA =
       new KafkaContainer("apache/kafka:4.1.1").withNetwork(NETWORK).withListener("kafka:19092");
 
   @Container
-  private static final GenericContainer<?> CONNECT =
-      new GenericContainer<>("quay.io/debezium/connect:3.6.1.Final")
-          .withNetwork(NETWORK)
-          .dependsOn(KAFKA, POSTGRES)
-          .withEnv("BOOTSTRAP_SERVERS", "kafka:19092")
-          .withEnv("GROUP_ID", "connect")
-          .withEnv("CONFIG_STORAGE_TOPIC", "connect-configs")
-          .withEnv("OFFSET_STORAGE_TOPIC", "connect-offsets")
-          .withEnv("STATUS_STORAGE_TOPIC", "connect-status")
-          .withExposedPorts(8083)
-          .waitingFor(Wait.forHttp("/connectors").forPort(8083));
+  private static final GenericContainer<?> CONNECT = new GenericContainer<>(
+          "quay.io/debezium/connect:3.6.1.Final")
+      .withNetwork(NETWORK)
+      .dependsOn(KAFKA, POSTGRES)
+      .withEnv("BOOTSTRAP_SERVERS", "kafka:19092")
+      .withEnv("GROUP_ID", "connect")
+      .withEnv("CONFIG_STORAGE_TOPIC", "connect-configs")
+      .withEnv("OFFSET_STORAGE_TOPIC", "connect-offsets")
+      .withEnv("STATUS_STORAGE_TOPIC", "connect-status")
+      .withExposedPorts(8083)
+      .waitingFor(Wait.forHttp("/connectors").forPort(8083));
 
   @Test
   void postgresThroughDebeziumIngestAndSyncEqualsSelectStar() throws Exception {
     InventoryDatabase db = new InventoryDatabase(
-        () -> DriverManager.getConnection(POSTGRES.getJdbcUrl(), POSTGRES.getUsername(), POSTGRES.getPassword()), 44);
+        () -> DriverManager.getConnection(
+            POSTGRES.getJdbcUrl(), POSTGRES.getUsername(), POSTGRES.getPassword()),
+        44);
     db.create(200);
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      PipelineConfig shared = LocalPipeline.settings(KAFKA.getBootstrapServers(), warehouse.catalogProperties());
+      PipelineConfig shared =
+          LocalPipeline.settings(KAFKA.getBootstrapServers(), warehouse.catalogProperties());
       try (StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
           StreamsApp sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"))) {
         ingest.start();
         sync.start();
-        register(Map.of("database.hostname", "postgres", "database.port", "5432",
-            "database.user", POSTGRES.getUsername(), "database.password", POSTGRES.getPassword(),
-            "database.dbname", POSTGRES.getDatabaseName()));
+        register(Map.of(
+            "database.hostname",
+            "postgres",
+            "database.port",
+            "5432",
+            "database.user",
+            POSTGRES.getUsername(),
+            "database.password",
+            POSTGRES.getPassword(),
+            "database.dbname",
+            POSTGRES.getDatabaseName()));
         Eventually.noDifference(Duration.ofSeconds(180), () -> db.mainDiffers(warehouse.catalog()));
         List<Long> txids = new ArrayList<>();
         int changes = db.runWorkload(10_000, 0, txids, () -> false);
@@ -98,11 +108,15 @@ class PostgresEndToEndContainersTest {
     }
     ObjectNode connector = (ObjectNode) json.readTree(file.toFile());
     overrides.forEach(((ObjectNode) connector.get("config"))::put);
-    URI url = URI.create("http://" + CONNECT.getHost() + ":" + CONNECT.getMappedPort(8083) + "/connectors");
-    HttpResponse<String> response = HttpClient.newHttpClient().send(
-        HttpRequest.newBuilder(url).header("Content-Type", "application/json")
-            .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(connector))).build(),
-        HttpResponse.BodyHandlers.ofString());
+    URI url = URI.create(
+        "http://" + CONNECT.getHost() + ":" + CONNECT.getMappedPort(8083) + "/connectors");
+    HttpResponse<String> response = HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(url)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(connector)))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as(response.body()).isBetween(200, 299);
   }
 }

@@ -51,7 +51,8 @@ class PostgresEndToEndTest {
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
           StreamsApp ingest = IngestApp.create(app(shared, "ingest"));
           StreamsApp sync = SyncApp.create(app(shared, "sync"));
-          KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
+          KafkaChangeFeed feed =
+              new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
         Catalog reader = warehouse.catalog();
         ingest.start();
         sync.start();
@@ -71,9 +72,17 @@ class PostgresEndToEndTest {
         System.out.printf(
             "E2E: %d changes in %d transactions in %.1f s (%.0f changes/s); main == SELECT * %.1f s after the workload began;"
                 + " freshness source commit -> main (ms, %d changes): p50=%d p95=%d p99=%d max=%d; whole test %.1f s%n",
-            changes, txids.size(), workloadMs / 1000.0, changes * 1000.0 / workloadMs, convergedMs / 1000.0,
-            freshness.size(), pct(freshness, 50), pct(freshness, 95), pct(freshness, 99),
-            freshness.get(freshness.size() - 1), (System.currentTimeMillis() - started) / 1000.0);
+            changes,
+            txids.size(),
+            workloadMs / 1000.0,
+            changes * 1000.0 / workloadMs,
+            convergedMs / 1000.0,
+            freshness.size(),
+            pct(freshness, 50),
+            pct(freshness, 95),
+            pct(freshness, 99),
+            freshness.get(freshness.size() - 1),
+            (System.currentTimeMillis() - started) / 1000.0);
         assertThat(changes).isGreaterThanOrEqualTo(CHANGES);
         assertThat(freshness).hasSizeGreaterThan(txids.size() / 2);
       }
@@ -89,14 +98,24 @@ class PostgresEndToEndTest {
   }
 
   static PipelineConfig app(PipelineConfig shared, String id) throws Exception {
-    return shared.with(StreamsConfig.APPLICATION_ID_CONFIG, id)
-        .with(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    return shared
+        .with(StreamsConfig.APPLICATION_ID_CONFIG, id)
+        .with(
+            StreamsConfig.STATE_DIR_CONFIG,
+            Files.createTempDirectory("streams-").toString());
   }
 
-  static void registerConnector(EmbeddedConnect connect, EmbeddedPostgres postgres) throws Exception {
+  static void registerConnector(EmbeddedConnect connect, EmbeddedPostgres postgres)
+      throws Exception {
     connect.createConnector(
         Files.readString(connectorsDir().resolve("postgres-inventory.json")),
-        Map.of("database.hostname", "127.0.0.1", "database.port", Integer.toString(postgres.port()), "database.password", ""));
+        Map.of(
+            "database.hostname",
+            "127.0.0.1",
+            "database.port",
+            Integer.toString(postgres.port()),
+            "database.password",
+            ""));
   }
 
   static void assertInvariants(Catalog reader) {

@@ -76,6 +76,7 @@ class PostgresTypesEndToEndTest {
   private static final Duration SYNCED = Duration.ofSeconds(180);
   /** Debezium's values for 'infinity' and '-infinity' timestamps (µs since 1970), which the pipeline keeps. */
   private static final long INFINITY_MICROS = 9_223_372_036_825_200_000L;
+
   private static final long MINUS_INFINITY_MICROS = -9_223_372_036_832_400_000L;
 
   private EmbeddedKafka kafka;
@@ -92,10 +93,15 @@ class PostgresTypesEndToEndTest {
     kafka = EmbeddedKafka.start();
     postgres = EmbeddedPostgres.start();
     warehouse = new TemporaryWarehouse();
-    postgres.execute("CREATE SCHEMA inventory", "CREATE EXTENSION citext", "CREATE EXTENSION hstore",
+    postgres.execute(
+        "CREATE SCHEMA inventory",
+        "CREATE EXTENSION citext",
+        "CREATE EXTENSION hstore",
         "CREATE TYPE inventory.mood AS ENUM ('sad', 'ok', 'happy')",
         "CREATE DOMAIN inventory.positive AS integer CHECK (VALUE > 0)",
-        ZOO_TABLE, TOAST_TABLE, TOAST_STORAGE,
+        ZOO_TABLE,
+        TOAST_TABLE,
+        TOAST_STORAGE,
         "CREATE TABLE inventory.unsupported (id int PRIMARY KEY, v numeric(60,40))");
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
     connect = EmbeddedConnect.start(kafka.bootstrapServers());
@@ -110,7 +116,8 @@ class PostgresTypesEndToEndTest {
 
   @AfterAll
   void stopTheStack() throws Exception {
-    for (AutoCloseable part : new AutoCloseable[] {feed, sync, ingest, connect, warehouse, postgres, kafka}) {
+    for (AutoCloseable part :
+        new AutoCloseable[] {feed, sync, ingest, connect, warehouse, postgres, kafka}) {
       if (part != null) {
         part.close();
       }
@@ -177,8 +184,10 @@ class PostgresTypesEndToEndTest {
       8, "INSERT INTO inventory.zoo (id, nv) VALUES (8, 1e-30)");
 
   @Test
-  void everyPostgresTypeMirrorsValueForValueAndWhatIcebergCannotHoldIsDeadLettered() throws Exception {
-    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+  void everyPostgresTypeMirrorsValueForValueAndWhatIcebergCannotHoldIsDeadLettered()
+      throws Exception {
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement()) {
       for (String row : ZOO_ROWS) {
         s.execute("INSERT INTO inventory.zoo VALUES " + row);
       }
@@ -201,19 +210,31 @@ class PostgresTypesEndToEndTest {
     Eventually.noDifference(SYNCED, () -> zooDiffers(zoo));
 
     Table table = reader.loadTable(zoo);
-    assertThat(table.schema().columns()).extracting(f -> f.name()).doesNotContainAnyElementsOf(NOT_CAPTURED);
+    assertThat(table.schema().columns())
+        .extracting(f -> f.name())
+        .doesNotContainAnyElementsOf(NOT_CAPTURED);
     Verifier.Report report = Verifier.verify(table, zoo.toString());
     assertThat(report.passed()).as(report.toString()).isTrue();
 
     Map<String, String> reasons = new HashMap<>();
     for (ConsumerRecord<byte[], byte[]> letter : feed.read("lakestream.dlq", REFUSED.size() + 1)) {
-      String key = letter.key() == null ? "null" : JSON.readTree(letter.key()).path("payload").toString();
-      reasons.put(header(letter, DeadLetters.TOPIC) + " " + key, header(letter, DeadLetters.REASON));
+      String key = letter.key() == null
+          ? "null"
+          : JSON.readTree(letter.key()).path("payload").toString();
+      reasons.put(
+          header(letter, DeadLetters.TOPIC) + " " + key, header(letter, DeadLetters.REASON));
     }
-    assertThat(reasons.get("dbserver1.inventory.zoo {\"id\":6}")).contains("column \"tm\"").contains("24:00:00");
-    assertThat(reasons.get("dbserver1.inventory.zoo {\"id\":7}")).contains("column \"ts\"").contains("overflowed");
-    assertThat(reasons.get("dbserver1.inventory.zoo {\"id\":8}")).contains("column \"nv\"").contains("0.000000000000000000000000000001");
-    assertThat(reasons.get("dbserver1.inventory.unsupported {\"id\":1}")).contains("column \"v\"")
+    assertThat(reasons.get("dbserver1.inventory.zoo {\"id\":6}"))
+        .contains("column \"tm\"")
+        .contains("24:00:00");
+    assertThat(reasons.get("dbserver1.inventory.zoo {\"id\":7}"))
+        .contains("column \"ts\"")
+        .contains("overflowed");
+    assertThat(reasons.get("dbserver1.inventory.zoo {\"id\":8}"))
+        .contains("column \"nv\"")
+        .contains("0.000000000000000000000000000001");
+    assertThat(reasons.get("dbserver1.inventory.unsupported {\"id\":1}"))
+        .contains("column \"v\"")
         .contains("decimal(60,40)");
   }
 
@@ -223,19 +244,21 @@ class PostgresTypesEndToEndTest {
       return "no table " + id + " yet";
     }
     Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT *, m::numeric AS m_numeric, encode(b, 'hex') AS b_hex,"
-            + " CASE WHEN isfinite(d) THEN d - DATE '1970-01-01' END AS d_days, d::text AS d_text,"
-            + " CASE WHEN isfinite(ts) THEN (extract(epoch FROM ts) * 1000000)::bigint END AS ts_micros, ts::text AS ts_text,"
-            + " CASE WHEN isfinite(ts3) THEN (extract(epoch FROM ts3) * 1000000)::bigint END AS ts3_micros, ts3::text AS ts3_text,"
-            + " CASE WHEN isfinite(tstz) THEN (extract(epoch FROM tstz) * 1000000)::bigint END AS tstz_micros,"
-            + " tstz::text AS tstz_text, tm::text AS tm_text, tm3::text AS tm3_text, ttz::text AS ttz_text,"
-            + " f4::text AS f4_text, f8::text AS f8_text, n::text AS n_text, nv::text AS nv_text, na::text[] AS na_text,"
-            + " bt4::text AS bt4_text, vb::text AS vb_text, pt[0] AS pt_x, pt[1] AS pt_y, hstore_to_json(hs)::text AS hs_json,"
-            + " r::text AS r_text, tsr::text AS tsr_text, nr::text AS nr_text, tv::text AS tv_text, x::text AS x_text,"
-            + " cid::text AS cid_text, mac::text AS mac_text, mac8::text AS mac8_text,"
-            + " e::text AS e_text, o::bigint AS o_long"
-            + " FROM inventory.zoo WHERE id NOT IN (6, 7, 8)")) {
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery("SELECT *, m::numeric AS m_numeric, encode(b, 'hex') AS b_hex,"
+                + " CASE WHEN isfinite(d) THEN d - DATE '1970-01-01' END AS d_days, d::text AS d_text,"
+                + " CASE WHEN isfinite(ts) THEN (extract(epoch FROM ts) * 1000000)::bigint END AS ts_micros, ts::text AS ts_text,"
+                + " CASE WHEN isfinite(ts3) THEN (extract(epoch FROM ts3) * 1000000)::bigint END AS ts3_micros, ts3::text AS ts3_text,"
+                + " CASE WHEN isfinite(tstz) THEN (extract(epoch FROM tstz) * 1000000)::bigint END AS tstz_micros,"
+                + " tstz::text AS tstz_text, tm::text AS tm_text, tm3::text AS tm3_text, ttz::text AS ttz_text,"
+                + " f4::text AS f4_text, f8::text AS f8_text, n::text AS n_text, nv::text AS nv_text, na::text[] AS na_text,"
+                + " bt4::text AS bt4_text, vb::text AS vb_text, pt[0] AS pt_x, pt[1] AS pt_y, hstore_to_json(hs)::text AS hs_json,"
+                + " r::text AS r_text, tsr::text AS tsr_text, nr::text AS nr_text, tv::text AS tv_text, x::text AS x_text,"
+                + " cid::text AS cid_text, mac::text AS mac_text, mac8::text AS mac8_text,"
+                + " e::text AS e_text, o::bigint AS o_long"
+                + " FROM inventory.zoo WHERE id NOT IN (6, 7, 8)")) {
       while (rs.next()) {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("id", rs.getInt("id"));
@@ -244,24 +267,49 @@ class PostgresTypesEndToEndTest {
         row.put("i8", rs.getObject("i8") == null ? null : rs.getLong("i8"));
         row.put("f4", text(rs, "f4_text", Float::parseFloat));
         row.put("f8", text(rs, "f8_text", Double::parseDouble));
-        row.put("n", text(rs, "n_text", t -> notANumber(t) ? null : new BigDecimal(t).setScale(10)));
-        row.put("nv", text(rs, "nv_text", t -> notANumber(t) ? null : new BigDecimal(t).setScale(18)));
-        row.put("m", rs.getBigDecimal("m_numeric") == null ? null : rs.getBigDecimal("m_numeric").setScale(2));
+        row.put(
+            "n", text(rs, "n_text", t -> notANumber(t) ? null : new BigDecimal(t).setScale(10)));
+        row.put(
+            "nv", text(rs, "nv_text", t -> notANumber(t) ? null : new BigDecimal(t).setScale(18)));
+        row.put(
+            "m",
+            rs.getBigDecimal("m_numeric") == null
+                ? null
+                : rs.getBigDecimal("m_numeric").setScale(2));
         row.put("c", rs.getString("c"));
         row.put("vc", rs.getString("vc"));
         row.put("t", rs.getString("t"));
         row.put("ci", rs.getString("ci"));
         row.put("b", text(rs, "b_hex", h -> ByteBuffer.wrap(HexFormat.of().parseHex(h))));
         row.put("bo", rs.getObject("bo") == null ? null : rs.getBoolean("bo"));
-        row.put("d", rs.getObject("d_days") != null ? LocalDate.ofEpochDay(rs.getInt("d_days"))
-            : text(rs, "d_text", t -> LocalDate.ofEpochDay(Math.floorDiv(infinity(t), 86_400_000_000L))));
+        row.put(
+            "d",
+            rs.getObject("d_days") != null
+                ? LocalDate.ofEpochDay(rs.getInt("d_days"))
+                : text(
+                    rs,
+                    "d_text",
+                    t -> LocalDate.ofEpochDay(Math.floorDiv(infinity(t), 86_400_000_000L))));
         row.put("tm", text(rs, "tm_text", LocalTime::parse));
         row.put("tm3", text(rs, "tm3_text", LocalTime::parse));
         row.put("ttz", text(rs, "ttz_text", PostgresTypesEndToEndTest::utcTime));
-        row.put("ts", micros(rs, "ts_micros", "ts_text").map(m -> utc(m).toLocalDateTime()).orElse(null));
-        row.put("ts3", micros(rs, "ts3_micros", "ts3_text").map(m -> utc(m).toLocalDateTime()).orElse(null));
-        row.put("tstz", micros(rs, "tstz_micros", "tstz_text").map(PostgresTypesEndToEndTest::utc).orElse(null));
-        row.put("iv", rs.getObject("iv") == null ? null : interval((PGInterval) rs.getObject("iv")));
+        row.put(
+            "ts",
+            micros(rs, "ts_micros", "ts_text")
+                .map(m -> utc(m).toLocalDateTime())
+                .orElse(null));
+        row.put(
+            "ts3",
+            micros(rs, "ts3_micros", "ts3_text")
+                .map(m -> utc(m).toLocalDateTime())
+                .orElse(null));
+        row.put(
+            "tstz",
+            micros(rs, "tstz_micros", "tstz_text")
+                .map(PostgresTypesEndToEndTest::utc)
+                .orElse(null));
+        row.put(
+            "iv", rs.getObject("iv") == null ? null : interval((PGInterval) rs.getObject("iv")));
         row.put("u", rs.getObject("u", UUID.class));
         row.put("j", text(rs, "j", PostgresTypesEndToEndTest::json));
         row.put("jb", text(rs, "jb", PostgresTypesEndToEndTest::json));
@@ -282,7 +330,11 @@ class PostgresTypesEndToEndTest {
         row.put("r", rs.getString("r_text"));
         row.put("tsr", rs.getString("tsr_text"));
         row.put("nr", rs.getString("nr_text"));
-        row.put("pt", rs.getObject("pt_x") == null ? null : point(rs.getDouble("pt_x"), rs.getDouble("pt_y")));
+        row.put(
+            "pt",
+            rs.getObject("pt_x") == null
+                ? null
+                : point(rs.getDouble("pt_x"), rs.getDouble("pt_y")));
         row.put("hs", text(rs, "hs_json", PostgresTypesEndToEndTest::json));
         row.put("tv", rs.getString("tv_text"));
         row.put("o", rs.getObject("o_long") == null ? null : rs.getLong("o_long"));
@@ -313,7 +365,8 @@ class PostgresTypesEndToEndTest {
     return rs.getObject(column) == null ? null : rs.getInt(column);
   }
 
-  private static <T> T text(ResultSet rs, String column, Function<String, T> parse) throws Exception {
+  private static <T> T text(ResultSet rs, String column, Function<String, T> parse)
+      throws Exception {
     String text = rs.getString(column);
     return text == null ? null : parse.apply(text);
   }
@@ -347,19 +400,27 @@ class PostgresTypesEndToEndTest {
   }
 
   private static OffsetDateTime utc(long micros) {
-    return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L)
+    return Instant.ofEpochSecond(
+            Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L)
         .atOffset(ZoneOffset.UTC);
   }
 
   /** A time with offset, as the instant of day in UTC ({@code timetz} is kept as text). */
   private static String utcTime(String text) {
     String iso = text.replaceFirst("([+-]\\d\\d)$", "$1:00");
-    return OffsetTime.parse(iso).withOffsetSameInstant(ZoneOffset.UTC).format(DateTimeFormatter.ISO_OFFSET_TIME);
+    return OffsetTime.parse(iso)
+        .withOffsetSameInstant(ZoneOffset.UTC)
+        .format(DateTimeFormatter.ISO_OFFSET_TIME);
   }
 
   /** An interval as its parts: PostgreSQL's fields on one side, the ISO-8601 text on the main side. */
   private static String interval(PGInterval v) {
-    return parts(v.getYears(), v.getMonths(), v.getDays(), v.getHours(), v.getMinutes(),
+    return parts(
+        v.getYears(),
+        v.getMonths(),
+        v.getDays(),
+        v.getHours(),
+        v.getMinutes(),
         BigDecimal.valueOf(v.getWholeSeconds()).add(BigDecimal.valueOf(v.getMicroSeconds(), 6)));
   }
 
@@ -371,13 +432,19 @@ class PostgresTypesEndToEndTest {
     if (!m.matches()) {
       return "unparsed " + text;
     }
-    return parts(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)),
-        Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)), new BigDecimal(m.group(6)));
+    return parts(
+        Integer.parseInt(m.group(1)),
+        Integer.parseInt(m.group(2)),
+        Integer.parseInt(m.group(3)),
+        Integer.parseInt(m.group(4)),
+        Integer.parseInt(m.group(5)),
+        new BigDecimal(m.group(6)));
   }
 
-  private static String parts(int years, int months, int days, int hours, int minutes, BigDecimal seconds) {
-    return Period.of(years, months, days) + " " + hours + "h " + minutes + "m " + seconds.stripTrailingZeros().toPlainString()
-        + "s";
+  private static String parts(
+      int years, int months, int days, int hours, int minutes, BigDecimal seconds) {
+    return Period.of(years, months, days) + " " + hours + "h " + minutes + "m "
+        + seconds.stripTrailingZeros().toPlainString() + "s";
   }
 
   private static String json(String text) {
@@ -406,14 +473,17 @@ class PostgresTypesEndToEndTest {
   private static final String TOAST_TABLE =
       "CREATE TABLE inventory.documents (id int PRIMARY KEY, small int, body text, doc jsonb, bin bytea)";
   /** Out of line and uncompressed: every value above about 2 kB is TOASTed. */
-  private static final String TOAST_STORAGE = "ALTER TABLE inventory.documents ALTER body SET STORAGE EXTERNAL,"
-      + " ALTER doc SET STORAGE EXTERNAL, ALTER bin SET STORAGE EXTERNAL";
+  private static final String TOAST_STORAGE =
+      "ALTER TABLE inventory.documents ALTER body SET STORAGE EXTERNAL,"
+          + " ALTER doc SET STORAGE EXTERNAL, ALTER bin SET STORAGE EXTERNAL";
 
   @Test
-  void unchangedToastValuesKeepTheRowsValuesThroughBatchesCompactionAndKeyUpdates() throws Exception {
+  void unchangedToastValuesKeepTheRowsValuesThroughBatchesCompactionAndKeyUpdates()
+      throws Exception {
     TableIdentifier documents = TableIdentifier.of("inventory", "documents");
     Random random = new Random(21);
-    try (Connection c = postgres.connect(); Statement s = c.createStatement()) {
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement()) {
       c.setAutoCommit(false);
       for (int id = 1; id <= 200; id++) {
         s.execute(insertDocument(id, random));
@@ -433,16 +503,21 @@ class PostgresTypesEndToEndTest {
     var lookups = ingest.meters().timer("lakestream.ingest.previous.row.lookup.duration");
     long lookupsBefore = lookups.count();
     double secondsBefore = lookups.totalTime(TimeUnit.SECONDS);
-    double bytesBefore = ingest.meters().counter("lakestream.ingest.previous.row.bytes.read").count();
+    double bytesBefore =
+        ingest.meters().counter("lakestream.ingest.previous.row.bytes.read").count();
     postgres.execute("UPDATE inventory.documents SET small = small + 10");
     Eventually.noDifference(SYNCED, () -> documentsDiffer(documents, Set.of()));
-    System.out.printf("TOAST: 200 updates lacking their TOASTed values filled from realtime in %d lookups,"
-            + " %.0f ms and %.1f MB read in all%n", lookups.count() - lookupsBefore,
+    System.out.printf(
+        "TOAST: 200 updates lacking their TOASTed values filled from realtime in %d lookups,"
+            + " %.0f ms and %.1f MB read in all%n",
+        lookups.count() - lookupsBefore,
         (lookups.totalTime(TimeUnit.SECONDS) - secondsBefore) * 1000,
-        (ingest.meters().counter("lakestream.ingest.previous.row.bytes.read").count() - bytesBefore) / 1e6);
+        (ingest.meters().counter("lakestream.ingest.previous.row.bytes.read").count() - bytesBefore)
+            / 1e6);
 
     RealtimeCompaction.prepare(reader.loadTable(documents)).commit();
-    postgres.execute("UPDATE inventory.documents SET small = small + 100 WHERE id % 3 = 0",
+    postgres.execute(
+        "UPDATE inventory.documents SET small = small + 100 WHERE id % 3 = 0",
         "UPDATE inventory.documents SET body = 'short now' WHERE id % 7 = 0",
         "UPDATE inventory.documents SET small = -small WHERE id % 5 = 0");
     Eventually.noDifference(SYNCED, () -> documentsDiffer(documents, Set.of()));
@@ -455,11 +530,13 @@ class PostgresTypesEndToEndTest {
       refused.addAll(keyUpdatesDeadLettered());
       return documentsDiffer(documents, refused);
     });
-    System.out.printf("TOAST: of 30 primary-key updates, %d refused (their old row was on another partition)%n",
+    System.out.printf(
+        "TOAST: of 30 primary-key updates, %d refused (their old row was on another partition)%n",
         refused.size());
 
     // The remedy the refusal names: REPLICA IDENTITY FULL, and the rows sent again.
-    postgres.execute("ALTER TABLE inventory.documents REPLICA IDENTITY FULL",
+    postgres.execute(
+        "ALTER TABLE inventory.documents REPLICA IDENTITY FULL",
         "UPDATE inventory.documents SET small = small WHERE id > 1000",
         "UPDATE inventory.documents SET id = id + 1000 WHERE id BETWEEN 31 AND 60");
     Eventually.noDifference(SYNCED, () -> documentsDiffer(documents, Set.of()));
@@ -473,8 +550,8 @@ class PostgresTypesEndToEndTest {
     String doc = "{\"id\": " + id + ", \"text\": \"" + randomText(random, 3_000) + "\"}";
     byte[] bin = new byte[3_000 + random.nextInt(3_000)];
     random.nextBytes(bin);
-    return "INSERT INTO inventory.documents VALUES (" + id + ", " + id + ", '" + body + "', '" + doc + "', '\\x"
-        + HexFormat.of().formatHex(bin) + "')";
+    return "INSERT INTO inventory.documents VALUES (" + id + ", " + id + ", '" + body + "', '" + doc
+        + "', '\\x" + HexFormat.of().formatHex(bin) + "')";
   }
 
   private static String randomText(Random random, int length) {
@@ -503,8 +580,10 @@ class PostgresTypesEndToEndTest {
       return "no table " + id + " yet";
     }
     Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
-    try (Connection c = postgres.connect(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id, small, body, doc::text, bin FROM inventory.documents")) {
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery("SELECT id, small, body, doc::text, bin FROM inventory.documents")) {
       while (rs.next()) {
         if (absent.contains(rs.getInt(1))) {
           continue;
@@ -520,7 +599,8 @@ class PostgresTypesEndToEndTest {
     }
     Table table = reader.loadTable(id);
     for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
-      String diff = TableComparison.differences(expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
+      String diff = TableComparison.differences(
+          expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
       if (diff != null) {
         return branch + ": " + diff;
       }

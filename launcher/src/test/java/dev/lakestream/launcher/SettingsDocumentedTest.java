@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 /** The README's settings tables and the settings the apps know are the same list. */
 class SettingsDocumentedTest {
 
-  private static final Pattern SETTING = Pattern.compile("`((?:lakestream|ingest|sync)\\.[a-z0-9.\\-]+)`");
+  private static final Pattern SETTING =
+      Pattern.compile("`((?:lakestream|ingest|sync)\\.[a-z0-9.\\-]+)`");
 
   @Test
   void everySettingIsInTheReadmesTablesAndEveryDocumentedSettingExists() throws Exception {
@@ -35,15 +36,20 @@ class SettingsDocumentedTest {
     }
     Set<String> known = new TreeSet<>();
     Settings.all().forEach(s -> known.add(s.name()));
-    assertThat(documented).as("settings in the README's tables").containsExactlyInAnyOrderElementsOf(known);
+    assertThat(documented)
+        .as("settings in the README's tables")
+        .containsExactlyInAnyOrderElementsOf(known);
   }
 
   @Test
   void aMisspeltSettingIsReportedWithTheOneMeantAndAWrongTypeFails() {
     assertThat(Settings.problems(Map.of("sync.cycle.backstop.msec", "10")))
-        .containsExactly("unknown setting sync.cycle.backstop.msec (did you mean sync.cycle.backstop.ms?)");
-    assertThat(Settings.problems(Map.of("sync.resolver.inventory.customers", "index", "bootstrap.servers", "x")))
-        .as("per-table settings and Kafka's own are not ours to judge").isEmpty();
+        .containsExactly(
+            "unknown setting sync.cycle.backstop.msec (did you mean sync.cycle.backstop.ms?)");
+    assertThat(Settings.problems(
+            Map.of("sync.resolver.inventory.customers", "index", "bootstrap.servers", "x")))
+        .as("per-table settings and Kafka's own are not ours to judge")
+        .isEmpty();
     assertThat(Settings.problems(Map.of("ingest.flush.interval.ms", "soon")))
         .containsExactly("ingest.flush.interval.ms=soon: not a long");
     Assertions.assertThatThrownBy(

@@ -61,9 +61,13 @@ class SyncIsolationTest {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(A, 1);
       String topic = pipeline.syncConfig().realtimeCommitsTopic();
       pipeline.sendToSync(topic, "x", "{}".getBytes(StandardCharsets.UTF_8));
-      pipeline.sendToSync(topic, "x", "{\"type\":\"realtime-committed\",\"v\":1}".getBytes(StandardCharsets.UTF_8));
+      pipeline.sendToSync(
+          topic, "x", "{\"type\":\"realtime-committed\",\"v\":1}".getBytes(StandardCharsets.UTF_8));
       pipeline.sendToSync(topic, "x", "not json".getBytes(StandardCharsets.UTF_8));
-      pipeline.sendToSync(pipeline.syncConfig().convertResultsTopic(), "x", "[1,2]".getBytes(StandardCharsets.UTF_8));
+      pipeline.sendToSync(
+          pipeline.syncConfig().convertResultsTopic(),
+          "x",
+          "[1,2]".getBytes(StandardCharsets.UTF_8));
 
       pipeline.send(gen.snapshot(300));
       pipeline.ingestCommit();
@@ -72,7 +76,9 @@ class SyncIsolationTest {
       pipeline.ingestCommit();
       assertThat(pipeline.sync()).hasSize(1);
       assertThat(pipeline.mainDiffersFromModel(A)).isNull();
-      assertThat(pipeline.syncDeadLetters()).as("each unreadable record is dead-lettered").hasSize(4);
+      assertThat(pipeline.syncDeadLetters())
+          .as("each unreadable record is dead-lettered")
+          .hasSize(4);
     }
   }
 
@@ -86,17 +92,27 @@ class SyncIsolationTest {
       TableIdentifier foreign = TableIdentifier.of("finance", "ledger");
       var catalog = (SupportsNamespaces) pipeline.catalog();
       catalog.createNamespace(Namespace.of("finance"));
-      Table ledger = pipeline.catalog().createTable(foreign,
-          new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+      Table ledger = pipeline
+          .catalog()
+          .createTable(
+              foreign, new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
       for (int i = 0; i < 3; i++) {
         ledger.newFastAppend().commit(); // three snapshots expiry would remove
       }
-      String metadataBefore = ((HasTableOperations) pipeline.table(foreign)).operations().current()
+      String metadataBefore = ((HasTableOperations) pipeline.table(foreign))
+          .operations()
+          .current()
           .metadataFileLocation();
 
       String topic = pipeline.syncConfig().realtimeCommitsTopic();
-      pipeline.sendToSync(topic, "finance.ledger", new RealtimeCommitted("finance.ledger", 1, 1, 0, 1, 1, 0, 0).toJson());
-      pipeline.sendToSync(topic, "finance.nothing", new RealtimeCommitted("finance.nothing", 1, 1, 0, 1, 1, 0, 0).toJson());
+      pipeline.sendToSync(
+          topic,
+          "finance.ledger",
+          new RealtimeCommitted("finance.ledger", 1, 1, 0, 1, 1, 0, 0).toJson());
+      pipeline.sendToSync(
+          topic,
+          "finance.nothing",
+          new RealtimeCommitted("finance.nothing", 1, 1, 0, 1, 1, 0, 0).toJson());
       for (int i = 0; i < 5; i++) {
         pipeline.syncBackstop();
       }
@@ -107,14 +123,17 @@ class SyncIsolationTest {
       assertThat(reason(letters.get(1))).contains("no table finance.nothing");
       Table after = pipeline.table(foreign);
       assertThat(((HasTableOperations) after).operations().current().metadataFileLocation())
-          .as("the foreign table is not touched: no branch, no expiry").isEqualTo(metadataBefore);
+          .as("the foreign table is not touched: no branch, no expiry")
+          .isEqualTo(metadataBefore);
       assertThat(after.refs()).doesNotContainKey(Branches.REALTIME);
-      assertThat(pipeline.syncHealth.status(System.currentTimeMillis())).isEqualTo(Health.Status.UP);
+      assertThat(pipeline.syncHealth.status(System.currentTimeMillis()))
+          .isEqualTo(Health.Status.UP);
     }
   }
 
   @Test
-  void aTableWhoseCyclesFailIsParkedWhileTheOthersKeepSyncingAndRecoversWhenFixed() throws Exception {
+  void aTableWhoseCyclesFailIsParkedWhileTheOthersKeepSyncingAndRecoversWhenFixed()
+      throws Exception {
     try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic(), B.topic()))) {
       ChangeStreamGenerator genA = new ChangeStreamGenerator(A, 2);
       ChangeStreamGenerator genB = new ChangeStreamGenerator(B, 3);
@@ -127,9 +146,10 @@ class SyncIsolationTest {
       // converts deletes must read them, and fails.
       Path backup = Files.createTempDirectory("backup-");
       List<Path> moved = new ArrayList<>();
-      for (DataFile f : Lists.newArrayList(
-          pipeline.table(A).newScan().useRef(Branches.MAIN).planFiles())
-          .stream().map(t -> t.file()).toList()) {
+      for (DataFile f :
+          Lists.newArrayList(pipeline.table(A).newScan().useRef(Branches.MAIN).planFiles()).stream()
+              .map(t -> t.file())
+              .toList()) {
         Path path = Path.of(f.location().replaceFirst("^file:", ""));
         Path saved = backup.resolve(path.getFileName());
         Files.move(path, saved);
@@ -143,15 +163,20 @@ class SyncIsolationTest {
         pipeline.ingestCommit();
         pipeline.sync();
         pipeline.syncAfter(Duration.ofSeconds(20));
-        assertThat(pipeline.mainDiffersFromModel(B)).as("B keeps syncing, round %d", round).isNull();
+        assertThat(pipeline.mainDiffersFromModel(B))
+            .as("B keeps syncing, round %d", round)
+            .isNull();
       }
-      assertThat(pipeline.table(A).snapshot(Branches.MAIN).snapshotId()).as("nothing of A's failed cycles committed")
+      assertThat(pipeline.table(A).snapshot(Branches.MAIN).snapshotId())
+          .as("nothing of A's failed cycles committed")
           .isEqualTo(mainOfA);
       assertThat(pipeline.syncCounter("lakestream.sync.table.failures")).isGreaterThanOrEqualTo(2);
-      assertThat(pipeline.syncCounter("lakestream.sync.convert.failures")).isGreaterThanOrEqualTo(2);
+      assertThat(pipeline.syncCounter("lakestream.sync.convert.failures"))
+          .isGreaterThanOrEqualTo(2);
       long now = System.currentTimeMillis();
       assertThat(pipeline.syncHealth.status(now)).isEqualTo(Health.Status.DEGRADED);
-      assertThat(pipeline.syncHealth.describe(now)).contains("sync table inventory.customers", "parked");
+      assertThat(pipeline.syncHealth.describe(now))
+          .contains("sync table inventory.customers", "parked");
 
       for (Path path : moved) {
         Files.move(backup.resolve(path.getFileName()), path, StandardCopyOption.REPLACE_EXISTING);
@@ -161,13 +186,15 @@ class SyncIsolationTest {
       pipeline.syncAfter(Duration.ofSeconds(20));
       assertThat(pipeline.mainDiffersFromModel(A)).isNull();
       assertThat(pipeline.verify(A).passed()).isTrue();
-      assertThat(pipeline.syncHealth.status(System.currentTimeMillis())).isEqualTo(Health.Status.UP);
+      assertThat(pipeline.syncHealth.status(System.currentTimeMillis()))
+          .isEqualTo(Health.Status.UP);
     }
   }
 
   @ParameterizedTest(name = "resolver {0}, sync checks before the table is back: {1}")
   @CsvSource({"scan,true", "scan,false", "index,true", "index,false"})
-  void aDroppedTableIsForgottenAndARecreatedOneStartsOver(String resolver, boolean checkedInBetween) throws Exception {
+  void aDroppedTableIsForgottenAndARecreatedOneStartsOver(String resolver, boolean checkedInBetween)
+      throws Exception {
     Map<String, String> settings = Map.of("sync.resolver", resolver);
     try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic(), B.topic()), settings)) {
       ChangeStreamGenerator genA = new ChangeStreamGenerator(A, 4);
@@ -211,7 +238,8 @@ class SyncIsolationTest {
         assertThat(pipeline.mainDiffersFromModel(A)).as("round %d", i).isNull();
         assertThat(pipeline.verify(A).passed()).isTrue();
       }
-      assertThat(pipeline.syncHealth.status(System.currentTimeMillis())).isEqualTo(Health.Status.UP);
+      assertThat(pipeline.syncHealth.status(System.currentTimeMillis()))
+          .isEqualTo(Health.Status.UP);
     }
   }
 
@@ -233,13 +261,19 @@ class SyncIsolationTest {
         assertThat(pipeline.sync()).hasSize(1);
         assertThat(pipeline.mainDiffersFromModel(A)).as("cycle %d", i).isNull();
       }
-      for (String topic : List.of(pipeline.syncConfig().convertTasksTopic(), pipeline.syncConfig().convertResultsTopic(),
-          "sync-" + "sync-cycles-changelog", "sync-sync-results-changelog")) {
+      for (String topic : List.of(
+          pipeline.syncConfig().convertTasksTopic(),
+          pipeline.syncConfig().convertResultsTopic(),
+          "sync-" + "sync-cycles-changelog",
+          "sync-sync-results-changelog")) {
         for (TestRecord<String, byte[]> r : pipeline.syncRecords(topic)) {
-          assertThat(r.value() == null ? 0 : r.value().length).as("record on %s", topic).isLessThanOrEqualTo(limit);
+          assertThat(r.value() == null ? 0 : r.value().length)
+              .as("record on %s", topic)
+              .isLessThanOrEqualTo(limit);
         }
       }
-      Path spill = Path.of(pipeline.table(A).location().replaceFirst("^file:", ""), SpillingSerde.FOLDER);
+      Path spill =
+          Path.of(pipeline.table(A).location().replaceFirst("^file:", ""), SpillingSerde.FOLDER);
       try (Stream<Path> files = Files.list(spill)) {
         assertThat(files.count()).as("plans and tasks spilled").isPositive();
       }
@@ -269,23 +303,39 @@ class SyncIsolationTest {
       String dvOf = someDv.referencedDataFile();
       String other = dataFiles.stream().filter(p -> !p.equals(dvOf)).findFirst().orElseThrow();
       long mainBefore = table.snapshot(Branches.MAIN).snapshotId();
-      var plan = new CyclePlan(A.schema() + "." + A.name(), "forged", mainBefore,
-          -1, 0, List.of(), List.of(), List.of(), List.of(other), 1, 0, false,
+      var plan = new CyclePlan(
+          A.schema() + "." + A.name(),
+          "forged",
+          mainBefore,
+          -1,
+          0,
+          List.of(),
+          List.of(),
+          List.of(),
+          List.of(other),
+          1,
+          0,
+          false,
           System.currentTimeMillis());
-      var dvJson = (ObjectNode)
-          ContentFiles.toJson(someDv, specs.get(someDv.specId()));
+      var dvJson = (ObjectNode) ContentFiles.toJson(someDv, specs.get(someDv.specId()));
 
       List<ConvertResult> forgeries = List.of(
           // a vector of another data file
           result(plan, other, dvJson, 0),
           // a vector of the right file, stored outside the table
-          result(plan, other, dvJson.deepCopy().put("file-path", "/tmp/elsewhere.puffin")
-              .put("referenced-data-file", other), 0),
+          result(
+              plan,
+              other,
+              dvJson
+                  .deepCopy()
+                  .put("file-path", "/tmp/elsewhere.puffin")
+                  .put("referenced-data-file", other),
+              0),
           // a result for a file the plan never sent out
           result(plan, dvOf, dvJson, 1));
       for (var forged : forgeries) {
-        assertThatThrownBy(() -> MainCommitter.commit(pipeline.table(A), plan, List.of(forged),
-            System.currentTimeMillis()))
+        assertThatThrownBy(() -> MainCommitter.commit(
+                pipeline.table(A), plan, List.of(forged), System.currentTimeMillis()))
             .isInstanceOf(CycleChecks.Refused.class);
       }
       assertThat(pipeline.table(A).snapshot(Branches.MAIN).snapshotId()).isEqualTo(mainBefore);
@@ -293,8 +343,7 @@ class SyncIsolationTest {
     }
   }
 
-  private static ConvertResult result(CyclePlan plan,
-      String dataFile, JsonNode dv, int keys) {
+  private static ConvertResult result(CyclePlan plan, String dataFile, JsonNode dv, int keys) {
     return new ConvertResult(plan.table(), plan.cycleId(), dataFile, dv, List.of(), keys, 0, 0);
   }
 

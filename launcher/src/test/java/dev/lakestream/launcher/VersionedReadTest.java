@@ -77,13 +77,18 @@ class VersionedReadTest {
           long v1 = versions.get(i);
           long v2 = versions.get(j);
           Map<String, Integer> delta = delta(reader, t, v1, v2);
-          assertThat(delta.values()).as("consolidated: every weight is +1 or -1").allMatch(w -> w == 1 || w == -1);
-          assertThat(delta).as("delta %d..%d vs Iceberg's snapshots", v1, v2)
+          assertThat(delta.values())
+              .as("consolidated: every weight is +1 or -1")
+              .allMatch(w -> w == 1 || w == -1);
+          assertThat(delta)
+              .as("delta %d..%d vs Iceberg's snapshots", v1, v2)
               .isEqualTo(difference(snapshots.get(v1), snapshots.get(v2)));
           Map<String, Integer> applied = new HashMap<>(rowsOf(reader, t, v1));
           delta.forEach((row, w) -> applied.merge(row, w, Integer::sum));
           applied.values().removeIf(n -> n == 0);
-          assertThat(applied).as("Snapshot(%d) + Delta(%d, %d)", v1, v1, v2).isEqualTo(snapshots.get(v2));
+          assertThat(applied)
+              .as("Snapshot(%d) + Delta(%d, %d)", v1, v1, v2)
+              .isEqualTo(snapshots.get(v2));
           pairs++;
         }
       }
@@ -105,8 +110,11 @@ class VersionedReadTest {
         pipeline.sync();
       }
       long before = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
-      RealtimeCompaction.Result compaction = RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
-      assertThat(pipeline.syncBackstop()).as("a compaction is announced by no event; sync's timer finds it").hasSize(1);
+      RealtimeCompaction.Result compaction =
+          RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
+      assertThat(pipeline.syncBackstop())
+          .as("a compaction is announced by no event; sync's timer finds it")
+          .hasSize(1);
       Table t = pipeline.table(table);
       long mirror = t.snapshot(Branches.MAIN).snapshotId();
       assertThat(mirror).isNotEqualTo(before);
@@ -116,7 +124,9 @@ class VersionedReadTest {
 
       assertThat(weights).isEmpty();
       assertThat(stats.appendOnly()).isFalse();
-      assertThat(stats.rowsCancelled()).as("rows moved by the compaction").isEqualTo(2 * compaction.rows());
+      assertThat(stats.rowsCancelled())
+          .as("rows moved by the compaction")
+          .isEqualTo(2 * compaction.rows());
     }
   }
 
@@ -124,7 +134,8 @@ class VersionedReadTest {
   void aRangeThatDeletesNothingTakesTheAppendOnlyPath() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 74, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 74, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
       pipeline.send(gen.next(200));
       pipeline.ingestCommit();
       pipeline.sync();
@@ -168,11 +179,14 @@ class VersionedReadTest {
       List<DeltaStats> stats = new ArrayList<>();
 
       Map<String, Integer> whole = delta(MainVersions.of(t), t, v1, v2, stats);
-      Map<String, Integer> inPasses = delta(MainVersions.of(t).withMemoryBudget(100), t, v1, v2, stats);
+      Map<String, Integer> inPasses =
+          delta(MainVersions.of(t).withMemoryBudget(100), t, v1, v2, stats);
 
       assertThat(stats.get(0).passes()).isEqualTo(1);
       assertThat(stats.get(1).passes()).isGreaterThan(3);
-      assertThat(inPasses).isEqualTo(whole).isEqualTo(difference(icebergRows(t, v1), icebergRows(t, v2)));
+      assertThat(inPasses)
+          .isEqualTo(whole)
+          .isEqualTo(difference(icebergRows(t, v1), icebergRows(t, v2)));
     }
   }
 
@@ -193,14 +207,17 @@ class VersionedReadTest {
       long older = versions.get(versions.size() - 2);
       long newer = versions.get(versions.size() - 1);
 
-      assertThatThrownBy(() -> reader.delta(realtime, newer, (row, w) -> { }))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not a version of main");
-      assertThatThrownBy(() -> reader.delta(newer, older, (row, w) -> { }))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not an ancestor of version " + older);
-      assertThatThrownBy(() -> reader.snapshot(42L, row -> { }))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no version 42");
+      assertThatThrownBy(() -> reader.delta(realtime, newer, (row, w) -> {}))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("is not a version of main");
+      assertThatThrownBy(() -> reader.delta(newer, older, (row, w) -> {}))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("is not an ancestor of version " + older);
+      assertThatThrownBy(() -> reader.snapshot(42L, row -> {}))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("no version 42");
       assertThat(reader.version().snapshotId()).isEqualTo(newer);
-      assertThat(reader.delta(newer, newer, (row, w) -> { }).rowsAdded()).isZero();
+      assertThat(reader.delta(newer, newer, (row, w) -> {}).rowsAdded()).isZero();
     }
   }
 
@@ -226,7 +243,8 @@ class VersionedReadTest {
       assertThat(version.code).as(version.err).isZero();
       assertThat(json.readTree(version.out).get("snapshotId").asLong()).isEqualTo(v2);
 
-      Run changes = run("changes", "--config", config.toString(), "--table", name, "--from", Long.toString(v1));
+      Run changes = run(
+          "changes", "--config", config.toString(), "--table", name, "--from", Long.toString(v1));
       assertThat(changes.code).as(changes.err).isZero();
       Map<String, Integer> fromCli = new HashMap<>();
       for (String line : changes.out.split("\n")) {
@@ -236,27 +254,45 @@ class VersionedReadTest {
         fromCli.merge(row.toString(), weight, Integer::sum);
       }
       Map<String, Integer> expected = new HashMap<>();
-      for (Map.Entry<String, Integer> e : difference(icebergRows(t, v1), icebergRows(t, v2)).entrySet()) {
+      for (Map.Entry<String, Integer> e :
+          difference(icebergRows(t, v1), icebergRows(t, v2)).entrySet()) {
         expected.put(json.readTree(e.getKey()).toString(), e.getValue());
       }
       assertThat(fromCli).isEqualTo(expected);
       assertThat(changes.err).contains("changes " + v1 + ".." + v2);
 
       Path parquet = pipeline.warehouse.dir().resolve("snapshot.parquet");
-      Run snapshot = run("snapshot", "--config", config.toString(), "--table", name, "--version", Long.toString(v1),
-          "--format", "parquet", "--output", parquet.toString());
+      Run snapshot = run(
+          "snapshot",
+          "--config",
+          config.toString(),
+          "--table",
+          name,
+          "--version",
+          Long.toString(v1),
+          "--format",
+          "parquet",
+          "--output",
+          parquet.toString());
       assertThat(snapshot.code).as(snapshot.err).isZero();
       long rows = 0;
       try (CloseableIterable<Record> records = Parquet.read(Files.localInput(parquet.toFile()))
-          .project(t.schema()).createReaderFunc(s -> GenericParquetReaders.buildReader(t.schema(), s)).build()) {
+          .project(t.schema())
+          .createReaderFunc(s -> GenericParquetReaders.buildReader(t.schema(), s))
+          .build()) {
         for (Record ignored : records) {
           rows++;
         }
       }
-      assertThat(rows).isEqualTo(icebergRows(t, v1).values().stream().mapToInt(Integer::intValue).sum());
+      assertThat(rows)
+          .isEqualTo(
+              icebergRows(t, v1).values().stream().mapToInt(Integer::intValue).sum());
 
-      assertThat(run("changes", "--config", config.toString(), "--table", name).code).isEqualTo(2);
-      assertThat(run("changes", "--config", config.toString(), "--table", name, "--from", "42").code).isEqualTo(1);
+      assertThat(run("changes", "--config", config.toString(), "--table", name).code)
+          .isEqualTo(2);
+      assertThat(
+              run("changes", "--config", config.toString(), "--table", name, "--from", "42").code)
+          .isEqualTo(1);
     }
   }
 
@@ -265,21 +301,28 @@ class VersionedReadTest {
   private static Run run(String command, String... args) throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int code = VersionsCommand.run(command, args, new PrintStream(out, true, StandardCharsets.UTF_8),
+    int code = VersionsCommand.run(
+        command,
+        args,
+        new PrintStream(out, true, StandardCharsets.UTF_8),
         new PrintStream(err, true, StandardCharsets.UTF_8));
-    return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    return new Run(
+        code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
 
   /** Main's versions, oldest first. */
   private static List<Long> mainVersions(Table t) {
-    return TableRows.snapshots(t, Branches.MAIN).stream().map(Snapshot::snapshotId).toList();
+    return TableRows.snapshots(t, Branches.MAIN).stream()
+        .map(Snapshot::snapshotId)
+        .toList();
   }
 
   private static Map<String, Integer> delta(MainVersions reader, Table t, long v1, long v2) {
     return delta(reader, t, v1, v2, new ArrayList<>());
   }
 
-  private static Map<String, Integer> delta(MainVersions reader, Table t, long v1, long v2, List<DeltaStats> stats) {
+  private static Map<String, Integer> delta(
+      MainVersions reader, Table t, long v1, long v2, List<DeltaStats> stats) {
     Types.StructType type = reader.schema(v2).asStruct();
     Map<String, Integer> out = new HashMap<>();
     stats.add(reader.delta(v1, v2, (row, w) -> out.merge(RowJson.of(type, row), w, Integer::sum)));
@@ -302,7 +345,8 @@ class VersionedReadTest {
   }
 
   /** +n for rows more often in {@code after}, -n for rows more often in {@code before}. */
-  private static Map<String, Integer> difference(Map<String, Integer> before, Map<String, Integer> after) {
+  private static Map<String, Integer> difference(
+      Map<String, Integer> before, Map<String, Integer> after) {
     Map<String, Integer> out = new HashMap<>(after);
     before.forEach((row, n) -> out.merge(row, -n, Integer::sum));
     out.values().removeIf(n -> n == 0);

@@ -30,19 +30,20 @@ final class DataFileRows {
     void accept(Record row);
   }
 
-  static void read(Table table, Schema schema, DataFile file, LongPredicate keep, RowConsumer action) {
+  static void read(
+      Table table, Schema schema, DataFile file, LongPredicate keep, RowConsumer action) {
     if (file.format() != FileFormat.PARQUET) {
-      throw new IllegalArgumentException("data file " + file.location() + " is " + file.format() + "; only Parquet is read");
+      throw new IllegalArgumentException(
+          "data file " + file.location() + " is " + file.format() + "; only Parquet is read");
     }
     List<Types.NestedField> columns = new ArrayList<>(schema.columns());
     columns.add(MetadataColumns.ROW_POSITION);
     Schema read = new Schema(columns);
     int positionIndex = columns.size() - 1;
-    try (CloseableIterable<Record> rows =
-        Parquet.read(table.io().newInputFile(file.location()))
-            .project(read)
-            .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
-            .build()) {
+    try (CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))
+        .project(read)
+        .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
+        .build()) {
       for (Record r : rows) {
         long position = (Long) r.get(positionIndex);
         if (keep.test(position)) {

@@ -15,5 +15,13 @@ package dev.lakestream.reader;
  * @param durationMs wall time
  */
 public record DeltaStats(
-    long from, long to, int snapshots, boolean appendOnly, long rowsAdded, long rowsRemoved, long rowsCancelled,
-    int filesRead, int passes, long durationMs) {}
+    long from,
+    long to,
+    int snapshots,
+    boolean appendOnly,
+    long rowsAdded,
+    long rowsRemoved,
+    long rowsCancelled,
+    int filesRead,
+    int passes,
+    long durationMs) {}

@@ -99,10 +99,11 @@ public final class MainVersions {
     Progress progress = new Progress("snapshot " + version);
     for (DataFile file : BranchFiles.liveDataFiles(table, s).values()) {
       PositionDeleteIndex deleted = index(loader, dvs.get(file.location()), file);
-      DataFileRows.read(table, schema, file, pos -> deleted == null || !deleted.isDeleted(pos), row -> {
-        rows.accept(row);
-        progress.row();
-      });
+      DataFileRows.read(
+          table, schema, file, pos -> deleted == null || !deleted.isDeleted(pos), row -> {
+            rows.accept(row);
+            progress.row();
+          });
     }
     return progress.rows;
   }
@@ -125,7 +126,8 @@ public final class MainVersions {
       Progress progress = new Progress("delta " + from + ".." + to);
       int files = 0;
       for (Snapshot s : range) {
-        for (DataFile file : SnapshotChanges.builderFor(table).snapshot(s).build().addedDataFiles()) {
+        for (DataFile file :
+            SnapshotChanges.builderFor(table).snapshot(s).build().addedDataFiles()) {
           files++;
           DataFileRows.read(table, schema, file, pos -> true, row -> {
             sink.accept(row, 1);
@@ -133,7 +135,8 @@ public final class MainVersions {
           });
         }
       }
-      return new DeltaStats(from, to, range.size(), true, progress.rows, 0, 0, files, 1, elapsedMs(started));
+      return new DeltaStats(
+          from, to, range.size(), true, progress.rows, 0, 0, files, 1, elapsedMs(started));
     }
     consolidatedDeltas.incrementAndGet();
     // range() checked that from is on main and an ancestor of to.
@@ -151,7 +154,14 @@ public final class MainVersions {
   }
 
   private DeltaStats consolidated(
-      long from, long to, Snapshot older, Snapshot newer, int snapshots, Schema schema, DeltaSink sink, long started) {
+      long from,
+      long to,
+      Snapshot older,
+      Snapshot newer,
+      int snapshots,
+      Schema schema,
+      DeltaSink sink,
+      long started) {
     Map<String, DataFile> before = BranchFiles.liveDataFiles(table, older);
     Map<String, DataFile> after = BranchFiles.liveDataFiles(table, newer);
     Map<String, DeleteFile> dvsBefore = BranchFiles.deletionVectors(table, older);
@@ -169,10 +179,14 @@ public final class MainVersions {
       } else {
         DeleteFile dvBefore = dvsBefore.get(f.location());
         DeleteFile dvAfter = dvsAfter.get(f.location());
-        if (dvAfter != null && (dvBefore == null || !dvBefore.location().equals(dvAfter.location()))) {
+        if (dvAfter != null
+            && (dvBefore == null || !dvBefore.location().equals(dvAfter.location()))) {
           PositionDeleteIndex deletedBefore = index(loader, dvBefore, f);
-          parts.add(new Part(f, -1,
-              pos -> deletedAfter.isDeleted(pos) && (deletedBefore == null || !deletedBefore.isDeleted(pos))));
+          parts.add(new Part(
+              f,
+              -1,
+              pos -> deletedAfter.isDeleted(pos)
+                  && (deletedBefore == null || !deletedBefore.isDeleted(pos))));
           estimate += dvAfter.recordCount() - (dvBefore == null ? 0 : dvBefore.recordCount());
         }
       }
@@ -184,7 +198,8 @@ public final class MainVersions {
         estimate += f.recordCount();
       }
     }
-    boolean bothSides = parts.stream().anyMatch(p -> p.weight > 0) && parts.stream().anyMatch(p -> p.weight < 0);
+    boolean bothSides =
+        parts.stream().anyMatch(p -> p.weight > 0) && parts.stream().anyMatch(p -> p.weight < 0);
     int passes = bothSides ? (int) Math.max(1, (estimate + budgetRows - 1) / budgetRows) : 1;
     Progress progress = new Progress("delta " + from + ".." + to);
     long[] counts = new long[3]; // added, removed, cancelled
@@ -220,10 +235,26 @@ public final class MainVersions {
       }
     }
     if (passes > 1) {
-      LOG.info("Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: read in {} passes",
-          from, to, table.name(), estimate, budgetRows, passes);
+      LOG.info(
+          "Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: read in {} passes",
+          from,
+          to,
+          table.name(),
+          estimate,
+          budgetRows,
+          passes);
     }
-    return new DeltaStats(from, to, snapshots, false, counts[0], counts[1], counts[2], filesRead, passes, elapsedMs(started));
+    return new DeltaStats(
+        from,
+        to,
+        snapshots,
+        false,
+        counts[0],
+        counts[1],
+        counts[2],
+        filesRead,
+        passes,
+        elapsedMs(started));
   }
 
   private record Part(DataFile file, int weight, LongPredicate keep) {}
@@ -245,9 +276,14 @@ public final class MainVersions {
     }
     Map<String, String> summary = s.summary();
     for (String key : List.of(
-        SnapshotSummary.DELETED_FILES_PROP, SnapshotSummary.ADDED_DELETE_FILES_PROP, SnapshotSummary.ADDED_POS_DELETES_PROP,
-        SnapshotSummary.ADDED_EQ_DELETES_PROP, SnapshotSummary.DELETED_RECORDS_PROP, "added-dvs",
-        SummaryKeys.DVS_ADDED, SummaryKeys.DATA_FILES_REMOVED)) {
+        SnapshotSummary.DELETED_FILES_PROP,
+        SnapshotSummary.ADDED_DELETE_FILES_PROP,
+        SnapshotSummary.ADDED_POS_DELETES_PROP,
+        SnapshotSummary.ADDED_EQ_DELETES_PROP,
+        SnapshotSummary.DELETED_RECORDS_PROP,
+        "added-dvs",
+        SummaryKeys.DVS_ADDED,
+        SummaryKeys.DATA_FILES_REMOVED)) {
       String value = summary.get(key);
       if (value != null && Long.parseLong(value) > 0) {
         return true;
@@ -270,29 +306,34 @@ public final class MainVersions {
       range.add(s);
     }
     throw new IllegalArgumentException(
-        "table " + table.name() + ": version " + from + " is not an ancestor of version " + to.snapshotId()
-            + " on main (or the snapshots between them have expired)");
+        "table " + table.name() + ": version " + from + " is not an ancestor of version "
+            + to.snapshotId() + " on main (or the snapshots between them have expired)");
   }
 
   private Snapshot onMain(long snapshotId) {
     table.refresh();
     Snapshot s = table.snapshot(snapshotId);
     if (s == null) {
-      throw new IllegalArgumentException(
-          "table " + table.name() + ": no version " + snapshotId + " (not a snapshot of the table, or expired)");
+      throw new IllegalArgumentException("table " + table.name() + ": no version " + snapshotId
+          + " (not a snapshot of the table, or expired)");
     }
     for (Snapshot a = table.snapshot(Branches.MAIN); a != null; a = BranchFiles.parent(table, a)) {
       if (a.snapshotId() == snapshotId) {
         return s;
       }
     }
-    throw new IllegalArgumentException("table " + table.name() + ": snapshot " + snapshotId + " is not a version of main");
+    throw new IllegalArgumentException(
+        "table " + table.name() + ": snapshot " + snapshotId + " is not a version of main");
   }
 
   private Version version(Snapshot s) {
     String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
-    return new Version(s.snapshotId(), s.sequenceNumber(), s.timestampMillis(),
-        s.schemaId() == null ? table.schema().schemaId() : s.schemaId(), ts == null ? -1 : Long.parseLong(ts));
+    return new Version(
+        s.snapshotId(),
+        s.sequenceNumber(),
+        s.timestampMillis(),
+        s.schemaId() == null ? table.schema().schemaId() : s.schemaId(),
+        ts == null ? -1 : Long.parseLong(ts));
   }
 
   private Schema schemaOf(Snapshot s) {
@@ -329,7 +370,11 @@ public final class MainVersions {
         long now = System.currentTimeMillis();
         if (now - lastLogMs >= PROGRESS_EVERY_MS) {
           lastLogMs = now;
-          LOG.info("{} of {}: {} rows read, {} rows/s", what, table.name(), rows,
+          LOG.info(
+              "{} of {}: {} rows read, {} rows/s",
+              what,
+              table.name(),
+              rows,
               rows * 1000 / Math.max(1, now - startedMs));
         }
       }

@@ -38,7 +38,8 @@ public final class RowJson {
   }
 
   /** Writes the row as one object, with {@code extraField} (the weight) last when not null. */
-  public static void write(JsonGenerator gen, Types.StructType type, StructLike row, String extraField, int extraValue)
+  public static void write(
+      JsonGenerator gen, Types.StructType type, StructLike row, String extraField, int extraValue)
       throws IOException {
     gen.writeStartObject();
     List<Types.NestedField> fields = type.fields();
@@ -97,7 +98,8 @@ public final class RowJson {
           gen.writeEndArray();
         }
       }
-      default -> gen.writeString(v.toString()); // date, time, timestamp(tz), uuid: ISO-8601 / canonical text
+      default ->
+        gen.writeString(v.toString()); // date, time, timestamp(tz), uuid: ISO-8601 / canonical text
     }
   }
 

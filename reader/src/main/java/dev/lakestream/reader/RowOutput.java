@@ -68,7 +68,9 @@ public abstract class RowOutput implements DeltaSink, Consumer<Record>, Closeabl
     JsonLines(Schema schema, OutputStream out) {
       super(schema);
       try {
-        this.gen = new JsonFactory().createGenerator(out).configure(JsonGenerator.Feature.AUTO_CLOSE_TARGET, false);
+        this.gen = new JsonFactory()
+            .createGenerator(out)
+            .configure(JsonGenerator.Feature.AUTO_CLOSE_TARGET, false);
         gen.setRootValueSeparator(null);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
@@ -78,7 +80,12 @@ public abstract class RowOutput implements DeltaSink, Consumer<Record>, Closeabl
     @Override
     protected void write(Record row, Integer weight) {
       try {
-        RowJson.write(gen, schema.asStruct(), row, weight == null ? null : WEIGHT, weight == null ? 0 : weight);
+        RowJson.write(
+            gen,
+            schema.asStruct(),
+            row,
+            weight == null ? null : WEIGHT,
+            weight == null ? 0 : weight);
         gen.writeRaw('\n');
         rows++;
       } catch (IOException e) {
@@ -103,7 +110,8 @@ public abstract class RowOutput implements DeltaSink, Consumer<Record>, Closeabl
       this.weighted = weighted;
       List<Types.NestedField> fields = new ArrayList<>(schema.columns());
       if (weighted) {
-        fields.add(Types.NestedField.required(schema.highestFieldId() + 1, WEIGHT, Types.IntegerType.get()));
+        fields.add(Types.NestedField.required(
+            schema.highestFieldId() + 1, WEIGHT, Types.IntegerType.get()));
       }
       this.out = new Schema(fields);
       try {

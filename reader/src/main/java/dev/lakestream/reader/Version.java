@@ -9,4 +9,5 @@ package dev.lakestream.reader;
  * @param schemaId the schema its rows are in
  * @param maxSourceTsMs the newest source commit time it covers, or -1 when not recorded
  */
-public record Version(long snapshotId, long sequenceNumber, long committedAtMs, int schemaId, long maxSourceTsMs) {}
+public record Version(
+    long snapshotId, long sequenceNumber, long committedAtMs, int schemaId, long maxSourceTsMs) {}

@@ -33,7 +33,10 @@ public final class SyncApp {
     SyncConfig config = new SyncConfig(pipeline);
     Properties props = streamsProperties(pipeline);
     LOG.info("Starting sync with configuration:{}", pipeline);
-    Topics.ensure(props, List.of(new Topics.Spec(config.realtimeCommitsTopic(), DEFAULT_REALTIME_COMMITS_PARTITIONS)));
+    Topics.ensure(
+        props,
+        List.of(
+            new Topics.Spec(config.realtimeCommitsTopic(), DEFAULT_REALTIME_COMMITS_PARTITIONS)));
     int partitions = Topics.partitions(props, config.realtimeCommitsTopic());
     Topics.ensure(
         props,
@@ -43,26 +46,44 @@ public final class SyncApp {
             new Topics.Spec(config.mainCommitsTopic(), partitions),
             new Topics.Spec(pipeline.deadLetterTopic(), 1)));
     // Topics joined with realtime-commits by table must have its partition count.
-    requirePartitions(props, config.convertResultsTopic(), partitions,
-        "it is joined with " + config.realtimeCommitsTopic() + " by table (delete it; it is internal)");
+    requirePartitions(
+        props,
+        config.convertResultsTopic(),
+        partitions,
+        "it is joined with " + config.realtimeCommitsTopic()
+            + " by table (delete it; it is internal)");
     if (config.indexEnabled()) {
-      Topics.ensure(props, List.of(
-          new Topics.Spec(config.indexLookupsTopic(), config.indexPartitions()),
-          new Topics.Spec(config.indexResultsTopic(), partitions)));
-      requirePartitions(props, config.indexLookupsTopic(), config.indexPartitions(),
+      Topics.ensure(
+          props,
+          List.of(
+              new Topics.Spec(config.indexLookupsTopic(), config.indexPartitions()),
+              new Topics.Spec(config.indexResultsTopic(), partitions)));
+      requirePartitions(
+          props,
+          config.indexLookupsTopic(),
+          config.indexPartitions(),
           "it must match " + SyncConfig.INDEX_PARTITIONS);
-      requirePartitions(props, config.indexResultsTopic(), partitions,
-          "it is joined with " + config.realtimeCommitsTopic() + " by table (delete it; it is internal)");
+      requirePartitions(
+          props,
+          config.indexResultsTopic(),
+          partitions,
+          "it is joined with " + config.realtimeCommitsTopic()
+              + " by table (delete it; it is internal)");
     }
-    MetricsEndpoint metrics =
-        new MetricsEndpoint(pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9401));
+    MetricsEndpoint metrics = new MetricsEndpoint(
+        pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9401));
     Health health = new Health();
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     Maintenance maintenance =
         new Maintenance(MaintenanceConfig.from(pipeline), catalog, metrics.registry(), null);
-    return new StreamsApp("sync",
-        SyncTopology.build(config, new TableManager(catalog), metrics.registry(), maintenance, health), props, catalog,
-        metrics, health)
+    return new StreamsApp(
+            "sync",
+            SyncTopology.build(
+                config, new TableManager(catalog), metrics.registry(), maintenance, health),
+            props,
+            catalog,
+            metrics,
+            health)
         .closing(maintenance);
   }
 
@@ -70,7 +91,8 @@ public final class SyncApp {
       throws InterruptedException {
     int found = Topics.partitions(props, topic);
     if (found != expected) {
-      throw new IllegalStateException(topic + " has " + found + " partitions, not " + expected + ": " + why);
+      throw new IllegalStateException(
+          topic + " has " + found + " partitions, not " + expected + ": " + why);
     }
   }
 

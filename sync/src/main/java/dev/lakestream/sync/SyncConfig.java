@@ -15,6 +15,7 @@ public final class SyncConfig {
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
   /** {@code scan} (default) or {@code index}; {@code sync.resolver.<namespace>.<table>} overrides per table. */
   public static final String RESOLVER = "sync.resolver";
+
   public static final String INDEX_PARTITIONS = "sync.index.partitions";
   public static final String INDEX_BOOTSTRAP_INTERVAL_MS = "sync.index.bootstrap.interval.ms";
   public static final String INDEX_BOOTSTRAP_BUDGET_MS = "sync.index.bootstrap.budget.ms";
@@ -79,7 +80,8 @@ public final class SyncConfig {
    */
   public int recordLimitBytes() {
     Properties kafka = config.kafkaProperties();
-    String size = kafka.getProperty(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
+    String size = kafka.getProperty(
+        StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
         kafka.getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
     return SpillingSerde.limitFor(Integer.parseInt(size.trim()));
   }
@@ -95,14 +97,16 @@ public final class SyncConfig {
     try {
       return Resolver.valueOf(value.trim().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(RESOLVER + " (or " + RESOLVER + "." + table + ") must be scan or index, not " + value);
+      throw new IllegalArgumentException(
+          RESOLVER + " (or " + RESOLVER + "." + table + ") must be scan or index, not " + value);
     }
   }
 
   /** Whether any table may use the key index (then the app runs its processor and topics). */
   public boolean indexEnabled() {
     return config.asMap().entrySet().stream()
-        .anyMatch(e -> e.getKey().startsWith(RESOLVER) && e.getValue().trim().equalsIgnoreCase("index"));
+        .anyMatch(
+            e -> e.getKey().startsWith(RESOLVER) && e.getValue().trim().equalsIgnoreCase("index"));
   }
 
   /** Partitions of the key index (and of its lookups topic); fixed once the index is built. */

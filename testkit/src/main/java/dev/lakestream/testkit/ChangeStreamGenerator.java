@@ -21,7 +21,8 @@ import java.util.UUID;
 public final class ChangeStreamGenerator {
 
   /** Relative weights of the kinds of change. */
-  public record Mix(int insert, int update, int delete, int deleteAbsent, int keyUpdate, int reinsert) {
+  public record Mix(
+      int insert, int update, int delete, int deleteAbsent, int keyUpdate, int reinsert) {
     public static Mix defaults() {
       return new Mix(35, 35, 12, 4, 5, 9);
     }
@@ -230,7 +231,9 @@ public final class ChangeStreamGenerator {
           key.add(new UUID(random.nextLong(), random.nextLong())); // random: version 4's spread
           continue;
         }
-        long id = table.key().size() > 1 && column.equals(table.key().get(0)) ? 1 + random.nextInt(5) : nextId++;
+        long id = table.key().size() > 1 && column.equals(table.key().get(0))
+            ? 1 + random.nextInt(5)
+            : nextId++;
         key.add(type == ColumnType.INT32 ? (Object) (int) id : (Object) id);
       }
       if (used.add(key)) {
@@ -270,7 +273,8 @@ public final class ChangeStreamGenerator {
     return row;
   }
 
-  private Change change(char op, List<Object> key, Map<String, Object> before, Map<String, Object> after) {
+  private Change change(
+      char op, List<Object> key, Map<String, Object> before, Map<String, Object> after) {
     clockMs += random.nextInt(3);
     lsn += 1 + random.nextInt(200);
     recent.addFirst(key);

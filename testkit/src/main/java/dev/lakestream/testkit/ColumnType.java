@@ -23,32 +23,61 @@ import java.util.UUID;
  */
 public enum ColumnType {
   INT32("int32", null) {
-    Object random(Random r) { return r.nextInt(1_000_000); }
-    JsonNode json(Object v) { return F.numberNode((Integer) v); }
+    Object random(Random r) {
+      return r.nextInt(1_000_000);
+    }
+
+    JsonNode json(Object v) {
+      return F.numberNode((Integer) v);
+    }
   },
   INT64("int64", null) {
-    Object random(Random r) { return r.nextLong() >>> 20; }
+    Object random(Random r) {
+      return r.nextLong() >>> 20;
+    }
     // A Number: an int column widened to bigint keeps the values written before as ints.
-    JsonNode json(Object v) { return F.numberNode(((Number) v).longValue()); }
+    JsonNode json(Object v) {
+      return F.numberNode(((Number) v).longValue());
+    }
   },
   FLOAT64("double", null) {
-    Object random(Random r) { return Math.round(r.nextDouble() * 1e6) / 1e3; }
-    JsonNode json(Object v) { return F.numberNode((Double) v); }
+    Object random(Random r) {
+      return Math.round(r.nextDouble() * 1e6) / 1e3;
+    }
+
+    JsonNode json(Object v) {
+      return F.numberNode((Double) v);
+    }
   },
   BOOLEAN("boolean", null) {
-    Object random(Random r) { return r.nextBoolean(); }
-    JsonNode json(Object v) { return F.booleanNode((Boolean) v); }
+    Object random(Random r) {
+      return r.nextBoolean();
+    }
+
+    JsonNode json(Object v) {
+      return F.booleanNode((Boolean) v);
+    }
   },
   STRING("string", null) {
-    Object random(Random r) { return "s" + Long.toString(r.nextLong() >>> 1, 36); }
-    JsonNode json(Object v) { return F.textNode((String) v); }
+    Object random(Random r) {
+      return "s" + Long.toString(r.nextLong() >>> 1, 36);
+    }
+
+    JsonNode json(Object v) {
+      return F.textNode((String) v);
+    }
   },
   /** NUMERIC(12,2) with decimal.handling.mode=precise: base64 of the unscaled two's complement. */
   DECIMAL_12_2("bytes", "org.apache.kafka.connect.data.Decimal") {
-    Object random(Random r) { return BigDecimal.valueOf(r.nextInt(100_000_000) - 50_000_000L, 2); }
-    JsonNode json(Object v) {
-      return F.textNode(Base64.getEncoder().encodeToString(((BigDecimal) v).unscaledValue().toByteArray()));
+    Object random(Random r) {
+      return BigDecimal.valueOf(r.nextInt(100_000_000) - 50_000_000L, 2);
     }
+
+    JsonNode json(Object v) {
+      return F.textNode(
+          Base64.getEncoder().encodeToString(((BigDecimal) v).unscaledValue().toByteArray()));
+    }
+
     void schemaExtras(ObjectNode s) {
       s.putObject("parameters").put("scale", "2").put("connect.decimal.precision", "12");
     }
@@ -62,18 +91,28 @@ public enum ColumnType {
       }
       return new String(text);
     }
-    JsonNode json(Object v) { return F.textNode((String) v); }
+
+    JsonNode json(Object v) {
+      return F.textNode((String) v);
+    }
   },
   /** DATE: days since the epoch. */
   DATE("int32", "io.debezium.time.Date") {
-    Object random(Random r) { return LocalDate.ofEpochDay(r.nextInt(30_000)); }
-    JsonNode json(Object v) { return F.numberNode((int) ((LocalDate) v).toEpochDay()); }
+    Object random(Random r) {
+      return LocalDate.ofEpochDay(r.nextInt(30_000));
+    }
+
+    JsonNode json(Object v) {
+      return F.numberNode((int) ((LocalDate) v).toEpochDay());
+    }
   },
   /** TIMESTAMP (without time zone), time.precision.mode=adaptive: microseconds since the epoch. */
   MICRO_TIMESTAMP("int64", "io.debezium.time.MicroTimestamp") {
     Object random(Random r) {
-      return LocalDateTime.ofEpochSecond(1_600_000_000L + r.nextInt(100_000_000), r.nextInt(1_000_000) * 1_000, ZoneOffset.UTC);
+      return LocalDateTime.ofEpochSecond(
+          1_600_000_000L + r.nextInt(100_000_000), r.nextInt(1_000_000) * 1_000, ZoneOffset.UTC);
     }
+
     JsonNode json(Object v) {
       LocalDateTime t = (LocalDateTime) v;
       return F.numberNode(ChronoUnit.MICROS.between(LocalDateTime.of(1970, 1, 1, 0, 0), t));
@@ -83,21 +122,33 @@ public enum ColumnType {
   ZONED_TIMESTAMP("string", "io.debezium.time.ZonedTimestamp") {
     Object random(Random r) {
       return OffsetDateTime.ofInstant(
-          Instant.ofEpochSecond(1_600_000_000L + r.nextInt(100_000_000), r.nextInt(1_000_000) * 1_000L),
+          Instant.ofEpochSecond(
+              1_600_000_000L + r.nextInt(100_000_000), r.nextInt(1_000_000) * 1_000L),
           ZoneOffset.UTC);
     }
+
     JsonNode json(Object v) {
       return F.textNode(DateTimeFormatter.ISO_OFFSET_DATE_TIME.format((OffsetDateTime) v));
     }
   },
   UUID_TYPE("string", "io.debezium.data.Uuid") {
-    Object random(Random r) { return new UUID(r.nextLong(), r.nextLong()); }
-    JsonNode json(Object v) { return F.textNode(v.toString()); }
+    Object random(Random r) {
+      return new UUID(r.nextLong(), r.nextLong());
+    }
+
+    JsonNode json(Object v) {
+      return F.textNode(v.toString());
+    }
   },
   /** JSONB: the document as text. */
   JSON("string", "io.debezium.data.Json") {
-    Object random(Random r) { return "{\"n\":" + r.nextInt(1000) + ",\"tag\":\"t" + r.nextInt(10) + "\"}"; }
-    JsonNode json(Object v) { return F.textNode((String) v); }
+    Object random(Random r) {
+      return "{\"n\":" + r.nextInt(1000) + ",\"tag\":\"t" + r.nextInt(10) + "\"}";
+    }
+
+    JsonNode json(Object v) {
+      return F.textNode((String) v);
+    }
   },
   /** BYTEA with binary.handling.mode=bytes: base64. */
   BYTES("bytes", null) {
@@ -106,6 +157,7 @@ public enum ColumnType {
       r.nextBytes(b);
       return ByteBuffer.wrap(b);
     }
+
     JsonNode json(Object v) {
       ByteBuffer b = ((ByteBuffer) v).duplicate();
       byte[] bytes = new byte[b.remaining()];

@@ -71,9 +71,11 @@ public final class DebeziumJson {
       for (String column : toasted) {
         Object value = change.after().get(column);
         if (value != null && value.equals(change.before().get(column))) {
-          after.put(column, table.column(column).type() == ColumnType.BYTES
-              ? Base64.getEncoder().encodeToString(UNAVAILABLE.getBytes(StandardCharsets.UTF_8))
-              : UNAVAILABLE);
+          after.put(
+              column,
+              table.column(column).type() == ColumnType.BYTES
+                  ? Base64.getEncoder().encodeToString(UNAVAILABLE.getBytes(StandardCharsets.UTF_8))
+                  : UNAVAILABLE);
         }
       }
     }

@@ -37,7 +37,8 @@ public final class Eventually {
     throw failure;
   }
 
-  public static void until(Duration timeout, String what, Callable<Boolean> condition) throws Exception {
+  public static void until(Duration timeout, String what, Callable<Boolean> condition)
+      throws Exception {
     noDifference(timeout, () -> condition.call() ? null : "waiting for " + what);
   }
 }

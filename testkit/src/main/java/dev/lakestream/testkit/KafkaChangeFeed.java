@@ -33,12 +33,16 @@ public final class KafkaChangeFeed implements AutoCloseable {
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    this.producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+    this.producer =
+        new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
   }
 
   public void send(List<Change> changes) {
     for (Change change : changes) {
-      producer.send(new ProducerRecord<>(change.table().topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)));
+      producer.send(new ProducerRecord<>(
+          change.table().topic(),
+          DebeziumJson.key(change, true),
+          DebeziumJson.value(change, true)));
       model.apply(change);
     }
     producer.flush();
@@ -53,7 +57,8 @@ public final class KafkaChangeFeed implements AutoCloseable {
   public List<ConsumerRecord<byte[], byte[]>> read(String topic, int atLeast) {
     List<ConsumerRecord<byte[], byte[]>> out = read(topic, atLeast, Duration.ofSeconds(30));
     if (out.size() < atLeast) {
-      throw new AssertionError("expected at least " + atLeast + " records on " + topic + ", found " + out.size());
+      throw new AssertionError(
+          "expected at least " + atLeast + " records on " + topic + ", found " + out.size());
     }
     return out;
   }
@@ -70,7 +75,8 @@ public final class KafkaChangeFeed implements AutoCloseable {
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       consumer.subscribe(List.of(topic));
       long deadline = System.currentTimeMillis() + timeout.toMillis();
       while (out.size() < atLeast && System.currentTimeMillis() < deadline) {

@@ -18,7 +18,7 @@ public final class SourceTableModel {
     switch (change.op()) {
       case 'c', 'u', 'r' -> rows.put(change.key(), new LinkedHashMap<>(change.after()));
       case 'd' -> rows.remove(change.key());
-      case 't' -> { }
+      case 't' -> {}
       case 'T' -> rows.clear();
       default -> throw new IllegalArgumentException("unknown op " + change.op());
     }

@@ -18,7 +18,8 @@ public final class TableComparison {
 
   /** Null when equal, otherwise what differs. Columns of the table that the model lacks are ignored. */
   public static String differences(
-      Map<List<Object>, Map<String, Object>> expected, Map<List<Object>, Map<String, Object>> actual) {
+      Map<List<Object>, Map<String, Object>> expected,
+      Map<List<Object>, Map<String, Object>> actual) {
     List<String> missing = new ArrayList<>();
     List<String> extra = new ArrayList<>();
     List<String> changed = new ArrayList<>();
@@ -31,7 +32,8 @@ public final class TableComparison {
       for (var column : e.getValue().entrySet()) {
         Object have = row.get(column.getKey());
         if (!Objects.equals(column.getValue(), have)) {
-          changed.add(e.getKey() + "." + column.getKey() + ": expected " + column.getValue() + " but was " + have);
+          changed.add(e.getKey() + "." + column.getKey() + ": expected " + column.getValue()
+              + " but was " + have);
         }
       }
     }
@@ -45,8 +47,14 @@ public final class TableComparison {
     }
     return String.format(
         "%d rows expected, %d found; %d missing %s; %d unexpected %s; %d values differ %s",
-        expected.size(), actual.size(),
-        missing.size(), first(missing), extra.size(), first(extra), changed.size(), first(changed));
+        expected.size(),
+        actual.size(),
+        missing.size(),
+        first(missing),
+        extra.size(),
+        first(extra),
+        changed.size(),
+        first(changed));
   }
 
   private static String first(List<String> items) {

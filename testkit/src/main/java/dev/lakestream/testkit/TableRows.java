@@ -28,7 +28,8 @@ public final class TableRows {
       throw new IllegalStateException("table " + table.name() + " has no branch " + branch);
     }
     List<Map<String, Object>> out = new ArrayList<>();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshot.snapshotId()).build()) {
+    try (CloseableIterable<Record> records =
+        IcebergGenerics.read(table).useSnapshot(snapshot.snapshotId()).build()) {
       for (Record r : records) {
         out.add(toMap(r));
       }
@@ -42,7 +43,9 @@ public final class TableRows {
   public static List<Snapshot> snapshots(Table table, String branch) {
     table.refresh();
     List<Snapshot> out = new ArrayList<>();
-    for (Snapshot s = table.snapshot(branch); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+    for (Snapshot s = table.snapshot(branch);
+        s != null;
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
       out.add(0, s);
     }
     return out;
@@ -52,7 +55,8 @@ public final class TableRows {
    * The rows by primary key; fails on a duplicate key (a row the pipeline wrote twice), reporting
    * both copies.
    */
-  public static Map<List<Object>, Map<String, Object>> byKey(List<Map<String, Object>> rows, List<String> key) {
+  public static Map<List<Object>, Map<String, Object>> byKey(
+      List<Map<String, Object>> rows, List<String> key) {
     Map<List<Object>, Map<String, Object>> out = new HashMap<>();
     for (Map<String, Object> row : rows) {
       List<Object> k = new ArrayList<>();

@@ -7,7 +7,8 @@ import java.util.List;
  * A source table for generated change streams: its Debezium topic, columns and primary key.
  * Immutable; {@link #withColumn} gives the table after an {@code ALTER TABLE ... ADD COLUMN}.
  */
-public record TestTable(String serverName, String schema, String name, List<Column> columns, List<String> key) {
+public record TestTable(
+    String serverName, String schema, String name, List<Column> columns, List<String> key) {
 
   /** One column. */
   public record Column(String name, ColumnType type) {}

@@ -62,8 +62,13 @@ public final class Health {
   /** The status and why, as JSON: {@code {"status":"DEGRADED","threadFailures":0,"problems":{...}}}. */
   public synchronized String describe(long nowMs) {
     Status status = status(nowMs);
-    StringBuilder out = new StringBuilder("{\"status\":\"").append(status).append("\",\"threadFailures\":")
-        .append(failures.size()).append(",\"running\":").append(running.getAsBoolean()).append(",\"problems\":{");
+    StringBuilder out = new StringBuilder("{\"status\":\"")
+        .append(status)
+        .append("\",\"threadFailures\":")
+        .append(failures.size())
+        .append(",\"running\":")
+        .append(running.getAsBoolean())
+        .append(",\"problems\":{");
     String sep = "";
     for (var e : new TreeMap<>(problems).entrySet()) {
       out.append(sep).append(quote(e.getKey())).append(':').append(quote(e.getValue()));

@@ -47,7 +47,12 @@ public final class StreamsApp implements Closeable {
   private final Health health;
   private final List<AutoCloseable> resources = new ArrayList<>();
 
-  public StreamsApp(String name, Topology topology, Properties props, Catalog catalog, MetricsEndpoint metrics,
+  public StreamsApp(
+      String name,
+      Topology topology,
+      Properties props,
+      Catalog catalog,
+      MetricsEndpoint metrics,
       Health health) {
     this.name = name;
     this.catalog = catalog;
@@ -55,17 +60,19 @@ public final class StreamsApp implements Closeable {
     this.health = health;
     LOG.info("{} topology:\n{}", name, topology.describe());
     this.streams = new KafkaStreams(topology, props);
-    Counter threadFailures = metrics.registry().counter("lakestream.app.thread.failures", "app", name);
-    streams.setUncaughtExceptionHandler(
-        e -> {
-          threadFailures.increment();
-          health.threadFailed(System.currentTimeMillis());
-          LOG.error("{}: stream thread failed; replacing it (tasks resume from their last commit)", name, e);
-          return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-        });
+    Counter threadFailures =
+        metrics.registry().counter("lakestream.app.thread.failures", "app", name);
+    streams.setUncaughtExceptionHandler(e -> {
+      threadFailures.increment();
+      health.threadFailed(System.currentTimeMillis());
+      LOG.error(
+          "{}: stream thread failed; replacing it (tasks resume from their last commit)", name, e);
+      return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+    });
     this.streamsMetrics = new KafkaStreamsMetrics(streams);
     streamsMetrics.bindTo(metrics.registry());
-    health.running(() -> streams.state().isRunningOrRebalancing() || streams.state() == KafkaStreams.State.CREATED);
+    health.running(() ->
+        streams.state().isRunningOrRebalancing() || streams.state() == KafkaStreams.State.CREATED);
     metrics.health(health);
   }
 
@@ -79,10 +86,14 @@ public final class StreamsApp implements Closeable {
   public static Properties streamsProperties(PipelineConfig config) {
     Properties props = config.kafkaProperties();
     props.putIfAbsent(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    props.putIfAbsent(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
+    props.putIfAbsent(
+        StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
         LogAndContinueExceptionHandler.class.getName());
-    props.putIfAbsent(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, config.deadLetterTopic());
-    props.putIfAbsent(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), TRANSACTION_TIMEOUT_MS);
+    props.putIfAbsent(
+        StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, config.deadLetterTopic());
+    props.putIfAbsent(
+        StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
+        TRANSACTION_TIMEOUT_MS);
     return props;
   }
 
@@ -146,7 +157,8 @@ public final class StreamsApp implements Closeable {
    * variables; runs until the process is stopped, then closes the app.
    */
   /** Starts the app of {@code config} and runs it until SIGTERM or Ctrl-C; then closes it cleanly. */
-  public static int runUntilStopped(String command, PipelineConfig config, Factory factory) throws Exception {
+  public static int runUntilStopped(String command, PipelineConfig config, Factory factory)
+      throws Exception {
     CountDownLatch stop = StopSignals.install();
     Closeable app = factory.start(config);
     stop.await();

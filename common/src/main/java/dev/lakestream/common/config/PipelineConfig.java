@@ -48,6 +48,7 @@ public final class PipelineConfig {
    * the internal topics keep records this long, and no file younger than it is an orphan.
    */
   public static final String MAX_STALL_MS = "lakestream.max.stall.ms";
+
   public static final long DEFAULT_MAX_STALL_MS = 7L * 24 * 3_600_000;
 
   private static final String[] PIPELINE_PREFIXES = {"iceberg.", "lakestream.", "ingest.", "sync."};
@@ -57,10 +58,12 @@ public final class PipelineConfig {
    * s3.access-key}); headers a client sends ({@code iceberg.catalog.header.Authorization}); basic
    * auth user info; anything with {@code auth} in its last part.
    */
-  private static final Pattern SECRET = Pattern.compile("(?i).*(password|secret|token|credential|jaas|private"
-      + "|access-key|access\\.key|sas|signature|key$|(^|\\.)header\\.|basic\\.auth|\\.auth[^.]*$).*");
+  private static final Pattern SECRET = Pattern.compile(
+      "(?i).*(password|secret|token|credential|jaas|private"
+          + "|access-key|access\\.key|sas|signature|key$|(^|\\.)header\\.|basic\\.auth|\\.auth[^.]*$).*");
   /** The password in a URI's user info ({@code scheme://user:password@host}) or a {@code password=} parameter. */
-  private static final Pattern URI_PASSWORD = Pattern.compile("(?i)(://[^/:@\\s]+:)[^@/\\s]+@|((?:^|[?&;])password=)[^&;\\s]+");
+  private static final Pattern URI_PASSWORD =
+      Pattern.compile("(?i)(://[^/:@\\s]+:)[^@/\\s]+@|((?:^|[?&;])password=)[^&;\\s]+");
 
   private final Map<String, String> values;
 
@@ -76,14 +79,15 @@ public final class PipelineConfig {
       try (InputStream in = Files.newInputStream(file)) {
         props.load(in);
       }
-      props.stringPropertyNames().forEach(k -> values.put(k, props.getProperty(k).trim()));
+      props
+          .stringPropertyNames()
+          .forEach(k -> values.put(k, props.getProperty(k).trim()));
     }
-    env.forEach(
-        (name, value) -> {
-          if (name.startsWith(ENV_PREFIX) && name.length() > ENV_PREFIX.length()) {
-            values.put(keyOf(name.substring(ENV_PREFIX.length())), value);
-          }
-        });
+    env.forEach((name, value) -> {
+      if (name.startsWith(ENV_PREFIX) && name.length() > ENV_PREFIX.length()) {
+        values.put(keyOf(name.substring(ENV_PREFIX.length())), value);
+      }
+    });
     return new PipelineConfig(values);
   }
 
@@ -126,7 +130,8 @@ public final class PipelineConfig {
     try {
       return value == null ? defaultValue : Long.parseLong(value.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("setting " + key + " must be a whole number, found \"" + value + "\"");
+      throw new IllegalArgumentException(
+          "setting " + key + " must be a whole number, found \"" + value + "\"");
     }
   }
 
@@ -151,7 +156,8 @@ public final class PipelineConfig {
   public boolean getBoolean(String key) {
     String value = getString(key).trim();
     if (!"true".equalsIgnoreCase(value) && !"false".equalsIgnoreCase(value)) {
-      throw new IllegalArgumentException("setting " + key + " must be true or false, found \"" + value + "\"");
+      throw new IllegalArgumentException(
+          "setting " + key + " must be true or false, found \"" + value + "\"");
     }
     return Boolean.parseBoolean(value);
   }
@@ -162,8 +168,11 @@ public final class PipelineConfig {
    */
   public void check() {
     List<String> problems = Settings.problems(values);
-    List<String> wrong = problems.stream().filter(p -> !p.startsWith("unknown setting")).toList();
-    problems.stream().filter(p -> p.startsWith("unknown setting")).forEach(p -> LOG.warn("{}: ignored", p));
+    List<String> wrong =
+        problems.stream().filter(p -> !p.startsWith("unknown setting")).toList();
+    problems.stream()
+        .filter(p -> p.startsWith("unknown setting"))
+        .forEach(p -> LOG.warn("{}: ignored", p));
     if (!wrong.isEmpty()) {
       throw new IllegalArgumentException("invalid settings: " + String.join("; ", wrong));
     }
@@ -199,27 +208,25 @@ public final class PipelineConfig {
   /** Iceberg catalog properties, under Iceberg's own names (the {@code iceberg.catalog.} prefix removed). */
   public Map<String, String> catalogProperties() {
     Map<String, String> out = new TreeMap<>();
-    values.forEach(
-        (k, v) -> {
-          if (k.startsWith(CATALOG_PREFIX)) {
-            out.put(k.substring(CATALOG_PREFIX.length()), v);
-          }
-        });
+    values.forEach((k, v) -> {
+      if (k.startsWith(CATALOG_PREFIX)) {
+        out.put(k.substring(CATALOG_PREFIX.length()), v);
+      }
+    });
     return out;
   }
 
   /** Kafka Streams and client properties: every key outside this pipeline's own prefixes. */
   public Properties kafkaProperties() {
     Properties props = new Properties();
-    values.forEach(
-        (k, v) -> {
-          for (String prefix : PIPELINE_PREFIXES) {
-            if (k.startsWith(prefix)) {
-              return;
-            }
-          }
-          props.put(k, v);
-        });
+    values.forEach((k, v) -> {
+      for (String prefix : PIPELINE_PREFIXES) {
+        if (k.startsWith(prefix)) {
+          return;
+        }
+      }
+      props.put(k, v);
+    });
     return props;
   }
 
@@ -229,8 +236,10 @@ public final class PipelineConfig {
 
   /** {@code value} with the passwords it carries in URIs hidden. */
   static String masked(String value) {
-    return URI_PASSWORD.matcher(value).replaceAll(m -> Matcher.quoteReplacement(
-        m.group(1) != null ? m.group(1) + "[hidden]@" : m.group(2) + "[hidden]"));
+    return URI_PASSWORD
+        .matcher(value)
+        .replaceAll(m -> Matcher.quoteReplacement(
+            m.group(1) != null ? m.group(1) + "[hidden]@" : m.group(2) + "[hidden]"));
   }
 
   static boolean isSecret(String key) {
@@ -245,8 +254,8 @@ public final class PipelineConfig {
   @Override
   public String toString() {
     StringBuilder sb = new StringBuilder();
-    values.forEach(
-        (k, v) -> sb.append("\n  ").append(k).append('=').append(isSecret(k) ? "[hidden]" : masked(v)));
+    values.forEach((k, v) ->
+        sb.append("\n  ").append(k).append('=').append(isSecret(k) ? "[hidden]" : masked(v)));
     return sb.toString();
   }
 }

@@ -26,69 +26,207 @@ public final class Settings {
 
   private static final Map<String, Setting> ALL = new LinkedHashMap<>();
   /** Settings whose name carries a table: {@code sync.resolver.<namespace>.<table>}. */
-  private static final List<Pattern> PER_TABLE = List.of(Pattern.compile("sync\\.resolver\\.[^.]+\\..+"));
+  private static final List<Pattern> PER_TABLE =
+      List.of(Pattern.compile("sync\\.resolver\\.[^.]+\\..+"));
+
   private static final Pattern OURS = Pattern.compile("(lakestream|ingest|sync)\\..*");
 
   static {
     // Both apps
-    define("lakestream.topic.prefix", ConfigDef.Type.STRING, "lakestream",
+    define(
+        "lakestream.topic.prefix",
+        ConfigDef.Type.STRING,
+        "lakestream",
         "prefix of the topics the apps share: <prefix>.realtime-commits, <prefix>.main-commits, <prefix>.dlq");
-    define("lakestream.dlq.topic", ConfigDef.Type.STRING, null, "the dead-letter topic of both apps; <prefix>.dlq unless set");
-    define("lakestream.max.stall.ms", ConfigDef.Type.LONG, Long.toString(PipelineConfig.DEFAULT_MAX_STALL_MS),
+    define(
+        "lakestream.dlq.topic",
+        ConfigDef.Type.STRING,
+        null,
+        "the dead-letter topic of both apps; <prefix>.dlq unless set");
+    define(
+        "lakestream.max.stall.ms",
+        ConfigDef.Type.LONG,
+        Long.toString(PipelineConfig.DEFAULT_MAX_STALL_MS),
         "the longest stall the pipeline resumes from without loss: retention of the files-written topic, bound of the orphan age");
-    define("lakestream.metrics.port", ConfigDef.Type.INT, null,
+    define(
+        "lakestream.metrics.port",
+        ConfigDef.Type.INT,
+        null,
         "port of /metrics and /health (ingest 9400, sync 9401); 0 picks a free port, -1 serves nothing");
-    define("lakestream.metrics.bind.address", ConfigDef.Type.STRING, "0.0.0.0", "the address the metrics server listens on");
+    define(
+        "lakestream.metrics.bind.address",
+        ConfigDef.Type.STRING,
+        "0.0.0.0",
+        "the address the metrics server listens on");
     // ingest
-    define("ingest.topics", ConfigDef.Type.LIST, null, "the Debezium topics to read (this or ingest.topics.regex)");
-    define("ingest.topics.regex", ConfigDef.Type.STRING, null, "a pattern of the Debezium topics to read");
-    define("ingest.table.name.regex", ConfigDef.Type.STRING, null,
+    define(
+        "ingest.topics",
+        ConfigDef.Type.LIST,
+        null,
+        "the Debezium topics to read (this or ingest.topics.regex)");
+    define(
+        "ingest.topics.regex",
+        ConfigDef.Type.STRING,
+        null,
+        "a pattern of the Debezium topics to read");
+    define(
+        "ingest.table.name.regex",
+        ConfigDef.Type.STRING,
+        null,
         "topic to table: a pattern over the topic name (default maps <prefix>.<schema>.<table>)");
-    define("ingest.table.name.replacement", ConfigDef.Type.STRING, null, "topic to table: the replacement, namespace.table");
-    define("ingest.flush.interval.ms", ConfigDef.Type.LONG, "1000", "a source partition's batch is written this often");
-    define("ingest.flush.max.rows", ConfigDef.Type.LONG, "100000", "or when it holds this many changes");
-    define("ingest.flush.max.bytes", ConfigDef.Type.LONG, Long.toString(64L * 1024 * 1024), "or this many bytes");
-    define("ingest.commit.interval.ms", ConfigDef.Type.LONG, "200", "how often written batches are committed to realtime");
-    define("ingest.dlq.topic", ConfigDef.Type.STRING, null, "the older name of lakestream.dlq.topic");
-    define("ingest.internal.topic.partitions", ConfigDef.Type.INT, "6", "partitions of the topics ingest creates");
-    define("ingest.source.fence.enabled", ConfigDef.Type.BOOLEAN, "true",
+    define(
+        "ingest.table.name.replacement",
+        ConfigDef.Type.STRING,
+        null,
+        "topic to table: the replacement, namespace.table");
+    define(
+        "ingest.flush.interval.ms",
+        ConfigDef.Type.LONG,
+        "1000",
+        "a source partition's batch is written this often");
+    define(
+        "ingest.flush.max.rows",
+        ConfigDef.Type.LONG,
+        "100000",
+        "or when it holds this many changes");
+    define(
+        "ingest.flush.max.bytes",
+        ConfigDef.Type.LONG,
+        Long.toString(64L * 1024 * 1024),
+        "or this many bytes");
+    define(
+        "ingest.commit.interval.ms",
+        ConfigDef.Type.LONG,
+        "200",
+        "how often written batches are committed to realtime");
+    define(
+        "ingest.dlq.topic", ConfigDef.Type.STRING, null, "the older name of lakestream.dlq.topic");
+    define(
+        "ingest.internal.topic.partitions",
+        ConfigDef.Type.INT,
+        "6",
+        "partitions of the topics ingest creates");
+    define(
+        "ingest.source.fence.enabled",
+        ConfigDef.Type.BOOLEAN,
+        "true",
         "drop changes the source connector publishes again, by source position");
-    define("ingest.changelog.tables", ConfigDef.Type.STRING, "",
+    define(
+        "ingest.changelog.tables",
+        ConfigDef.Type.STRING,
+        "",
         "tables (namespace.table, comma-separated, or *) that also keep a change log <table>_changelog");
-    define("ingest.unavailable.value.placeholder", ConfigDef.Type.STRING, "__debezium_unavailable_value",
+    define(
+        "ingest.unavailable.value.placeholder",
+        ConfigDef.Type.STRING,
+        "__debezium_unavailable_value",
         "the connector's unavailable.value.placeholder (unchanged TOAST values)");
     // sync
-    define("sync.cycle.backstop.ms", ConfigDef.Type.LONG, "10000", "every known table is checked this often");
-    define("sync.cycle.timeout.ms", ConfigDef.Type.LONG, "600000",
+    define(
+        "sync.cycle.backstop.ms",
+        ConfigDef.Type.LONG,
+        "10000",
+        "every known table is checked this often");
+    define(
+        "sync.cycle.timeout.ms",
+        ConfigDef.Type.LONG,
+        "600000",
         "a cycle with no convert result for this long is abandoned and its table retried later");
-    define("sync.convert.partitions", ConfigDef.Type.INT, "12", "partitions of the convert-tasks topic");
-    define("sync.resolver", ConfigDef.Type.STRING, "scan",
+    define(
+        "sync.convert.partitions",
+        ConfigDef.Type.INT,
+        "12",
+        "partitions of the convert-tasks topic");
+    define(
+        "sync.resolver",
+        ConfigDef.Type.STRING,
+        "scan",
         "scan or index: how converters find the rows a delete removes; sync.resolver.<namespace>.<table> per table");
     define("sync.index.partitions", ConfigDef.Type.INT, "6", "partitions of the key index");
-    define("sync.index.bootstrap.interval.ms", ConfigDef.Type.LONG, "1000", "how often the key index indexes files it lacks");
-    define("sync.index.bootstrap.budget.ms", ConfigDef.Type.LONG, "2000", "how long one bootstrap step may take");
-    define("sync.maintenance.enabled", ConfigDef.Type.BOOLEAN, "true", "run maintenance in the sync app");
-    define("sync.maintenance.check.interval.ms", ConfigDef.Type.LONG, "60000", "how often a table's policies are checked");
-    define("sync.maintenance.compaction.target-file-size-bytes", ConfigDef.Type.LONG, Long.toString(128L * 1024 * 1024),
+    define(
+        "sync.index.bootstrap.interval.ms",
+        ConfigDef.Type.LONG,
+        "1000",
+        "how often the key index indexes files it lacks");
+    define(
+        "sync.index.bootstrap.budget.ms",
+        ConfigDef.Type.LONG,
+        "2000",
+        "how long one bootstrap step may take");
+    define(
+        "sync.maintenance.enabled",
+        ConfigDef.Type.BOOLEAN,
+        "true",
+        "run maintenance in the sync app");
+    define(
+        "sync.maintenance.check.interval.ms",
+        ConfigDef.Type.LONG,
+        "60000",
+        "how often a table's policies are checked");
+    define(
+        "sync.maintenance.compaction.target-file-size-bytes",
+        ConfigDef.Type.LONG,
+        Long.toString(128L * 1024 * 1024),
         "compaction bin size; one output file per bin");
-    define("sync.maintenance.compaction.small-file-size-bytes", ConfigDef.Type.LONG, null,
+    define(
+        "sync.maintenance.compaction.small-file-size-bytes",
+        ConfigDef.Type.LONG,
+        null,
         "files below this are small (3/4 of the target)");
-    define("sync.maintenance.compaction.min-small-files", ConfigDef.Type.INT, "10", "compact when this many small files are live");
-    define("sync.maintenance.compaction.min-small-bytes", ConfigDef.Type.LONG, null,
+    define(
+        "sync.maintenance.compaction.min-small-files",
+        ConfigDef.Type.INT,
+        "10",
+        "compact when this many small files are live");
+    define(
+        "sync.maintenance.compaction.min-small-bytes",
+        ConfigDef.Type.LONG,
+        null,
         "or when they hold this many bytes (the target)");
-    define("sync.maintenance.compaction.max-small-file-age-ms", ConfigDef.Type.LONG, "3600000",
+    define(
+        "sync.maintenance.compaction.max-small-file-age-ms",
+        ConfigDef.Type.LONG,
+        "3600000",
         "or when 2+ are small and the oldest is this old");
-    define("sync.maintenance.compaction.max-delete-files", ConfigDef.Type.INT, "100",
+    define(
+        "sync.maintenance.compaction.max-delete-files",
+        ConfigDef.Type.INT,
+        "100",
         "rewrite every file an equality delete applies to when this many equality-delete files are live");
-    define("sync.maintenance.expire.realtime.max-snapshot-age-ms", ConfigDef.Type.LONG, "600000",
+    define(
+        "sync.maintenance.expire.realtime.max-snapshot-age-ms",
+        ConfigDef.Type.LONG,
+        "600000",
         "realtime keeps snapshots younger than this");
-    define("sync.maintenance.expire.realtime.min-snapshots-to-keep", ConfigDef.Type.INT, "10", "and at least this many");
-    define("sync.maintenance.expire.main.max-snapshot-age-ms", ConfigDef.Type.LONG, "3600000",
+    define(
+        "sync.maintenance.expire.realtime.min-snapshots-to-keep",
+        ConfigDef.Type.INT,
+        "10",
+        "and at least this many");
+    define(
+        "sync.maintenance.expire.main.max-snapshot-age-ms",
+        ConfigDef.Type.LONG,
+        "3600000",
         "main keeps snapshots younger than this");
-    define("sync.maintenance.expire.main.min-snapshots-to-keep", ConfigDef.Type.INT, "100", "and at least this many");
-    define("sync.maintenance.orphans.enabled", ConfigDef.Type.BOOLEAN, "false", "remove orphan files automatically");
-    define("sync.maintenance.orphans.interval.ms", ConfigDef.Type.LONG, "3600000", "how often orphan files are looked for");
-    define("sync.maintenance.orphans.min-age-ms", ConfigDef.Type.LONG, null,
+    define(
+        "sync.maintenance.expire.main.min-snapshots-to-keep",
+        ConfigDef.Type.INT,
+        "100",
+        "and at least this many");
+    define(
+        "sync.maintenance.orphans.enabled",
+        ConfigDef.Type.BOOLEAN,
+        "false",
+        "remove orphan files automatically");
+    define(
+        "sync.maintenance.orphans.interval.ms",
+        ConfigDef.Type.LONG,
+        "3600000",
+        "how often orphan files are looked for");
+    define(
+        "sync.maintenance.orphans.min-age-ms",
+        ConfigDef.Type.LONG,
+        null,
         "only older files can be orphans (lakestream.max.stall.ms plus a day); must exceed the stall");
   }
 
@@ -110,7 +248,8 @@ public final class Settings {
   static String defaultOf(String name) {
     Setting setting = ALL.get(name);
     if (setting == null || setting.defaultValue() == null) {
-      throw new IllegalArgumentException("no fixed default for " + name + " in " + Settings.class.getSimpleName());
+      throw new IllegalArgumentException(
+          "no fixed default for " + name + " in " + Settings.class.getSimpleName());
     }
     return setting.defaultValue();
   }
@@ -129,14 +268,16 @@ public final class Settings {
       Setting setting = ALL.get(key);
       if (setting == null) {
         if (PER_TABLE.stream().noneMatch(p -> p.matcher(key).matches())) {
-          problems.add("unknown setting " + key + closest(key).map(c -> " (did you mean " + c + "?)").orElse(""));
+          problems.add("unknown setting " + key
+              + closest(key).map(c -> " (did you mean " + c + "?)").orElse(""));
         }
         continue;
       }
       try {
         ConfigDef.parseType(key, e.getValue().trim(), setting.type());
       } catch (ConfigException ex) {
-        problems.add(key + "=" + e.getValue() + ": not a " + setting.type().name().toLowerCase());
+        problems.add(
+            key + "=" + e.getValue() + ": not a " + setting.type().name().toLowerCase());
       }
     }
     return problems;

@@ -51,12 +51,15 @@ public record ConnectSchema(
     String name = node.hasNonNull("name") ? node.get("name").asText() : null;
     boolean optional = node.path("optional").asBoolean(false);
     Map<String, String> parameters = new LinkedHashMap<>();
-    node.path("parameters").fields().forEachRemaining(e -> parameters.put(e.getKey(), e.getValue().asText()));
+    node.path("parameters")
+        .fields()
+        .forEachRemaining(e -> parameters.put(e.getKey(), e.getValue().asText()));
     List<Field> fields = new ArrayList<>();
     if ("struct".equals(type)) {
       for (JsonNode f : node.path("fields")) {
         if (!f.hasNonNull("field")) {
-          throw new IllegalArgumentException("struct field without a \"field\" name: " + abbreviate(f));
+          throw new IllegalArgumentException(
+              "struct field without a \"field\" name: " + abbreviate(f));
         }
         fields.add(new Field(f.get("field").asText(), parse(f)));
       }

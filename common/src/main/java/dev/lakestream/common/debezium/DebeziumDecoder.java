@@ -27,13 +27,12 @@ public final class DebeziumDecoder {
 
   /** Parsed schemas by their JSON (compared structurally): a topic's records share a few schemas. */
   private final Map<JsonNode, ConnectSchema> schemas =
-      Collections.synchronizedMap(
-          new LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<JsonNode, ConnectSchema> eldest) {
-              return size() > SCHEMA_CACHE_SIZE;
-            }
-          });
+      Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<JsonNode, ConnectSchema> eldest) {
+          return size() > SCHEMA_CACHE_SIZE;
+        }
+      });
 
   public Optional<ChangeEvent> decode(byte[] keyBytes, byte[] valueBytes) {
     if (valueBytes == null || valueBytes.length == 0) {
@@ -63,11 +62,13 @@ public final class DebeziumDecoder {
     }
     ChangeOp op = ChangeOp.fromCode(opNode.asText());
     if (op == null) {
-      throw new BadChangeException("unknown op \"" + opNode.asText() + "\" (expected c, u, d, r or t)");
+      throw new BadChangeException(
+          "unknown op \"" + opNode.asText() + "\" (expected c, u, d, r or t)");
     }
     if (op == ChangeOp.TRUNCATE) {
       // A TRUNCATE names no row: no key, no before or after image.
-      return Optional.of(new ChangeEvent(op, JSON.createObjectNode(), null, null, null, source(payload)));
+      return Optional.of(
+          new ChangeEvent(op, JSON.createObjectNode(), null, null, null, source(payload)));
     }
 
     if (keyBytes == null || keyBytes.length == 0) {

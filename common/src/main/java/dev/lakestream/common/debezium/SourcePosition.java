@@ -15,9 +15,16 @@ import java.util.Optional;
  * @param snapshot true for rows read by a connector snapshot (initial, re-snapshot or incremental)
  */
 public record SourcePosition(
-    long tsMs, Long lsn, Long commitLsn, String binlogFile, long binlogPosition, long binlogRow, boolean snapshot) {
+    long tsMs,
+    Long lsn,
+    Long commitLsn,
+    String binlogFile,
+    long binlogPosition,
+    long binlogRow,
+    boolean snapshot) {
 
-  public static final SourcePosition UNKNOWN = new SourcePosition(-1, null, null, null, -1, 0, false);
+  public static final SourcePosition UNKNOWN =
+      new SourcePosition(-1, null, null, null, -1, 0, false);
 
   /**
    * The change's place in the order the connector emits changes, as a tuple to compare
@@ -31,7 +38,9 @@ public record SourcePosition(
     }
     if (binlogFile != null && binlogPosition >= 0) {
       long fileNumber = binlogFileNumber(binlogFile);
-      return fileNumber < 0 ? Optional.empty() : Optional.of(new long[] {fileNumber, binlogPosition, binlogRow});
+      return fileNumber < 0
+          ? Optional.empty()
+          : Optional.of(new long[] {fileNumber, binlogPosition, binlogRow});
     }
     return Optional.empty();
   }

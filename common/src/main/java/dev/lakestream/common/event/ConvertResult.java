@@ -30,7 +30,8 @@ public record ConvertResult(
     long keysMatched,
     long rowsScanned,
     long bytesRead,
-    String error) implements CycleInput {
+    String error)
+    implements CycleInput {
 
   public static final String TYPE = "convert-result";
   /** 2: a failed task ({@code error}); a reader of 1 would take it for a file with nothing to delete. */
@@ -43,13 +44,30 @@ public record ConvertResult(
     rewrittenDvs = rewrittenDvs == null ? List.of() : List.copyOf(rewrittenDvs);
   }
 
-  public ConvertResult(String table, String cycleId, String dataFilePath, JsonNode newDv, List<JsonNode> rewrittenDvs,
-      long keysMatched, long rowsScanned, long bytesRead) {
-    this(table, cycleId, dataFilePath, newDv, rewrittenDvs, keysMatched, rowsScanned, bytesRead, null);
+  public ConvertResult(
+      String table,
+      String cycleId,
+      String dataFilePath,
+      JsonNode newDv,
+      List<JsonNode> rewrittenDvs,
+      long keysMatched,
+      long rowsScanned,
+      long bytesRead) {
+    this(
+        table,
+        cycleId,
+        dataFilePath,
+        newDv,
+        rewrittenDvs,
+        keysMatched,
+        rowsScanned,
+        bytesRead,
+        null);
   }
 
   /** The task for {@code dataFilePath} failed with {@code error}. */
-  public static ConvertResult failed(String table, String cycleId, String dataFilePath, String error) {
+  public static ConvertResult failed(
+      String table, String cycleId, String dataFilePath, String error) {
     return new ConvertResult(table, cycleId, dataFilePath, null, List.of(), 0, 0, 0, error);
   }
 
@@ -62,7 +80,9 @@ public record ConvertResult(
   }
 
   public List<DeleteFile> rewrittenDvs(Map<Integer, PartitionSpec> specs) {
-    return rewrittenDvs.stream().map(n -> (DeleteFile) ContentFiles.fromJson(n, specs)).toList();
+    return rewrittenDvs.stream()
+        .map(n -> (DeleteFile) ContentFiles.fromJson(n, specs))
+        .toList();
   }
 
   /** Version 1 unless the task failed, so readers of 1 read every successful result. */

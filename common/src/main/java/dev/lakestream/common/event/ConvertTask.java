@@ -23,7 +23,12 @@ import org.apache.iceberg.PartitionSpec;
  *     finds them by scanning the file's key column
  */
 public record ConvertTask(
-    String table, String cycleId, JsonNode dataFile, JsonNode currentDv, List<JsonNode> deleteFiles, List<Long> positions) {
+    String table,
+    String cycleId,
+    JsonNode dataFile,
+    JsonNode currentDv,
+    List<JsonNode> deleteFiles,
+    List<Long> positions) {
 
   public static final String TYPE = "convert-task";
   public static final int VERSION = 1;
@@ -38,7 +43,12 @@ public record ConvertTask(
   }
 
   /** A task whose positions the converter finds by scanning. */
-  public ConvertTask(String table, String cycleId, JsonNode dataFile, JsonNode currentDv, List<JsonNode> deleteFiles) {
+  public ConvertTask(
+      String table,
+      String cycleId,
+      JsonNode dataFile,
+      JsonNode currentDv,
+      List<JsonNode> deleteFiles) {
     this(table, cycleId, dataFile, currentDv, deleteFiles, null);
   }
 
@@ -64,7 +74,9 @@ public record ConvertTask(
   }
 
   public List<DeleteFile> deleteFiles(Map<Integer, PartitionSpec> specs) {
-    return deleteFiles.stream().map(n -> (DeleteFile) ContentFiles.fromJson(n, specs)).toList();
+    return deleteFiles.stream()
+        .map(n -> (DeleteFile) ContentFiles.fromJson(n, specs))
+        .toList();
   }
 
   public byte[] toJson() {

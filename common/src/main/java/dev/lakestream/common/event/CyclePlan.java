@@ -59,8 +59,20 @@ public record CyclePlan(
 
   /** The plan with the convert tasks it waits for replaced (the key index resolved the others away). */
   public CyclePlan withTaskFiles(List<String> files) {
-    return new CyclePlan(table, cycleId, baseMainSnapshotId, targetRealtimeSnapshotId, maxSourceTsMs, addDataFiles,
-        removeDataFiles, removeDvs, files, realtimeSnapshots, reconvertedDeletes, liveSetDiff, plannedAtMs);
+    return new CyclePlan(
+        table,
+        cycleId,
+        baseMainSnapshotId,
+        targetRealtimeSnapshotId,
+        maxSourceTsMs,
+        addDataFiles,
+        removeDataFiles,
+        removeDvs,
+        files,
+        realtimeSnapshots,
+        reconvertedDeletes,
+        liveSetDiff,
+        plannedAtMs);
   }
 
   public byte[] toJson() {

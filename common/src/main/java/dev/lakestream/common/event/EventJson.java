@@ -16,10 +16,9 @@ import java.io.UncheckedIOException;
  */
 public final class EventJson {
 
-  static final ObjectMapper MAPPER =
-      new ObjectMapper()
-          .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
-          .setSerializationInclusion(JsonInclude.Include.NON_NULL);
+  static final ObjectMapper MAPPER = new ObjectMapper()
+      .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+      .setSerializationInclusion(JsonInclude.Include.NON_NULL);
 
   private EventJson() {}
 
@@ -48,13 +47,14 @@ public final class EventJson {
       JsonNode node = MAPPER.readTree(bytes);
       String actualType = node.path("type").asText(null);
       if (!type.equals(actualType)) {
-        throw new IllegalArgumentException("expected a \"" + type + "\" event but found type " + actualType);
+        throw new IllegalArgumentException(
+            "expected a \"" + type + "\" event but found type " + actualType);
       }
       int version = node.path("v").asInt(-1);
       if (version < 1 || version > maxVersion) {
         throw new IllegalArgumentException(
-            "\"" + type + "\" event has format version " + version + "; this reader knows 1.." + maxVersion
-                + " (upgrade the reading app before the writing one)");
+            "\"" + type + "\" event has format version " + version + "; this reader knows 1.."
+                + maxVersion + " (upgrade the reading app before the writing one)");
       }
       ObjectNode fields = ((ObjectNode) node).deepCopy();
       fields.remove("type");

@@ -72,22 +72,72 @@ public record FilesWritten(
     changelogFiles = changelogFiles == null ? List.of() : List.copyOf(changelogFiles);
   }
 
-  public FilesWritten(String table, String sourceTopic, int sourcePartition, long firstOffset, long lastOffset,
-      long changes, long dataRows, long deleteKeys, long maxSourceTsMs, List<JsonNode> dataFiles,
-      List<JsonNode> deleteFiles, long writtenAtMs, String changelogTable, List<JsonNode> changelogFiles,
-      String minPosition, String maxPosition, String truncatedAt) {
-    this(table, sourceTopic, sourcePartition, firstOffset, lastOffset, changes, dataRows, deleteKeys, maxSourceTsMs,
-        dataFiles, deleteFiles, writtenAtMs, changelogTable, changelogFiles, minPosition, maxPosition, truncatedAt, null);
+  public FilesWritten(
+      String table,
+      String sourceTopic,
+      int sourcePartition,
+      long firstOffset,
+      long lastOffset,
+      long changes,
+      long dataRows,
+      long deleteKeys,
+      long maxSourceTsMs,
+      List<JsonNode> dataFiles,
+      List<JsonNode> deleteFiles,
+      long writtenAtMs,
+      String changelogTable,
+      List<JsonNode> changelogFiles,
+      String minPosition,
+      String maxPosition,
+      String truncatedAt) {
+    this(
+        table,
+        sourceTopic,
+        sourcePartition,
+        firstOffset,
+        lastOffset,
+        changes,
+        dataRows,
+        deleteKeys,
+        maxSourceTsMs,
+        dataFiles,
+        deleteFiles,
+        writtenAtMs,
+        changelogTable,
+        changelogFiles,
+        minPosition,
+        maxPosition,
+        truncatedAt,
+        null);
   }
 
   /** This batch with no files: its offsets are committed, its changes are not (they were dead-lettered). */
   public FilesWritten withoutFiles() {
-    return new FilesWritten(table, sourceTopic, sourcePartition, firstOffset, lastOffset, changes, 0, 0, maxSourceTsMs,
-        List.of(), List.of(), writtenAtMs, changelogTable, List.of(), minPosition, maxPosition, null, tableUuid);
+    return new FilesWritten(
+        table,
+        sourceTopic,
+        sourcePartition,
+        firstOffset,
+        lastOffset,
+        changes,
+        0,
+        0,
+        maxSourceTsMs,
+        List.of(),
+        List.of(),
+        writtenAtMs,
+        changelogTable,
+        List.of(),
+        minPosition,
+        maxPosition,
+        null,
+        tableUuid);
   }
 
   public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {
-    return changelogFiles.stream().map(node -> (DataFile) ContentFiles.fromJson(node, specs)).toList();
+    return changelogFiles.stream()
+        .map(node -> (DataFile) ContentFiles.fromJson(node, specs))
+        .toList();
   }
 
   public boolean isTruncate() {
@@ -99,11 +149,15 @@ public record FilesWritten(
   }
 
   public List<DataFile> dataFiles(Map<Integer, PartitionSpec> specs) {
-    return dataFiles.stream().map(node -> (DataFile) ContentFiles.fromJson(node, specs)).toList();
+    return dataFiles.stream()
+        .map(node -> (DataFile) ContentFiles.fromJson(node, specs))
+        .toList();
   }
 
   public List<DeleteFile> deleteFiles(Map<Integer, PartitionSpec> specs) {
-    return deleteFiles.stream().map(node -> (DeleteFile) ContentFiles.fromJson(node, specs)).toList();
+    return deleteFiles.stream()
+        .map(node -> (DeleteFile) ContentFiles.fromJson(node, specs))
+        .toList();
   }
 
   public byte[] toJson() {

@@ -26,7 +26,8 @@ public record IndexResult(
     long deleteKeys,
     long keysIndexed,
     long filesRead,
-    long bytesRead) implements CycleInput {
+    long bytesRead)
+    implements CycleInput {
 
   public static final String TYPE = "index-result";
   public static final int VERSION = 1;

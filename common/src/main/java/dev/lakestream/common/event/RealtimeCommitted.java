@@ -21,7 +21,8 @@ public record RealtimeCommitted(
     int batches,
     long dataRows,
     long deleteKeys,
-    long committedAtMs) implements CycleInput {
+    long committedAtMs)
+    implements CycleInput {
 
   public static final String TYPE = "realtime-committed";
   public static final int VERSION = 1;

@@ -38,7 +38,8 @@ public final class SpillingSerde<T> implements Serde<T> {
   private static final Logger LOG = LoggerFactory.getLogger(SpillingSerde.class);
   public static final String TYPE = "spilled";
   public static final String FOLDER = "metadata/lakestream-spill/";
-  private static final byte[] POINTER_START = ("{\"type\":\"" + TYPE + "\"").getBytes(StandardCharsets.UTF_8);
+  private static final byte[] POINTER_START =
+      ("{\"type\":\"" + TYPE + "\"").getBytes(StandardCharsets.UTF_8);
   private static final int CACHED = 8;
 
   private final Serde<T> inner;
@@ -46,13 +47,12 @@ public final class SpillingSerde<T> implements Serde<T> {
   private final Function<String, Table> tables;
   private final int limitBytes;
   private final boolean tolerant;
-  private final Map<String, T> cache =
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, T> eldest) {
-          return size() > CACHED;
-        }
-      };
+  private final Map<String, T> cache = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, T> eldest) {
+      return size() > CACHED;
+    }
+  };
 
   /**
    * @param inner the event's serde
@@ -61,7 +61,11 @@ public final class SpillingSerde<T> implements Serde<T> {
    * @param limitBytes events larger than this are spilled
    */
   private SpillingSerde(
-      Serde<T> inner, Function<T, String> tableOf, Function<String, Table> tables, int limitBytes, boolean tolerant) {
+      Serde<T> inner,
+      Function<T, String> tableOf,
+      Function<String, Table> tables,
+      int limitBytes,
+      boolean tolerant) {
     this.inner = inner;
     this.tableOf = tableOf;
     this.tables = tables;
@@ -86,7 +90,9 @@ public final class SpillingSerde<T> implements Serde<T> {
   }
 
   public static boolean isSpillPath(String tableLocation, String path) {
-    return path.startsWith(folder(tableLocation)) && !path.contains("/../") && !path.substring(folder(tableLocation).length()).contains("/");
+    return path.startsWith(folder(tableLocation))
+        && !path.contains("/../")
+        && !path.substring(folder(tableLocation).length()).contains("/");
   }
 
   private static String folder(String tableLocation) {
@@ -106,16 +112,23 @@ public final class SpillingSerde<T> implements Serde<T> {
       String tableName = tableOf.apply(value);
       Table table = tables.apply(tableName);
       String path = folder(table.location()) + UUID.randomUUID() + ".json.gz";
-      try (OutputStream out = new GZIPOutputStream(table.io().newOutputFile(path).create())) {
+      try (OutputStream out =
+          new GZIPOutputStream(table.io().newOutputFile(path).create())) {
         out.write(bytes);
       } catch (IOException e) {
-        throw new UncheckedIOException("spilling a " + bytes.length + "-byte event of " + tableName + " to " + path, e);
+        throw new UncheckedIOException(
+            "spilling a " + bytes.length + "-byte event of " + tableName + " to " + path, e);
       }
       synchronized (cache) {
         cache.put(path, value);
       }
       ObjectNode pointer = EventJson.MAPPER.createObjectNode();
-      pointer.put("type", TYPE).put("v", 1).put("table", tableName).put("path", path).put("bytes", bytes.length);
+      pointer
+          .put("type", TYPE)
+          .put("v", 1)
+          .put("table", tableName)
+          .put("path", path)
+          .put("bytes", bytes.length);
       return pointer.toString().getBytes(StandardCharsets.UTF_8);
     };
   }
@@ -166,27 +179,32 @@ public final class SpillingSerde<T> implements Serde<T> {
       try {
         table = tables.apply(tableName);
       } catch (RuntimeException e) {
-        throw new UnreadableSpill("spilled event " + path + ": cannot load table " + tableName + ": " + e, e);
+        throw new UnreadableSpill(
+            "spilled event " + path + ": cannot load table " + tableName + ": " + e, e);
       }
       if (!isSpillPath(table.location(), path)) {
         throw new UnreadableSpill(
-            "spill pointer of " + tableName + " names " + path + ", outside the table's spill folder " + folder(table.location()),
+            "spill pointer of " + tableName + " names " + path
+                + ", outside the table's spill folder " + folder(table.location()),
             null);
       }
       byte[] json;
       try (InputStream in = new GZIPInputStream(table.io().newInputFile(path).newStream())) {
         json = in.readAllBytes();
       } catch (IOException | RuntimeException e) {
-        throw new UnreadableSpill("cannot read spilled event " + path + " of " + tableName + ": " + e.getMessage(), e);
+        throw new UnreadableSpill(
+            "cannot read spilled event " + path + " of " + tableName + ": " + e.getMessage(), e);
       }
       T value;
       try {
         value = inner.deserializer().deserialize(topic, json);
       } catch (RuntimeException e) {
-        throw new UnreadableSpill("spilled event " + path + " of " + tableName + " is unreadable: " + e.getMessage(), e);
+        throw new UnreadableSpill(
+            "spilled event " + path + " of " + tableName + " is unreadable: " + e.getMessage(), e);
       }
       if (!tableName.equals(tableOf.apply(value))) {
-        throw new UnreadableSpill("spilled event " + path + " is of table " + tableOf.apply(value) + ", not " + tableName,
+        throw new UnreadableSpill(
+            "spilled event " + path + " is of table " + tableOf.apply(value) + ", not " + tableName,
             null);
       }
       synchronized (cache) {
@@ -209,7 +227,8 @@ public final class SpillingSerde<T> implements Serde<T> {
   }
 
   /** {@code serde} spilling above {@code limitBytes}, for events that name their table; unreadable spills throw. */
-  public static <T> Serde<T> of(Serde<T> serde, Function<T, String> tableOf, Function<String, Table> tables, int limitBytes) {
+  public static <T> Serde<T> of(
+      Serde<T> serde, Function<T, String> tableOf, Function<String, Table> tables, int limitBytes) {
     return new SpillingSerde<>(serde, tableOf, tables, limitBytes, false);
   }
 

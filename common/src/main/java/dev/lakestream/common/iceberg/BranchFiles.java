@@ -38,12 +38,14 @@ public final class BranchFiles {
   public static Map<String, DataFile> liveDataFiles(Table table, Snapshot snapshot) {
     Map<String, DataFile> files = new LinkedHashMap<>();
     for (ManifestFile manifest : snapshot.dataManifests(table.io())) {
-      try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
+      try (ManifestReader<DataFile> reader =
+          ManifestFiles.read(manifest, table.io(), table.specs())) {
         for (DataFile file : reader) {
           files.put(file.location(), file.copy());
         }
       } catch (IOException e) {
-        throw new UncheckedIOException("reading manifest " + manifest.path() + " of " + table.name(), e);
+        throw new UncheckedIOException(
+            "reading manifest " + manifest.path() + " of " + table.name(), e);
       }
     }
     return files;
@@ -53,12 +55,14 @@ public final class BranchFiles {
   public static Map<String, DeleteFile> liveDeleteFiles(Table table, Snapshot snapshot) {
     Map<String, DeleteFile> files = new LinkedHashMap<>();
     for (ManifestFile manifest : snapshot.deleteManifests(table.io())) {
-      try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+      try (ManifestReader<DeleteFile> reader =
+          ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
         for (DeleteFile file : reader) {
           files.put(file.location(), file.copy());
         }
       } catch (IOException e) {
-        throw new UncheckedIOException("reading delete manifest " + manifest.path() + " of " + table.name(), e);
+        throw new UncheckedIOException(
+            "reading delete manifest " + manifest.path() + " of " + table.name(), e);
       }
     }
     return files;
@@ -71,9 +75,9 @@ public final class BranchFiles {
       if (file.content() == FileContent.POSITION_DELETES && file.referencedDataFile() != null) {
         DeleteFile previous = dvs.put(file.referencedDataFile(), file);
         if (previous != null) {
-          throw new IllegalStateException(
-              "table " + table.name() + " snapshot " + snapshot.snapshotId() + " has two deletion vectors for "
-                  + file.referencedDataFile() + ": " + previous.location() + " and " + file.location());
+          throw new IllegalStateException("table " + table.name() + " snapshot "
+              + snapshot.snapshotId() + " has two deletion vectors for " + file.referencedDataFile()
+              + ": " + previous.location() + " and " + file.location());
         }
       }
     }

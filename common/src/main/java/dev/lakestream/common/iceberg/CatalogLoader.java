@@ -28,7 +28,8 @@ public final class CatalogLoader {
 
   public static Catalog load(String name, Map<String, String> properties) {
     Map<String, String> props = withEmbeddedDefault(properties);
-    props.putIfAbsent(CatalogProperties.METRICS_REPORTER_IMPL, CommitMetricsReporter.class.getName());
+    props.putIfAbsent(
+        CatalogProperties.METRICS_REPORTER_IMPL, CommitMetricsReporter.class.getName());
     return CatalogUtil.buildIcebergCatalog(name, props, new Configuration());
   }
 
@@ -38,12 +39,15 @@ public final class CatalogLoader {
    * empty warehouse there).
    */
   public static Catalog loadExisting(String name, Map<String, String> properties) {
-    if (!properties.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE) && !properties.containsKey(CatalogProperties.CATALOG_IMPL)) {
-      File warehouse = new File(properties.getOrDefault(CatalogProperties.WAREHOUSE_LOCATION, DEFAULT_WAREHOUSE))
+    if (!properties.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE)
+        && !properties.containsKey(CatalogProperties.CATALOG_IMPL)) {
+      File warehouse = new File(
+              properties.getOrDefault(CatalogProperties.WAREHOUSE_LOCATION, DEFAULT_WAREHOUSE))
           .getAbsoluteFile();
       if (!warehouse.isDirectory()) {
-        throw new IllegalArgumentException("no catalog is configured and there is no embedded warehouse at " + warehouse
-            + ": pass --config FILE, or set iceberg.catalog.* (LAKESTREAM_ICEBERG_CATALOG_* variables)");
+        throw new IllegalArgumentException(
+            "no catalog is configured and there is no embedded warehouse at " + warehouse
+                + ": pass --config FILE, or set iceberg.catalog.* (LAKESTREAM_ICEBERG_CATALOG_* variables)");
       }
     }
     return load(name, properties);
@@ -52,17 +56,20 @@ public final class CatalogLoader {
   /** The properties {@link #load} uses: the given ones, or the embedded default filled in. */
   public static Map<String, String> withEmbeddedDefault(Map<String, String> properties) {
     Map<String, String> props = new LinkedHashMap<>(properties);
-    if (props.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE) || props.containsKey(CatalogProperties.CATALOG_IMPL)) {
+    if (props.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE)
+        || props.containsKey(CatalogProperties.CATALOG_IMPL)) {
       return props;
     }
-    File warehouse = new File(props.getOrDefault(CatalogProperties.WAREHOUSE_LOCATION, DEFAULT_WAREHOUSE))
+    File warehouse = new File(
+            props.getOrDefault(CatalogProperties.WAREHOUSE_LOCATION, DEFAULT_WAREHOUSE))
         .getAbsoluteFile();
     if (!warehouse.isDirectory() && !warehouse.mkdirs()) {
       throw new IllegalStateException("cannot create the warehouse directory " + warehouse);
     }
     props.put(CatalogProperties.CATALOG_IMPL, "org.apache.iceberg.jdbc.JdbcCatalog");
     props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.getPath());
-    props.putIfAbsent(CatalogProperties.URI, "jdbc:sqlite:" + new File(warehouse, "catalog.db").getPath());
+    props.putIfAbsent(
+        CatalogProperties.URI, "jdbc:sqlite:" + new File(warehouse, "catalog.db").getPath());
     // V1 stores views and is what Spark's JDBC catalog expects of a table it did not create.
     props.putIfAbsent("jdbc.schema-version", "V1");
     props.putIfAbsent(CatalogProperties.FILE_IO_IMPL, LocalFileIO.class.getName());

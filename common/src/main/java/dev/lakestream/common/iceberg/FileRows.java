@@ -43,26 +43,28 @@ public final class FileRows {
    * projection} (which may hold columns a file keeps outside the table's schema, such as {@link
    * SourcePositions#FIELD}), in file order.
    */
-  public static void forEach(Table table, FileScanTask task, Schema projection, Consumer<Record> action) {
+  public static void forEach(
+      Table table, FileScanTask task, Schema projection, Consumer<Record> action) {
     if (task.file().format() != FileFormat.PARQUET) {
       throw new IllegalArgumentException(
-          "table " + table.name() + ": data file " + task.file().location() + " is " + task.file().format()
-              + "; only Parquet data files are read");
+          "table " + table.name() + ": data file " + task.file().location() + " is "
+              + task.file().format() + "; only Parquet data files are read");
     }
-    GenericDeleteFilter deletes = new GenericDeleteFilter(table.io(), task, table.schema(), projection);
+    GenericDeleteFilter deletes =
+        new GenericDeleteFilter(table.io(), task, table.schema(), projection);
     Schema read = deletes.requiredSchema();
     boolean extraColumns = read.columns().size() != projection.columns().size();
     try (CloseableIterable<Record> rows =
-        deletes.filter(
-            Parquet.read(table.io().newInputFile(task.file().location()))
-                .project(read)
-                .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
-                .build())) {
+        deletes.filter(Parquet.read(table.io().newInputFile(task.file().location()))
+            .project(read)
+            .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
+            .build())) {
       for (Record r : rows) {
         action.accept(extraColumns ? inColumns(projection, r) : r);
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("reading " + task.file().location() + " of " + table.name(), e);
+      throw new UncheckedIOException(
+          "reading " + task.file().location() + " of " + table.name(), e);
     }
   }
 }

@@ -25,9 +25,9 @@ import org.apache.iceberg.types.Types;
  */
 public final class KeyBounds {
 
-  private static final Comparator<UUID> UUID_AS_UNSIGNED_BYTES =
-      Comparator.<UUID>comparingLong(u -> u.getMostSignificantBits() ^ Long.MIN_VALUE)
-          .thenComparingLong(u -> u.getLeastSignificantBits() ^ Long.MIN_VALUE);
+  private static final Comparator<UUID> UUID_AS_UNSIGNED_BYTES = Comparator.<UUID>comparingLong(
+          u -> u.getMostSignificantBits() ^ Long.MIN_VALUE)
+      .thenComparingLong(u -> u.getLeastSignificantBits() ^ Long.MIN_VALUE);
 
   private KeyBounds() {}
 
@@ -72,7 +72,8 @@ public final class KeyBounds {
       Comparator<Object> cmp = comparator(type);
       Object lower = bound(file.lowerBounds(), field.fieldId(), type);
       Object upper = bound(file.upperBounds(), field.fieldId(), type);
-      if ((lower != null && cmp.compare(value, lower) < 0) || (upper != null && cmp.compare(value, upper) > 0)) {
+      if ((lower != null && cmp.compare(value, lower) < 0)
+          || (upper != null && cmp.compare(value, upper) > 0)) {
         return false;
       }
     }

@@ -23,19 +23,20 @@ public final class KeyColumns {
   public static Schema keySchema(Table table) {
     Set<Integer> ids = table.schema().identifierFieldIds();
     if (ids.isEmpty()) {
-      throw new IllegalStateException("table " + table.name() + " has no identifier fields (primary key)");
+      throw new IllegalStateException(
+          "table " + table.name() + " has no identifier fields (primary key)");
     }
     return TypeUtil.select(table.schema(), ids);
   }
 
   /** Calls {@code rows} with each row's key, in position order; returns the number of rows. */
-  public static long forEach(Table table, ContentFile<?> file, Schema keySchema, Consumer<Record> rows) {
+  public static long forEach(
+      Table table, ContentFile<?> file, Schema keySchema, Consumer<Record> rows) {
     long position = 0;
-    try (CloseableIterable<Record> records =
-        Parquet.read(table.io().newInputFile(file.location()))
-            .project(keySchema)
-            .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(keySchema, fileSchema))
-            .build()) {
+    try (CloseableIterable<Record> records = Parquet.read(table.io().newInputFile(file.location()))
+        .project(keySchema)
+        .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(keySchema, fileSchema))
+        .build()) {
       for (Record key : records) {
         rows.accept(key);
         position++;

@@ -26,7 +26,7 @@ public final class LocalFileIO implements SupportsPrefixOperations {
 
   @Override
   public InputFile newInputFile(String path) {
-    return org.apache.iceberg.Files.localInput(file(path));  // name clash
+    return org.apache.iceberg.Files.localInput(file(path)); // name clash
   }
 
   @Override
@@ -38,7 +38,7 @@ public final class LocalFileIO implements SupportsPrefixOperations {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the folder of " + path, e);
     }
-    return org.apache.iceberg.Files.localOutput(file);  // name clash
+    return org.apache.iceberg.Files.localOutput(file); // name clash
   }
 
   @Override
@@ -69,7 +69,10 @@ public final class LocalFileIO implements SupportsPrefixOperations {
           continue;
         }
         if (attributes.isRegularFile()) {
-          files.add(new FileInfo(location(prefix, p), attributes.size(), attributes.lastModifiedTime().toMillis()));
+          files.add(new FileInfo(
+              location(prefix, p),
+              attributes.size(),
+              attributes.lastModifiedTime().toMillis()));
         }
       }
     } catch (IOException e) {

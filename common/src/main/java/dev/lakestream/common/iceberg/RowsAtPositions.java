@@ -61,13 +61,15 @@ public final class RowsAtPositions {
 
   private RowsAtPositions() {}
 
-  public static Read read(FileIO io, ContentFile<?> file, Schema projection, TreeSet<Long> positions) {
+  public static Read read(
+      FileIO io, ContentFile<?> file, Schema projection, TreeSet<Long> positions) {
     Map<Long, Record> rows = new HashMap<>();
     for (long p : positions) {
       rows.put(p, GenericRecord.create(projection));
     }
     long bytes = 0;
-    org.apache.iceberg.io.InputFile input = io.newInputFile(file.location());  // name clash
+    // name clash: Iceberg's InputFile, and Parquet's below
+    org.apache.iceberg.io.InputFile input = io.newInputFile(file.location());
     InputFile parquetFile = parquetFile(input);
     ParquetReadOptions options = ParquetReadOptions.builder().build();
     try {
@@ -82,7 +84,8 @@ public final class RowsAtPositions {
         MessageType pruned = ParquetSchemaUtil.pruneColumns(fileSchema, one);
         if (pruned.getColumns().size() == 1) {
           // A reader per column: a reader keeps the page indexes of the columns first asked for.
-          try (ParquetFileReader reader = ParquetFileReader.open(parquetFile, footer, options, parquetFile.newStream())) {
+          try (ParquetFileReader reader =
+              ParquetFileReader.open(parquetFile, footer, options, parquetFile.newStream())) {
             bytes += readPages(reader, pruned, one, positions, rows, c);
           }
         } else {
@@ -95,11 +98,18 @@ public final class RowsAtPositions {
     return new Read(rows, bytes);
   }
 
-  private static long readPages(ParquetFileReader reader, MessageType pruned, Schema one, TreeSet<Long> positions,
-      Map<Long, Record> rows, int field) throws IOException {
+  private static long readPages(
+      ParquetFileReader reader,
+      MessageType pruned,
+      Schema one,
+      TreeSet<Long> positions,
+      Map<Long, Record> rows,
+      int field)
+      throws IOException {
     reader.setRequestedSchema(pruned);
     String[] path = pruned.getColumns().get(0).getPath();
-    ParquetValueReader<Record> values = (ParquetValueReader<Record>) GenericParquetReaders.buildReader(one, pruned);
+    ParquetValueReader<Record> values =
+        (ParquetValueReader<Record>) GenericParquetReaders.buildReader(one, pruned);
     long bytes = 0;
     long groupStart = 0;
     List<BlockMetaData> groups = reader.getRowGroups();
@@ -109,7 +119,9 @@ public final class RowsAtPositions {
       SortedSet<Long> wanted = positions.subSet(groupStart, groupEnd);
       if (!wanted.isEmpty()) {
         ColumnChunkMetaData chunk = group.getColumns().stream()
-            .filter(ch -> Arrays.equals(ch.getPath().toArray(), path)).findFirst().orElseThrow();
+            .filter(ch -> Arrays.equals(ch.getPath().toArray(), path))
+            .findFirst()
+            .orElseThrow();
         OffsetIndex pages = reader.readOffsetIndex(chunk);
         RowRanges ranges;
         if (pages == null) {
@@ -123,25 +135,30 @@ public final class RowsAtPositions {
           for (int page : needed) {
             bytes += pages.getCompressedPageSize(page);
           }
-          ranges = RowRanges.create(group.getRowCount(), needed.stream().mapToInt(Integer::intValue).iterator(), pages);
+          ranges = RowRanges.create(
+              group.getRowCount(), needed.stream().mapToInt(Integer::intValue).iterator(), pages);
         }
         if (pages != null && flatText(pruned, one)) {
           // Exactly the wanted rows, a page at a time: the column reader skips the others without
           // decoding them (its skipping is reliable within a page, not across skipped pages).
           Map<Integer, SortedSet<Long>> byPage = new TreeMap<>();
           for (long p : wanted) {
-            byPage.computeIfAbsent(pageOf(pages, p - groupStart), k -> new TreeSet<>()).add(p);
+            byPage
+                .computeIfAbsent(pageOf(pages, p - groupStart), k -> new TreeSet<>())
+                .add(p);
           }
           for (SortedSet<Long> ofPage : byPage.values()) {
-            PageReadStore store = reader.readFilteredRowGroup(g, exactRows(group.getRowCount(), ofPage, groupStart));
+            PageReadStore store =
+                reader.readFilteredRowGroup(g, exactRows(group.getRowCount(), ofPage, groupStart));
             readText(store, pruned, one, ofPage, rows, field);
           }
         } else {
           PageReadStore store = reader.readFilteredRowGroup(g, ranges);
           values.setPageSource(store);
           // No row indexes: the pages cover the whole row group.
-          PrimitiveIterator.OfLong rowIndexes =
-              store.getRowIndexes().orElseGet(() -> LongStream.range(0, group.getRowCount()).iterator());
+          PrimitiveIterator.OfLong rowIndexes = store
+              .getRowIndexes()
+              .orElseGet(() -> LongStream.range(0, group.getRowCount()).iterator());
           for (long n = 0; n < store.getRowCount(); n++) {
             long position = groupStart + rowIndexes.nextLong();
             Record value = values.read(null);
@@ -165,10 +182,16 @@ public final class RowsAtPositions {
         && (type == Type.TypeID.STRING || type == Type.TypeID.BINARY);
   }
 
-  private static void readText(PageReadStore store, MessageType pruned, Schema one, SortedSet<Long> wanted,
-      Map<Long, Record> rows, int field) {
+  private static void readText(
+      PageReadStore store,
+      MessageType pruned,
+      Schema one,
+      SortedSet<Long> wanted,
+      Map<Long, Record> rows,
+      int field) {
     ColumnDescriptor leaf = pruned.getColumns().get(0);
-    ColumnReader column = new ColumnReadStoreImpl(store, new IgnoredValues(), pruned, null).getColumnReader(leaf);
+    ColumnReader column =
+        new ColumnReadStoreImpl(store, new IgnoredValues(), pruned, null).getColumnReader(leaf);
     boolean text = one.columns().get(0).type().typeId() == Type.TypeID.STRING;
     for (long position : wanted) {
       Object value = null;
@@ -242,11 +265,19 @@ public final class RowsAtPositions {
     return low;
   }
 
-  private static long readWhole(org.apache.iceberg.io.InputFile input, Schema one, TreeSet<Long> positions,  // name clash
-      Map<Long, Record> rows, int field, ContentFile<?> file) throws IOException {
+  private static long readWhole(
+      org.apache.iceberg.io.InputFile input, // name clash
+      Schema one,
+      TreeSet<Long> positions, // name clash
+      Map<Long, Record> rows,
+      int field,
+      ContentFile<?> file)
+      throws IOException {
     long position = 0;
-    try (CloseableIterable<Record> read = Parquet.read(input).project(one)
-        .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(one, fileSchema)).build()) {
+    try (CloseableIterable<Record> read = Parquet.read(input)
+        .project(one)
+        .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(one, fileSchema))
+        .build()) {
       for (Record row : read) {
         if (positions.contains(position)) {
           rows.get(position).set(field, row.get(0));
@@ -255,10 +286,12 @@ public final class RowsAtPositions {
       }
     }
     Map<Integer, Long> sizes = file.columnSizes();
-    return sizes == null ? file.fileSizeInBytes() : sizes.getOrDefault(one.columns().get(0).fieldId(), 0L);
+    return sizes == null
+        ? file.fileSizeInBytes()
+        : sizes.getOrDefault(one.columns().get(0).fieldId(), 0L);
   }
 
-  private static InputFile parquetFile(org.apache.iceberg.io.InputFile input) {  // name clash
+  private static InputFile parquetFile(org.apache.iceberg.io.InputFile input) { // name clash
     return new InputFile() {
       @Override
       public long getLength() {
@@ -267,7 +300,8 @@ public final class RowsAtPositions {
 
       @Override
       public SeekableInputStream newStream() {
-        org.apache.iceberg.io.SeekableInputStream in = input.newStream();  // name clash
+        // name clash: Iceberg's SeekableInputStream, wrapped into Parquet's
+        org.apache.iceberg.io.SeekableInputStream in = input.newStream();
         return new DelegatingSeekableInputStream(in) {
           @Override
           public long getPos() throws IOException {

@@ -20,7 +20,8 @@ public final class SnapshotRows {
 
   public static void forEach(Table table, long snapshotId, Consumer<Record> action) {
     Schema schema = table.schema();
-    try (CloseableIterable<Record> records = IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
+    try (CloseableIterable<Record> records =
+        IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
       for (Record r : records) {
         action.accept(r.size() == schema.columns().size() ? r : FileRows.inColumns(schema, r));
       }

@@ -26,8 +26,10 @@ public final class SourcePositions {
 
   /** A field id far from those a table assigns (from 1 up) and below Iceberg's reserved range. */
   public static final int FIELD_ID = Integer.MAX_VALUE - 10_000;
+
   public static final String NAME = "_lakestream_source_position";
-  public static final Types.NestedField FIELD = Types.NestedField.optional(FIELD_ID, NAME, Types.BinaryType.get());
+  public static final Types.NestedField FIELD =
+      Types.NestedField.optional(FIELD_ID, NAME, Types.BinaryType.get());
 
   private SourcePositions() {}
 

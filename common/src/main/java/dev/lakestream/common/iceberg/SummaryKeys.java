@@ -20,6 +20,7 @@ public final class SummaryKeys {
 
   /** The commit that applied a TRUNCATE: how many data files it removed whole, rows it deleted from others. */
   public static final String TRUNCATE_FILES_REMOVED = "lakestream.truncate-files-removed";
+
   public static final String TRUNCATE_ROWS_DELETED = "lakestream.truncate-rows-deleted";
 
   /** Realtime: flushed batches committed in the snapshot. */

@@ -39,6 +39,7 @@ public final class TableManager {
   private static final Logger LOG = LoggerFactory.getLogger(TableManager.class);
   /** Set on every table the pipeline creates or takes over: sync and maintenance act on no other. */
   public static final String MANAGED = "lakestream.managed";
+
   private static final int SCHEMA_COMMIT_ATTEMPTS = 5;
 
   private final Catalog catalog;
@@ -103,7 +104,8 @@ public final class TableManager {
       if (e.getMessage() == null || !e.getMessage().contains("UUID does not match")) {
         throw e;
       }
-      LOG.info("Table {} was dropped and created again ({}); loading the new one", id, e.getMessage());
+      LOG.info(
+          "Table {} was dropped and created again ({}); loading the new one", id, e.getMessage());
       forget(id.toString());
       table = table(id);
     }
@@ -115,18 +117,22 @@ public final class TableManager {
    * {@code fingerprint} identifies {@code rowType}: once accepted for a table it is not checked
    * again (tables only grow, so a type that fit still fits).
    */
-  public Table ensure(TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
+  public Table ensure(
+      TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
     String acceptedKey = id + "\u0000" + fingerprint;
     if (accepted.contains(acceptedKey)) {
       return table(id);
     }
     Table table = tables.get(id);
     if (table == null) {
-      table = catalog.tableExists(id) ? withRealtimeBranch(id, table(id)) : create(id, rowType, keyColumns);
+      table = catalog.tableExists(id)
+          ? withRealtimeBranch(id, table(id))
+          : create(id, rowType, keyColumns);
     }
     for (int attempt = 1; ; attempt++) {
       checkKey(id, table.schema(), keyColumns);
-      List<SchemaEvolution.Change> changes = SchemaEvolution.plan(table.schema().asStruct(), rowType);
+      List<SchemaEvolution.Change> changes =
+          SchemaEvolution.plan(table.schema().asStruct(), rowType);
       if (changes.isEmpty()) {
         break;
       }
@@ -178,7 +184,8 @@ public final class TableManager {
   }
 
   private Table create(TableIdentifier id, Types.StructType rowType, List<String> keyColumns) {
-    if (catalog instanceof SupportsNamespaces namespaces && !id.namespace().isEmpty()
+    if (catalog instanceof SupportsNamespaces namespaces
+        && !id.namespace().isEmpty()
         && !namespaces.namespaceExists(id.namespace())) {
       try {
         namespaces.createNamespace(id.namespace());
@@ -205,16 +212,17 @@ public final class TableManager {
     checkKey(id, schema, keyColumns);
     try {
       Catalog.TableBuilder builder = catalog.buildTable(id, schema);
-      uuidColumns(schema).forEach(name -> builder.withProperty(TableProperties.METRICS_MODE_COLUMN_CONF_PREFIX + name, "counts"));
-      Transaction txn =
-          builder
-              .withPartitionSpec(PartitionSpec.unpartitioned())
-              .withProperty(TableProperties.FORMAT_VERSION, "3")
-              .withProperty(MANAGED, "true")
-              // Two branches commit every few seconds: keep a bounded metadata log, delete the rest.
-              .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
-              .withProperty(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "50")
-              .createTransaction();
+      uuidColumns(schema)
+          .forEach(name -> builder.withProperty(
+              TableProperties.METRICS_MODE_COLUMN_CONF_PREFIX + name, "counts"));
+      Transaction txn = builder
+          .withPartitionSpec(PartitionSpec.unpartitioned())
+          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .withProperty(MANAGED, "true")
+          // Two branches commit every few seconds: keep a bounded metadata log, delete the rest.
+          .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
+          .withProperty(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "50")
+          .createTransaction();
       txn.newFastAppend().commit();
       long first = txn.table().currentSnapshot().snapshotId();
       txn.manageSnapshots().createBranch(Branches.REALTIME, first).commit();
@@ -277,7 +285,10 @@ public final class TableManager {
       table.newFastAppend().commit();
     }
     try {
-      table.manageSnapshots().createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId()).commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
       LOG.info("Created branch {} of existing table {}", Branches.REALTIME, id);
     } catch (CommitFailedException | IllegalArgumentException e) {
       table.refresh();

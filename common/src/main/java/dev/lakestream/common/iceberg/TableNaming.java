@@ -48,6 +48,7 @@ public final class TableNaming {
       throw new IllegalArgumentException(
           "topic \"" + topic + "\" maps to \"" + name + "\", which is not namespace.table");
     }
-    return TableIdentifier.of(Namespace.of(name.substring(0, dot).split("\\.")), name.substring(dot + 1));
+    return TableIdentifier.of(
+        Namespace.of(name.substring(0, dot).split("\\.")), name.substring(dot + 1));
   }
 }

@@ -20,13 +20,22 @@ public final class DeadLetters {
   private DeadLetters() {}
 
   public static Record<byte[], byte[]> of(
-      Record<byte[], byte[]> original, String topic, int partition, long offset, String stage, String reason) {
-    return new Record<>(original.key(), original.value(), original.timestamp(),
+      Record<byte[], byte[]> original,
+      String topic,
+      int partition,
+      long offset,
+      String stage,
+      String reason) {
+    return new Record<>(
+        original.key(),
+        original.value(),
+        original.timestamp(),
         headers(original.headers(), topic, partition, offset, stage, reason));
   }
 
   /** {@code original} and the headers that say where a record came from and why it was not applied. */
-  public static Headers headers(Headers original, String topic, int partition, long offset, String stage, String reason) {
+  public static Headers headers(
+      Headers original, String topic, int partition, long offset, String stage, String reason) {
     Headers headers = new RecordHeaders(original.toArray());
     headers.add(REASON, utf8(reason));
     headers.add(TOPIC, utf8(topic));

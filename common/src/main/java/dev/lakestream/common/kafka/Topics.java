@@ -36,7 +36,8 @@ public final class Topics {
 
     /** A topic whose records are kept at least {@code retentionMs} (the longest stall the pipeline tolerates). */
     public static Spec retaining(String name, int partitions, long retentionMs) {
-      return new Spec(name, partitions, Map.of(TopicConfig.RETENTION_MS_CONFIG, Long.toString(retentionMs)));
+      return new Spec(
+          name, partitions, Map.of(TopicConfig.RETENTION_MS_CONFIG, Long.toString(retentionMs)));
     }
   }
 
@@ -48,10 +49,18 @@ public final class Topics {
     try (Admin admin = Admin.create(adminProperties(appProps))) {
       while (true) {
         try {
-          return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+          return admin
+              .describeTopics(List.of(topic))
+              .allTopicNames()
+              .get()
+              .get(topic)
+              .partitions()
+              .size();
         } catch (ExecutionException e) {
-          if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.currentTimeMillis() > deadline) {
-            throw new IllegalStateException("cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
+          if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
+              || System.currentTimeMillis() > deadline) {
+            throw new IllegalStateException(
+                "cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
           }
           Thread.sleep(200);
         }
@@ -85,7 +94,8 @@ public final class Topics {
           break;
         } catch (ExecutionException e) {
           // A topic just created may take a moment to be known.
-          if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.currentTimeMillis() > deadline) {
+          if (!(e.getCause() instanceof UnknownTopicOrPartitionException)
+              || System.currentTimeMillis() > deadline) {
             throw e;
           }
           Thread.sleep(200);
@@ -94,25 +104,32 @@ public final class Topics {
       ConfigEntry entry = config.get(TopicConfig.RETENTION_MS_CONFIG);
       long retention = entry == null || entry.value() == null ? -1 : Long.parseLong(entry.value());
       if (retention >= 0 && retention < minMs) {
-        throw new IllegalStateException("topic " + topic + " keeps records for " + retention + " ms (retention.ms), less"
-            + " than " + setting + " = " + minMs + " ms: after a stall that long its unread records would be lost."
-            + " Raise its retention.ms (kafka-configs --alter --entity-type topics --entity-name " + topic
-            + " --add-config retention.ms=" + minMs + ") or lower " + setting);
+        throw new IllegalStateException(
+            "topic " + topic + " keeps records for " + retention + " ms (retention.ms), less"
+                + " than " + setting + " = " + minMs
+                + " ms: after a stall that long its unread records would be lost."
+                + " Raise its retention.ms (kafka-configs --alter --entity-type topics --entity-name "
+                + topic
+                + " --add-config retention.ms=" + minMs + ") or lower " + setting);
       }
     } catch (ExecutionException e) {
-      throw new IllegalStateException("cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
+      throw new IllegalStateException(
+          "cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
     }
   }
 
   public static void ensure(Properties appProps, List<Spec> topics) throws InterruptedException {
     Properties adminProps = adminProperties(appProps);
-    short replication = Short.parseShort(appProps.getProperty(StreamsConfig.REPLICATION_FACTOR_CONFIG, "-1"));
+    short replication =
+        Short.parseShort(appProps.getProperty(StreamsConfig.REPLICATION_FACTOR_CONFIG, "-1"));
     try (Admin admin = Admin.create(adminProps)) {
       Set<String> existing = admin.listTopics().names().get();
       List<NewTopic> missing = new ArrayList<>();
       for (Spec spec : topics) {
         if (!existing.contains(spec.name())) {
-          missing.add(new NewTopic(spec.name(), Optional.of(spec.partitions()), Optional.of(replication)).configs(spec.configs()));
+          missing.add(
+              new NewTopic(spec.name(), Optional.of(spec.partitions()), Optional.of(replication))
+                  .configs(spec.configs()));
         }
       }
       if (missing.isEmpty()) {
@@ -124,7 +141,8 @@ public final class Topics {
           LOG.info("Created topic {}", entry.getKey());
         } catch (ExecutionException e) {
           if (!(e.getCause() instanceof TopicExistsException)) {
-            throw new IllegalStateException("cannot create topic " + entry.getKey() + ": " + e.getCause().getMessage(), e);
+            throw new IllegalStateException(
+                "cannot create topic " + entry.getKey() + ": " + e.getCause().getMessage(), e);
           }
         }
       }

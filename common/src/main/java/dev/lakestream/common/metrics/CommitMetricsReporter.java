@@ -17,10 +17,12 @@ public final class CommitMetricsReporter implements MetricsReporter {
   @Override
   public void report(MetricsReport report) {
     if (report instanceof CommitReport commit) {
-      Metrics.counter("lakestream.iceberg.commits", "operation", commit.operation()).increment();
+      Metrics.counter("lakestream.iceberg.commits", "operation", commit.operation())
+          .increment();
       CounterResult attempts = commit.commitMetrics().attempts();
       if (attempts != null && attempts.value() > 1) {
-        Metrics.counter("lakestream.iceberg.commit.retries", "operation", commit.operation()).increment(attempts.value() - 1);
+        Metrics.counter("lakestream.iceberg.commit.retries", "operation", commit.operation())
+            .increment(attempts.value() - 1);
       }
     }
   }

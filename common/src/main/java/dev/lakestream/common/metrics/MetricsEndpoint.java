@@ -46,32 +46,30 @@ public final class MetricsEndpoint implements AutoCloseable {
     } catch (BindException e) {
       registry.close();
       throw new IllegalStateException(
-          "metrics port " + port + " of " + bindAddress + " is in use; set lakestream.metrics.port to a free port, 0 for"
-              + " any, or -1 for none", e);
+          "metrics port " + port + " of " + bindAddress
+              + " is in use; set lakestream.metrics.port to a free port, 0 for"
+              + " any, or -1 for none",
+          e);
     }
-    server.createContext(
-        "/metrics",
-        exchange -> {
-          byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
-          exchange.getResponseHeaders().add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-          exchange.sendResponseHeaders(200, body.length);
-          try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
-          }
-        });
-    server.createContext(
-        "/health",
-        exchange -> {
-          long now = System.currentTimeMillis();
-          Health current = health;
-          boolean down = current.status(now) == Health.Status.DOWN;
-          byte[] body = (current.describe(now) + "\n").getBytes(StandardCharsets.UTF_8);
-          exchange.getResponseHeaders().add("Content-Type", "application/json");
-          exchange.sendResponseHeaders(down ? 503 : 200, body.length);
-          try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
-          }
-        });
+    server.createContext("/metrics", exchange -> {
+      byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      exchange.sendResponseHeaders(200, body.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(body);
+      }
+    });
+    server.createContext("/health", exchange -> {
+      long now = System.currentTimeMillis();
+      Health current = health;
+      boolean down = current.status(now) == Health.Status.DOWN;
+      byte[] body = (current.describe(now) + "\n").getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().add("Content-Type", "application/json");
+      exchange.sendResponseHeaders(down ? 503 : 200, body.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(body);
+      }
+    });
     server.start();
     LOG.info("Metrics at http://{}:{}/metrics", bindAddress, port());
   }

@@ -40,6 +40,7 @@ public final class RowConverter {
 
   /** Debezium's values for PostgreSQL's 'infinity' and '-infinity' timestamps (microseconds). */
   static final long TIMESTAMP_INFINITY_MICROS = 9_223_372_036_825_200_000L;
+
   static final long TIMESTAMP_MINUS_INFINITY_MICROS = -9_223_372_036_832_400_000L;
   /**
    * What Debezium 3.6 emits for PostgreSQL's 'infinity' and '-infinity' dates: the server's
@@ -47,20 +48,24 @@ public final class RowConverter {
    * timestamp sentinels above.
    */
   static final long DEBEZIUM_DATE_INFINITY = -2_147_472_692L;
+
   static final long DEBEZIUM_DATE_MINUS_INFINITY = -2_147_472_691L;
   /** PostgreSQL's date range, 4714-11-24 BC to 5874897-12-31, in days from 1970. */
   static final long POSTGRES_MIN_EPOCH_DAY = -2_440_588L;
+
   static final long POSTGRES_MAX_EPOCH_DAY = 2_145_042_905L;
   private static final long MICROS_PER_DAY = 86_400_000_000L;
   private static final long NANOS_PER_DAY = 86_400_000_000_000L;
 
   private RowConverter() {}
 
-  public static GenericRecord toRecord(JsonNode row, ConnectSchema rowSchema, Types.StructType type) {
+  public static GenericRecord toRecord(
+      JsonNode row, ConnectSchema rowSchema, Types.StructType type) {
     return struct(row, rowSchema, type, "");
   }
 
-  private static GenericRecord struct(JsonNode row, ConnectSchema schema, Types.StructType type, String path) {
+  private static GenericRecord struct(
+      JsonNode row, ConnectSchema schema, Types.StructType type, String path) {
     GenericRecord record = GenericRecord.create(type);
     List<Types.NestedField> fields = type.fields();
     for (int i = 0; i < fields.size(); i++) {
@@ -134,26 +139,28 @@ public final class RowConverter {
         case TIME:
           return time(v, logical, column, type);
         case TIMESTAMP:
-          return timestamp(v, logical, ((Types.TimestampType) type).shouldAdjustToUTC(), column, type);
+          return timestamp(
+              v, logical, ((Types.TimestampType) type).shouldAdjustToUTC(), column, type);
         case TIMESTAMP_NANO:
-          return timestamp(v, logical, ((Types.TimestampNanoType) type).shouldAdjustToUTC(), column, type);
+          return timestamp(
+              v, logical, ((Types.TimestampNanoType) type).shouldAdjustToUTC(), column, type);
         case STRUCT:
           if (!v.isObject()) {
             throw mismatch(column, type, v);
           }
           return struct(v, s, type.asStructType(), column);
-        case LIST:
-          {
-            if (!v.isArray()) {
-              throw mismatch(column, type, v);
-            }
-            Types.ListType list = type.asListType();
-            List<Object> out = new ArrayList<>(v.size());
-            for (JsonNode element : v) {
-              out.add(value(element, s == null ? null : s.items(), list.elementType(), column + ".element"));
-            }
-            return out;
+        case LIST: {
+          if (!v.isArray()) {
+            throw mismatch(column, type, v);
           }
+          Types.ListType list = type.asListType();
+          List<Object> out = new ArrayList<>(v.size());
+          for (JsonNode element : v) {
+            out.add(value(
+                element, s == null ? null : s.items(), list.elementType(), column + ".element"));
+          }
+          return out;
+        }
         case MAP:
           return map(v, s, type.asMapType(), column);
         default:
@@ -162,7 +169,8 @@ public final class RowConverter {
       }
     } catch (IOException | IllegalArgumentException | DateTimeException | ArithmeticException e) {
       throw new BadChangeException(
-          "column \"" + column + "\": value " + abbreviate(v) + " is not a valid " + type + " (" + e.getMessage() + ")",
+          "column \"" + column + "\": value " + abbreviate(v) + " is not a valid " + type + " ("
+              + e.getMessage() + ")",
           e);
     }
   }
@@ -181,8 +189,8 @@ public final class RowConverter {
     }
   }
 
-  private static BigDecimal decimal(JsonNode v, ConnectSchema s, Types.DecimalType type, String column)
-      throws IOException {
+  private static BigDecimal decimal(
+      JsonNode v, ConnectSchema s, Types.DecimalType type, String column) throws IOException {
     BigDecimal value;
     String logical = s == null ? null : s.name();
     if (TypeMapping.DECIMAL.equals(logical)) {
@@ -195,7 +203,8 @@ public final class RowConverter {
       }
     } else if (TypeMapping.VARIABLE_SCALE_DECIMAL.equals(logical) && v.isObject()) {
       // An unconstrained NUMERIC: each value carries its own scale.
-      value = new BigDecimal(new BigInteger(v.path("value").binaryValue()), v.path("scale").asInt());
+      value = new BigDecimal(
+          new BigInteger(v.path("value").binaryValue()), v.path("scale").asInt());
     } else if (v.isNumber()) {
       value = v.decimalValue();
     } else {
@@ -249,8 +258,9 @@ public final class RowConverter {
         return LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_MINUS_INFINITY_MICROS, MICROS_PER_DAY));
       }
       if (days < POSTGRES_MIN_EPOCH_DAY || days > POSTGRES_MAX_EPOCH_DAY) {
-        throw new BadChangeException("column \"" + column + "\": " + days
-            + " days from 1970 is outside every source's date range (an overflow in the connector)");
+        throw new BadChangeException(
+            "column \"" + column + "\": " + days
+                + " days from 1970 is outside every source's date range (an overflow in the connector)");
       }
     }
     return LocalDate.ofEpochDay(Math.toIntExact(days));
@@ -284,13 +294,15 @@ public final class RowConverter {
     return LocalTime.ofNanoOfDay(nanos);
   }
 
-  private static Object timestamp(JsonNode v, String logical, boolean withZone, String column, Type type) {
+  private static Object timestamp(
+      JsonNode v, String logical, boolean withZone, String column, Type type) {
     Instant instant;
     if (v.isTextual()) {
       String text = v.textValue();
       if ("infinity".equals(text) || "-infinity".equals(text)) {
         // Debezium writes a timestamptz infinity as text; keep the sentinel it uses for timestamp.
-        instant = micros(text.startsWith("-") ? TIMESTAMP_MINUS_INFINITY_MICROS : TIMESTAMP_INFINITY_MICROS);
+        instant = micros(
+            text.startsWith("-") ? TIMESTAMP_MINUS_INFINITY_MICROS : TIMESTAMP_INFINITY_MICROS);
       } else if (withZone || text.endsWith("Z") || text.matches(".*[+-]\\d\\d:?\\d\\d$")) {
         instant = OffsetDateTime.parse(text).toInstant();
       } else {
@@ -305,21 +317,26 @@ public final class RowConverter {
       if (TypeMapping.TIMESTAMP.equals(logical) || TypeMapping.CONNECT_TIMESTAMP.equals(logical)) {
         instant = Instant.ofEpochMilli(n);
       } else if (TypeMapping.NANO_TIMESTAMP.equals(logical)) {
-        instant = Instant.ofEpochSecond(Math.floorDiv(n, 1_000_000_000L), Math.floorMod(n, 1_000_000_000L));
+        instant = Instant.ofEpochSecond(
+            Math.floorDiv(n, 1_000_000_000L), Math.floorMod(n, 1_000_000_000L));
       } else {
-        if (TypeMapping.MICRO_TIMESTAMP.equals(logical) && n < POSTGRES_MIN_EPOCH_DAY * MICROS_PER_DAY) {
-          throw new BadChangeException("column \"" + column + "\": " + n
-              + " µs from 1970 is before every source's first timestamp: the connector's count of"
-              + " microseconds overflowed (a timestamp after year 294247, which Iceberg cannot hold either)");
+        if (TypeMapping.MICRO_TIMESTAMP.equals(logical)
+            && n < POSTGRES_MIN_EPOCH_DAY * MICROS_PER_DAY) {
+          throw new BadChangeException(
+              "column \"" + column + "\": " + n
+                  + " µs from 1970 is before every source's first timestamp: the connector's count of"
+                  + " microseconds overflowed (a timestamp after year 294247, which Iceberg cannot hold either)");
         }
         instant = micros(n);
       }
     }
     // Iceberg stores microseconds (or nanoseconds) since 1970 in a long: refuse what overflows it.
     if (type.typeId() == Type.TypeID.TIMESTAMP_NANO) {
-      Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L), instant.getNano());
+      Math.addExact(
+          Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L), instant.getNano());
     } else {
-      Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1_000L);
+      Math.addExact(
+          Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1_000L);
       if (instant.getNano() % 1_000 != 0) {
         throw new BadChangeException("column \"" + column + "\": " + instant
             + " has digits below a microsecond, which " + type + " cannot hold");
@@ -330,17 +347,25 @@ public final class RowConverter {
   }
 
   private static Instant micros(long micros) {
-    return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+    return Instant.ofEpochSecond(
+        Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
   }
 
-  private static Map<Object, Object> map(JsonNode v, ConnectSchema s, Types.MapType type, String column) {
+  private static Map<Object, Object> map(
+      JsonNode v, ConnectSchema s, Types.MapType type, String column) {
     Map<Object, Object> out = new LinkedHashMap<>();
     if (v.isObject()) {
       for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> e = it.next();
-        Object key = value(TextNode.valueOf(e.getKey()),
-            s == null ? null : s.keys(), type.keyType(), column + ".key");
-        out.put(key, value(e.getValue(), s == null ? null : s.values(), type.valueType(), column + ".value"));
+        Object key = value(
+            TextNode.valueOf(e.getKey()),
+            s == null ? null : s.keys(),
+            type.keyType(),
+            column + ".key");
+        out.put(
+            key,
+            value(
+                e.getValue(), s == null ? null : s.values(), type.valueType(), column + ".value"));
       }
       return out;
     }

@@ -21,13 +21,12 @@ public record RowShape(Types.StructType type, List<String> keyColumns, String fi
 
   /** Maps change events to shapes, remembering the last few schemas. Not thread-safe. */
   public static final class Resolver {
-    private final Map<String, RowShape> cache =
-        new LinkedHashMap<>(16, 0.75f, true) {
-          @Override
-          protected boolean removeEldestEntry(Map.Entry<String, RowShape> eldest) {
-            return size() > CACHE_SIZE;
-          }
-        };
+    private final Map<String, RowShape> cache = new LinkedHashMap<>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, RowShape> eldest) {
+        return size() > CACHE_SIZE;
+      }
+    };
 
     public RowShape of(ChangeEvent event) {
       List<String> keyColumns = new ArrayList<>();
@@ -42,7 +41,8 @@ public record RowShape(Types.StructType type, List<String> keyColumns, String fi
               throw new BadChangeException("row schema lacks primary-key column \"" + key + "\"");
             }
           }
-          shape = new RowShape(TypeMapping.rowType(schema, keyColumns), List.copyOf(keyColumns), fingerprint);
+          shape = new RowShape(
+              TypeMapping.rowType(schema, keyColumns), List.copyOf(keyColumns), fingerprint);
           cache.put(fingerprint, shape);
         }
         return shape;

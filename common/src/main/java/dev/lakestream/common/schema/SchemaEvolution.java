@@ -43,7 +43,8 @@ public final class SchemaEvolution {
     }
   }
 
-  private static void struct(String path, Types.StructType table, Types.StructType incoming, List<Change> changes) {
+  private static void struct(
+      String path, Types.StructType table, Types.StructType incoming, List<Change> changes) {
     for (Types.NestedField field : incoming.fields()) {
       Types.NestedField existing = table.field(field.name());
       String fieldPath = path == null ? field.name() : path + "." + field.name();
@@ -61,18 +62,28 @@ public final class SchemaEvolution {
       return;
     }
     if (table.isListType() && incoming.isListType()) {
-      reconcile(path + ".element", table.asListType().elementType(), incoming.asListType().elementType(), changes);
+      reconcile(
+          path + ".element",
+          table.asListType().elementType(),
+          incoming.asListType().elementType(),
+          changes);
       return;
     }
     if (table.isMapType() && incoming.isMapType()) {
       if (!table.asMapType().keyType().equals(incoming.asMapType().keyType())) {
-        throw incompatible(path + ".key", table.asMapType().keyType(), incoming.asMapType().keyType());
+        throw incompatible(
+            path + ".key", table.asMapType().keyType(), incoming.asMapType().keyType());
       }
-      reconcile(path + ".value", table.asMapType().valueType(), incoming.asMapType().valueType(), changes);
+      reconcile(
+          path + ".value",
+          table.asMapType().valueType(),
+          incoming.asMapType().valueType(),
+          changes);
       return;
     }
     if (table.isPrimitiveType() && incoming.isPrimitiveType()) {
-      if (table.equals(incoming) || TypeUtil.isPromotionAllowed(incoming, table.asPrimitiveType())) {
+      if (table.equals(incoming)
+          || TypeUtil.isPromotionAllowed(incoming, table.asPrimitiveType())) {
         return;
       }
       if (TypeUtil.isPromotionAllowed(table, incoming.asPrimitiveType())) {
@@ -84,17 +95,16 @@ public final class SchemaEvolution {
   }
 
   private static BadChangeException incompatible(String path, Type table, Type incoming) {
-    return new BadChangeException(
-        "column \""
-            + path
-            + "\" is "
-            + table
-            + " in the table but the source now sends "
-            + incoming
-            + "; Iceberg cannot change "
-            + table
-            + " to "
-            + incoming
-            + " (only int->long, float->double and wider decimal precision)");
+    return new BadChangeException("column \""
+        + path
+        + "\" is "
+        + table
+        + " in the table but the source now sends "
+        + incoming
+        + "; Iceberg cannot change "
+        + table
+        + " to "
+        + incoming
+        + " (only int->long, float->double and wider decimal precision)");
   }
 }

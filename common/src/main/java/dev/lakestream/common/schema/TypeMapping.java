@@ -96,60 +96,54 @@ public final class TypeMapping {
         return Types.StringType.get();
       case "bytes":
         return Types.BinaryType.get();
-      case "array":
-        {
-          Type element = toIceberg(s.items(), column + ".element", ids);
-          return Types.ListType.ofOptional(ids.incrementAndGet(), element);
+      case "array": {
+        Type element = toIceberg(s.items(), column + ".element", ids);
+        return Types.ListType.ofOptional(ids.incrementAndGet(), element);
+      }
+      case "map": {
+        Type key = toIceberg(s.keys(), column + ".key", ids);
+        Type value = toIceberg(s.values(), column + ".value", ids);
+        return Types.MapType.ofOptional(ids.incrementAndGet(), ids.incrementAndGet(), key, value);
+      }
+      case "struct": {
+        if (s.fields().isEmpty()) {
+          throw new BadChangeException(
+              "column \"" + column + "\" is a struct without fields, which Parquet cannot store");
         }
-      case "map":
-        {
-          Type key = toIceberg(s.keys(), column + ".key", ids);
-          Type value = toIceberg(s.values(), column + ".value", ids);
-          return Types.MapType.ofOptional(ids.incrementAndGet(), ids.incrementAndGet(), key, value);
+        List<Types.NestedField> fields = new ArrayList<>();
+        for (ConnectSchema.Field f : s.fields()) {
+          Type type = toIceberg(f.schema(), column + "." + f.name(), ids);
+          fields.add(field(ids.incrementAndGet(), f.name(), type, false));
         }
-      case "struct":
-        {
-          if (s.fields().isEmpty()) {
-            throw new BadChangeException(
-                "column \"" + column + "\" is a struct without fields, which Parquet cannot store");
-          }
-          List<Types.NestedField> fields = new ArrayList<>();
-          for (ConnectSchema.Field f : s.fields()) {
-            Type type = toIceberg(f.schema(), column + "." + f.name(), ids);
-            fields.add(field(ids.incrementAndGet(), f.name(), type, false));
-          }
-          return Types.StructType.of(fields);
-        }
+        return Types.StructType.of(fields);
+      }
       default:
-        throw new BadChangeException(
-            "column \"" + column + "\" has Connect type \"" + s.type() + "\", which has no Iceberg type");
+        throw new BadChangeException("column \"" + column + "\" has Connect type \"" + s.type()
+            + "\", which has no Iceberg type");
     }
   }
 
   private static Type logical(ConnectSchema s, String column) {
     switch (s.name()) {
-      case DECIMAL:
-        {
-          Map<String, String> p = s.parameters();
-          int scale = Integer.parseInt(p.getOrDefault("scale", "0"));
-          int precision =
-              Integer.parseInt(
-                  p.getOrDefault("connect.decimal.precision", String.valueOf(MAX_DECIMAL_PRECISION)));
-          if (scale > MAX_DECIMAL_PRECISION || scale < 0 || scale > precision) {
-            throw new BadChangeException(
-                "column \""
-                    + column
-                    + "\" is decimal("
-                    + precision
-                    + ","
-                    + scale
-                    + "); Iceberg decimals allow 0 <= scale <= precision <= 38; set the connector's"
-                    + " decimal.handling.mode to string to keep such values as text");
-          }
-          // A wider source precision (numeric(50,2)) keeps its scale at Iceberg's widest precision:
-          // values of up to 38 digits fit, a larger one is refused with its value when it arrives.
-          return Types.DecimalType.of(Math.min(precision, MAX_DECIMAL_PRECISION), scale);
+      case DECIMAL: {
+        Map<String, String> p = s.parameters();
+        int scale = Integer.parseInt(p.getOrDefault("scale", "0"));
+        int precision = Integer.parseInt(
+            p.getOrDefault("connect.decimal.precision", String.valueOf(MAX_DECIMAL_PRECISION)));
+        if (scale > MAX_DECIMAL_PRECISION || scale < 0 || scale > precision) {
+          throw new BadChangeException("column \""
+              + column
+              + "\" is decimal("
+              + precision
+              + ","
+              + scale
+              + "); Iceberg decimals allow 0 <= scale <= precision <= 38; set the connector's"
+              + " decimal.handling.mode to string to keep such values as text");
         }
+        // A wider source precision (numeric(50,2)) keeps its scale at Iceberg's widest precision:
+        // values of up to 38 digits fit, a larger one is refused with its value when it arrives.
+        return Types.DecimalType.of(Math.min(precision, MAX_DECIMAL_PRECISION), scale);
+      }
       case VARIABLE_SCALE_DECIMAL:
         return Types.DecimalType.of(MAX_DECIMAL_PRECISION, VARIABLE_SCALE);
       case BITS:

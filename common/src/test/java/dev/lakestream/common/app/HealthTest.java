@@ -22,17 +22,23 @@ class HealthTest {
 
     health.problem("sync table db.t", "parked after 2 failure(s)");
     assertThat(health.status(now)).isEqualTo(Health.Status.DEGRADED);
-    assertThat(health.describe(now)).contains("\"status\":\"DEGRADED\"", "sync table db.t", "parked after 2");
+    assertThat(health.describe(now))
+        .contains("\"status\":\"DEGRADED\"", "sync table db.t", "parked after 2");
     health.clear("sync table db.t");
     assertThat(health.status(now)).isEqualTo(Health.Status.UP);
 
     health.threadFailed(now);
     health.threadFailed(now + 1_000);
-    assertThat(health.status(now + 2_000)).as("two replaced threads: not yet a pattern").isEqualTo(Health.Status.UP);
+    assertThat(health.status(now + 2_000))
+        .as("two replaced threads: not yet a pattern")
+        .isEqualTo(Health.Status.UP);
     health.threadFailed(now + 2_000);
-    assertThat(health.status(now + 3_000)).as("a thread dies again and again").isEqualTo(Health.Status.DOWN);
+    assertThat(health.status(now + 3_000))
+        .as("a thread dies again and again")
+        .isEqualTo(Health.Status.DOWN);
     assertThat(health.status(now + 2_000 + Health.FAILURE_WINDOW.toMillis() + 1))
-        .as("failures older than the window are forgotten").isEqualTo(Health.Status.UP);
+        .as("failures older than the window are forgotten")
+        .isEqualTo(Health.Status.UP);
 
     running.set(false);
     assertThat(health.status(now)).isEqualTo(Health.Status.DOWN);
@@ -45,17 +51,20 @@ class HealthTest {
       endpoint.health(health);
       HttpClient http = HttpClient.newHttpClient();
       URI uri = URI.create("http://127.0.0.1:" + endpoint.port() + "/health");
-      HttpResponse<String> up = http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> up =
+          http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
       assertThat(up.statusCode()).isEqualTo(200);
       assertThat(up.body()).contains("\"status\":\"UP\"");
 
       health.problem("sync table db.t", "stalled");
-      HttpResponse<String> degraded = http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> degraded =
+          http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
       assertThat(degraded.statusCode()).isEqualTo(200);
       assertThat(degraded.body()).contains("DEGRADED", "stalled");
 
       health.running(() -> false);
-      HttpResponse<String> down = http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> down =
+          http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
       assertThat(down.statusCode()).isEqualTo(503);
       assertThat(endpoint.boundAddress()).isEqualTo("127.0.0.1");
     }

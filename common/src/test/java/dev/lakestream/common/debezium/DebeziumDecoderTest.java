@@ -17,12 +17,14 @@ class DebeziumDecoderTest {
 
   @Test
   void decodesEveryOpWithEmbeddedSchemas() {
-    ChangeStreamGenerator gen = new ChangeStreamGenerator(TestTable.wide("inventory", "customers"), 1);
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(TestTable.wide("inventory", "customers"), 1);
     List<Change> changes = gen.snapshot(3);
     changes.addAll(gen.next(200));
     int seen = 0;
     for (Change change : changes) {
-      var decoded = decoder.decode(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
+      var decoded =
+          decoder.decode(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
       if (change.isTombstone()) {
         assertThat(decoded).isEmpty();
         continue;
@@ -43,15 +45,19 @@ class DebeziumDecoderTest {
       }
       seen++;
     }
-    assertThat(seen).isEqualTo(changes.stream().filter(c -> !c.isTombstone()).count()).isGreaterThan(150);
+    assertThat(seen)
+        .isEqualTo(changes.stream().filter(c -> !c.isTombstone()).count())
+        .isGreaterThan(150);
   }
 
   @Test
   void decodesWithoutSchemasTakingKeyColumnsFromTheRecordKey() {
-    ChangeStreamGenerator gen = new ChangeStreamGenerator(TestTable.compositeKey("sales", "orders"), 2);
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(TestTable.compositeKey("sales", "orders"), 2);
     Change insert = gen.next(1).get(0);
-    ChangeEvent event =
-        decoder.decode(DebeziumJson.key(insert, false), DebeziumJson.value(insert, false)).orElseThrow();
+    ChangeEvent event = decoder
+        .decode(DebeziumJson.key(insert, false), DebeziumJson.value(insert, false))
+        .orElseThrow();
     assertThat(event.hasSchemas()).isFalse();
     assertThat(event.keySchema()).isNull();
     assertThat(event.key().fieldNames()).toIterable().containsExactly("tenant", "id");
@@ -60,21 +66,29 @@ class DebeziumDecoderTest {
 
   @Test
   void skipsTombstones() {
-    assertThat(decoder.decode("{\"id\":1}".getBytes(StandardCharsets.UTF_8), null)).isEmpty();
-    assertThat(decoder.decode("{\"id\":1}".getBytes(StandardCharsets.UTF_8), new byte[0])).isEmpty();
+    assertThat(decoder.decode("{\"id\":1}".getBytes(StandardCharsets.UTF_8), null))
+        .isEmpty();
+    assertThat(decoder.decode("{\"id\":1}".getBytes(StandardCharsets.UTF_8), new byte[0]))
+        .isEmpty();
   }
 
   @Test
   void primaryKeyUpdateArrivesAsDeleteOfOldKeyAndCreateOfNewKey() {
-    ChangeStreamGenerator gen =
-        new ChangeStreamGenerator(TestTable.wide("inventory", "customers"), 3, new ChangeStreamGenerator.Mix(0, 0, 0, 0, 1, 0));
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(
+        TestTable.wide("inventory", "customers"),
+        3,
+        new ChangeStreamGenerator.Mix(0, 0, 0, 0, 1, 0));
     gen.snapshot(1);
     List<Change> keyUpdate = gen.next(1);
     assertThat(keyUpdate).extracting(Change::op).containsExactly('d', 't', 'c');
-    ChangeEvent delete =
-        decoder.decode(DebeziumJson.key(keyUpdate.get(0), true), DebeziumJson.value(keyUpdate.get(0), true)).orElseThrow();
-    ChangeEvent create =
-        decoder.decode(DebeziumJson.key(keyUpdate.get(2), true), DebeziumJson.value(keyUpdate.get(2), true)).orElseThrow();
+    ChangeEvent delete = decoder
+        .decode(
+            DebeziumJson.key(keyUpdate.get(0), true), DebeziumJson.value(keyUpdate.get(0), true))
+        .orElseThrow();
+    ChangeEvent create = decoder
+        .decode(
+            DebeziumJson.key(keyUpdate.get(2), true), DebeziumJson.value(keyUpdate.get(2), true))
+        .orElseThrow();
     assertThat(delete.op()).isEqualTo(ChangeOp.DELETE);
     assertThat(create.op()).isEqualTo(ChangeOp.CREATE);
     assertThat(delete.key()).isNotEqualTo(create.key());
@@ -96,7 +110,8 @@ class DebeziumDecoderTest {
 
   @Test
   void rejectsUnknownOp() {
-    assertThatThrownBy(() -> decoder.decode(bytes("{\"id\":1}"), bytes("{\"op\":\"x\",\"after\":{\"id\":1}}")))
+    assertThatThrownBy(
+            () -> decoder.decode(bytes("{\"id\":1}"), bytes("{\"op\":\"x\",\"after\":{\"id\":1}}")))
         .isInstanceOf(BadChangeException.class)
         .hasMessageContaining("unknown op \"x\"");
   }
@@ -104,24 +119,32 @@ class DebeziumDecoderTest {
   @Test
   void decodesATruncateWithoutKeyOrRowAtItsSourcePosition() {
     // As Debezium 3.6.1 writes a PostgreSQL TRUNCATE (skipped.operations=none): a null record key.
-    ChangeEvent event = decoder.decode(null, bytes("{\"before\":null,\"after\":null,\"source\":{\"ts_ms\":1796038805726,"
-        + "\"sequence\":\"[\\\"22212912\\\",\\\"22217936\\\"]\",\"lsn\":22217936},\"op\":\"t\"}")).orElseThrow();
+    ChangeEvent event = decoder
+        .decode(
+            null,
+            bytes(
+                "{\"before\":null,\"after\":null,\"source\":{\"ts_ms\":1796038805726,"
+                    + "\"sequence\":\"[\\\"22212912\\\",\\\"22217936\\\"]\",\"lsn\":22217936},\"op\":\"t\"}"))
+        .orElseThrow();
     assertThat(event.op()).isEqualTo(ChangeOp.TRUNCATE);
     assertThat(event.key()).isEmpty();
     assertThat(event.after()).isNull();
-    assertThat(event.source().order()).hasValueSatisfying(o -> assertThat(o).containsExactly(22212912L, 22217936L));
+    assertThat(event.source().order())
+        .hasValueSatisfying(o -> assertThat(o).containsExactly(22212912L, 22217936L));
   }
 
   @Test
   void rejectsFlattenedRowsWithoutEnvelope() {
-    assertThatThrownBy(() -> decoder.decode(bytes("{\"id\":1}"), bytes("{\"id\":1,\"name\":\"a\"}")))
+    assertThatThrownBy(
+            () -> decoder.decode(bytes("{\"id\":1}"), bytes("{\"id\":1,\"name\":\"a\"}")))
         .isInstanceOf(BadChangeException.class)
         .hasMessageContaining("no \"op\" field");
   }
 
   @Test
   void rejectsAfterImageWithoutKeyColumn() {
-    assertThatThrownBy(() -> decoder.decode(bytes("{\"id\":1}"), bytes("{\"op\":\"c\",\"after\":{\"name\":\"a\"}}")))
+    assertThatThrownBy(() ->
+            decoder.decode(bytes("{\"id\":1}"), bytes("{\"op\":\"c\",\"after\":{\"name\":\"a\"}}")))
         .isInstanceOf(BadChangeException.class)
         .hasMessageContaining("lacks primary-key column \"id\"");
   }

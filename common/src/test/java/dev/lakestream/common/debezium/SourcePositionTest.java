@@ -11,7 +11,8 @@ class SourcePositionTest {
 
   @Test
   void postgresOrdersByLastCommitThenChangeLsn() {
-    SourcePosition p = decode("{\"ts_ms\":1,\"lsn\":200,\"sequence\":\"[\\\"100\\\",\\\"200\\\"]\"}");
+    SourcePosition p =
+        decode("{\"ts_ms\":1,\"lsn\":200,\"sequence\":\"[\\\"100\\\",\\\"200\\\"]\"}");
     assertThat(p.commitLsn()).isEqualTo(100L);
     assertThat(p.order()).hasValueSatisfying(o -> assertThat(o).containsExactly(100L, 200L));
     assertThat(p.describe()).isEqualTo("lsn 200 (after commit 100)");
@@ -19,7 +20,9 @@ class SourcePositionTest {
 
   @Test
   void postgresWithoutACommitLsnHasNoOrder() {
-    assertThat(decode("{\"ts_ms\":1,\"lsn\":200,\"sequence\":\"[null,\\\"200\\\"]\"}").order()).isEmpty();
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":200,\"sequence\":\"[null,\\\"200\\\"]\"}")
+            .order())
+        .isEmpty();
     assertThat(decode("{\"ts_ms\":1,\"lsn\":200}").order()).isEmpty();
   }
 
@@ -32,13 +35,19 @@ class SourcePositionTest {
 
   @Test
   void snapshotReadsAreMarked() {
-    assertThat(decode("{\"ts_ms\":1,\"lsn\":5,\"snapshot\":\"incremental\"}").snapshot()).isTrue();
-    assertThat(decode("{\"ts_ms\":1,\"lsn\":5,\"snapshot\":\"false\"}").snapshot()).isFalse();
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":5,\"snapshot\":\"incremental\"}").snapshot())
+        .isTrue();
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":5,\"snapshot\":\"false\"}").snapshot())
+        .isFalse();
   }
 
   private SourcePosition decode(String source) {
-    String value = "{\"before\":null,\"after\":{\"id\":1},\"source\":" + source + ",\"op\":\"c\",\"ts_ms\":2}";
-    return decoder.decode("{\"id\":1}".getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8))
-        .orElseThrow().source();
+    String value =
+        "{\"before\":null,\"after\":{\"id\":1},\"source\":" + source + ",\"op\":\"c\",\"ts_ms\":2}";
+    return decoder
+        .decode(
+            "{\"id\":1}".getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8))
+        .orElseThrow()
+        .source();
   }
 }

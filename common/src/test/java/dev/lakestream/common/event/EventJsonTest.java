@@ -28,47 +28,74 @@ class EventJsonTest {
 
   @Test
   void filesWrittenRoundTripsWithItsFiles() {
-    DataFile data =
-        DataFiles.builder(SPEC)
-            .withPath("/wh/t/data/00000-1.parquet")
-            .withFormat(FileFormat.PARQUET)
-            .withFileSizeInBytes(1234)
-            .withMetrics(
-                new Metrics(
-                    10L,
-                    Map.of(1, 80L),
-                    Map.of(1, 10L),
-                    Map.of(1, 0L),
-                    null,
-                    Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), 3L)),
-                    Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), 99L))))
-            .build();
-    DeleteFile deletes =
-        FileMetadata.deleteFileBuilder(SPEC)
-            .ofEqualityDeletes(1)
-            .withPath("/wh/t/data/00000-2.parquet")
-            .withFormat(FileFormat.PARQUET)
-            .withFileSizeInBytes(321)
-            .withRecordCount(12)
-            .build();
-    FilesWritten event =
-        new FilesWritten(
-            "inventory.customers", "dbserver1.inventory.customers", 3, 100, 250, 151, 10, 12, 1_700_000_000_000L,
-            List.of(ContentFiles.toJson(data, SPEC)), List.of(ContentFiles.toJson(deletes, SPEC)), 1_700_000_000_500L,
-            "inventory.customers_changelog", List.of(ContentFiles.toJson(data, SPEC)), "0000000001", "00000002ff",
-            null);
+    DataFile data = DataFiles.builder(SPEC)
+        .withPath("/wh/t/data/00000-1.parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(1234)
+        .withMetrics(new Metrics(
+            10L,
+            Map.of(1, 80L),
+            Map.of(1, 10L),
+            Map.of(1, 0L),
+            null,
+            Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), 3L)),
+            Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), 99L))))
+        .build();
+    DeleteFile deletes = FileMetadata.deleteFileBuilder(SPEC)
+        .ofEqualityDeletes(1)
+        .withPath("/wh/t/data/00000-2.parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(321)
+        .withRecordCount(12)
+        .build();
+    FilesWritten event = new FilesWritten(
+        "inventory.customers",
+        "dbserver1.inventory.customers",
+        3,
+        100,
+        250,
+        151,
+        10,
+        12,
+        1_700_000_000_000L,
+        List.of(ContentFiles.toJson(data, SPEC)),
+        List.of(ContentFiles.toJson(deletes, SPEC)),
+        1_700_000_000_500L,
+        "inventory.customers_changelog",
+        List.of(ContentFiles.toJson(data, SPEC)),
+        "0000000001",
+        "00000002ff",
+        null);
 
     FilesWritten back = FilesWritten.fromJson(event.toJson());
 
     assertThat(back).isEqualTo(event);
-    FilesWritten truncate = new FilesWritten("inventory.customers", "dbserver1.inventory.customers", 3, 251, 251, 1, 0, 0,
-        1_700_000_000_100L, List.of(), List.of(), 1_700_000_000_600L, null, List.of(), null, null, "00000003");
+    FilesWritten truncate = new FilesWritten(
+        "inventory.customers",
+        "dbserver1.inventory.customers",
+        3,
+        251,
+        251,
+        1,
+        0,
+        0,
+        1_700_000_000_100L,
+        List.of(),
+        List.of(),
+        1_700_000_000_600L,
+        null,
+        List.of(),
+        null,
+        null,
+        "00000003");
     assertThat(FilesWritten.fromJson(truncate.toJson())).isEqualTo(truncate);
     assertThat(FilesWritten.fromJson(truncate.toJson()).isTruncate()).isTrue();
     DataFile dataBack = back.dataFiles(Map.of(0, SPEC)).get(0);
     assertThat(dataBack.location()).isEqualTo(data.location());
     assertThat(dataBack.recordCount()).isEqualTo(10);
-    assertThat(Conversions.<Long>fromByteBuffer(Types.LongType.get(), dataBack.upperBounds().get(1))).isEqualTo(99L);
+    assertThat(Conversions.<Long>fromByteBuffer(
+            Types.LongType.get(), dataBack.upperBounds().get(1)))
+        .isEqualTo(99L);
     DeleteFile deleteBack = back.deleteFiles(Map.of(0, SPEC)).get(0);
     assertThat(deleteBack.equalityFieldIds()).containsExactly(1);
     assertThat(deleteBack.recordCount()).isEqualTo(12);
@@ -77,9 +104,11 @@ class EventJsonTest {
 
   @Test
   void realtimeCommittedRoundTrips() {
-    RealtimeCommitted event = new RealtimeCommitted("inventory.customers", 42L, 7L, 1_700_000_000_000L, 2, 100, 120, 1_700_000_000_900L);
+    RealtimeCommitted event = new RealtimeCommitted(
+        "inventory.customers", 42L, 7L, 1_700_000_000_000L, 2, 100, 120, 1_700_000_000_900L);
     assertThat(RealtimeCommitted.fromJson(event.toJson())).isEqualTo(event);
-    assertThat(new String(event.toJson(), StandardCharsets.UTF_8)).startsWith("{\"type\":\"realtime-committed\",\"v\":1,");
+    assertThat(new String(event.toJson(), StandardCharsets.UTF_8))
+        .startsWith("{\"type\":\"realtime-committed\",\"v\":1,");
   }
 
   @Test
@@ -87,7 +116,8 @@ class EventJsonTest {
     String json =
         "{\"type\":\"realtime-committed\",\"v\":1,\"table\":\"a.b\",\"snapshotId\":1,\"sequenceNumber\":2,"
             + "\"maxSourceTsMs\":3,\"batches\":1,\"dataRows\":4,\"deleteKeys\":5,\"committedAtMs\":6,\"newField\":true}";
-    assertThat(RealtimeCommitted.fromJson(json.getBytes(StandardCharsets.UTF_8)).snapshotId()).isEqualTo(1);
+    assertThat(RealtimeCommitted.fromJson(json.getBytes(StandardCharsets.UTF_8)).snapshotId())
+        .isEqualTo(1);
   }
 
   @Test
@@ -107,12 +137,19 @@ class EventJsonTest {
 
   @Test
   void syncEventsRoundTrip() {
-    DataFile data =
-        DataFiles.builder(SPEC).withPath("/wh/t/data/a.parquet").withFormat(FileFormat.PARQUET)
-            .withFileSizeInBytes(10).withRecordCount(3).build();
-    DeleteFile deletes =
-        FileMetadata.deleteFileBuilder(SPEC).ofEqualityDeletes(1).withPath("/wh/t/data/b.parquet")
-            .withFormat(FileFormat.PARQUET).withFileSizeInBytes(5).withRecordCount(1).build();
+    DataFile data = DataFiles.builder(SPEC)
+        .withPath("/wh/t/data/a.parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(10)
+        .withRecordCount(3)
+        .build();
+    DeleteFile deletes = FileMetadata.deleteFileBuilder(SPEC)
+        .ofEqualityDeletes(1)
+        .withPath("/wh/t/data/b.parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(5)
+        .withRecordCount(1)
+        .build();
     var dataJson = ContentFiles.toJson(data, SPEC);
     var deleteJson = ContentFiles.toJson(deletes, SPEC);
 
@@ -123,11 +160,24 @@ class EventJsonTest {
     assertThat(taskBack.currentDv(Map.of(0, SPEC))).isNull();
     assertThat(taskBack.deleteFiles(Map.of(0, SPEC)).get(0).equalityFieldIds()).containsExactly(1);
 
-    ConvertResult result = new ConvertResult("a.b", "cycle-1", "/wh/t/data/a.parquet", null, List.of(), 0, 3, 10);
+    ConvertResult result =
+        new ConvertResult("a.b", "cycle-1", "/wh/t/data/a.parquet", null, List.of(), 0, 3, 10);
     assertThat(ConvertResult.fromJson(result.toJson())).isEqualTo(result);
 
-    CyclePlan plan = new CyclePlan("a.b", "cycle-1", 11L, 22L, 33L,
-        List.of(new CyclePlan.SequencedFile(dataJson, 4L)), List.of(), List.of(), List.of("/wh/t/data/a.parquet"), 2, 1, true, 44L);
+    CyclePlan plan = new CyclePlan(
+        "a.b",
+        "cycle-1",
+        11L,
+        22L,
+        33L,
+        List.of(new CyclePlan.SequencedFile(dataJson, 4L)),
+        List.of(),
+        List.of(),
+        List.of("/wh/t/data/a.parquet"),
+        2,
+        1,
+        true,
+        44L);
     CyclePlan planBack = CyclePlan.fromJson(plan.toJson());
     assertThat(planBack).isEqualTo(plan);
     assertThat(planBack.addDataFiles().get(0).dataSequenceNumber()).isEqualTo(4L);

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 
 class SpillingSerdeTest {
 
-  private static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
+  private static final Schema SCHEMA =
+      new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
 
   @Test
   void smallEventsStayInTheRecordLargeOnesGoToAFileOfTheirTable() throws Exception {
@@ -29,8 +30,11 @@ class SpillingSerdeTest {
       Catalog catalog = warehouse.catalog();
       ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
       Table table = catalog.createTable(TableIdentifier.of("db", "t"), SCHEMA);
-      Serde<ConvertTask> serde =
-          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, n -> catalog.loadTable(TableIdentifier.parse(n)), 2048);
+      Serde<ConvertTask> serde = SpillingSerde.of(
+          EventSerdes.convertTask(),
+          ConvertTask::table,
+          n -> catalog.loadTable(TableIdentifier.parse(n)),
+          2048);
 
       ConvertTask small = task(2);
       byte[] smallBytes = serde.serializer().serialize("t", small);
@@ -41,11 +45,15 @@ class SpillingSerdeTest {
       byte[] pointer = serde.serializer().serialize("t", large);
       assertThat(pointer.length).isLessThan(2048);
       String text = new String(pointer, StandardCharsets.UTF_8);
-      assertThat(text).contains("\"type\":\"spilled\"", table.location() + "/" + SpillingSerde.FOLDER);
+      assertThat(text)
+          .contains("\"type\":\"spilled\"", table.location() + "/" + SpillingSerde.FOLDER);
 
       // A fresh serde (another instance, after a restart) reads it from the file.
-      Serde<ConvertTask> other =
-          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, n -> catalog.loadTable(TableIdentifier.parse(n)), 2048);
+      Serde<ConvertTask> other = SpillingSerde.of(
+          EventSerdes.convertTask(),
+          ConvertTask::table,
+          n -> catalog.loadTable(TableIdentifier.parse(n)),
+          2048);
       assertThat(other.deserializer().deserialize("t", pointer)).isEqualTo(large);
     }
   }
@@ -56,13 +64,20 @@ class SpillingSerdeTest {
       Catalog catalog = warehouse.catalog();
       ((SupportsNamespaces) catalog).createNamespace(Namespace.of("db"));
       Table table = catalog.createTable(TableIdentifier.of("db", "t"), SCHEMA);
-      Serde<ConvertTask> serde =
-          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, n -> catalog.loadTable(TableIdentifier.parse(n)), 2048);
-      for (String path : List.of("/etc/passwd", table.location() + "/metadata/v1.metadata.json",
+      Serde<ConvertTask> serde = SpillingSerde.of(
+          EventSerdes.convertTask(),
+          ConvertTask::table,
+          n -> catalog.loadTable(TableIdentifier.parse(n)),
+          2048);
+      for (String path : List.of(
+          "/etc/passwd",
+          table.location() + "/metadata/v1.metadata.json",
           table.location() + "/" + SpillingSerde.FOLDER + "../../data/x.parquet")) {
-        byte[] forged = ("{\"type\":\"spilled\",\"v\":1,\"table\":\"db.t\",\"path\":\"" + path + "\",\"bytes\":10}")
+        byte[] forged = ("{\"type\":\"spilled\",\"v\":1,\"table\":\"db.t\",\"path\":\"" + path
+                + "\",\"bytes\":10}")
             .getBytes(StandardCharsets.UTF_8);
-        assertThatThrownBy(() -> serde.deserializer().deserialize("t", forged)).hasMessageContaining("outside");
+        assertThatThrownBy(() -> serde.deserializer().deserialize("t", forged))
+            .hasMessageContaining("outside");
       }
     }
   }
@@ -71,8 +86,15 @@ class SpillingSerdeTest {
     JsonNodeFactory json = JsonNodeFactory.instance;
     List<JsonNode> files = new ArrayList<>();
     for (int i = 0; i < deletes; i++) {
-      files.add(json.objectNode().put("file-path", "/wh/db/t/data/delete-" + i + ".parquet").put("record-count", i));
+      files.add(json.objectNode()
+          .put("file-path", "/wh/db/t/data/delete-" + i + ".parquet")
+          .put("record-count", i));
     }
-    return new ConvertTask("db.t", "cycle-1", json.objectNode().put("file-path", "/wh/db/t/data/a.parquet"), null, files);
+    return new ConvertTask(
+        "db.t",
+        "cycle-1",
+        json.objectNode().put("file-path", "/wh/db/t/data/a.parquet"),
+        null,
+        files);
   }
 }

@@ -35,18 +35,23 @@ class RowsAtPositionsTest {
       Types.NestedField.optional(2, "body", Types.StringType.get()),
       Types.NestedField.optional(3, "bin", Types.BinaryType.get()),
       Types.NestedField.optional(4, "tags", Types.ListType.ofOptional(5, Types.StringType.get())),
-      Types.NestedField.optional(6, "point", Types.StructType.of(
-          Types.NestedField.optional(7, "x", Types.DoubleType.get()),
-          Types.NestedField.optional(8, "y", Types.DoubleType.get()))));
+      Types.NestedField.optional(
+          6,
+          "point",
+          Types.StructType.of(
+              Types.NestedField.optional(7, "x", Types.DoubleType.get()),
+              Types.NestedField.optional(8, "y", Types.DoubleType.get()))));
 
   @Test
   void rowsAtPositionsEqualTheFullReadsRowsAndOnlyTheirPagesAreRead() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       var catalog = warehouse.catalog();
       ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
-      Table table = catalog.buildTable(TableIdentifier.of("t", "docs"), SCHEMA)
+      Table table = catalog
+          .buildTable(TableIdentifier.of("t", "docs"), SCHEMA)
           .withPartitionSpec(PartitionSpec.unpartitioned())
-          .withProperty(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, Long.toString(8 * 1024 * 1024))
+          .withProperty(
+              TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, Long.toString(8 * 1024 * 1024))
           .create();
       DataFile file = write(table, 30_000, new Random(1));
       List<Record> all = readAll(table, file);
@@ -56,29 +61,41 @@ class RowsAtPositionsTest {
       while (positions.size() < 25) {
         positions.add((long) random.nextInt(30_000));
       }
-      RowsAtPositions.Read read = RowsAtPositions.read(table.io(), file, SCHEMA.select("body", "bin", "tags", "point"),
-          positions);
+      RowsAtPositions.Read read = RowsAtPositions.read(
+          table.io(), file, SCHEMA.select("body", "bin", "tags", "point"), positions);
       for (long p : positions) {
         Record expected = all.get((int) p);
         Record got = read.rows().get(p);
         assertThat(got.getField("body")).as("body at %d", p).isEqualTo(expected.getField("body"));
         assertThat(got.getField("bin")).as("bin at %d", p).isEqualTo(expected.getField("bin"));
         assertThat(got.getField("tags")).as("tags at %d", p).isEqualTo(expected.getField("tags"));
-        assertThat(got.getField("point")).as("point at %d", p).isEqualTo(expected.getField("point"));
+        assertThat(got.getField("point"))
+            .as("point at %d", p)
+            .isEqualTo(expected.getField("point"));
       }
       long bodyBytes = file.columnSizes().get(2) + file.columnSizes().get(3);
-      RowsAtPositions.Read three = RowsAtPositions.read(table.io(), file, SCHEMA.select("body", "bin"),
+      RowsAtPositions.Read three = RowsAtPositions.read(
+          table.io(),
+          file,
+          SCHEMA.select("body", "bin"),
           new TreeSet<>(List.of(10L, 15_000L, 29_000L)));
-      assertThat(three.rows().get(15_000L).getField("body")).isEqualTo(all.get(15_000).getField("body"));
-      assertThat(three.bytesRead()).as("3 rows of a 30,000-row file, of %d bytes of body and bin", bodyBytes)
+      assertThat(three.rows().get(15_000L).getField("body"))
+          .isEqualTo(all.get(15_000).getField("body"));
+      assertThat(three.bytesRead())
+          .as("3 rows of a 30,000-row file, of %d bytes of body and bin", bodyBytes)
           .isLessThan(bodyBytes / 5);
     }
   }
 
   private static DataFile write(Table table, int rows, Random random) throws IOException {
-    DataWriter<Record> writer = Parquet.writeData(table.io().newOutputFile(table.locationProvider().newDataLocation("d.parquet")))
-        .schema(SCHEMA).createWriterFunc(GenericParquetWriter::create).withSpec(table.spec()).overwrite()
-        .setAll(table.properties()).build();
+    DataWriter<Record> writer = Parquet.writeData(
+            table.io().newOutputFile(table.locationProvider().newDataLocation("d.parquet")))
+        .schema(SCHEMA)
+        .createWriterFunc(GenericParquetWriter::create)
+        .withSpec(table.spec())
+        .overwrite()
+        .setAll(table.properties())
+        .build();
     try (writer) {
       for (int i = 0; i < rows; i++) {
         Record r = GenericRecord.create(SCHEMA);
@@ -104,8 +121,10 @@ class RowsAtPositionsTest {
 
   private static List<Record> readAll(Table table, DataFile file) throws IOException {
     List<Record> out = new ArrayList<>();
-    try (CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location())).project(SCHEMA)
-        .createReaderFunc(s -> GenericParquetReaders.buildReader(SCHEMA, s)).build()) {
+    try (CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))
+        .project(SCHEMA)
+        .createReaderFunc(s -> GenericParquetReaders.buildReader(SCHEMA, s))
+        .build()) {
       rows.forEach(r -> out.add(r.copy()));
     }
     return out;

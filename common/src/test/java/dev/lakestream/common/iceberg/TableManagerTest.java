@@ -15,8 +15,8 @@ import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.types.Types.NestedField;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.types.Types.NestedField;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,11 +24,10 @@ import org.junit.jupiter.api.Test;
 class TableManagerTest {
 
   private static final TableIdentifier ID = TableIdentifier.of("inventory", "customers");
-  private static final Types.StructType ROW =
-      Types.StructType.of(
-          NestedField.required(1, "id", Types.LongType.get()),
-          NestedField.optional(2, "qty", Types.IntegerType.get()),
-          NestedField.optional(3, "name", Types.StringType.get()));
+  private static final Types.StructType ROW = Types.StructType.of(
+      NestedField.required(1, "id", Types.LongType.get()),
+      NestedField.optional(2, "qty", Types.IntegerType.get()),
+      NestedField.optional(3, "name", Types.StringType.get()));
 
   private TemporaryWarehouse warehouse;
   private Catalog catalog;
@@ -50,23 +49,24 @@ class TableManagerTest {
   @Test
   void createsFormatV3TableWithKeyAsIdentifierFieldsAndBothBranches() {
     Table table = tables.ensure(ID, ROW, List.of("id"), "f1");
-    assertThat(((HasTableOperations) table).operations().current().formatVersion()).isEqualTo(3);
+    assertThat(((HasTableOperations) table).operations().current().formatVersion())
+        .isEqualTo(3);
     assertThat(table.schema().identifierFieldNames()).containsExactly("id");
     assertThat(table.schema().findField("id").isRequired()).isTrue();
     assertThat(table.schema().findField("qty").isOptional()).isTrue();
     assertThat(table.spec().isUnpartitioned()).isTrue();
     assertThat(table.refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
-    assertThat(table.snapshot(Branches.REALTIME).snapshotId()).isEqualTo(table.snapshot(Branches.MAIN).snapshotId());
+    assertThat(table.snapshot(Branches.REALTIME).snapshotId())
+        .isEqualTo(table.snapshot(Branches.MAIN).snapshotId());
   }
 
   @Test
   void addsNewColumnsAndWidensTypes() {
     tables.ensure(ID, ROW, List.of("id"), "f1");
-    Types.StructType evolved =
-        Types.StructType.of(
-            NestedField.required(1, "id", Types.LongType.get()),
-            NestedField.optional(2, "qty", Types.LongType.get()),
-            NestedField.optional(3, "email", Types.StringType.get()));
+    Types.StructType evolved = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, "qty", Types.LongType.get()),
+        NestedField.optional(3, "email", Types.StringType.get()));
     tables.ensure(ID, evolved, List.of("id"), "f2");
     Table reloaded = catalog.loadTable(ID);
     assertThat(reloaded.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
@@ -86,12 +86,14 @@ class TableManagerTest {
   void secondInstanceUsesTableCreatedByFirstAndEvolvesIt() {
     tables.ensure(ID, ROW, List.of("id"), "f1");
     TableManager other = new TableManager(catalog);
-    Types.StructType more =
-        Types.StructType.of(NestedField.required(1, "id", Types.LongType.get()), NestedField.optional(2, "extra", Types.BooleanType.get()));
+    Types.StructType more = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, "extra", Types.BooleanType.get()));
     other.ensure(ID, more, List.of("id"), "f4");
     // The first manager's cached table is stale; evolving through it must still succeed.
-    Types.StructType evenMore =
-        Types.StructType.of(NestedField.required(1, "id", Types.LongType.get()), NestedField.optional(2, "late", Types.DateType.get()));
+    Types.StructType evenMore = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, "late", Types.DateType.get()));
     tables.ensure(ID, evenMore, List.of("id"), "f5");
     Table reloaded = catalog.loadTable(ID);
     assertThat(reloaded.schema().findField("extra")).isNotNull();
@@ -100,10 +102,12 @@ class TableManagerTest {
 
   @Test
   void embeddedDefaultIsJdbcOnSqliteInTheWarehouse() {
-    Map<String, String> props = CatalogLoader.withEmbeddedDefault(Map.of("warehouse", warehouse.dir().toString()));
+    Map<String, String> props =
+        CatalogLoader.withEmbeddedDefault(Map.of("warehouse", warehouse.dir().toString()));
     assertThat(props.get("catalog-impl")).isEqualTo("org.apache.iceberg.jdbc.JdbcCatalog");
     assertThat(props.get("uri")).isEqualTo("jdbc:sqlite:" + warehouse.dir().resolve("catalog.db"));
-    Map<String, String> rest = CatalogLoader.withEmbeddedDefault(Map.of("type", "rest", "uri", "http://catalog:8181"));
+    Map<String, String> rest =
+        CatalogLoader.withEmbeddedDefault(Map.of("type", "rest", "uri", "http://catalog:8181"));
     assertThat(rest).isEqualTo(Map.of("type", "rest", "uri", "http://catalog:8181"));
   }
 

@@ -41,19 +41,42 @@ class TypeMappingTest {
     return Stream.of(
         Arguments.of("int8", "{\"type\":\"int8\"}", "7", Types.IntegerType.get(), 7),
         Arguments.of("int16", "{\"type\":\"int16\"}", "-300", Types.IntegerType.get(), -300),
-        Arguments.of("int32", "{\"type\":\"int32\"}", "2147483647", Types.IntegerType.get(), Integer.MAX_VALUE),
-        Arguments.of("int64", "{\"type\":\"int64\"}", "9007199254740993", Types.LongType.get(), 9007199254740993L),
-        // The names Connect's JsonConverter writes for FLOAT32 and FLOAT64 (PostgreSQL real, double precision).
+        Arguments.of(
+            "int32",
+            "{\"type\":\"int32\"}",
+            "2147483647",
+            Types.IntegerType.get(),
+            Integer.MAX_VALUE),
+        Arguments.of(
+            "int64",
+            "{\"type\":\"int64\"}",
+            "9007199254740993",
+            Types.LongType.get(),
+            9007199254740993L),
+        // The names Connect's JsonConverter writes for FLOAT32 and FLOAT64 (PostgreSQL real, double
+        // precision).
         Arguments.of("float", "{\"type\":\"float\"}", "1.5", Types.FloatType.get(), 1.5f),
-        Arguments.of("float NaN", "{\"type\":\"float\"}", "\"NaN\"", Types.FloatType.get(), Float.NaN),
+        Arguments.of(
+            "float NaN", "{\"type\":\"float\"}", "\"NaN\"", Types.FloatType.get(), Float.NaN),
         Arguments.of("float -0.0", "{\"type\":\"float\"}", "-0.0", Types.FloatType.get(), -0.0f),
         Arguments.of("double", "{\"type\":\"double\"}", "2.25", Types.DoubleType.get(), 2.25d),
-        Arguments.of("double NaN", "{\"type\":\"double\"}", "\"NaN\"", Types.DoubleType.get(), Double.NaN),
-        Arguments.of("double -Infinity", "{\"type\":\"double\"}", "\"-Infinity\"", Types.DoubleType.get(),
+        Arguments.of(
+            "double NaN", "{\"type\":\"double\"}", "\"NaN\"", Types.DoubleType.get(), Double.NaN),
+        Arguments.of(
+            "double -Infinity",
+            "{\"type\":\"double\"}",
+            "\"-Infinity\"",
+            Types.DoubleType.get(),
             Double.NEGATIVE_INFINITY),
         Arguments.of("boolean", "{\"type\":\"boolean\"}", "true", Types.BooleanType.get(), true),
-        Arguments.of("string", "{\"type\":\"string\"}", "\"héllo\"", Types.StringType.get(), "héllo"),
-        Arguments.of("bytes", "{\"type\":\"bytes\"}", "\"AQID\"", Types.BinaryType.get(), ByteBuffer.wrap(new byte[] {1, 2, 3})),
+        Arguments.of(
+            "string", "{\"type\":\"string\"}", "\"héllo\"", Types.StringType.get(), "héllo"),
+        Arguments.of(
+            "bytes",
+            "{\"type\":\"bytes\"}",
+            "\"AQID\"",
+            Types.BinaryType.get(),
+            ByteBuffer.wrap(new byte[] {1, 2, 3})),
         Arguments.of(
             "Decimal",
             "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\",\"connect.decimal.precision\":\"10\"}}",
@@ -72,21 +95,62 @@ class TypeMappingTest {
             "\"AQ==\"",
             Types.DecimalType.of(38, 0),
             new BigDecimal("1")),
-        Arguments.of("Date", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}", "19000", Types.DateType.get(), LocalDate.ofEpochDay(19000)),
-        Arguments.of("Date 4713 BC", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}", "-2440550", Types.DateType.get(),
+        Arguments.of(
+            "Date",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "19000",
+            Types.DateType.get(),
+            LocalDate.ofEpochDay(19000)),
+        Arguments.of(
+            "Date 4713 BC",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-2440550",
+            Types.DateType.get(),
             LocalDate.of(-4712, 1, 1)),
-        Arguments.of("Date 5874897 AD", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}", "2145042905", Types.DateType.get(),
+        Arguments.of(
+            "Date 5874897 AD",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "2145042905",
+            Types.DateType.get(),
             LocalDate.of(5874897, 12, 31)),
         // PostgreSQL's 'infinity' dates as Debezium 3.6 emits them: kept as the dates of Debezium's
         // own timestamp sentinels for infinity.
-        Arguments.of("Date infinity", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}", "-2147472692", Types.DateType.get(),
+        Arguments.of(
+            "Date infinity",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-2147472692",
+            Types.DateType.get(),
             LocalDate.of(294247, 1, 10)),
-        Arguments.of("Date -infinity", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}", "-2147472691", Types.DateType.get(),
+        Arguments.of(
+            "Date -infinity",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-2147472691",
+            Types.DateType.get(),
             LocalDate.of(-290308, 12, 21)),
-        Arguments.of("Connect Date", "{\"type\":\"int32\",\"name\":\"org.apache.kafka.connect.data.Date\"}", "1", Types.DateType.get(), LocalDate.of(1970, 1, 2)),
-        Arguments.of("Time", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Time\"}", "3723004", Types.TimeType.get(), LocalTime.of(1, 2, 3, 4_000_000)),
-        Arguments.of("MicroTime", "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\"}", "3723000005", Types.TimeType.get(), LocalTime.of(1, 2, 3, 5_000)),
-        Arguments.of("NanoTime", "{\"type\":\"int64\",\"name\":\"io.debezium.time.NanoTime\"}", "3723000005000", Types.TimeType.get(), LocalTime.of(1, 2, 3, 5_000)),
+        Arguments.of(
+            "Connect Date",
+            "{\"type\":\"int32\",\"name\":\"org.apache.kafka.connect.data.Date\"}",
+            "1",
+            Types.DateType.get(),
+            LocalDate.of(1970, 1, 2)),
+        Arguments.of(
+            "Time",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Time\"}",
+            "3723004",
+            Types.TimeType.get(),
+            LocalTime.of(1, 2, 3, 4_000_000)),
+        Arguments.of(
+            "MicroTime",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\"}",
+            "3723000005",
+            Types.TimeType.get(),
+            LocalTime.of(1, 2, 3, 5_000)),
+        Arguments.of(
+            "NanoTime",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.NanoTime\"}",
+            "3723000005000",
+            Types.TimeType.get(),
+            LocalTime.of(1, 2, 3, 5_000)),
         Arguments.of(
             "Timestamp",
             "{\"type\":\"int64\",\"name\":\"io.debezium.time.Timestamp\"}",
@@ -229,7 +293,8 @@ class TypeMappingTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("mappings")
-  void mapsTypeAndConvertsValue(String name, String schemaJson, String valueJson, Type expectedType, Object expectedValue)
+  void mapsTypeAndConvertsValue(
+      String name, String schemaJson, String valueJson, Type expectedType, Object expectedValue)
       throws Exception {
     ConnectSchema schema = ConnectSchema.parse(JSON.readTree(schemaJson));
     Type type = TypeMapping.toIceberg(schema, "c");
@@ -240,14 +305,13 @@ class TypeMappingTest {
 
   @Test
   void mapsNestedStructsToIcebergStructs() throws Exception {
-    ConnectSchema row =
-        ConnectSchema.parse(
-            JSON.readTree(
-                "{\"type\":\"struct\",\"fields\":["
-                    + "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
-                    + "{\"type\":\"struct\",\"optional\":true,\"field\":\"address\",\"fields\":["
-                    + "{\"type\":\"string\",\"optional\":true,\"field\":\"city\"},"
-                    + "{\"type\":\"int32\",\"optional\":true,\"name\":\"io.debezium.time.Date\",\"field\":\"since\"}]}]}"));
+    ConnectSchema row = ConnectSchema.parse(
+        JSON.readTree(
+            "{\"type\":\"struct\",\"fields\":["
+                + "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
+                + "{\"type\":\"struct\",\"optional\":true,\"field\":\"address\",\"fields\":["
+                + "{\"type\":\"string\",\"optional\":true,\"field\":\"city\"},"
+                + "{\"type\":\"int32\",\"optional\":true,\"name\":\"io.debezium.time.Date\",\"field\":\"since\"}]}]}"));
     Types.StructType type = TypeMapping.rowType(row, List.of("id"));
     assertThat(type.field("id").isRequired()).isTrue();
     Types.StructType address = type.field("address").type().asStructType();
@@ -264,11 +328,9 @@ class TypeMappingTest {
 
   @Test
   void rejectsDecimalScaleBeyondIcebergsNamingTheFix() throws Exception {
-    ConnectSchema schema =
-        ConnectSchema.parse(
-            JSON.readTree(
-                "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
-                    + "\"parameters\":{\"scale\":\"40\",\"connect.decimal.precision\":\"50\"}}"));
+    ConnectSchema schema = ConnectSchema.parse(
+        JSON.readTree("{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\","
+            + "\"parameters\":{\"scale\":\"40\",\"connect.decimal.precision\":\"50\"}}"));
     assertThatThrownBy(() -> TypeMapping.toIceberg(schema, "big"))
         .isInstanceOf(BadChangeException.class)
         .hasMessageContaining("decimal(50,40)")
@@ -277,38 +339,67 @@ class TypeMappingTest {
 
   static Stream<Arguments> valuesIcebergCannotHold() {
     return Stream.of(
-        Arguments.of("time 24:00:00 (MicroTime)", "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\"}",
-            "86400000000", "24:00:00"),
-        Arguments.of("time 24:00:00 (Time)", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Time\"}",
-            "86400000", "24:00:00"),
-        Arguments.of("a nanosecond time", "{\"type\":\"int64\",\"name\":\"io.debezium.time.NanoTime\"}",
-            "3723000005001", "below a microsecond"),
-        Arguments.of("a timestamp after year 294247 (Debezium's overflow)",
-            "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\"}", "-9223372036853775810", "overflowed"),
-        Arguments.of("a millisecond timestamp after year 294247",
-            "{\"type\":\"int64\",\"name\":\"io.debezium.time.Timestamp\"}", "9224318015999999", "is not a valid"),
-        Arguments.of("a timestamptz after year 294247",
-            "{\"type\":\"string\",\"name\":\"io.debezium.time.ZonedTimestamp\"}", "\"+294276-12-31T23:59:59.999999Z\"",
+        Arguments.of(
+            "time 24:00:00 (MicroTime)",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTime\"}",
+            "86400000000",
+            "24:00:00"),
+        Arguments.of(
+            "time 24:00:00 (Time)",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Time\"}",
+            "86400000",
+            "24:00:00"),
+        Arguments.of(
+            "a nanosecond time",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.NanoTime\"}",
+            "3723000005001",
+            "below a microsecond"),
+        Arguments.of(
+            "a timestamp after year 294247 (Debezium's overflow)",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\"}",
+            "-9223372036853775810",
+            "overflowed"),
+        Arguments.of(
+            "a millisecond timestamp after year 294247",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.Timestamp\"}",
+            "9224318015999999",
             "is not a valid"),
-        Arguments.of("a date overflowed by the connector", "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
-            "-2147483000", "outside every source's date range"),
-        Arguments.of("a NUMERIC with more than 18 decimals", VSD, "{\"scale\":30,\"value\":\"AQ==\"}",
+        Arguments.of(
+            "a timestamptz after year 294247",
+            "{\"type\":\"string\",\"name\":\"io.debezium.time.ZonedTimestamp\"}",
+            "\"+294276-12-31T23:59:59.999999Z\"",
+            "is not a valid"),
+        Arguments.of(
+            "a date overflowed by the connector",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-2147483000",
+            "outside every source's date range"),
+        Arguments.of(
+            "a NUMERIC with more than 18 decimals",
+            VSD,
+            "{\"scale\":30,\"value\":\"AQ==\"}",
             "0.000000000000000000000000000001 has more than 18 digits after the point"),
-        Arguments.of("a NUMERIC with more than 20 integer digits", VSD,
-            "{\"scale\":0,\"value\":\"" + Base64.getEncoder().encodeToString(
-                new BigInteger("123456789012345678901").toByteArray()) + "\"}",
+        Arguments.of(
+            "a NUMERIC with more than 20 integer digits",
+            VSD,
+            "{\"scale\":0,\"value\":\""
+                + Base64.getEncoder()
+                    .encodeToString(new BigInteger("123456789012345678901").toByteArray())
+                + "\"}",
             "123456789012345678901 does not fit decimal(38, 18)"),
-        Arguments.of("a numeric(50,2) value of 40 digits",
+        Arguments.of(
+            "a numeric(50,2) value of 40 digits",
             "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\",\"connect.decimal.precision\":\"50\"}}",
-            "\"" + Base64.getEncoder().encodeToString(new BigInteger("1".repeat(40)).toByteArray()) + "\"",
+            "\"" + Base64.getEncoder().encodeToString(new BigInteger("1".repeat(40)).toByteArray())
+                + "\"",
             "does not fit decimal(38, 2)"));
   }
 
   /** Each value is refused with the column and the value named: never silently changed, never a crash. */
   @ParameterizedTest(name = "{0}")
   @MethodSource("valuesIcebergCannotHold")
-  void refusesValueIcebergCannotHoldNamingColumnAndValue(String name, String schemaJson, String valueJson, String reason)
-      throws Exception {
+  void refusesValueIcebergCannotHoldNamingColumnAndValue(
+      String name, String schemaJson, String valueJson, String reason) throws Exception {
     ConnectSchema schema = ConnectSchema.parse(JSON.readTree(schemaJson));
     Type type = TypeMapping.toIceberg(schema, "c");
     assertThatThrownBy(() -> RowConverter.value(JSON.readTree(valueJson), schema, type, "c"))
@@ -319,7 +410,8 @@ class TypeMappingTest {
 
   @Test
   void rejectsStructWithoutFields() throws Exception {
-    ConnectSchema schema = ConnectSchema.parse(JSON.readTree("{\"type\":\"struct\",\"fields\":[]}"));
+    ConnectSchema schema =
+        ConnectSchema.parse(JSON.readTree("{\"type\":\"struct\",\"fields\":[]}"));
     assertThatThrownBy(() -> TypeMapping.toIceberg(schema, "empty"))
         .isInstanceOf(BadChangeException.class)
         .hasMessageContaining("without fields");
@@ -328,14 +420,16 @@ class TypeMappingTest {
   @Test
   void rejectsValueThatDoesNotFitItsColumn() throws Exception {
     ConnectSchema schema = ConnectSchema.parse(JSON.readTree("{\"type\":\"int32\"}"));
-    assertThatThrownBy(() -> RowConverter.value(JSON.readTree("\"abc\""), schema, Types.IntegerType.get(), "qty"))
+    assertThatThrownBy(() ->
+            RowConverter.value(JSON.readTree("\"abc\""), schema, Types.IntegerType.get(), "qty"))
         .isInstanceOf(BadChangeException.class)
         .hasMessageContaining("column \"qty\"");
   }
 
   @Test
   void infersTypesFromJsonWithoutSchema() throws Exception {
-    JsonNode row = JSON.readTree("{\"id\":1,\"name\":\"a\",\"score\":1.5,\"ok\":true,\"gone\":null,\"tags\":[\"x\"],\"addr\":{\"zip\":123}}");
+    JsonNode row = JSON.readTree(
+        "{\"id\":1,\"name\":\"a\",\"score\":1.5,\"ok\":true,\"gone\":null,\"tags\":[\"x\"],\"addr\":{\"zip\":123}}");
     Types.StructType type = TypeMapping.inferRowType(row, List.of("id"));
     assertThat(type.field("id").type()).isEqualTo(Types.LongType.get());
     assertThat(type.field("id").isRequired()).isTrue();
@@ -344,9 +438,13 @@ class TypeMappingTest {
     assertThat(type.field("ok").type()).isEqualTo(Types.BooleanType.get());
     assertThat(type.field("gone")).isNull();
     assertThat(type.field("tags").type().isListType()).isTrue();
-    assertThat(type.field("addr").type().asStructType().field("zip").type()).isEqualTo(Types.LongType.get());
+    assertThat(type.field("addr").type().asStructType().field("zip").type())
+        .isEqualTo(Types.LongType.get());
     GenericRecord record = RowConverter.toRecord(row, null, type);
     assertThat(record.getField("score")).isEqualTo(1.5d);
-    assertThat(new String(((String) record.getField("name")).getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)).isEqualTo("a");
+    assertThat(new String(
+            ((String) record.getField("name")).getBytes(StandardCharsets.UTF_8),
+            StandardCharsets.UTF_8))
+        .isEqualTo("a");
   }
 }

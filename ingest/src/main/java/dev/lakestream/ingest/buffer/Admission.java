@@ -59,6 +59,7 @@ final class Admission {
   private final Map<TableIdentifier, Map<Integer, Types.StructType>> keyTypes = new HashMap<>();
   /** Shapes (the resolver returns one instance per schema) each table already holds. */
   private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
+
   private final Map<TableIdentifier, Boolean> logged = new HashMap<>();
 
   Admission(IngestConfig config, TableManager tables) {
@@ -122,7 +123,9 @@ final class Admission {
     try {
       return tables.fresh(id, FRESH_MS);
     } catch (NoSuchTableException e) {
-      LOG.info("Table {} was dropped; creating it again for the batch that ends with {}", id,
+      LOG.info(
+          "Table {} was dropped; creating it again for the batch that ends with {}",
+          id,
           event.source().describe());
       tables.forget(id.toString());
       accepted.remove(id);
@@ -133,7 +136,10 @@ final class Admission {
   /** A TRUNCATE needs no schema; of a table ingest never created there is nothing to remove. */
   private Optional<Admitted> truncate(TableIdentifier id, ChangeEvent event) {
     if (!tables.exists(id)) {
-      LOG.info("TRUNCATE of {} at {}: the table does not exist yet, nothing to remove", id, event.source().describe());
+      LOG.info(
+          "TRUNCATE of {} at {}: the table does not exist yet, nothing to remove",
+          id,
+          event.source().describe());
       return Optional.empty();
     }
     boolean log = logged.computeIfAbsent(id, config::changelogFor);
@@ -157,7 +163,8 @@ final class Admission {
       table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
     } catch (ValidationException | IllegalArgumentException e) {
       // Iceberg refuses the schema the record asks for (a name or type it cannot take).
-      throw new BadChangeException("table " + id + " cannot take the record's schema: " + e.getMessage(), e);
+      throw new BadChangeException(
+          "table " + id + " cannot take the record's schema: " + e.getMessage(), e);
     }
     acceptedOfTable.add(shape);
     return table;
@@ -167,7 +174,9 @@ final class Admission {
   Types.StructType keyType(TableIdentifier id, Schema schema) {
     return keyTypes
         .computeIfAbsent(id, t -> new HashMap<>())
-        .computeIfAbsent(schema.schemaId(), i -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
+        .computeIfAbsent(
+            schema.schemaId(),
+            i -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
   }
 
   static Record keyRecord(ChangeEvent event, Types.StructType keyType) {

@@ -82,7 +82,11 @@ final class BatchFlusher {
   private final IngestMetrics metrics;
   private final AtomicLong flushSeq = new AtomicLong();
 
-  BatchFlusher(IngestConfig config, TableManager tables, Admission admission, UnavailableValues unavailable,
+  BatchFlusher(
+      IngestConfig config,
+      TableManager tables,
+      Admission admission,
+      UnavailableValues unavailable,
       IngestMetrics metrics) {
     this.config = config;
     this.tables = tables;
@@ -96,8 +100,12 @@ final class BatchFlusher {
   /** A change of the batch, decoded, with the columns it still lacks. */
   private record Pending(Batches.Entry entry, ChangeEvent event, Set<String> missing) {}
 
-  Outcome flush(Batches.Batch batch, List<Batches.Entry> entries, KeyValueStore<String, BufferedChange> changelog,
-      KeyValueStore<String, Long> flushedOffsets, long nowMs) {
+  Outcome flush(
+      Batches.Batch batch,
+      List<Batches.Entry> entries,
+      KeyValueStore<String, BufferedChange> changelog,
+      KeyValueStore<String, Long> flushedOffsets,
+      long nowMs) {
     long started = System.nanoTime();
     TableIdentifier id = naming.tableFor(batch.topic);
     List<Pending> changes = new ArrayList<>();
@@ -106,19 +114,24 @@ final class BatchFlusher {
       if (entry.movedOut()) {
         continue;
       }
-      ChangeEvent event = decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
-      Set<String> missing = event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || entry.change().previousKey() != null)
+      ChangeEvent event =
+          decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
+      Set<String> missing = event.op().leavesRow()
+              && (event.op() == ChangeOp.UPDATE || entry.change().previousKey() != null)
           ? unavailable.columns(event.after(), event.rowSchema())
           : Set.of();
       lookups |= !missing.isEmpty();
       changes.add(new Pending(entry, event, missing));
     }
     String partitionName = SourceOffsets.partitionKey(batch.topic, batch.partition);
-    Table table = changes.isEmpty() ? tables.table(id) : admission.tableFor(id, changes.get(changes.size() - 1).event());
+    Table table = changes.isEmpty()
+        ? tables.table(id)
+        : admission.tableFor(id, changes.get(changes.size() - 1).event());
     if (lookups) {
       Long lastFlushed = flushedOffsets.get(partitionName);
       table = tables.refresh(id);
-      long committed = SourceOffsets.of(table, Branches.REALTIME).last(batch.topic, batch.partition);
+      long committed =
+          SourceOffsets.of(table, Branches.REALTIME).last(batch.topic, batch.partition);
       if (lastFlushed != null && committed < lastFlushed) {
         metrics.flushesPostponed.increment();
         return new Postponed(lastFlushed, committed);
@@ -157,8 +170,16 @@ final class BatchFlusher {
       metrics.rowsWritten.increment(rows.size());
       metrics.keysWritten.increment(keys.size());
       metrics.flushTime.record(Duration.ofNanos(System.nanoTime() - started));
-      LOG.debug("Flushed {}-{} offsets {}..{} to {}: {} rows, {} delete keys in {} ms", batch.topic, batch.partition,
-          span.firstOffset, span.lastOffset, id, rows.size(), keys.size(), (System.nanoTime() - started) / 1_000_000);
+      LOG.debug(
+          "Flushed {}-{} offsets {}..{} to {}: {} rows, {} delete keys in {} ms",
+          batch.topic,
+          batch.partition,
+          span.firstOffset,
+          span.lastOffset,
+          id,
+          rows.size(),
+          keys.size(),
+          (System.nanoTime() - started) / 1_000_000);
     }
     return new Flushed(written, letters);
   }
@@ -168,8 +189,14 @@ final class BatchFlusher {
    * gone, so nothing of them is written but their change-log rows; the committer applies the
    * truncate to what realtime holds.
    */
-  FilesWritten truncate(Batches.Batch batch, List<Batches.Entry> entries, KeyValueStore<String, BufferedChange> changelog,
-      KeyValueStore<String, Long> flushedOffsets, BufferedChange truncate, ChangeEvent event, long nowMs) {
+  FilesWritten truncate(
+      Batches.Batch batch,
+      List<Batches.Entry> entries,
+      KeyValueStore<String, BufferedChange> changelog,
+      KeyValueStore<String, Long> flushedOffsets,
+      BufferedChange truncate,
+      ChangeEvent event,
+      long nowMs) {
     TableIdentifier id = naming.tableFor(batch.topic);
     Table table = tables.table(id);
     Span span = new Span();
@@ -179,11 +206,26 @@ final class BatchFlusher {
       }
     }
     span.add(truncate, event);
-    FilesWritten written = write(id, table, table.schema(), batch, List.of(), List.of(), changelog, span,
-        SourcePositions.toHex(truncatePosition(event)), nowMs);
+    FilesWritten written = write(
+        id,
+        table,
+        table.schema(),
+        batch,
+        List.of(),
+        List.of(),
+        changelog,
+        span,
+        SourcePositions.toHex(truncatePosition(event)),
+        nowMs);
     flushedOffsets.put(SourceOffsets.partitionKey(batch.topic, batch.partition), span.lastOffset);
-    LOG.info("TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped", id, event.source().describe(),
-        batch.topic, batch.partition, truncate.offset(), entries.size());
+    LOG.info(
+        "TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped",
+        id,
+        event.source().describe(),
+        batch.topic,
+        batch.partition,
+        truncate.offset(),
+        entries.size());
     return written;
   }
 
@@ -199,8 +241,9 @@ final class BatchFlusher {
     }
     Long lsn = event.source().lsn();
     if (lsn == null) {
-      throw new BadChangeException("a TRUNCATE without a source position (" + event.source().describe()
-          + ") cannot be ordered against the changes of the table's other partitions");
+      throw new BadChangeException(
+          "a TRUNCATE without a source position (" + event.source().describe()
+              + ") cannot be ordered against the changes of the table's other partitions");
     }
     return SourcePositions.encode(new long[] {lsn, lsn});
   }
@@ -238,8 +281,12 @@ final class BatchFlusher {
    * The previous rows of the changes that lack values, by change index (null where none is needed or
    * none was found; those found wanting become dead letters).
    */
-  private List<Record> fillFromTable(Table table, Types.StructType keyType, List<Pending> changes,
-      List<DeadLetter> letters, Batches.Batch batch) {
+  private List<Record> fillFromTable(
+      Table table,
+      Types.StructType keyType,
+      List<Pending> changes,
+      List<DeadLetter> letters,
+      Batches.Batch batch) {
     List<Record> lookupKeys = new ArrayList<>();
     Set<String> columns = new LinkedHashSet<>();
     for (Pending p : changes) {
@@ -249,15 +296,17 @@ final class BatchFlusher {
       }
       columns.addAll(p.missing());
       byte[] from = p.entry().change().previousKey();
-      lookupKeys.add(from == null
-          ? Admission.keyRecord(p.event(), keyType)
-          : RowConverter.toRecord(readJson(from), p.event().keySchema(), keyType));
+      lookupKeys.add(
+          from == null
+              ? Admission.keyRecord(p.event(), keyType)
+              : RowConverter.toRecord(readJson(from), p.event().keySchema(), keyType));
     }
     Snapshot realtime = table.snapshot(Branches.REALTIME);
     long started = System.nanoTime();
     PreviousRows.Found found = realtime == null
         ? new PreviousRows.Found(Map.of(), 0, 0)
-        : PreviousRows.lookup(table, realtime, lookupKeys.stream().filter(k -> k != null).toList(), columns);
+        : PreviousRows.lookup(
+            table, realtime, lookupKeys.stream().filter(k -> k != null).toList(), columns);
     metrics.previousRowLookups.record(Duration.ofNanos(System.nanoTime() - started));
     metrics.previousRowFiles.increment(found.filesRead());
     metrics.previousRowBytes.increment(found.bytesRead());
@@ -267,8 +316,12 @@ final class BatchFlusher {
       Record key = lookupKeys.get(i);
       Record row = key == null ? null : found.rows().get((StructLike) key);
       if (key != null && row == null) {
-        letters.add(new DeadLetter(batch.topic, batch.partition, p.entry().change(),
-            "column(s) " + p.missing() + " of " + p.event().key() + " hold Debezium's unavailable-value placeholder"
+        letters.add(new DeadLetter(
+            batch.topic,
+            batch.partition,
+            p.entry().change(),
+            "column(s) " + p.missing() + " of " + p.event().key()
+                + " hold Debezium's unavailable-value placeholder"
                 + " (unchanged TOAST values) and the table has no row of "
                 + (from(p) == null ? p.event().key() : new String(from(p), StandardCharsets.UTF_8))
                 + " to take them from"));
@@ -284,10 +337,20 @@ final class BatchFlusher {
     return p.entry().change().previousKey();
   }
 
-  private FilesWritten write(TableIdentifier id, Table table, Schema schema, Batches.Batch batch, List<Record> rows,
-      List<Record> keys, KeyValueStore<String, BufferedChange> changelog, Span span, String truncatedAt, long nowMs) {
+  private FilesWritten write(
+      TableIdentifier id,
+      Table table,
+      Schema schema,
+      Batches.Batch batch,
+      List<Record> rows,
+      List<Record> keys,
+      KeyValueStore<String, BufferedChange> changelog,
+      Span span,
+      String truncatedAt,
+      long nowMs) {
     long taskId = flushSeq.incrementAndGet();
-    BatchWriter.Written written = BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
+    BatchWriter.Written written =
+        BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
     var specs = table.specs();
     String logName = null;
     List<JsonNode> logFiles = List.of();
@@ -301,7 +364,8 @@ final class BatchFlusher {
           KeyValue<String, BufferedChange> entry = it.next();
           BufferedChange change = entry.value;
           ChangeEvent event = decoder.decode(change.key(), change.value()).orElseThrow();
-          logRows.add(ChangeLog.row(event, change.value(), batch.topic, batch.partition, change.offset()));
+          logRows.add(
+              ChangeLog.row(event, change.value(), batch.topic, batch.partition, change.offset()));
           logKeys.add(entry.key);
         }
       }
@@ -312,7 +376,8 @@ final class BatchFlusher {
         logFiles = List.of(ContentFiles.toJson(logFile, log.specs().get(logFile.specId())));
       }
     }
-    metrics.filesWritten.increment(written.dataFiles().size() + written.deleteFiles().size());
+    metrics.filesWritten.increment(
+        written.dataFiles().size() + written.deleteFiles().size());
     metrics.bytesWritten.increment(written.bytes());
     return new FilesWritten(
         id.toString(),
@@ -324,8 +389,12 @@ final class BatchFlusher {
         rows.size(),
         keys.size(),
         span.maxTs,
-        written.dataFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
-        written.deleteFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
+        written.dataFiles().stream()
+            .map(f -> ContentFiles.toJson(f, specs.get(f.specId())))
+            .toList(),
+        written.deleteFiles().stream()
+            .map(f -> ContentFiles.toJson(f, specs.get(f.specId())))
+            .toList(),
         nowMs,
         logName,
         logFiles,

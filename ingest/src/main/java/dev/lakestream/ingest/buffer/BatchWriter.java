@@ -35,31 +35,36 @@ public final class BatchWriter {
   private BatchWriter() {}
 
   /** {@code rows}: records of {@link SourcePositions#withPosition} of {@code schema}. */
-  public static Written write(Table table, Schema schema, List<Record> rows, List<Record> keys, int partitionId, long taskId) {
+  public static Written write(
+      Table table,
+      Schema schema,
+      List<Record> rows,
+      List<Record> keys,
+      int partitionId,
+      long taskId) {
     if (table.spec().isPartitioned()) {
-      throw new IllegalStateException(
-          "table " + table.name() + " is partitioned (" + table.spec() + "); ingest writes unpartitioned tables only");
+      throw new IllegalStateException("table " + table.name() + " is partitioned (" + table.spec()
+          + "); ingest writes unpartitioned tables only");
     }
     Set<Integer> keyIds = schema.identifierFieldIds();
     Schema keySchema = TypeUtil.select(schema, keyIds);
-    GenericFileWriterFactory writers =
-        new GenericFileWriterFactory.Builder(table)
-            .dataFileFormat(FileFormat.PARQUET)
-            .deleteFileFormat(FileFormat.PARQUET)
-            .dataSchema(SourcePositions.withPosition(schema))
-            .equalityFieldIds(keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
-            .equalityDeleteRowSchema(keySchema)
-            .build();
-    OutputFileFactory files =
-        OutputFileFactory.builderFor(table, partitionId, taskId)
-            .format(FileFormat.PARQUET)
-            .operationId(UUID.randomUUID().toString())
-            .build();
+    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
+        .dataFileFormat(FileFormat.PARQUET)
+        .deleteFileFormat(FileFormat.PARQUET)
+        .dataSchema(SourcePositions.withPosition(schema))
+        .equalityFieldIds(keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
+        .equalityDeleteRowSchema(keySchema)
+        .build();
+    OutputFileFactory files = OutputFileFactory.builderFor(table, partitionId, taskId)
+        .format(FileFormat.PARQUET)
+        .operationId(UUID.randomUUID().toString())
+        .build();
     try {
       List<DataFile> dataFiles = List.of();
       long bytes = 0;
       if (!rows.isEmpty()) {
-        DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+        DataWriter<Record> writer =
+            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           rows.forEach(writer::write);
         }
@@ -69,7 +74,8 @@ public final class BatchWriter {
       }
       List<DeleteFile> deleteFiles = List.of();
       if (!keys.isEmpty()) {
-        EqualityDeleteWriter<Record> writer = writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+        EqualityDeleteWriter<Record> writer =
+            writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           keys.forEach(writer::write);
         }

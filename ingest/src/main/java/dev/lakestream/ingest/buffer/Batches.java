@@ -72,7 +72,10 @@ final class Batches {
   private final IngestMetrics metrics;
   private final Map<String, Batch> open = new HashMap<>();
 
-  Batches(KeyValueStore<String, BufferedChange> store, DebeziumDecoder decoder, UnavailableValues unavailable,
+  Batches(
+      KeyValueStore<String, BufferedChange> store,
+      DebeziumDecoder decoder,
+      UnavailableValues unavailable,
       IngestMetrics metrics) {
     this.store = store;
     this.decoder = decoder;
@@ -90,7 +93,8 @@ final class Batches {
         int second = key.indexOf(SEP, first + 1);
         String topic = key.substring(0, first);
         int partition = Integer.parseInt(key.substring(first + 1, second));
-        Batch batch = open.computeIfAbsent(prefix(topic, partition), p -> new Batch(topic, partition, nowMs));
+        Batch batch =
+            open.computeIfAbsent(prefix(topic, partition), p -> new Batch(topic, partition, nowMs));
         if (key.charAt(second + 1) != MOVED) {
           batch.keys++;
         }
@@ -114,14 +118,23 @@ final class Batches {
    * can; returns the batch. {@code newKey}, {@code oldKey}: Debezium's headers of a primary-key
    * update (on its delete and its create), or null.
    */
-  Batch add(String topic, int partition, long offset, ChangeEvent event, byte[] key, byte[] value, byte[] oldKey,
-      boolean movesOut, long nowMs) {
+  Batch add(
+      String topic,
+      int partition,
+      long offset,
+      ChangeEvent event,
+      byte[] key,
+      byte[] value,
+      byte[] oldKey,
+      boolean movesOut,
+      long nowMs) {
     String prefix = prefix(topic, partition);
     String keyJson = event.key().toString();
     BufferedChange previous = store.get(prefix + keyJson);
     Batch batch = of(topic, partition, nowMs);
     if (movesOut) {
-      BufferedChange moved = previous != null && !isDelete(previous) ? previous : BufferedChange.movedOut(offset);
+      BufferedChange moved =
+          previous != null && !isDelete(previous) ? previous : BufferedChange.movedOut(offset);
       put(batch, prefix + MOVED + keyJson, moved);
     }
     BufferedChange change = new BufferedChange(offset, event.source().tsMs(), key, value);
@@ -144,8 +157,12 @@ final class Batches {
     batch.bytes += change.sizeInBytes();
   }
 
-  private BufferedChange fillFromBatch(String prefix, ChangeEvent event, BufferedChange change,
-      BufferedChange previous, byte[] oldKey) {
+  private BufferedChange fillFromBatch(
+      String prefix,
+      ChangeEvent event,
+      BufferedChange change,
+      BufferedChange previous,
+      byte[] oldKey) {
     Set<String> missing = unavailable.columns(event.after(), event.rowSchema());
     if (missing.isEmpty()) {
       return change;
@@ -156,12 +173,13 @@ final class Batches {
       sourceKey = normalized(oldKey);
       source = store.get(prefix + MOVED + new String(sourceKey, StandardCharsets.UTF_8));
       if (source == null) {
-        throw new BadChangeException(
-            "the primary-key update to " + event.key() + " (from " + new String(oldKey, StandardCharsets.UTF_8)
-                + ") left column(s) " + missing + " unchanged, and PostgreSQL did not send their values (unchanged"
-                + " TOAST values under REPLICA IDENTITY DEFAULT); the old row changed on another partition of the"
-                + " topic or in an earlier batch, so they cannot be filled exactly. Set REPLICA IDENTITY FULL on the"
-                + " source table so the update carries them");
+        throw new BadChangeException("the primary-key update to " + event.key() + " (from "
+            + new String(oldKey, StandardCharsets.UTF_8)
+            + ") left column(s) " + missing
+            + " unchanged, and PostgreSQL did not send their values (unchanged"
+            + " TOAST values under REPLICA IDENTITY DEFAULT); the old row changed on another partition of the"
+            + " topic or in an earlier batch, so they cannot be filled exactly. Set REPLICA IDENTITY FULL on the"
+            + " source table so the update carries them");
       }
       if (source.isMovedOutMarker()) {
         return change.withValue(change.value(), sourceKey);
@@ -171,21 +189,24 @@ final class Batches {
         return change; // the flush fills them from the table's current row
       }
       if (isDelete(previous)) {
-        throw new BadChangeException("an update of " + event.key() + " follows its delete in the same batch and lacks"
-            + " column(s) " + missing + " (unchanged TOAST values): there is no previous row to take them from");
+        throw new BadChangeException("an update of " + event.key()
+            + " follows its delete in the same batch and lacks" + " column(s) " + missing
+            + " (unchanged TOAST values): there is no previous row to take them from");
       }
       source = previous;
       sourceKey = null;
     }
     ChangeEvent sourceEvent = decoder.decode(source.key(), source.value()).orElseThrow();
-    ObjectNode filled = unavailable.fill(event.after(), event.rowSchema(), sourceEvent.after(), sourceEvent.rowSchema(),
-        missing);
+    ObjectNode filled = unavailable.fill(
+        event.after(), event.rowSchema(), sourceEvent.after(), sourceEvent.rowSchema(), missing);
     boolean complete = unavailable.columns(filled, event.rowSchema()).isEmpty();
     if (complete) {
       metrics.unavailableFilledInBatch.increment();
     }
-    // What is still missing comes from the current row of the key the source's own values came from.
-    byte[] stillFrom = complete ? null : source.previousKey() != null ? source.previousKey() : sourceKey;
+    // What is still missing comes from the current row of the key the source's own values came
+    // from.
+    byte[] stillFrom =
+        complete ? null : source.previousKey() != null ? source.previousKey() : sourceKey;
     return change.withValue(withAfter(change.value(), filled), stillFrom);
   }
 
@@ -193,7 +214,10 @@ final class Batches {
     if (change.isMovedOutMarker()) {
       return false;
     }
-    return decoder.decode(change.key(), change.value()).map(e -> !e.op().leavesRow()).orElse(true);
+    return decoder
+        .decode(change.key(), change.value())
+        .map(e -> !e.op().leavesRow())
+        .orElse(true);
   }
 
   /** The entries of a batch: its changes and its moved-out keys. */
@@ -224,7 +248,8 @@ final class Batches {
     try {
       return JSON.readTree(keyJson).toString().getBytes(StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new BadChangeException("unreadable primary-key header " + new String(keyJson, StandardCharsets.UTF_8), e);
+      throw new BadChangeException(
+          "unreadable primary-key header " + new String(keyJson, StandardCharsets.UTF_8), e);
     }
   }
 
@@ -232,11 +257,13 @@ final class Batches {
   private static byte[] withAfter(byte[] value, ObjectNode after) {
     try {
       ObjectNode envelope = (ObjectNode) JSON.readTree(value);
-      JsonNode payload = envelope.has("schema") && envelope.has("payload") ? envelope.get("payload") : envelope;
+      JsonNode payload =
+          envelope.has("schema") && envelope.has("payload") ? envelope.get("payload") : envelope;
       ((ObjectNode) payload).set("after", after);
       return JSON.writeValueAsBytes(envelope);
     } catch (IOException e) {
-      throw new BadChangeException("cannot re-encode the record with its filled values: " + e.getMessage(), e);
+      throw new BadChangeException(
+          "cannot re-encode the record with its filled values: " + e.getMessage(), e);
     }
   }
 }

@@ -19,7 +19,8 @@ import org.apache.kafka.common.serialization.Serializer;
  *     unavailable values, when that is not the change's own key (the old key of a primary-key
  *     update); null otherwise
  */
-public record BufferedChange(long offset, long sourceTsMs, byte[] key, byte[] value, byte[] previousKey) {
+public record BufferedChange(
+    long offset, long sourceTsMs, byte[] key, byte[] value, byte[] previousKey) {
 
   private static final byte[] NONE = new byte[0];
 
@@ -45,44 +46,44 @@ public record BufferedChange(long offset, long sourceTsMs, byte[] key, byte[] va
   }
 
   public static Serde<BufferedChange> serde() {
-    Serializer<BufferedChange> serializer =
-        (topic, c) -> {
-          if (c == null) {
-            return null;
-          }
-          byte[] previous = c.previousKey == null ? NONE : c.previousKey;
-          ByteBuffer buf = ByteBuffer.allocate(1 + 8 + 8 + 4 + c.key.length + 4 + c.value.length + 4 + previous.length);
-          buf.put((byte) 2).putLong(c.offset).putLong(c.sourceTsMs);
-          buf.putInt(c.key.length).put(c.key).putInt(c.value.length).put(c.value);
-          buf.putInt(c.previousKey == null ? -1 : previous.length).put(previous);
-          return buf.array();
-        };
-    Deserializer<BufferedChange> deserializer =
-        (topic, bytes) -> {
-          if (bytes == null) {
-            return null;
-          }
-          ByteBuffer buf = ByteBuffer.wrap(bytes);
-          byte version = buf.get();
-          if (version != 1 && version != 2) {
-            throw new IllegalStateException("change-buffer entry has unknown format version " + version);
-          }
-          long offset = buf.getLong();
-          long ts = buf.getLong();
-          byte[] key = new byte[buf.getInt()];
-          buf.get(key);
-          byte[] value = new byte[buf.getInt()];
-          buf.get(value);
-          byte[] previousKey = null;
-          if (version == 2) {
-            int length = buf.getInt();
-            if (length >= 0) {
-              previousKey = new byte[length];
-              buf.get(previousKey);
-            }
-          }
-          return new BufferedChange(offset, ts, key, value, previousKey);
-        };
+    Serializer<BufferedChange> serializer = (topic, c) -> {
+      if (c == null) {
+        return null;
+      }
+      byte[] previous = c.previousKey == null ? NONE : c.previousKey;
+      ByteBuffer buf = ByteBuffer.allocate(
+          1 + 8 + 8 + 4 + c.key.length + 4 + c.value.length + 4 + previous.length);
+      buf.put((byte) 2).putLong(c.offset).putLong(c.sourceTsMs);
+      buf.putInt(c.key.length).put(c.key).putInt(c.value.length).put(c.value);
+      buf.putInt(c.previousKey == null ? -1 : previous.length).put(previous);
+      return buf.array();
+    };
+    Deserializer<BufferedChange> deserializer = (topic, bytes) -> {
+      if (bytes == null) {
+        return null;
+      }
+      ByteBuffer buf = ByteBuffer.wrap(bytes);
+      byte version = buf.get();
+      if (version != 1 && version != 2) {
+        throw new IllegalStateException(
+            "change-buffer entry has unknown format version " + version);
+      }
+      long offset = buf.getLong();
+      long ts = buf.getLong();
+      byte[] key = new byte[buf.getInt()];
+      buf.get(key);
+      byte[] value = new byte[buf.getInt()];
+      buf.get(value);
+      byte[] previousKey = null;
+      if (version == 2) {
+        int length = buf.getInt();
+        if (length >= 0) {
+          previousKey = new byte[length];
+          buf.get(previousKey);
+        }
+      }
+      return new BufferedChange(offset, ts, key, value, previousKey);
+    };
     return Serdes.serdeFrom(serializer, deserializer);
   }
 }

@@ -56,6 +56,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   public static final String CHANGELOG_STORE = "changelog-buffer";
   /** The last offset each source partition flushed. */
   public static final String FLUSHED_STORE = BatchFlusher.FLUSHED_STORE;
+
   public static final String FILES_WRITTEN_CHILD = "files-written";
   public static final String DEAD_LETTER_CHILD = "dead-letters";
 
@@ -95,7 +96,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
-    this.batches = new Batches(context.getStateStore(STORE), admission.decoder(), unavailable, metrics);
+    this.batches =
+        new Batches(context.getStateStore(STORE), admission.decoder(), unavailable, metrics);
     this.changelog = context.getStateStore(CHANGELOG_STORE);
     this.flushedOffsets = context.getStateStore(FLUSHED_STORE);
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
@@ -128,12 +130,14 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     ChangeEvent event = admitted.event();
     // Offsets the table already holds come back only when ingest's consumer offsets were reset:
     // skipping them keeps every batch above what is committed.
-    if (meta.offset() <= committedOffset(admitted.table(), meta.topic(), meta.partition(), admitted.logged())) {
+    if (meta.offset()
+        <= committedOffset(admitted.table(), meta.topic(), meta.partition(), admitted.logged())) {
       metrics.alreadyCommitted.increment();
       return;
     }
     Header oldKey = record.headers().lastHeader(SourceFence.OLD_KEY_HEADER);
-    // After the checks: the fence holds the highest position applied, and a bad record applies nothing.
+    // After the checks: the fence holds the highest position applied, and a bad record applies
+    // nothing.
     if (config.sourceFence()
         && !fence.admit(meta.topic(), meta.partition(), meta.offset(), event, oldKey != null)) {
       return;
@@ -144,7 +148,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     Batches.Batch batch;
     try {
-      batch = batches.add(meta.topic(), meta.partition(), meta.offset(), event, record.key(), record.value(),
+      batch = batches.add(
+          meta.topic(),
+          meta.partition(),
+          meta.offset(),
+          event,
+          record.key(),
+          record.value(),
           oldKey == null ? null : oldKey.value(),
           !event.op().leavesRow() && record.headers().lastHeader(Batches.NEW_KEY_HEADER) != null,
           context.currentSystemTimeMs());
@@ -153,7 +163,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     if (admitted.logged()) {
-      BufferedChange raw = new BufferedChange(meta.offset(), event.source().tsMs(), record.key(), record.value());
+      BufferedChange raw =
+          new BufferedChange(meta.offset(), event.source().tsMs(), record.key(), record.value());
       changelog.put(batch.prefix() + String.format("%020d", meta.offset()), raw);
       batch.bytes += raw.sizeInBytes();
     }
@@ -174,8 +185,12 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         double seconds = (nowMs - progressAtMs) / 1000.0;
         LOG.info(
             "Task {}: {} changes in {}s ({}/s), {} batches flushed, {} batches open",
-            context.taskId(), progressChanges, String.format("%.1f", seconds),
-            String.format("%.0f", progressChanges / seconds), progressFlushes, batches.open().size());
+            context.taskId(),
+            progressChanges,
+            String.format("%.1f", seconds),
+            String.format("%.0f", progressChanges / seconds),
+            progressFlushes,
+            batches.open().size());
       }
       progressAtMs = nowMs;
       progressChanges = 0;
@@ -192,18 +207,28 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.
       batch.retryAtMs = nowMs + tickMs;
-      LOG.debug("Flush of {}-{} waits for its earlier batches on realtime (flushed up to offset {}, committed {})",
-          batch.topic, batch.partition, postponed.lastFlushed(), postponed.committed());
+      LOG.debug(
+          "Flush of {}-{} waits for its earlier batches on realtime (flushed up to offset {}, committed {})",
+          batch.topic,
+          batch.partition,
+          postponed.lastFlushed(),
+          postponed.committed());
       return;
     }
     BatchFlusher.Flushed flushed = (BatchFlusher.Flushed) outcome;
     for (BatchFlusher.DeadLetter letter : flushed.letters()) {
       BufferedChange change = letter.change();
-      deadLetter(new Record<>(change.key(), change.value(), nowMs, new RecordHeaders()), letter.topic(),
-          letter.partition(), change.offset(), letter.reason());
+      deadLetter(
+          new Record<>(change.key(), change.value(), nowMs, new RecordHeaders()),
+          letter.topic(),
+          letter.partition(),
+          change.offset(),
+          letter.reason());
     }
     if (flushed.event() != null) {
-      context.forward(new Record<Object, Object>(flushed.event().table(), flushed.event(), nowMs), FILES_WRITTEN_CHILD);
+      context.forward(
+          new Record<Object, Object>(flushed.event().table(), flushed.event(), nowMs),
+          FILES_WRITTEN_CHILD);
       progressFlushes++;
     }
     batches.clear(batch, entries);
@@ -214,7 +239,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * change-log rows kept) and the truncate goes to the committer in the batch's place, ordered
    * after the partition's earlier batches and before its later ones.
    */
-  private void truncate(Record<byte[], byte[]> record, RecordMetadata meta, ChangeEvent event, boolean logged) {
+  private void truncate(
+      Record<byte[], byte[]> record, RecordMetadata meta, ChangeEvent event, boolean logged) {
     try {
       BatchFlusher.truncatePosition(event);
     } catch (BadChangeException e) {
@@ -223,13 +249,17 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     long now = context.currentSystemTimeMs();
     Batches.Batch batch = batches.of(meta.topic(), meta.partition(), now);
-    BufferedChange raw = new BufferedChange(meta.offset(), event.source().tsMs(),
-        record.key() == null ? new byte[0] : record.key(), record.value());
+    BufferedChange raw = new BufferedChange(
+        meta.offset(),
+        event.source().tsMs(),
+        record.key() == null ? new byte[0] : record.key(),
+        record.value());
     if (logged) {
       changelog.put(batch.prefix() + String.format("%020d", meta.offset()), raw);
     }
     List<Batches.Entry> entries = batches.entries(batch);
-    FilesWritten written = flusher.truncate(batch, entries, changelog, flushedOffsets, raw, event, now);
+    FilesWritten written =
+        flusher.truncate(batch, entries, changelog, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     batches.clear(batch, entries);
   }
@@ -245,17 +275,21 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       if (logged) {
         Table log = ChangeLog.ensure(tables, id);
         log.refresh();
-        offset = Math.max(offset, SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH).last(topic, partition));
+        offset =
+            Math.max(offset, SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH).last(topic, partition));
       }
       return offset;
     });
   }
 
-  private void deadLetter(Record<byte[], byte[]> record, String topic, int partition, long offset, String reason) {
+  private void deadLetter(
+      Record<byte[], byte[]> record, String topic, int partition, long offset, String reason) {
     metrics.deadLettered.increment();
     LOG.warn("Dead-lettered {}-{}@{}: {}", topic, partition, offset, reason);
     var letter = DeadLetters.of(record, topic, partition, offset, "ingest", reason);
-    context.forward(new Record<Object, Object>(letter.key(), letter.value(), letter.timestamp(), letter.headers()),
+    context.forward(
+        new Record<Object, Object>(
+            letter.key(), letter.value(), letter.timestamp(), letter.headers()),
         DEAD_LETTER_CHILD);
   }
 }

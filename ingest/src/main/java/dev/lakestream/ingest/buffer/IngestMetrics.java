@@ -19,9 +19,11 @@ final class IngestMetrics {
   final Timer flushTime;
   /** Changes whose unchanged TOAST values were filled, from the batch or from the table. */
   final Counter unavailableFilledInBatch;
+
   final Counter unavailableFilledFromTable;
   /** Lookups of previous rows on realtime: how many, the files and bytes they read, their time. */
   final Timer previousRowLookups;
+
   final Counter previousRowFiles;
   final Counter previousRowBytes;
   /** Flushes held back until the partition's earlier batches were on realtime. */
@@ -38,8 +40,10 @@ final class IngestMetrics {
     filesWritten = meters.counter("lakestream.ingest.files.written");
     bytesWritten = meters.counter("lakestream.ingest.bytes.written");
     flushTime = meters.timer("lakestream.ingest.flush.duration");
-    unavailableFilledInBatch = meters.counter("lakestream.ingest.unavailable.values.filled", "from", "batch");
-    unavailableFilledFromTable = meters.counter("lakestream.ingest.unavailable.values.filled", "from", "table");
+    unavailableFilledInBatch =
+        meters.counter("lakestream.ingest.unavailable.values.filled", "from", "batch");
+    unavailableFilledFromTable =
+        meters.counter("lakestream.ingest.unavailable.values.filled", "from", "table");
     previousRowLookups = meters.timer("lakestream.ingest.previous.row.lookup.duration");
     previousRowFiles = meters.counter("lakestream.ingest.previous.row.files.read");
     previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");

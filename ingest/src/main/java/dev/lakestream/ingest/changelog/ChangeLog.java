@@ -34,16 +34,23 @@ import org.slf4j.LoggerFactory;
  */
 public final class ChangeLog {
 
-
   /** The change log's columns. */
   public static final Schema SCHEMA = new Schema(
       Types.NestedField.required(1, "op", Types.StringType.get(), "c, u, d or r (snapshot read)"),
       Types.NestedField.required(2, "key", Types.StringType.get(), "the primary key, JSON"),
-      Types.NestedField.optional(3, "before", Types.StringType.get(), "the row before the change, Debezium JSON"),
-      Types.NestedField.optional(4, "after", Types.StringType.get(), "the row after the change, Debezium JSON"),
-      Types.NestedField.optional(5, "source_position", Types.StringType.get(), "where in the source: lsn or binlog position"),
-      Types.NestedField.optional(6, "source_ts_ms", Types.LongType.get(), "source commit time, ms since epoch"),
-      Types.NestedField.required(7, "snapshot", Types.BooleanType.get(), "read by a connector snapshot"),
+      Types.NestedField.optional(
+          3, "before", Types.StringType.get(), "the row before the change, Debezium JSON"),
+      Types.NestedField.optional(
+          4, "after", Types.StringType.get(), "the row after the change, Debezium JSON"),
+      Types.NestedField.optional(
+          5,
+          "source_position",
+          Types.StringType.get(),
+          "where in the source: lsn or binlog position"),
+      Types.NestedField.optional(
+          6, "source_ts_ms", Types.LongType.get(), "source commit time, ms since epoch"),
+      Types.NestedField.required(
+          7, "snapshot", Types.BooleanType.get(), "read by a connector snapshot"),
       Types.NestedField.required(8, "kafka_topic", Types.StringType.get()),
       Types.NestedField.required(9, "kafka_partition", Types.IntegerType.get()),
       Types.NestedField.required(10, "kafka_offset", Types.LongType.get()));
@@ -67,7 +74,9 @@ public final class ChangeLog {
       return tables.table(id);
     } catch (NoSuchTableException missing) {
       try {
-        tables.catalog().buildTable(id, SCHEMA)
+        tables
+            .catalog()
+            .buildTable(id, SCHEMA)
             .withPartitionSpec(PartitionSpec.unpartitioned())
             .withProperty(TableProperties.FORMAT_VERSION, "3")
             .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
@@ -82,8 +91,17 @@ public final class ChangeLog {
   }
 
   /** One change-log row. */
-  public static Record row(String op, JsonNode key, JsonNode before, JsonNode after, String position, long sourceTsMs,
-      boolean snapshot, String topic, int partition, long offset) {
+  public static Record row(
+      String op,
+      JsonNode key,
+      JsonNode before,
+      JsonNode after,
+      String position,
+      long sourceTsMs,
+      boolean snapshot,
+      String topic,
+      int partition,
+      long offset) {
     GenericRecord r = GenericRecord.create(SCHEMA);
     r.setField("op", op);
     r.setField("key", key.toString());
@@ -101,9 +119,13 @@ public final class ChangeLog {
   /** Writes {@code rows} as one Parquet data file of the change log; commits nothing. */
   public static DataFile write(Table log, List<Record> rows, int partitionId, long taskId) {
     GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(log)
-        .dataFileFormat(FileFormat.PARQUET).dataSchema(log.schema()).build();
+        .dataFileFormat(FileFormat.PARQUET)
+        .dataSchema(log.schema())
+        .build();
     OutputFileFactory files = OutputFileFactory.builderFor(log, partitionId, taskId)
-        .format(FileFormat.PARQUET).operationId(UUID.randomUUID().toString()).build();
+        .format(FileFormat.PARQUET)
+        .operationId(UUID.randomUUID().toString())
+        .build();
     DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), log.spec(), null);
     try (writer) {
       rows.forEach(writer::write);
@@ -114,16 +136,26 @@ public final class ChangeLog {
   }
 
   /** The row of a Debezium record: op, key, source and position from the decoded event; before and after raw. */
-  public static Record row(ChangeEvent event, byte[] value, String topic, int partition,
-      long offset) {
+  public static Record row(
+      ChangeEvent event, byte[] value, String topic, int partition, long offset) {
     JsonNode envelope;
     try {
       envelope = JSON.readTree(value);
     } catch (IOException e) {
       throw new UncheckedIOException("re-reading " + topic + "-" + partition + "@" + offset, e);
     }
-    JsonNode payload = envelope.has("schema") && envelope.has("payload") ? envelope.get("payload") : envelope;
-    return row(String.valueOf(event.op().code()), event.key(), payload.get("before"), payload.get("after"),
-        event.source().describe(), event.source().tsMs(), event.source().snapshot(), topic, partition, offset);
+    JsonNode payload =
+        envelope.has("schema") && envelope.has("payload") ? envelope.get("payload") : envelope;
+    return row(
+        String.valueOf(event.op().code()),
+        event.key(),
+        payload.get("before"),
+        payload.get("after"),
+        event.source().describe(),
+        event.source().tsMs(),
+        event.source().snapshot(),
+        topic,
+        partition,
+        offset);
   }
 }

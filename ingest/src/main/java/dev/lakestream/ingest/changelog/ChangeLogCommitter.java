@@ -29,7 +29,9 @@ public final class ChangeLogCommitter {
 
   /** Returns the batches appended now (empty when none keeps a log, or all were appended before). */
   public static List<FilesWritten> commit(TableManager tables, List<FilesWritten> round) {
-    List<FilesWritten> logged = round.stream().filter(b -> b.changelogTable() != null && !b.changelogFiles().isEmpty()).toList();
+    List<FilesWritten> logged = round.stream()
+        .filter(b -> b.changelogTable() != null && !b.changelogFiles().isEmpty())
+        .toList();
     if (logged.isEmpty()) {
       return List.of();
     }
@@ -51,7 +53,8 @@ public final class ChangeLogCommitter {
       Snapshot base = log.currentSnapshot();
       RowDelta append = log.newRowDelta();
       if (base != null) {
-        append.validateFromSnapshot(base.snapshotId())
+        append
+            .validateFromSnapshot(base.snapshotId())
             .conflictDetectionFilter(Expressions.alwaysTrue())
             .validateNoConflictingDataFiles();
       }
@@ -66,7 +69,8 @@ public final class ChangeLogCommitter {
         return todo;
       } catch (ValidationException e) {
         if (attempt >= VALIDATION_ATTEMPTS) {
-          throw new IllegalStateException("cannot append to change log " + id + ": another writer keeps adding files", e);
+          throw new IllegalStateException(
+              "cannot append to change log " + id + ": another writer keeps adding files", e);
         }
       }
     }

@@ -21,7 +21,9 @@ final class CommitRounds {
   static List<List<FilesWritten>> of(List<FilesWritten> batches) {
     Map<String, List<FilesWritten>> byPartition = new TreeMap<>();
     for (FilesWritten batch : batches) {
-      byPartition.computeIfAbsent(batch.sourcePartitionName(), p -> new ArrayList<>()).add(batch);
+      byPartition
+          .computeIfAbsent(batch.sourcePartitionName(), p -> new ArrayList<>())
+          .add(batch);
     }
     List<List<FilesWritten>> rounds = new ArrayList<>();
     for (List<FilesWritten> ofPartition : byPartition.values()) {

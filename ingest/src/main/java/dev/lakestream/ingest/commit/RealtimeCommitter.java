@@ -97,7 +97,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private long progressCommits;
   private long progressRows;
 
-  public RealtimeCommitter(IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
+  public RealtimeCommitter(
+      IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
     this.config = config;
     this.tables = tables;
     this.health = health;
@@ -112,11 +113,10 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     this.filesPerCommit = meters.summary("lakestream.realtime.commit.files");
     this.bytesPerCommit = meters.summary("lakestream.realtime.commit.bytes");
     this.commitTime = meters.timer("lakestream.realtime.commit.duration");
-    this.freshness =
-        Timer.builder("lakestream.realtime.freshness")
-            .description("source commit to realtime commit")
-            .publishPercentiles(0.5, 0.95, 0.99)
-            .register(meters);
+    this.freshness = Timer.builder("lakestream.realtime.freshness")
+        .description("source commit to realtime commit")
+        .publishPercentiles(0.5, 0.95, 0.99)
+        .register(meters);
   }
 
   @Override
@@ -127,7 +127,10 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       it.forEachRemaining(e -> pendingPerTable.merge(e.value.table(), 1, Integer::sum));
     }
     progressAtMs = context.currentSystemTimeMs();
-    context.schedule(Duration.ofMillis(config.commitIntervalMs()), PunctuationType.WALL_CLOCK_TIME, now -> commitAll());
+    context.schedule(
+        Duration.ofMillis(config.commitIntervalMs()),
+        PunctuationType.WALL_CLOCK_TIME,
+        now -> commitAll());
   }
 
   @Override
@@ -139,9 +142,14 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       int partition = meta.map(m -> m.partition()).orElse(-1);
       long offset = meta.map(m -> m.offset()).orElse(-1L);
       String reason = "unreadable batch event: " + unreadable.error();
-      LOG.error("Dead-lettering the record of {}-{} at offset {}: {}", topic, partition, offset, reason);
-      context.forward(new Record<String, Object>(record.key(), unreadable, record.timestamp(),
-          DeadLetters.headers(record.headers(), topic, partition, offset, "realtime-commit", reason)));
+      LOG.error(
+          "Dead-lettering the record of {}-{} at offset {}: {}", topic, partition, offset, reason);
+      context.forward(new Record<String, Object>(
+          record.key(),
+          unreadable,
+          record.timestamp(),
+          DeadLetters.headers(
+              record.headers(), topic, partition, offset, "realtime-commit", reason)));
       return;
     }
     if (!(record.value() instanceof FilesWritten batch)) {
@@ -173,8 +181,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     } catch (NoSuchTableException e) {
       tables.forget(tableName);
       int waiting = 0;
-      try (KeyValueIterator<String, FilesWritten> it = pending.prefixScan(tableName + '\u0000',
-          Serdes.String().serializer())) {
+      try (KeyValueIterator<String, FilesWritten> it =
+          pending.prefixScan(tableName + '\u0000', Serdes.String().serializer())) {
         while (it.hasNext()) {
           it.next();
           waiting++;
@@ -183,8 +191,11 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       if (waiting > 0) {
         pendingPerTable.put(tableName, waiting);
       }
-      LOG.warn("Table {} is not in the catalog (dropped?): its {} pending batches wait until ingest creates it again"
-          + " with its next change", tableName, waiting);
+      LOG.warn(
+          "Table {} is not in the catalog (dropped?): its {} pending batches wait until ingest creates it again"
+              + " with its next change",
+          tableName,
+          waiting);
     }
   }
 
@@ -214,7 +225,11 @@ public final class RealtimeCommitter implements Processor<String, Object, String
         replaysSkipped.increment();
         LOG.info(
             "Skipping batch {} offsets {}..{} of {}: already committed to {} (last offset {})",
-            batch.sourcePartitionName(), batch.firstOffset(), batch.lastOffset(), tableName, Branches.REALTIME,
+            batch.sourcePartitionName(),
+            batch.firstOffset(),
+            batch.lastOffset(),
+            tableName,
+            Branches.REALTIME,
             committed.last(batch.sourceTopic(), batch.sourcePartition()));
         pending.delete(pendingKey(batch));
       } else {
@@ -228,11 +243,13 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
       // A truncate first, alone: the round's other batches are then measured against it.
-      List<FilesWritten> truncates = round.stream().filter(FilesWritten::isTruncate).toList();
+      List<FilesWritten> truncates =
+          round.stream().filter(FilesWritten::isTruncate).toList();
       for (FilesWritten truncate : truncates) {
         committed = commitRound(tableName, id, table, List.of(truncate), committed);
       }
-      List<FilesWritten> batchesOfRound = round.stream().filter(b -> !b.isTruncate()).toList();
+      List<FilesWritten> batchesOfRound =
+          round.stream().filter(b -> !b.isTruncate()).toList();
       if (!batchesOfRound.isEmpty()) {
         committed = commitRound(tableName, id, table, batchesOfRound, committed);
       }
@@ -250,14 +267,18 @@ public final class RealtimeCommitter implements Processor<String, Object, String
    */
   private String problem(Table table, FilesWritten batch, long now) {
     if (batch.tableUuid() != null && !batch.tableUuid().equals(table.uuid().toString())) {
-      return "it was written for table " + batch.table() + " " + batch.tableUuid() + ", which was dropped; the table of"
-          + " that name now is another (" + table.uuid() + ")";
+      return "it was written for table " + batch.table() + " " + batch.tableUuid()
+          + ", which was dropped; the table of" + " that name now is another (" + table.uuid()
+          + ")";
     }
     long waited = now - batch.writtenAtMs();
     if (waited > config.pipeline().maxStallMs()) {
-      String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
-          + ".." + batch.lastOffset() + ") waited " + waited / 60_000 + " min for its commit, longer than "
-          + PipelineConfig.MAX_STALL_MS + " (" + config.pipeline().maxStallMs() / 60_000 + " min): batches before it"
+      String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets "
+          + batch.firstOffset()
+          + ".." + batch.lastOffset() + ") waited " + waited / 60_000
+          + " min for its commit, longer than "
+          + PipelineConfig.MAX_STALL_MS + " (" + config.pipeline().maxStallMs() / 60_000
+          + " min): batches before it"
           + " may have been dropped by the topics' retention; run `lakestream verify` and re-snapshot the table if it"
           + " differs";
       LOG.error("{}", what);
@@ -271,8 +292,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     batch.deleteFiles().forEach(f -> files.add(f.get("file-path").asText()));
     for (String path : files) {
       if (!table.io().newInputFile(path).exists()) {
-        return "file " + path + " of the batch is gone (written " + waited / 60_000 + " min ago); committing it would"
-            + " break every reader of " + batch.table();
+        return "file " + path + " of the batch is gone (written " + waited / 60_000
+            + " min ago); committing it would" + " break every reader of " + batch.table();
       }
     }
     return null;
@@ -281,14 +302,24 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   /** Dead-letters {@code batch}: its source offsets are named, so the user knows what to re-snapshot. */
   private void refuse(FilesWritten batch, String why) {
     refused.increment();
-    String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset() + ".." + batch.lastOffset()
-        + " not committed to " + batch.table() + ": " + why + "; its " + batch.changes() + " changes are not on the"
+    String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
+        + ".." + batch.lastOffset()
+        + " not committed to " + batch.table() + ": " + why + "; its " + batch.changes()
+        + " changes are not on the"
         + " table: re-snapshot it (README, \"When main differs from the source\")";
     LOG.error("{}", reason);
     health.problem("ingest table " + batch.table(), reason);
-    context.forward(new Record<String, Object>(batch.table(), batch, context.currentSystemTimeMs(),
-        DeadLetters.headers(new RecordHeaders(), batch.sourceTopic(), batch.sourcePartition(), batch.firstOffset(),
-            "realtime-commit", reason)));
+    context.forward(new Record<String, Object>(
+        batch.table(),
+        batch,
+        context.currentSystemTimeMs(),
+        DeadLetters.headers(
+            new RecordHeaders(),
+            batch.sourceTopic(),
+            batch.sourcePartition(),
+            batch.firstOffset(),
+            "realtime-commit",
+            reason)));
   }
 
   /** Logs a batch that starts at or below the committed offset: its source offsets were reset. */
@@ -296,13 +327,23 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     long last = committed.last(batch.sourceTopic(), batch.sourcePartition());
     if (batch.firstOffset() <= last) {
       overlapping.increment();
-      LOG.warn("Batch {} offsets {}..{} of {} starts at or below the committed offset {} of branch realtime (the source"
-          + " offsets were reset): committing it, its changes applied again as upserts", batch.sourcePartitionName(),
-          batch.firstOffset(), batch.lastOffset(), batch.table(), last);
+      LOG.warn(
+          "Batch {} offsets {}..{} of {} starts at or below the committed offset {} of branch realtime (the source"
+              + " offsets were reset): committing it, its changes applied again as upserts",
+          batch.sourcePartitionName(),
+          batch.firstOffset(),
+          batch.lastOffset(),
+          batch.table(),
+          last);
     }
   }
 
-  private SourceOffsets commitRound(String tableName, TableIdentifier id, Table table, List<FilesWritten> round, SourceOffsets committed) {
+  private SourceOffsets commitRound(
+      String tableName,
+      TableIdentifier id,
+      Table table,
+      List<FilesWritten> round,
+      SourceOffsets committed) {
     long started = System.nanoTime();
     for (int attempt = 1; ; attempt++) {
       SourceOffsets next = committed;
@@ -328,11 +369,17 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       } catch (ValidationException e) {
         if (attempt >= VALIDATION_ATTEMPTS) {
           throw new IllegalStateException(
-              "cannot commit to " + id + " branch realtime: another writer keeps adding files (" + e.getMessage() + ")", e);
+              "cannot commit to " + id + " branch realtime: another writer keeps adding files ("
+                  + e.getMessage() + ")",
+              e);
         }
         retries.increment();
-        delta.writtenHere.forEach(path -> table.io().deleteFile(path)); // written again from the new state
-        LOG.warn("Commit to {} realtime conflicted ({}); re-reading committed offsets", id, e.getMessage());
+        delta.writtenHere.forEach(
+            path -> table.io().deleteFile(path)); // written again from the new state
+        LOG.warn(
+            "Commit to {} realtime conflicted ({}); re-reading committed offsets",
+            id,
+            e.getMessage());
         table.refresh();
         committed = SourceOffsets.of(table, Branches.REALTIME);
         continue;
@@ -361,19 +408,12 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     progressRows += round.rows;
   }
 
-  private void announce(String tableName, Table table, long maxTs, int batches, long rows, long keys) {
+  private void announce(
+      String tableName, Table table, long maxTs, int batches, long rows, long keys) {
     Snapshot head = table.snapshot(Branches.REALTIME);
     long now = context.currentSystemTimeMs();
-    RealtimeCommitted event =
-        new RealtimeCommitted(
-            tableName,
-            head.snapshotId(),
-            head.sequenceNumber(),
-            maxTs,
-            batches,
-            rows,
-            keys,
-            now);
+    RealtimeCommitted event = new RealtimeCommitted(
+        tableName, head.snapshotId(), head.sequenceNumber(), maxTs, batches, rows, keys, now);
     context.forward(new Record<String, Object>(event.table(), event, now));
   }
 
@@ -384,8 +424,11 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       if (progressCommits > 0) {
         LOG.info(
             "Realtime commits: {} snapshots, {} rows in {}s ({} rows/s), task {}",
-            progressCommits, progressRows, String.format("%.1f", seconds),
-            String.format("%.0f", progressRows / seconds), context.taskId());
+            progressCommits,
+            progressRows,
+            String.format("%.1f", seconds),
+            String.format("%.0f", progressRows / seconds),
+            context.taskId());
       }
       progressAtMs = now;
       progressCommits = 0;
@@ -394,7 +437,12 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   }
 
   private static String pendingKey(FilesWritten batch) {
-    return batch.table() + '\u0000' + batch.sourceTopic() + '\u0000' + batch.sourcePartition() + '\u0000'
+    return batch.table()
+        + '\u0000'
+        + batch.sourceTopic()
+        + '\u0000'
+        + batch.sourcePartition()
+        + '\u0000'
         + String.format("%020d", batch.firstOffset());
   }
 }

@@ -46,7 +46,8 @@ final class RoundDelta {
     this.truncatedAt = truncatedAt;
   }
 
-  static RoundDelta of(Table table, String tableName, List<FilesWritten> batches, SourceOffsets next) {
+  static RoundDelta of(
+      Table table, String tableName, List<FilesWritten> batches, SourceOffsets next) {
     Snapshot base = table.snapshot(Branches.REALTIME);
     RowDelta delta = table.newRowDelta().toBranch(Branches.REALTIME);
     if (base != null) {
@@ -75,7 +76,8 @@ final class RoundDelta {
     if (batch.isTruncate()) {
       deleteFiles = truncate(table, tableName, base, batch);
     } else if (truncatedAt != null) {
-      Truncation.Trimmed trimmed = Truncation.trim(table, batch, SourcePositions.fromHex(truncatedAt));
+      Truncation.Trimmed trimmed =
+          Truncation.trim(table, batch, SourcePositions.fromHex(truncatedAt));
       if (trimmed != null) {
         dataFiles = trimmed.dataFiles();
         deleteFiles = trimmed.deleteFiles();
@@ -100,23 +102,36 @@ final class RoundDelta {
   }
 
   /** Applies a truncate newer than the one the table had; its delete files (none for an older one). */
-  private List<DeleteFile> truncate(Table table, String tableName, Snapshot base, FilesWritten batch) {
-    if (truncatedAt != null && SourcePositions.compare(SourcePositions.fromHex(batch.truncatedAt()),
-        SourcePositions.fromHex(truncatedAt)) <= 0) {
-      LOG.info("TRUNCATE of {} at {} ({}@{}) is older than the one applied at {}: nothing more to remove",
-          tableName, batch.truncatedAt(), batch.sourcePartitionName(), batch.lastOffset(), truncatedAt);
+  private List<DeleteFile> truncate(
+      Table table, String tableName, Snapshot base, FilesWritten batch) {
+    if (truncatedAt != null
+        && SourcePositions.compare(
+                SourcePositions.fromHex(batch.truncatedAt()), SourcePositions.fromHex(truncatedAt))
+            <= 0) {
+      LOG.info(
+          "TRUNCATE of {} at {} ({}@{}) is older than the one applied at {}: nothing more to remove",
+          tableName,
+          batch.truncatedAt(),
+          batch.sourcePartitionName(),
+          batch.lastOffset(),
+          truncatedAt);
       return List.of();
     }
-    Truncation.Plan plan = Truncation.plan(table, base, SourcePositions.fromHex(batch.truncatedAt()),
-        batch.sourcePartition());
+    Truncation.Plan plan = Truncation.plan(
+        table, base, SourcePositions.fromHex(batch.truncatedAt()), batch.sourcePartition());
     plan.remove().forEach(delta::removeRows);
     plan.deletes().forEach(f -> writtenHere.add(f.location()));
     truncatedAt = batch.truncatedAt();
     delta.set(SummaryKeys.TRUNCATE_FILES_REMOVED, Integer.toString(plan.remove().size()));
     delta.set(SummaryKeys.TRUNCATE_ROWS_DELETED, Long.toString(plan.rowsDeleted()));
     truncatesApplied++;
-    LOG.info("TRUNCATE of {} at {} ({}@{}): {} data files removed whole, {} rows deleted from files that straddle it",
-        tableName, batch.truncatedAt(), batch.sourcePartitionName(), batch.lastOffset(), plan.remove().size(),
+    LOG.info(
+        "TRUNCATE of {} at {} ({}@{}): {} data files removed whole, {} rows deleted from files that straddle it",
+        tableName,
+        batch.truncatedAt(),
+        batch.sourcePartitionName(),
+        batch.lastOffset(),
+        plan.remove().size(),
         plan.rowsDeleted());
     return plan.deletes();
   }

@@ -51,9 +51,11 @@ public final class SourceOffsets {
 
   static SourceOffsets parse(String json) {
     try {
-      return new SourceOffsets(JSON.readValue(json, new TypeReference<Map<String, Long>>() {}), null);
+      return new SourceOffsets(
+          JSON.readValue(json, new TypeReference<Map<String, Long>>() {}), null);
     } catch (IOException e) {
-      throw new IllegalStateException("unreadable " + SUMMARY_KEY + " in a snapshot summary: " + json, e);
+      throw new IllegalStateException(
+          "unreadable " + SUMMARY_KEY + " in a snapshot summary: " + json, e);
     }
   }
 

@@ -56,7 +56,11 @@ final class Truncation {
   record Plan(List<DataFile> remove, List<DeleteFile> deletes, long rowsDeleted) {}
 
   /** A batch after a truncate: the files to commit instead of its own, and its files to delete once committed. */
-  record Trimmed(List<DataFile> dataFiles, List<DeleteFile> deleteFiles, List<String> obsolete, long rowsDropped) {}
+  record Trimmed(
+      List<DataFile> dataFiles,
+      List<DeleteFile> deleteFiles,
+      List<String> obsolete,
+      long rowsDropped) {}
 
   private Truncation() {}
 
@@ -78,7 +82,8 @@ final class Truncation {
     Schema keySchema = KeyColumns.keySchema(table);
     Schema projection = TypeUtil.join(keySchema, new Schema(SourcePositions.FIELD));
     Map<String, FileScanTask> tasks = new HashMap<>();
-    try (CloseableIterable<FileScanTask> planned = table.newScan().useSnapshot(head.snapshotId()).planFiles()) {
+    try (CloseableIterable<FileScanTask> planned =
+        table.newScan().useSnapshot(head.snapshotId()).planFiles()) {
       planned.forEach(t -> tasks.put(t.file().location(), t));
     } catch (IOException e) {
       throw new UncheckedIOException("planning the truncate of " + table.name(), e);
@@ -94,8 +99,9 @@ final class Truncation {
         }
       });
     }
-    List<DeleteFile> deletes =
-        BatchWriter.write(table, table.schema(), List.of(), keys, partitionId, System.nanoTime()).deleteFiles();
+    List<DeleteFile> deletes = BatchWriter.write(
+            table, table.schema(), List.of(), keys, partitionId, System.nanoTime())
+        .deleteFiles();
     return new Plan(remove, deletes, keys.size());
   }
 
@@ -104,14 +110,16 @@ final class Truncation {
    * files it replaces are deleted by the caller once the commit holds (a retry reads them again).
    */
   static Trimmed trim(Table table, FilesWritten batch, ByteBuffer position) {
-    if (batch.minPosition() == null || SourcePositions.compare(SourcePositions.fromHex(batch.minPosition()), position) > 0) {
+    if (batch.minPosition() == null
+        || SourcePositions.compare(SourcePositions.fromHex(batch.minPosition()), position) > 0) {
       return null; // wholly after the truncate (or from a source without positions: new)
     }
     var specs = table.specs();
     List<String> obsolete = new ArrayList<>();
     batch.dataFiles(specs).forEach(f -> obsolete.add(f.location()));
     batch.deleteFiles(specs).forEach(f -> obsolete.add(f.location()));
-    if (batch.maxPosition() != null && SourcePositions.compare(SourcePositions.fromHex(batch.maxPosition()), position) < 0) {
+    if (batch.maxPosition() != null
+        && SourcePositions.compare(SourcePositions.fromHex(batch.maxPosition()), position) < 0) {
       return new Trimmed(List.of(), List.of(), obsolete, batch.dataRows());
     }
     List<DataFile> kept = new ArrayList<>();
@@ -123,8 +131,12 @@ final class Truncation {
         kept.add(r.file);
       }
     }
-    // The batch's equality deletes stay: they only remove older rows, all of them before the truncate.
-    return new Trimmed(kept, batch.deleteFiles(specs), batch.dataFiles(specs).stream().map(DataFile::location).toList(),
+    // The batch's equality deletes stay: they only remove older rows, all of them before the
+    // truncate.
+    return new Trimmed(
+        kept,
+        batch.deleteFiles(specs),
+        batch.dataFiles(specs).stream().map(DataFile::location).toList(),
         dropped);
   }
 
@@ -134,14 +146,20 @@ final class Truncation {
   private static Rewritten rewriteFrom(Table table, DataFile file, ByteBuffer position) {
     Schema schema = SourcePositions.withPosition(table.schema());
     GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET).dataSchema(schema).build();
+        .dataFileFormat(FileFormat.PARQUET)
+        .dataSchema(schema)
+        .build();
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, System.nanoTime())
-        .format(FileFormat.PARQUET).operationId("truncate-" + UUID.randomUUID()).build();
+        .format(FileFormat.PARQUET)
+        .operationId("truncate-" + UUID.randomUUID())
+        .build();
     DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
     long dropped = 0;
     try (writer;
-        CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location())).project(schema)
-            .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(schema, fileSchema)).build()) {
+        CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))
+            .project(schema)
+            .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(schema, fileSchema))
+            .build()) {
       for (Record row : rows) {
         ByteBuffer p = (ByteBuffer) row.getField(SourcePositions.NAME);
         if (p == null || SourcePositions.compare(p, position) >= 0) {
@@ -151,7 +169,8 @@ final class Truncation {
         }
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("trimming " + file.location() + " of " + table.name() + " to a truncate", e);
+      throw new UncheckedIOException(
+          "trimming " + file.location() + " of " + table.name() + " to a truncate", e);
     }
     DataFile written = writer.toDataFile();
     if (written.recordCount() == 0) {

@@ -96,7 +96,8 @@ public final class SourceFence {
    * True when the change is to be applied; false when it is a replay (counted, and logged with the
    * range of offsets and positions when the replay ends).
    */
-  public boolean admit(String topic, int partition, long offset, ChangeEvent event, boolean primaryKeyUpdateCreate) {
+  public boolean admit(
+      String topic, int partition, long offset, ChangeEvent event, boolean primaryKeyUpdateCreate) {
     String partitionKey = topic + "-" + partition;
     if (event.source().snapshot()) {
       endRun(partitionKey);
@@ -116,8 +117,12 @@ public final class SourceFence {
     }
     if (order.isEmpty()) {
       if (unordered.add(partitionKey)) {
-        LOG.warn("{}@{}: the change has no ordered source position ({}); replays from the connector are not fenced "
-            + "on this partition", partitionKey, offset, event.source().describe());
+        LOG.warn(
+            "{}@{}: the change has no ordered source position ({}); replays from the connector are not fenced "
+                + "on this partition",
+            partitionKey,
+            offset,
+            event.source().describe());
       }
       return true;
     }
@@ -149,7 +154,9 @@ public final class SourceFence {
       store.put(partitionKey, encode(next));
     }
     if (lsn != null) {
-      recent.computeIfAbsent(partitionKey, k -> new RecentLsns()).add(lsn, primaryKeyUpdateCreate, key);
+      recent
+          .computeIfAbsent(partitionKey, k -> new RecentLsns())
+          .add(lsn, primaryKeyUpdateCreate, key);
     }
     return true;
   }
@@ -174,8 +181,14 @@ public final class SourceFence {
   private void endRun(String key) {
     Run run = runs.remove(key);
     if (run != null) {
-      LOG.info("Fenced {} replayed change(s) of {} at offsets {}..{} (source {} .. {}): applied before (position {})",
-          run.count, key, run.firstOffset, run.lastOffset, run.firstPosition, run.lastPosition,
+      LOG.info(
+          "Fenced {} replayed change(s) of {} at offsets {}..{} (source {} .. {}): applied before (position {})",
+          run.count,
+          key,
+          run.firstOffset,
+          run.lastOffset,
+          run.firstPosition,
+          run.lastPosition,
           run.fence == null ? "none" : Arrays.toString(run.fence));
     }
   }
@@ -223,12 +236,17 @@ public final class SourceFence {
       }
       out.append(p);
     }
-    return out.append(';').append(high.keys.size()).append(';').append(high.firstKey).toString();
+    return out.append(';')
+        .append(high.keys.size())
+        .append(';')
+        .append(high.firstKey)
+        .toString();
   }
 
   private static High decode(String text) {
     String[] parts = text.split(";", 3);
-    High high = new High(Arrays.stream(parts[0].split(",")).mapToLong(Long::parseLong).toArray());
+    High high =
+        new High(Arrays.stream(parts[0].split(",")).mapToLong(Long::parseLong).toArray());
     if (parts.length < 3) {
       // Kept by a version that fenced by position alone: everything at it counts as applied.
       high.legacy = true;

@@ -50,7 +50,8 @@ public final class PreviousRows {
    * The current rows on {@code snapshot} of {@code keys} (records of the table's key columns), with
    * {@code columns} filled in; keys without a row are absent from the result.
    */
-  public static Found lookup(Table table, Snapshot snapshot, Collection<Record> keys, Set<String> columns) {
+  public static Found lookup(
+      Table table, Snapshot snapshot, Collection<Record> keys, Set<String> columns) {
     Schema keySchema = KeyColumns.keySchema(table);
     Types.StructType keyType = keySchema.asStruct();
     InternalRecordWrapper internal = new InternalRecordWrapper(keyType);
@@ -58,7 +59,8 @@ public final class PreviousRows {
     for (Record key : keys) {
       sought.put(key, key);
     }
-    List<DataFile> files = new ArrayList<>(BranchFiles.liveDataFiles(table, snapshot).values());
+    List<DataFile> files =
+        new ArrayList<>(BranchFiles.liveDataFiles(table, snapshot).values());
     files.sort(Comparator.comparingLong(DataFile::dataSequenceNumber).reversed());
 
     Map<DataFile, Map<Long, Record>> positions = new LinkedHashMap<>();
@@ -98,8 +100,8 @@ public final class PreviousRows {
     Schema projection = table.schema().select(new ArrayList<>(columns));
     Map<StructLike, Record> rows = StructLikeMap.create(keyType);
     for (Map.Entry<DataFile, Map<Long, Record>> entry : positions.entrySet()) {
-      RowsAtPositions.Read read =
-          RowsAtPositions.read(table.io(), entry.getKey(), projection, new TreeSet<>(entry.getValue().keySet()));
+      RowsAtPositions.Read read = RowsAtPositions.read(
+          table.io(), entry.getKey(), projection, new TreeSet<>(entry.getValue().keySet()));
       entry.getValue().forEach((position, key) -> rows.put(key, read.rows().get(position)));
       bytes += read.bytesRead();
     }

@@ -37,7 +37,8 @@ public final class UnavailableValues {
   public UnavailableValues(String placeholder) {
     this.text = placeholder;
     this.bytes = placeholder.getBytes(StandardCharsets.UTF_8);
-    this.encoded = Set.of(placeholder, Base64.getEncoder().encodeToString(bytes), HexFormat.of().formatHex(bytes));
+    this.encoded = Set.of(
+        placeholder, Base64.getEncoder().encodeToString(bytes), HexFormat.of().formatHex(bytes));
   }
 
   public String placeholder() {
@@ -62,7 +63,8 @@ public final class UnavailableValues {
       return false;
     }
     if (value.isArray()) {
-      return value.size() == 1 && isPlaceholder(value.get(0), schema == null ? null : schema.items());
+      return value.size() == 1
+          && isPlaceholder(value.get(0), schema == null ? null : schema.items());
     }
     if (!value.isTextual()) {
       return false;
@@ -81,7 +83,11 @@ public final class UnavailableValues {
    * A copy of {@code after} whose {@code columns} take their values from {@code previous} where it
    * holds a real one; columns {@code previous} cannot fill keep the placeholder.
    */
-  public ObjectNode fill(ObjectNode after, ConnectSchema rowSchema, ObjectNode previous, ConnectSchema previousSchema,
+  public ObjectNode fill(
+      ObjectNode after,
+      ConnectSchema rowSchema,
+      ObjectNode previous,
+      ConnectSchema previousSchema,
       Set<String> columns) {
     ObjectNode filled = after.deepCopy();
     Set<String> stillMissing = columns(previous, previousSchema);

@@ -11,53 +11,62 @@ import org.junit.jupiter.api.Test;
 class UnavailableValuesTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final UnavailableValues VALUES = new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT);
+  private static final UnavailableValues VALUES =
+      new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT);
 
   /** The row schema of the probe table: text, jsonb, bytea and text[] columns, as Debezium declares them. */
-  private static final ConnectSchema ROW = schema("{\"type\":\"struct\",\"fields\":["
-      + "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},"
-      + "{\"type\":\"int32\",\"optional\":true,\"field\":\"small\"},"
-      + "{\"type\":\"string\",\"optional\":true,\"field\":\"big\"},"
-      + "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\",\"field\":\"doc\"},"
-      + "{\"type\":\"bytes\",\"optional\":true,\"field\":\"bin\"},"
-      + "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true},\"optional\":true,\"field\":\"arr\"}]}");
+  private static final ConnectSchema ROW = schema(
+      "{\"type\":\"struct\",\"fields\":["
+          + "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},"
+          + "{\"type\":\"int32\",\"optional\":true,\"field\":\"small\"},"
+          + "{\"type\":\"string\",\"optional\":true,\"field\":\"big\"},"
+          + "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\",\"field\":\"doc\"},"
+          + "{\"type\":\"bytes\",\"optional\":true,\"field\":\"bin\"},"
+          + "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true},\"optional\":true,\"field\":\"arr\"}]}");
 
   @Test
   void findsThePlaceholderAsTextJsonBytesAndArrayElementTheWayDebeziumWritesIt() throws Exception {
     // Copied from a real Debezium 3.6.1 update event of PostgreSQL 15 (REPLICA IDENTITY DEFAULT).
-    ObjectNode after = (ObjectNode) JSON.readTree("{\"id\": 1, \"small\": 2, \"big\": \"__debezium_unavailable_value\","
-        + " \"doc\": \"__debezium_unavailable_value\", \"bin\": \"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==\","
-        + " \"arr\": [\"__debezium_unavailable_value\"]}");
+    ObjectNode after = (ObjectNode)
+        JSON.readTree("{\"id\": 1, \"small\": 2, \"big\": \"__debezium_unavailable_value\","
+            + " \"doc\": \"__debezium_unavailable_value\", \"bin\": \"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==\","
+            + " \"arr\": [\"__debezium_unavailable_value\"]}");
     assertThat(VALUES.columns(after, ROW)).containsExactly("big", "doc", "bin", "arr");
   }
 
   @Test
   void realValuesAndNullsAreNotPlaceholders() throws Exception {
-    ObjectNode after = (ObjectNode) JSON.readTree("{\"id\": 1, \"small\": 2, \"big\": \"x\", \"doc\": null,"
-        + " \"bin\": \"AP8A\", \"arr\": [\"__debezium_unavailable_value\", \"b\"]}");
+    ObjectNode after =
+        (ObjectNode) JSON.readTree("{\"id\": 1, \"small\": 2, \"big\": \"x\", \"doc\": null,"
+            + " \"bin\": \"AP8A\", \"arr\": [\"__debezium_unavailable_value\", \"b\"]}");
     assertThat(VALUES.columns(after, ROW)).isEmpty();
   }
 
   @Test
   void withoutSchemasTheHexAndBase64FormsOfTheBytesCount() throws Exception {
-    ObjectNode after = (ObjectNode) JSON.readTree("{\"id\": 1, \"a\": \"5f5f646562657a69756d5f756e617661696c61626c655f76616c7565\","
-        + " \"b\": \"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==\", \"c\": \"__debezium_unavailable_value\", \"d\": \"plain\"}");
+    ObjectNode after = (ObjectNode)
+        JSON.readTree(
+            "{\"id\": 1, \"a\": \"5f5f646562657a69756d5f756e617661696c61626c655f76616c7565\","
+                + " \"b\": \"X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ==\", \"c\": \"__debezium_unavailable_value\", \"d\": \"plain\"}");
     assertThat(VALUES.columns(after, null)).containsExactly("a", "b", "c");
   }
 
   @Test
   void aConfiguredPlaceholderIsTheOneLookedFor() throws Exception {
     UnavailableValues custom = new UnavailableValues("__toasted");
-    ObjectNode after = (ObjectNode) JSON.readTree("{\"id\": 1, \"big\": \"__toasted\", \"doc\": \"__debezium_unavailable_value\"}");
+    ObjectNode after = (ObjectNode) JSON.readTree(
+        "{\"id\": 1, \"big\": \"__toasted\", \"doc\": \"__debezium_unavailable_value\"}");
     assertThat(custom.columns(after, ROW)).containsExactly("big");
   }
 
   @Test
   void fillTakesOnlyRealValuesFromThePreviousRow() throws Exception {
-    ObjectNode after = (ObjectNode) JSON.readTree("{\"id\": 1, \"small\": 3, \"big\": \"__debezium_unavailable_value\","
-        + " \"doc\": \"__debezium_unavailable_value\"}");
-    ObjectNode previous = (ObjectNode) JSON.readTree("{\"id\": 1, \"small\": 2, \"big\": \"the text\","
-        + " \"doc\": \"__debezium_unavailable_value\"}");
+    ObjectNode after = (ObjectNode)
+        JSON.readTree("{\"id\": 1, \"small\": 3, \"big\": \"__debezium_unavailable_value\","
+            + " \"doc\": \"__debezium_unavailable_value\"}");
+    ObjectNode previous =
+        (ObjectNode) JSON.readTree("{\"id\": 1, \"small\": 2, \"big\": \"the text\","
+            + " \"doc\": \"__debezium_unavailable_value\"}");
     ObjectNode filled = VALUES.fill(after, ROW, previous, ROW, VALUES.columns(after, ROW));
     assertThat(filled.get("small").asInt()).isEqualTo(3);
     assertThat(filled.get("big").asText()).isEqualTo("the text");

@@ -16,7 +16,8 @@ import java.util.regex.Pattern;
  */
 final class CapturedTables {
 
-  private static final List<String> SYSTEM_SCHEMAS = List.of("pg_catalog", "information_schema", "pg_toast");
+  private static final List<String> SYSTEM_SCHEMAS =
+      List.of("pg_catalog", "information_schema", "pg_toast");
 
   private final List<Pattern> schemaInclude;
   private final List<Pattern> schemaExclude;
@@ -35,7 +36,8 @@ final class CapturedTables {
       for (String entry : keys.split(";")) {
         int colon = entry.lastIndexOf(':');
         if (colon > 0) {
-          keyColumns.put(Pattern.compile(entry.substring(0, colon).trim(), Pattern.CASE_INSENSITIVE),
+          keyColumns.put(
+              Pattern.compile(entry.substring(0, colon).trim(), Pattern.CASE_INSENSITIVE),
               List.of(entry.substring(colon + 1).trim().split("\\s*,\\s*")));
         }
       }
@@ -47,13 +49,15 @@ final class CapturedTables {
       return false;
     }
     String qualified = schema + "." + table;
-    if (!schemaInclude.isEmpty() && schemaInclude.stream().noneMatch(p -> p.matcher(schema).matches())) {
+    if (!schemaInclude.isEmpty()
+        && schemaInclude.stream().noneMatch(p -> p.matcher(schema).matches())) {
       return false;
     }
     if (schemaExclude.stream().anyMatch(p -> p.matcher(schema).matches())) {
       return false;
     }
-    if (!tableInclude.isEmpty() && tableInclude.stream().noneMatch(p -> p.matcher(qualified).matches())) {
+    if (!tableInclude.isEmpty()
+        && tableInclude.stream().noneMatch(p -> p.matcher(qualified).matches())) {
       return false;
     }
     return tableExclude.stream().noneMatch(p -> p.matcher(qualified).matches());

@@ -22,12 +22,53 @@ public final class PostgresSourceCheck {
 
   /** The base types Debezium's Postgres connector maps to a Connect type (arrays of them too). */
   private static final Set<String> MAPPED = Set.of(
-      "int2", "int4", "int8", "float4", "float8", "numeric", "money", "bpchar", "varchar", "text", "char", "name",
-      "citext", "bytea", "bool", "date", "time", "timetz", "timestamp", "timestamptz", "interval", "uuid", "json",
-      "jsonb", "xml", "inet", "cidr", "macaddr", "macaddr8", "bit", "varbit", "int4range", "int8range", "numrange",
-      "tsrange", "tstzrange", "daterange", "point", "hstore", "tsvector", "ltree", "oid", "geometry", "geography");
+      "int2",
+      "int4",
+      "int8",
+      "float4",
+      "float8",
+      "numeric",
+      "money",
+      "bpchar",
+      "varchar",
+      "text",
+      "char",
+      "name",
+      "citext",
+      "bytea",
+      "bool",
+      "date",
+      "time",
+      "timetz",
+      "timestamp",
+      "timestamptz",
+      "interval",
+      "uuid",
+      "json",
+      "jsonb",
+      "xml",
+      "inet",
+      "cidr",
+      "macaddr",
+      "macaddr8",
+      "bit",
+      "varbit",
+      "int4range",
+      "int8range",
+      "numrange",
+      "tsrange",
+      "tstzrange",
+      "daterange",
+      "point",
+      "hstore",
+      "tsvector",
+      "ltree",
+      "oid",
+      "geometry",
+      "geography");
   /** Types Debezium's connector knows but leaves out of its events. */
-  private static final Set<String> LEFT_OUT = Set.of("box", "circle", "line", "lseg", "path", "polygon");
+  private static final Set<String> LEFT_OUT =
+      Set.of("box", "circle", "line", "lseg", "path", "polygon");
 
   private final Connection connection;
   private final Map<String, String> connector;
@@ -48,36 +89,51 @@ public final class PostgresSourceCheck {
     publications(out);
     int tables = tables(out);
     if (tables == 0) {
-      out.add(new Finding(Level.WARNING, "tables", "the connector would capture no table of this database"
-          + " (check schema.include.list and table.include.list)"));
+      out.add(new Finding(
+          Level.WARNING,
+          "tables",
+          "the connector would capture no table of this database"
+              + " (check schema.include.list and table.include.list)"));
     }
     return out;
   }
 
   private void logicalDecoding(List<Finding> out) throws SQLException {
     String walLevel = setting("wal_level");
-    out.add("logical".equals(walLevel)
-        ? new Finding(Level.OK, "wal_level", "logical")
-        : new Finding(Level.BLOCKER, "wal_level", walLevel + ": Debezium needs logical decoding; set wal_level = logical"
-            + " in postgresql.conf and restart the server"));
+    out.add(
+        "logical".equals(walLevel)
+            ? new Finding(Level.OK, "wal_level", "logical")
+            : new Finding(
+                Level.BLOCKER,
+                "wal_level",
+                walLevel + ": Debezium needs logical decoding; set wal_level = logical"
+                    + " in postgresql.conf and restart the server"));
     int slots = Integer.parseInt(setting("max_replication_slots"));
     int senders = Integer.parseInt(setting("max_wal_senders"));
     if (slots < 1 || senders < 1) {
-      out.add(new Finding(Level.BLOCKER, "replication", "max_replication_slots = " + slots + ", max_wal_senders = "
-          + senders + ": the connector needs one of each"));
+      out.add(new Finding(
+          Level.BLOCKER,
+          "replication",
+          "max_replication_slots = " + slots + ", max_wal_senders = " + senders
+              + ": the connector needs one of each"));
     }
   }
 
   private void privilege(List<Finding> out) throws SQLException {
     try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT current_user, rolsuper, rolreplication FROM pg_roles WHERE rolname = current_user")) {
+        ResultSet rs = s.executeQuery(
+            "SELECT current_user, rolsuper, rolreplication FROM pg_roles WHERE rolname = current_user")) {
       if (rs.next()) {
         String user = rs.getString(1);
         if (rs.getBoolean(2) || rs.getBoolean(3)) {
-          out.add(new Finding(Level.OK, "user " + user, rs.getBoolean(2) ? "superuser" : "has REPLICATION"));
+          out.add(new Finding(
+              Level.OK, "user " + user, rs.getBoolean(2) ? "superuser" : "has REPLICATION"));
         } else {
-          out.add(new Finding(Level.BLOCKER, "user " + user, "lacks the REPLICATION attribute the connector needs:"
-              + " ALTER ROLE " + user + " REPLICATION"));
+          out.add(new Finding(
+              Level.BLOCKER,
+              "user " + user,
+              "lacks the REPLICATION attribute the connector needs:" + " ALTER ROLE " + user
+                  + " REPLICATION"));
         }
       }
     }
@@ -88,29 +144,43 @@ public final class PostgresSourceCheck {
     String plugin = connector.getOrDefault("plugin.name", "decoderbufs");
     boolean found = false;
     try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT slot_name, plugin, slot_type, database, active,"
-            + " pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) FROM pg_replication_slots ORDER BY slot_name")) {
+        ResultSet rs = s.executeQuery(
+            "SELECT slot_name, plugin, slot_type, database, active,"
+                + " pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) FROM pg_replication_slots ORDER BY slot_name")) {
       while (rs.next()) {
         String name = rs.getString(1);
-        String retained = rs.getObject(6) == null ? "" : ", holds " + (rs.getLong(6) / (1024 * 1024)) + " MiB of WAL";
-        String what = rs.getString(3) + " slot of database " + rs.getString(4) + ", plugin " + rs.getString(2)
-            + (rs.getBoolean(5) ? ", active" : ", inactive") + retained;
+        String retained = rs.getObject(6) == null
+            ? ""
+            : ", holds " + (rs.getLong(6) / (1024 * 1024)) + " MiB of WAL";
+        String what = rs.getString(3) + " slot of database " + rs.getString(4) + ", plugin "
+            + rs.getString(2) + (rs.getBoolean(5) ? ", active" : ", inactive") + retained;
         if (name.equals(slotName)) {
           found = true;
           if (!plugin.equals(rs.getString(2))) {
-            out.add(new Finding(Level.BLOCKER, "slot " + name, what + ": the connector's slot.name, but it decodes with "
-                + rs.getString(2) + " where the connector uses " + plugin + "; drop it or choose another slot.name"));
+            out.add(new Finding(
+                Level.BLOCKER,
+                "slot " + name,
+                what + ": the connector's slot.name, but it decodes with " + rs.getString(2)
+                    + " where the connector uses " + plugin
+                    + "; drop it or choose another slot.name"));
             continue;
           }
-          out.add(new Finding(Level.OK, "slot " + name, what + " (the connector's: it resumes from it)"));
+          out.add(new Finding(
+              Level.OK, "slot " + name, what + " (the connector's: it resumes from it)"));
         } else {
-          out.add(new Finding(rs.getBoolean(5) ? Level.INFO : Level.WARNING, "slot " + name, what
-              + (rs.getBoolean(5) ? "" : ": an inactive slot keeps WAL on disk until it is dropped")));
+          out.add(new Finding(
+              rs.getBoolean(5) ? Level.INFO : Level.WARNING,
+              "slot " + name,
+              what
+                  + (rs.getBoolean(5)
+                      ? ""
+                      : ": an inactive slot keeps WAL on disk until it is dropped")));
         }
       }
     }
     if (!found) {
-      out.add(new Finding(Level.INFO, "slot " + slotName, "does not exist yet; the connector creates it"));
+      out.add(new Finding(
+          Level.INFO, "slot " + slotName, "does not exist yet; the connector creates it"));
     }
   }
 
@@ -118,19 +188,27 @@ public final class PostgresSourceCheck {
     String wanted = connector.getOrDefault("publication.name", "dbz_publication");
     boolean found = false;
     try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT p.pubname, p.puballtables, p.pubupdate, p.pubdelete, p.pubtruncate,"
-            + " (SELECT count(*) FROM pg_publication_tables t WHERE t.pubname = p.pubname) FROM pg_publication p")) {
+        ResultSet rs = s.executeQuery(
+            "SELECT p.pubname, p.puballtables, p.pubupdate, p.pubdelete, p.pubtruncate,"
+                + " (SELECT count(*) FROM pg_publication_tables t WHERE t.pubname = p.pubname) FROM pg_publication p")) {
       while (rs.next()) {
         String name = rs.getString(1);
         found |= name.equals(wanted);
-        out.add(new Finding(Level.INFO, "publication " + name, (rs.getBoolean(2) ? "all tables" : rs.getLong(6) + " tables")
-            + (rs.getBoolean(5) ? ", publishes truncates" : ", does not publish truncates")
-            + (name.equals(wanted) ? " (the connector's)" : "")));
+        out.add(new Finding(
+            Level.INFO,
+            "publication " + name,
+            (rs.getBoolean(2) ? "all tables" : rs.getLong(6) + " tables")
+                + (rs.getBoolean(5) ? ", publishes truncates" : ", does not publish truncates")
+                + (name.equals(wanted) ? " (the connector's)" : "")));
       }
     }
     if (!found) {
-      out.add(new Finding(Level.INFO, "publication " + wanted, "does not exist yet; with publication.autocreate.mode "
-          + connector.getOrDefault("publication.autocreate.mode", "all_tables") + " the connector creates it"));
+      out.add(new Finding(
+          Level.INFO,
+          "publication " + wanted,
+          "does not exist yet; with publication.autocreate.mode "
+              + connector.getOrDefault("publication.autocreate.mode", "all_tables")
+              + " the connector creates it"));
     }
   }
 
@@ -145,30 +223,42 @@ public final class PostgresSourceCheck {
             + " ORDER BY n.nspname, c.relname")) {
       while (rs.next()) {
         if (captured.captures(rs.getString(2), rs.getString(3))) {
-          tables.add(new Object[] {rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getBoolean(5)});
+          tables.add(new Object[] {
+            rs.getLong(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getBoolean(5)
+          });
         }
       }
     }
     for (Object[] t : tables) {
-      table(out, (Long) t[0], (String) t[1], (String) t[2], ((String) t[3]).charAt(0), (Boolean) t[4]);
+      table(out, (Long) t[0], (String) t[1], (String) t[2], ((String) t[3]).charAt(0), (Boolean)
+          t[4]);
     }
     return tables.size();
   }
 
-  private void table(List<Finding> out, long oid, String schema, String name, char identity, boolean primaryKey)
+  private void table(
+      List<Finding> out, long oid, String schema, String name, char identity, boolean primaryKey)
       throws SQLException {
     String table = schema + "." + name;
     Optional<List<String>> messageKey = captured.messageKeyColumns(schema, name);
     int before = out.size();
     if (!primaryKey && (identity == 'd' || identity == 'n')) {
-      out.add(new Finding(Level.BLOCKER, table, "no primary key and REPLICA IDENTITY "
-          + (identity == 'd' ? "DEFAULT" : "NOTHING") + ": once the connector's publication includes it, PostgreSQL"
-          + " refuses its UPDATEs and DELETEs (\"cannot update table because it does not have a replica identity and"
-          + " publishes updates\"), which breaks the application that writes it. Add a primary key, or"
-          + " ALTER TABLE " + table + " REPLICA IDENTITY FULL and name its key columns in message.key.columns"));
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "no primary key and REPLICA IDENTITY "
+              + (identity == 'd' ? "DEFAULT" : "NOTHING")
+              + ": once the connector's publication includes it, PostgreSQL"
+              + " refuses its UPDATEs and DELETEs (\"cannot update table because it does not have a replica identity and"
+              + " publishes updates\"), which breaks the application that writes it. Add a primary key, or"
+              + " ALTER TABLE " + table
+              + " REPLICA IDENTITY FULL and name its key columns in message.key.columns"));
     } else if (!primaryKey && messageKey.isEmpty()) {
-      out.add(new Finding(Level.BLOCKER, table, "no primary key: its changes reach Kafka without a key and ingest"
-          + " refuses them; name its key columns in the connector's message.key.columns"));
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "no primary key: its changes reach Kafka without a key and ingest"
+              + " refuses them; name its key columns in the connector's message.key.columns"));
     }
     List<String> toasted = new ArrayList<>();
     try (PreparedStatement ps = connection.prepareStatement(
@@ -184,7 +274,8 @@ public final class PostgresSourceCheck {
         while (rs.next()) {
           String column = rs.getString(1);
           String type = rs.getString(4);
-          column(out, table, column, type, rs.getString(2), rs.getString(3).charAt(0), rs.getInt(5));
+          column(
+              out, table, column, type, rs.getString(2), rs.getString(3).charAt(0), rs.getInt(5));
           if (toastable(rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7))) {
             toasted.add(column);
           }
@@ -192,14 +283,23 @@ public final class PostgresSourceCheck {
       }
     }
     if (!toasted.isEmpty() && identity != 'f') {
-      out.add(new Finding(Level.WARNING, table, "column(s) " + toasted + " can be stored out of line (TOAST): an UPDATE"
-          + " that leaves such a value unchanged does not send it, and ingest fills it from the table's current row."
-          + " A primary-key UPDATE of such a row is refused unless its old row is in the same batch: if the"
-          + " application updates primary keys, ALTER TABLE " + table + " REPLICA IDENTITY FULL"));
+      out.add(new Finding(
+          Level.WARNING,
+          table,
+          "column(s) " + toasted + " can be stored out of line (TOAST): an UPDATE"
+              + " that leaves such a value unchanged does not send it, and ingest fills it from the table's current row."
+              + " A primary-key UPDATE of such a row is refused unless its old row is in the same batch: if the"
+              + " application updates primary keys, ALTER TABLE " + table
+              + " REPLICA IDENTITY FULL"));
     }
     if (out.size() == before) {
-      out.add(new Finding(Level.OK, table, primaryKey ? "primary key, every column type mapped"
-          : "key " + messageKey.orElseThrow() + " (message.key.columns), every column type mapped"));
+      out.add(new Finding(
+          Level.OK,
+          table,
+          primaryKey
+              ? "primary key, every column type mapped"
+              : "key " + messageKey.orElseThrow()
+                  + " (message.key.columns), every column type mapped"));
     }
   }
 
@@ -217,42 +317,73 @@ public final class PostgresSourceCheck {
     return (typname.equals("varchar") || typname.equals("bpchar")) && typmod - 4 > 500;
   }
 
-  private static void column(List<Finding> out, String table, String column, String type, String typname, char typtype,
+  private static void column(
+      List<Finding> out,
+      String table,
+      String column,
+      String type,
+      String typname,
+      char typtype,
       int typmod) {
     String subject = table + "." + column;
     if (LEFT_OUT.contains(typname)) {
-      out.add(new Finding(Level.WARNING, subject, type + " has no Debezium mapping: the connector leaves the column"
-          + " out of its events, so the Iceberg table will not have it"));
+      out.add(new Finding(
+          Level.WARNING,
+          subject,
+          type + " has no Debezium mapping: the connector leaves the column"
+              + " out of its events, so the Iceberg table will not have it"));
     } else if (typtype == 'c') {
-      out.add(new Finding(Level.WARNING, subject, type + " is a composite type, which the connector leaves out"));
+      out.add(new Finding(
+          Level.WARNING, subject, type + " is a composite type, which the connector leaves out"));
     } else if (!MAPPED.contains(typname) && typtype != 'e') {
-      out.add(new Finding(Level.WARNING, subject, type + " is not a type the connector maps: it leaves the column out"
-          + " (or sends raw bytes with include.unknown.datatypes=true)"));
+      out.add(new Finding(
+          Level.WARNING,
+          subject,
+          type + " is not a type the connector maps: it leaves the column out"
+              + " (or sends raw bytes with include.unknown.datatypes=true)"));
     } else if (typname.equals("numeric") && typmod >= 4) {
       int precision = ((typmod - 4) >> 16) & 0xffff;
       int scale = (typmod - 4) & 0xffff;
       if (scale > 38) {
-        out.add(new Finding(Level.BLOCKER, subject, type + ": Iceberg decimals hold at most 38 digits after the point,"
-            + " so every change of the table is refused; set the connector's decimal.handling.mode to string"));
+        out.add(
+            new Finding(
+                Level.BLOCKER,
+                subject,
+                type + ": Iceberg decimals hold at most 38 digits after the point,"
+                    + " so every change of the table is refused; set the connector's decimal.handling.mode to string"));
       } else if (precision > 38) {
-        out.add(new Finding(Level.WARNING, subject, type + " maps to decimal(38," + scale + "): a value of more than 38"
-            + " digits is refused"));
+        out.add(new Finding(
+            Level.WARNING,
+            subject,
+            type + " maps to decimal(38," + scale + "): a value of more than 38"
+                + " digits is refused"));
       }
     } else if (typname.equals("numeric")) {
-      out.add(new Finding(Level.INFO, subject, "numeric without precision maps to decimal(38,18): a value with more"
-          + " than 20 digits before the point or 18 after is refused (NaN and infinity arrive as null from Debezium)"));
+      out.add(
+          new Finding(
+              Level.INFO,
+              subject,
+              "numeric without precision maps to decimal(38,18): a value with more"
+                  + " than 20 digits before the point or 18 after is refused (NaN and infinity arrive as null from Debezium)"));
     } else if (typname.equals("time") || typname.equals("timetz")) {
       if (typname.equals("time")) {
-        out.add(new Finding(Level.INFO, subject, "time 24:00:00, valid in PostgreSQL, has no Iceberg time: a row holding"
-            + " it is refused"));
+        out.add(new Finding(
+            Level.INFO,
+            subject,
+            "time 24:00:00, valid in PostgreSQL, has no Iceberg time: a row holding"
+                + " it is refused"));
       }
     } else if (typname.equals("varbit")) {
-      out.add(new Finding(Level.INFO, subject, "Debezium's encoding of varbit drops leading zeros (B'0011' arrives as 11)"));
+      out.add(new Finding(
+          Level.INFO,
+          subject,
+          "Debezium's encoding of varbit drops leading zeros (B'0011' arrives as 11)"));
     }
   }
 
   private String setting(String name) throws SQLException {
-    try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery("SHOW " + name)) {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SHOW " + name)) {
       rs.next();
       return rs.getString(1);
     }

@@ -49,8 +49,8 @@ public final class CycleChecks {
     Set<String> tasks = new HashSet<>(plan.taskFiles());
     for (ConvertResult result : results) {
       if (!plan.cycleId().equals(result.cycleId()) || !tasks.contains(result.dataFilePath())) {
-        throw new Refused(where + ": a convert result for " + result.dataFilePath() + " of cycle " + result.cycleId()
-            + " that the cycle did not ask for");
+        throw new Refused(where + ": a convert result for " + result.dataFilePath() + " of cycle "
+            + result.cycleId() + " that the cycle did not ask for");
       }
       DeleteFile dv = result.newDv(specs);
       if (dv != null) {
@@ -64,17 +64,22 @@ public final class CycleChecks {
   }
 
   private static void vectorOf(DeleteFile dv, String dataFile, String where) {
-    if (dv.content() != FileContent.POSITION_DELETES || dv.format() != FileFormat.PUFFIN
+    if (dv.content() != FileContent.POSITION_DELETES
+        || dv.format() != FileFormat.PUFFIN
         || !dataFile.equals(dv.referencedDataFile())) {
-      throw new Refused(where + ": the result for " + dataFile + " names " + dv.location() + " (" + dv.content() + ", "
-          + dv.format() + ", of " + dv.referencedDataFile() + "), not a deletion vector of that data file");
+      throw new Refused(where + ": the result for " + dataFile + " names " + dv.location() + " ("
+          + dv.content() + ", " + dv.format() + ", of " + dv.referencedDataFile()
+          + "), not a deletion vector of that data file");
     }
   }
 
   private static List<String> roots(Table table) {
     List<String> roots = new ArrayList<>();
     roots.add(folder(OrphanFiles.normalize(table.location())));
-    for (String key : List.of(TableProperties.WRITE_DATA_LOCATION, "write.object-storage.path", "write.folder-storage.path")) {
+    for (String key : List.of(
+        TableProperties.WRITE_DATA_LOCATION,
+        "write.object-storage.path",
+        "write.folder-storage.path")) {
       String location = table.properties().get(key);
       if (location != null && !location.isBlank()) {
         roots.add(folder(OrphanFiles.normalize(location)));
@@ -86,7 +91,8 @@ public final class CycleChecks {
   private static void under(List<String> roots, ContentFile<?> file, String where, String what) {
     String location = OrphanFiles.normalize(file.location());
     if (location.contains("/../") || roots.stream().noneMatch(location::startsWith)) {
-      throw new Refused(where + ": " + what + " " + location + " is not where the table keeps its files " + roots);
+      throw new Refused(where + ": " + what + " " + location
+          + " is not where the table keeps its files " + roots);
     }
   }
 

@@ -51,7 +51,8 @@ public final class MainCommitter {
 
   private MainCommitter() {}
 
-  public static Outcome commit(Table table, CyclePlan plan, List<ConvertResult> results, long nowMs) {
+  public static Outcome commit(
+      Table table, CyclePlan plan, List<ConvertResult> results, long nowMs) {
     table.refresh();
     Snapshot main = table.snapshot(Branches.MAIN);
     Optional<Long> watermark = BranchFiles.watermark(table);
@@ -82,11 +83,14 @@ public final class MainCommitter {
         filesScanned++; // a file the key index resolved was not read
       }
     }
-    plan.removeDvs().forEach(node -> removeDvs.add((DeleteFile) ContentFiles.fromJson(node, specs)));
+    plan.removeDvs()
+        .forEach(node -> removeDvs.add((DeleteFile) ContentFiles.fromJson(node, specs)));
 
     boolean addsData = !plan.addDataFiles().isEmpty();
     boolean deletes = !addDvs.isEmpty() || !plan.removeDataFiles().isEmpty();
-    String operation = deletes ? (addsData ? DataOperations.OVERWRITE : DataOperations.DELETE) : DataOperations.APPEND;
+    String operation = deletes
+        ? (addsData ? DataOperations.OVERWRITE : DataOperations.DELETE)
+        : DataOperations.APPEND;
     MirrorRowDelta delta = new MirrorRowDelta(table, main.snapshotId(), operation);
     // From the planned base: Iceberg's check for concurrently added vectors would otherwise take
     // the vectors this cycle replaces for concurrent ones.
@@ -94,13 +98,15 @@ public final class MainCommitter {
     writeDataManifests(table, plan).forEach(delta::addDataManifest);
     addDvs.forEach(delta::addDeletes);
     removeDvs.forEach(delta::removeDeletes);
-    plan.removeDataFiles().forEach(node -> delta.removeRows((DataFile) ContentFiles.fromJson(node, specs)));
+    plan.removeDataFiles()
+        .forEach(node -> delta.removeRows((DataFile) ContentFiles.fromJson(node, specs)));
     delta.set(SummaryKeys.REALTIME_SNAPSHOT_ID, Long.toString(plan.targetRealtimeSnapshotId()));
     delta.set(SummaryKeys.CYCLE_ID, plan.cycleId());
     delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(plan.maxSourceTsMs()));
     delta.set(SummaryKeys.REALTIME_SNAPSHOTS, Integer.toString(plan.realtimeSnapshots()));
     delta.set(SummaryKeys.DATA_FILES_ADDED, Integer.toString(plan.addDataFiles().size()));
-    delta.set(SummaryKeys.DATA_FILES_REMOVED, Integer.toString(plan.removeDataFiles().size()));
+    delta.set(
+        SummaryKeys.DATA_FILES_REMOVED, Integer.toString(plan.removeDataFiles().size()));
     delta.set(SummaryKeys.DVS_ADDED, Integer.toString(addDvs.size()));
     delta.set(SummaryKeys.DVS_REMOVED, Integer.toString(removeDvs.size()));
     delta.set(SummaryKeys.KEYS_CONVERTED, Long.toString(keys));
@@ -117,23 +123,24 @@ public final class MainCommitter {
       long head = table.snapshot(Branches.MAIN).snapshotId();
       if (head == plan.baseMainSnapshotId()) {
         throw new IllegalStateException(
-            "commit of cycle " + plan.cycleId() + " to " + plan.table() + " main failed validation: " + e.getMessage(), e);
+            "commit of cycle " + plan.cycleId() + " to " + plan.table()
+                + " main failed validation: " + e.getMessage(),
+            e);
       }
       return new MainMoved(plan.baseMainSnapshotId(), head);
     }
     Snapshot committed = table.snapshot(Branches.MAIN);
-    return new Committed(
-        new MainCommitted(
-            plan.table(),
-            committed.snapshotId(),
-            plan.targetRealtimeSnapshotId(),
-            plan.maxSourceTsMs(),
-            plan.addDataFiles().size(),
-            plan.removeDataFiles().size(),
-            addDvs.size(),
-            removeDvs.size(),
-            keys,
-            nowMs));
+    return new Committed(new MainCommitted(
+        plan.table(),
+        committed.snapshotId(),
+        plan.targetRealtimeSnapshotId(),
+        plan.maxSourceTsMs(),
+        plan.addDataFiles().size(),
+        plan.removeDataFiles().size(),
+        addDvs.size(),
+        removeDvs.size(),
+        keys,
+        nowMs));
   }
 
   private static List<ManifestFile> writeDataManifests(Table table, CyclePlan plan) {
@@ -149,9 +156,10 @@ public final class MainCommitter {
     }
     List<ManifestFile> manifests = new ArrayList<>();
     for (var entry : bySpec.entrySet()) {
-      var output = ops.io().newOutputFile(ops.metadataFileLocation("sync-" + UUID.randomUUID() + "-m0.avro"));
-      ManifestWriter<DataFile> writer =
-          ManifestFiles.write(ops.current().formatVersion(), specs.get(entry.getKey()), output, null);
+      var output = ops.io()
+          .newOutputFile(ops.metadataFileLocation("sync-" + UUID.randomUUID() + "-m0.avro"));
+      ManifestWriter<DataFile> writer = ManifestFiles.write(
+          ops.current().formatVersion(), specs.get(entry.getKey()), output, null);
       try (writer) {
         for (CyclePlan.SequencedFile f : entry.getValue()) {
           writer.add((DataFile) ContentFiles.fromJson(f.file(), specs), f.dataSequenceNumber());

@@ -59,7 +59,8 @@ public final class Converter implements Processor<String, ConvertTask, String, C
   @Override
   public void init(ProcessorContext<String, ConvertResult> context) {
     this.context = context;
-    this.filesOfTask = meters.counter("lakestream.sync.convert.task.files", "task", context.taskId().toString());
+    this.filesOfTask = meters.counter(
+        "lakestream.sync.convert.task.files", "task", context.taskId().toString());
   }
 
   @Override
@@ -73,11 +74,17 @@ public final class Converter implements Processor<String, ConvertTask, String, C
       throw e;
     } catch (RuntimeException e) {
       failures.increment();
-      LOG.warn("Convert task of cycle {} of {} for {} failed; the cycle is abandoned and tried again later",
-          task.cycleId(), task.table(), task.dataFilePath(), e);
+      LOG.warn(
+          "Convert task of cycle {} of {} for {} failed; the cycle is abandoned and tried again later",
+          task.cycleId(),
+          task.table(),
+          task.dataFilePath(),
+          e);
       String error = e.getClass().getSimpleName() + ": " + e.getMessage();
-      context.forward(new Record<>(task.table(),
-          ConvertResult.failed(task.table(), task.cycleId(), task.dataFilePath(), error), context.currentSystemTimeMs()));
+      context.forward(new Record<>(
+          task.table(),
+          ConvertResult.failed(task.table(), task.cycleId(), task.dataFilePath(), error),
+          context.currentSystemTimeMs()));
       return;
     }
     time.record(Duration.ofNanos(System.nanoTime() - started));
@@ -91,7 +98,11 @@ public final class Converter implements Processor<String, ConvertTask, String, C
     if (result.newDv() != null) {
       dvs.increment();
     }
-    LOG.debug("Converted {}: {} of {} rows deleted", result.dataFilePath(), result.keysMatched(), result.rowsScanned());
+    LOG.debug(
+        "Converted {}: {} of {} rows deleted",
+        result.dataFilePath(),
+        result.keysMatched(),
+        result.rowsScanned());
     context.forward(new Record<>(task.table(), result, context.currentSystemTimeMs()));
   }
 }

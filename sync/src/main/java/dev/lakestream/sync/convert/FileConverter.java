@@ -41,10 +41,18 @@ public final class FileConverter {
     PositionDeleteIndex current =
         currentDv == null ? null : loader.loadPositionDeletes(List.of(currentDv), file.location());
 
-    PositionResolver.Resolution found = (task.positions() == null ? scan : indexed).resolve(table, task, file, current);
+    PositionResolver.Resolution found =
+        (task.positions() == null ? scan : indexed).resolve(table, task, file, current);
     List<Long> matched = found.positions();
     if (matched.isEmpty()) {
-      return new ConvertResult(task.table(), task.cycleId(), file.location(), null, List.of(), 0, found.rowsScanned(),
+      return new ConvertResult(
+          task.table(),
+          task.cycleId(),
+          file.location(),
+          null,
+          List.of(),
+          0,
+          found.rowsScanned(),
           found.bytesRead());
     }
     DeleteWriteResult written = writeDv(table, file, matched, current);
@@ -54,18 +62,20 @@ public final class FileConverter {
         task.cycleId(),
         file.location(),
         ContentFiles.toJson(dv, specs.get(dv.specId())),
-        written.rewrittenDeleteFiles().stream().map(f -> ContentFiles.toJson(f, specs.get(f.specId()))).toList(),
+        written.rewrittenDeleteFiles().stream()
+            .map(f -> ContentFiles.toJson(f, specs.get(f.specId())))
+            .toList(),
         matched.size(),
         found.rowsScanned(),
         found.bytesRead());
   }
 
-  private DeleteWriteResult writeDv(Table table, DataFile file, List<Long> positions, PositionDeleteIndex current) {
-    OutputFileFactory files =
-        OutputFileFactory.builderFor(table, 0, writerIds.incrementAndGet())
-            .format(FileFormat.PUFFIN)
-            .operationId(UUID.randomUUID().toString())
-            .build();
+  private DeleteWriteResult writeDv(
+      Table table, DataFile file, List<Long> positions, PositionDeleteIndex current) {
+    OutputFileFactory files = OutputFileFactory.builderFor(table, 0, writerIds.incrementAndGet())
+        .format(FileFormat.PUFFIN)
+        .operationId(UUID.randomUUID().toString())
+        .build();
     Supplier<OutputFile> output = () -> files.newOutputFile().encryptingOutputFile();
     BaseDVFileWriter writer = new BaseDVFileWriter(output, path -> current);
     try (writer) {

@@ -23,12 +23,14 @@ public interface PositionResolver {
   /** The positions the key index resolved, minus those already deleted: nothing is read. */
   final class IndexedPositions implements PositionResolver {
     @Override
-    public Resolution resolve(Table table, ConvertTask task, DataFile file, PositionDeleteIndex current) {
+    public Resolution resolve(
+        Table table, ConvertTask task, DataFile file, PositionDeleteIndex current) {
       List<Long> out = new ArrayList<>();
       for (long p : new TreeSet<>(task.positions())) {
         if (p < 0 || p >= file.recordCount()) {
-          throw new IllegalStateException("the key index gave position " + p + " beyond the " + file.recordCount()
-              + " rows of " + file.location() + " (table " + task.table() + ")");
+          throw new IllegalStateException(
+              "the key index gave position " + p + " beyond the " + file.recordCount() + " rows of "
+                  + file.location() + " (table " + task.table() + ")");
         }
         if (current == null || !current.isDeleted(p)) {
           out.add(p);

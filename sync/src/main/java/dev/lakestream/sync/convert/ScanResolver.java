@@ -26,11 +26,14 @@ public final class ScanResolver implements PositionResolver {
 
   private static final long CACHED_KEYS = 5_000_000;
 
-  private final Cache<String, StructLikeSet> deleteKeys =
-      Caffeine.newBuilder().maximumWeight(CACHED_KEYS).weigher((String k, StructLikeSet v) -> Math.max(1, v.size())).build();
+  private final Cache<String, StructLikeSet> deleteKeys = Caffeine.newBuilder()
+      .maximumWeight(CACHED_KEYS)
+      .weigher((String k, StructLikeSet v) -> Math.max(1, v.size()))
+      .build();
 
   @Override
-  public Resolution resolve(Table table, ConvertTask task, DataFile file, PositionDeleteIndex current) {
+  public Resolution resolve(
+      Table table, ConvertTask task, DataFile file, PositionDeleteIndex current) {
     List<DeleteFile> deletes = task.deleteFiles(table.specs());
     Set<Integer> keyIds = new HashSet<>(deletes.get(0).equalityFieldIds());
     Schema keySchema = TypeUtil.select(table.schema(), keyIds);
@@ -42,7 +45,8 @@ public final class ScanResolver implements PositionResolver {
             "table " + task.table() + ": equality deletes with different key columns in one task ("
                 + d.equalityFieldIds() + " and " + keyIds + ")");
       }
-      keys.addAll(deleteKeys.get(d.location(), p -> loader.loadEqualityDeletes(List.of(d), keySchema)));
+      keys.addAll(
+          deleteKeys.get(d.location(), p -> loader.loadEqualityDeletes(List.of(d), keySchema)));
     }
     List<Long> matched = new ArrayList<>();
     long[] position = {0};

@@ -85,7 +85,11 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private CycleStore store;
 
   public CycleCoordinator(
-      SyncConfig config, TableManager tables, MeterRegistry meters, Maintenance maintenance, Health health) {
+      SyncConfig config,
+      TableManager tables,
+      MeterRegistry meters,
+      Maintenance maintenance,
+      Health health) {
     this.config = config;
     this.tables = tables;
     this.maintenance = maintenance;
@@ -101,9 +105,11 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     // A task revived after an aborted transaction is initialized again: nothing in memory survives.
     this.store = new CycleStore(context, config.indexEnabled());
     if (guard == null) {
-      guard = new TableGuard(health, meters, config.backstopMs(), context.taskId().toString());
+      guard =
+          new TableGuard(health, meters, config.backstopMs(), context.taskId().toString());
     }
-    context.schedule(Duration.ofMillis(config.backstopMs()), PunctuationType.WALL_CLOCK_TIME, now -> backstop());
+    context.schedule(
+        Duration.ofMillis(config.backstopMs()), PunctuationType.WALL_CLOCK_TIME, now -> backstop());
   }
 
   @Override
@@ -169,19 +175,28 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private void onResult(Record<String, CycleInput> record, ConvertResult result) {
     CyclePlan plan = store.plan(result.table());
     if (plan == null || !plan.cycleId().equals(result.cycleId())) {
-      LOG.debug("Ignoring a result of cycle {} of {}: not the cycle in flight", result.cycleId(), result.table());
+      LOG.debug(
+          "Ignoring a result of cycle {} of {}: not the cycle in flight",
+          result.cycleId(),
+          result.table());
       return;
     }
     if (!store.asked(plan, result.dataFilePath())) {
-      deadLetter(record, "cycle " + plan.cycleId() + " of " + plan.table() + " sent no convert task for "
-          + result.dataFilePath());
+      deadLetter(
+          record,
+          "cycle " + plan.cycleId() + " of " + plan.table() + " sent no convert task for "
+              + result.dataFilePath());
       return;
     }
     long now = context.currentSystemTimeMs();
     if (result.failed()) {
       store.abandon(plan.table());
-      guard.failed(plan.table(), "the convert task of cycle " + plan.cycleId() + " for " + result.dataFilePath()
-          + " failed: " + result.error(), null, now);
+      guard.failed(
+          plan.table(),
+          "the convert task of cycle " + plan.cycleId() + " for " + result.dataFilePath()
+              + " failed: " + result.error(),
+          null,
+          now);
       return;
     }
     if (store.addResult(plan, result, now) >= plan.taskFiles().size()) {
@@ -192,7 +207,10 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private void onIndexAnswer(IndexResult answer) {
     CyclePlan plan = store.plan(answer.table());
     if (plan == null || !plan.cycleId().equals(answer.cycleId())) {
-      LOG.debug("Ignoring an index result of cycle {} of {}: not the cycle in flight", answer.cycleId(), answer.table());
+      LOG.debug(
+          "Ignoring an index result of cycle {} of {}: not the cycle in flight",
+          answer.cycleId(),
+          answer.table());
       return;
     }
     List<IndexResult> answers = store.addIndexAnswer(plan, answer);
@@ -200,7 +218,8 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
       return;
     }
     List<ConvertTask> tasks = indexRound.resolve(plan, answers, store.takeIndexRound(plan));
-    CyclePlan resolved = plan.withTaskFiles(tasks.stream().map(ConvertTask::dataFilePath).toList());
+    CyclePlan resolved =
+        plan.withTaskFiles(tasks.stream().map(ConvertTask::dataFilePath).toList());
     if (tasks.isEmpty()) {
       finish(tables.refresh(TableIdentifier.parse(plan.table())), resolved, List.of());
       return;
@@ -246,11 +265,18 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     if (idle >= config.cycleTimeoutMs()) {
       metrics.timedOut.increment();
       store.abandon(table);
-      guard.failed(table, "cycle " + plan.cycleId() + " timed out: no convert result for " + idle / 1000 + " s ("
-          + SyncConfig.CYCLE_TIMEOUT_MS + "), still waiting for " + waiting + " of " + plan.taskFiles().size(), null, now);
+      guard.failed(
+          table,
+          "cycle " + plan.cycleId() + " timed out: no convert result for " + idle / 1000 + " s ("
+              + SyncConfig.CYCLE_TIMEOUT_MS + "), still waiting for " + waiting + " of "
+              + plan.taskFiles().size(),
+          null,
+          now);
     } else if (idle >= config.cycleTimeoutMs() / 5) {
-      guard.stalled(table, "cycle " + plan.cycleId() + " has had no convert result for " + idle / 1000 + " s; waiting for "
-          + waiting + " of " + plan.taskFiles().size());
+      guard.stalled(
+          table,
+          "cycle " + plan.cycleId() + " has had no convert result for " + idle / 1000
+              + " s; waiting for " + waiting + " of " + plan.taskFiles().size());
     }
   }
 
@@ -267,19 +293,29 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     }
     CyclePlan plan = planned.get().plan();
     List<ConvertTask> tasks = planned.get().tasks();
-    LOG.debug("Planned cycle {} of {}: {} realtime snapshots, {} data files to add, {} to convert",
-        cycleId, tableName, plan.realtimeSnapshots(), plan.addDataFiles().size(), plan.taskFiles().size());
+    LOG.debug(
+        "Planned cycle {} of {}: {} realtime snapshots, {} data files to add, {} to convert",
+        cycleId,
+        tableName,
+        plan.realtimeSnapshots(),
+        plan.addDataFiles().size(),
+        plan.taskFiles().size());
     // With the key index, every cycle that changes main's data files goes through it, so the
     // index learns the new files' keys (and forgets removed files) even when nothing is deleted.
     boolean index = config.resolver(tableName) == SyncConfig.Resolver.INDEX
-        && !(tasks.isEmpty() && plan.addDataFiles().isEmpty() && plan.removeDataFiles().isEmpty());
+        && !(tasks.isEmpty()
+            && plan.addDataFiles().isEmpty()
+            && plan.removeDataFiles().isEmpty());
     if (index) {
-      Optional<List<IndexLookup>> lookups = indexRound.lookups(plan, tasks, planned.get().deleteSequences());
+      Optional<List<IndexLookup>> lookups =
+          indexRound.lookups(plan, tasks, planned.get().deleteSequences());
       if (lookups.isPresent()) {
         store.keep(plan, now);
         store.waitForIndex(plan, tasks);
-        lookups.get().forEach(lookup ->
-            context.forward(new Record<String, Object>(plan.table(), lookup, now), LOOKUPS_CHILD));
+        lookups
+            .get()
+            .forEach(lookup -> context.forward(
+                new Record<String, Object>(plan.table(), lookup, now), LOOKUPS_CHILD));
         return;
       }
     }
@@ -295,7 +331,9 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private void sendTasks(CyclePlan plan, List<ConvertTask> tasks) {
     store.tasksSent(plan);
     for (ConvertTask task : tasks) {
-      context.forward(new Record<String, Object>(task.dataFilePath(), task, context.currentSystemTimeMs()), TASKS_CHILD);
+      context.forward(
+          new Record<String, Object>(task.dataFilePath(), task, context.currentSystemTimeMs()),
+          TASKS_CHILD);
     }
     metrics.tasksSent.increment(tasks.size());
   }
@@ -303,11 +341,13 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private void finish(Table table, CyclePlan plan, List<ConvertResult> cycleResults) {
     Set<String> reported = new HashSet<>();
     cycleResults.forEach(r -> reported.add(r.dataFilePath()));
-    if (cycleResults.size() != plan.taskFiles().size() || !reported.equals(new HashSet<>(plan.taskFiles()))) {
-      // Committing now would leave a data file's deletes unconverted: a deleted row would come back.
+    if (cycleResults.size() != plan.taskFiles().size()
+        || !reported.equals(new HashSet<>(plan.taskFiles()))) {
+      // Committing now would leave a data file's deletes unconverted: a deleted row would come
+      // back.
       throw new IllegalStateException(
-          "cycle " + plan.cycleId() + " of " + plan.table() + " has " + cycleResults.size() + " results for "
-              + plan.taskFiles().size() + " convert tasks; refusing to commit");
+          "cycle " + plan.cycleId() + " of " + plan.table() + " has " + cycleResults.size()
+              + " results for " + plan.taskFiles().size() + " convert tasks; refusing to commit");
     }
     long now = context.currentSystemTimeMs();
     MainCommitter.Outcome outcome = MainCommitter.commit(table, plan, cycleResults, now);
@@ -318,19 +358,34 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
       LOG.info(
           "Synced {} to main snapshot {}: {} realtime snapshots, +{} data files, -{} data files, +{} DVs, -{} DVs, "
               + "{} keys converted in {} files, {} deletes reconverted, cycle {} ms",
-          plan.table(), event.mainSnapshotId(), plan.realtimeSnapshots(), event.dataFilesAdded(),
-          event.dataFilesRemoved(), event.dvsAdded(), event.dvsRemoved(), event.keysConverted(),
-          cycleResults.size(), plan.reconvertedDeletes(), now - plan.plannedAtMs());
+          plan.table(),
+          event.mainSnapshotId(),
+          plan.realtimeSnapshots(),
+          event.dataFilesAdded(),
+          event.dataFilesRemoved(),
+          event.dvsAdded(),
+          event.dvsRemoved(),
+          event.keysConverted(),
+          cycleResults.size(),
+          plan.reconvertedDeletes(),
+          now - plan.plannedAtMs());
       context.forward(new Record<String, Object>(plan.table(), event, now), COMMITS_CHILD);
       guard.succeeded(plan.table());
     } else if (outcome instanceof MainCommitter.AlreadyCommitted already) {
       guard.succeeded(plan.table());
-      LOG.info("Cycle {} of {} was already committed as main snapshot {}", plan.cycleId(), plan.table(),
+      LOG.info(
+          "Cycle {} of {} was already committed as main snapshot {}",
+          plan.cycleId(),
+          plan.table(),
           already.mainSnapshotId());
     } else if (outcome instanceof MainCommitter.MainMoved moved) {
       metrics.replans.increment();
-      LOG.warn("Main of {} moved since cycle {} was planned (expected {}, found {}); planning again",
-          plan.table(), plan.cycleId(), moved.expected(), moved.found());
+      LOG.warn(
+          "Main of {} moved since cycle {} was planned (expected {}, found {}); planning again",
+          plan.table(),
+          plan.cycleId(),
+          moved.expected(),
+          moved.found());
     }
     startCycle(plan.table());
   }
@@ -383,16 +438,25 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     String topic = meta.map(RecordMetadata::topic).orElse("?");
     int partition = meta.map(RecordMetadata::partition).orElse(-1);
     long offset = meta.map(RecordMetadata::offset).orElse(-1L);
-    LOG.warn("Dead-lettering {} of {}-{} at offset {}: {}", record.value().getClass().getSimpleName(), topic, partition,
-        offset, reason);
+    LOG.warn(
+        "Dead-lettering {} of {}-{} at offset {}: {}",
+        record.value().getClass().getSimpleName(),
+        topic,
+        partition,
+        offset,
+        reason);
     context.forward(
-        new Record<String, Object>(record.key(), record.value(), record.timestamp(),
+        new Record<String, Object>(
+            record.key(),
+            record.value(),
+            record.timestamp(),
             DeadLetters.headers(record.headers(), topic, partition, offset, "sync", reason)),
         DEAD_LETTER_CHILD);
   }
 
   private String where() {
-    return context.recordMetadata()
+    return context
+        .recordMetadata()
         .map(m -> "from " + m.topic() + "-" + m.partition() + " at offset " + m.offset())
         .orElse("");
   }

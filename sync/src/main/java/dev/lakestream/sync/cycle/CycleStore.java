@@ -139,7 +139,8 @@ final class CycleStore {
   /** The results gathered for {@code plan} (an unreadable spilled one reads as absent). */
   List<ConvertResult> results(CyclePlan plan) {
     List<ConvertResult> out = new ArrayList<>();
-    try (KeyValueIterator<String, ConvertResult> it = results.prefixScan(prefix(plan), Serdes.String().serializer())) {
+    try (KeyValueIterator<String, ConvertResult> it =
+        results.prefixScan(prefix(plan), Serdes.String().serializer())) {
       it.forEachRemaining(e -> {
         if (e.value != null) {
           out.add(e.value);
@@ -183,7 +184,8 @@ final class CycleStore {
   List<IndexResult> addIndexAnswer(CyclePlan plan, IndexResult answer) {
     indexResults.put(prefix(plan) + answer.partition(), answer);
     List<IndexResult> answers = new ArrayList<>();
-    try (KeyValueIterator<String, IndexResult> it = indexResults.prefixScan(prefix(plan), Serdes.String().serializer())) {
+    try (KeyValueIterator<String, IndexResult> it =
+        indexResults.prefixScan(prefix(plan), Serdes.String().serializer())) {
       it.forEachRemaining(e -> {
         if (e.value != null) {
           answers.add(e.value);
@@ -197,7 +199,8 @@ final class CycleStore {
   List<ConvertTask> takeIndexRound(CyclePlan plan) {
     List<ConvertTask> tasks = new ArrayList<>();
     List<String> keys = new ArrayList<>();
-    try (KeyValueIterator<String, ConvertTask> it = indexTasks.prefixScan(prefix(plan), Serdes.String().serializer())) {
+    try (KeyValueIterator<String, ConvertTask> it =
+        indexTasks.prefixScan(prefix(plan), Serdes.String().serializer())) {
       it.forEachRemaining(e -> {
         keys.add(e.key);
         if (e.value != null) {
@@ -223,7 +226,8 @@ final class CycleStore {
 
   private static <V> void deletePrefix(KeyValueStore<String, V> store, String prefix) {
     List<String> keys = new ArrayList<>();
-    try (KeyValueIterator<String, V> it = store.prefixScan(prefix, Serdes.String().serializer())) {
+    try (KeyValueIterator<String, V> it =
+        store.prefixScan(prefix, Serdes.String().serializer())) {
       while (it.hasNext()) {
         keys.add(it.peekNextKey());
         it.next();

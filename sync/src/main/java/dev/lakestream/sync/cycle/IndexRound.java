@@ -42,7 +42,8 @@ final class IndexRound {
    * (a reconversion of very many deletes, a live-set diff): the cycle then scans, and the files it
    * adds are indexed later by the bootstrap.
    */
-  Optional<List<IndexLookup>> lookups(CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {
+  Optional<List<IndexLookup>> lookups(
+      CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {
     Map<String, List<String>> taskDeletes = new HashMap<>();
     Map<String, CyclePlan.SequencedFile> deletes = new LinkedHashMap<>();
     for (ConvertTask task : tasks) {
@@ -51,21 +52,35 @@ final class IndexRound {
         String path = d.get("file-path").asText();
         Long sequence = deleteSequences.get(path);
         if (sequence == null) {
-          throw new IllegalStateException("cycle " + plan.cycleId() + " of " + plan.table() + ": no sequence number for " + path);
+          throw new IllegalStateException("cycle " + plan.cycleId() + " of " + plan.table()
+              + ": no sequence number for " + path);
         }
         deletes.putIfAbsent(path, new CyclePlan.SequencedFile(d, sequence));
       });
     }
-    List<String> removed = plan.removeDataFiles().stream().map(f -> f.get("file-path").asText()).toList();
+    List<String> removed =
+        plan.removeDataFiles().stream().map(f -> f.get("file-path").asText()).toList();
     List<IndexLookup> lookups = new ArrayList<>();
     for (int p = 0; p < partitions; p++) {
-      lookups.add(new IndexLookup(plan.table(), plan.cycleId(), p, partitions, plan.addDataFiles(), removed,
-          new ArrayList<>(deletes.values()), taskDeletes));
+      lookups.add(new IndexLookup(
+          plan.table(),
+          plan.cycleId(),
+          p,
+          partitions,
+          plan.addDataFiles(),
+          removed,
+          new ArrayList<>(deletes.values()),
+          taskDeletes));
     }
     int size = lookups.get(0).toJson().length;
     if (size > MAX_LOOKUP_BYTES) {
-      LOG.info("Cycle {} of {}: a key-index lookup would take {} bytes (more than {}); scanning {} files this cycle",
-          plan.cycleId(), plan.table(), size, MAX_LOOKUP_BYTES, tasks.size());
+      LOG.info(
+          "Cycle {} of {}: a key-index lookup would take {} bytes (more than {}); scanning {} files this cycle",
+          plan.cycleId(),
+          plan.table(),
+          size,
+          MAX_LOOKUP_BYTES,
+          tasks.size());
       metrics.lookupsTooLarge.increment();
       return Optional.empty();
     }
@@ -82,14 +97,17 @@ final class IndexRound {
     Map<String, Set<Long>> positions = new HashMap<>();
     Set<String> unresolved = new HashSet<>();
     for (IndexResult answer : answers) {
-      answer.positions().forEach((path, list) -> positions.computeIfAbsent(path, k -> new HashSet<>()).addAll(list));
+      answer.positions().forEach((path, list) -> positions
+          .computeIfAbsent(path, k -> new HashSet<>())
+          .addAll(list));
       unresolved.addAll(answer.unresolvedFiles());
     }
     List<ConvertTask> tasks = new ArrayList<>();
     int skipped = 0;
     for (ConvertTask task : waiting) {
       Set<Long> found = positions.get(task.dataFilePath());
-      if (unresolved.contains(task.dataFilePath()) || (found != null && found.size() > MAX_TASK_POSITIONS)) {
+      if (unresolved.contains(task.dataFilePath())
+          || (found != null && found.size() > MAX_TASK_POSITIONS)) {
         tasks.add(task);
         metrics.filesScanned.increment();
       } else if (found != null) {
@@ -100,8 +118,13 @@ final class IndexRound {
       }
     }
     metrics.filesSkippedByIndex.increment(skipped);
-    LOG.debug("Cycle {} of {}: the key index resolved {} files, {} need a scan, {} need nothing",
-        plan.cycleId(), plan.table(), tasks.size() - unresolved.size(), unresolved.size(), skipped);
+    LOG.debug(
+        "Cycle {} of {}: the key index resolved {} files, {} need a scan, {} need nothing",
+        plan.cycleId(),
+        plan.table(),
+        tasks.size() - unresolved.size(),
+        unresolved.size(),
+        skipped);
     return tasks;
   }
 }

@@ -60,9 +60,12 @@ final class TableGuard {
     parked.put(table, new Parked(nowMs + backoff, n));
     failures.increment();
     String reason = what + (cause == null ? "" : ": " + describe(cause));
-    health.problem(subject(table), "parked after " + n + " failure(s) in a row; next try in " + backoff / 1000
-        + " s: " + reason);
-    String advice = "the other tables keep syncing; it is tried again in " + backoff / 1000 + " s (the wait doubles"
+    health.problem(
+        subject(table),
+        "parked after " + n + " failure(s) in a row; next try in " + backoff / 1000 + " s: "
+            + reason);
+    String advice = "the other tables keep syncing; it is tried again in " + backoff / 1000
+        + " s (the wait doubles"
         + " with each failure, up to 30 min). If it keeps failing, fix the cause named here (the catalog or object"
         + " store unreachable, a file missing or unreadable) or drop the table from the pipeline";
     if (cause == null) {

@@ -47,12 +47,17 @@ public final class Differ {
    * The plan and the tasks to send; the plan lists the tasks' data files. {@code deleteSequences}:
    * the data sequence number of each equality-delete file the tasks name (their JSON lacks it).
    */
-  public record Planned(CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {}
+  public record Planned(
+      CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {}
 
   private Differ() {}
 
   /** The realtime snapshots a cycle mirrors: after main's watermark, up to realtime's head. */
-  private record Range(Snapshot main, Snapshot realtime, Optional<Long> watermark, List<Snapshot> snapshots,
+  private record Range(
+      Snapshot main,
+      Snapshot realtime,
+      Optional<Long> watermark,
+      List<Snapshot> snapshots,
       Snapshot stop) {
     /** The snapshots after the watermark have expired: the live file sets are compared instead. */
     boolean expired() {
@@ -76,7 +81,10 @@ public final class Differ {
    * before and are gone, equality deletes added; and realtime's sequence number at the watermark,
    * -1 when unknown.
    */
-  private record FileDiff(Map<String, DataFile> added, Set<String> removed, Map<String, DeleteFile> newDeletes,
+  private record FileDiff(
+      Map<String, DataFile> added,
+      Set<String> removed,
+      Map<String, DeleteFile> newDeletes,
       long watermarkSequence) {}
 
   /** Empty when main already mirrors realtime's head. {@code table} must be fresh. */
@@ -87,7 +95,9 @@ public final class Differ {
     }
     Range range = found.get();
     Map<String, DataFile> mainData = BranchFiles.liveDataFiles(table, range.main());
-    FileDiff diff = range.expired() ? liveSetDiff(table, tableName, range, mainData) : snapshotDiff(table, range);
+    FileDiff diff = range.expired()
+        ? liveSetDiff(table, tableName, range, mainData)
+        : snapshotDiff(table, range);
 
     Map<String, DeleteFile> mainDvs = BranchFiles.deletionVectors(table, range.main());
     List<JsonNode> removeData = new ArrayList<>();
@@ -105,30 +115,55 @@ public final class Differ {
 
     // Compacted files are paired with every live delete newer than them: read those only if needed.
     boolean compactedFiles = diff.added().values().stream()
-        .anyMatch(f -> Pairing.isCompacted(f, diff.watermarkSequence(), ContentFile::dataSequenceNumber));
+        .anyMatch(
+            f -> Pairing.isCompacted(f, diff.watermarkSequence(), ContentFile::dataSequenceNumber));
     Map<String, DeleteFile> liveDeletes = compactedFiles
         ? equalityDeletes(BranchFiles.liveDeleteFiles(table, range.realtime()))
         : diff.newDeletes();
-    Pairing.Pairs pairs = Pairing.pair(table.schema(), mainData.values(), diff.added().values(),
-        diff.newDeletes().values(), liveDeletes.values(), diff.watermarkSequence(), ContentFile::dataSequenceNumber);
+    Pairing.Pairs pairs = Pairing.pair(
+        table.schema(),
+        mainData.values(),
+        diff.added().values(),
+        diff.newDeletes().values(),
+        liveDeletes.values(),
+        diff.watermarkSequence(),
+        ContentFile::dataSequenceNumber);
 
     List<ConvertTask> tasks = new ArrayList<>();
     pairs.byDataFile().forEach((path, deletes) -> {
-      DataFile file = mainData.containsKey(path) ? mainData.get(path) : diff.added().get(path);
+      DataFile file =
+          mainData.containsKey(path) ? mainData.get(path) : diff.added().get(path);
       DeleteFile currentDv = mainData.containsKey(path) ? mainDvs.get(path) : null;
-      tasks.add(new ConvertTask(tableName, cycleId, json(table, file), currentDv == null ? null : json(table, currentDv),
+      tasks.add(new ConvertTask(
+          tableName,
+          cycleId,
+          json(table, file),
+          currentDv == null ? null : json(table, currentDv),
           deletes.stream().map(d -> json(table, d)).toList()));
     });
     List<CyclePlan.SequencedFile> addData = new ArrayList<>();
     for (DataFile f : diff.added().values()) {
       addData.add(new CyclePlan.SequencedFile(json(table, f), f.dataSequenceNumber()));
     }
-    CyclePlan plan = new CyclePlan(tableName, cycleId, range.main().snapshotId(), range.realtime().snapshotId(),
-        range.maxSourceTsMs(), addData, removeData, removeDvs, tasks.stream().map(ConvertTask::dataFilePath).toList(),
-        range.snapshots().size(), pairs.reconverted().size(), range.expired(), nowMs);
+    CyclePlan plan = new CyclePlan(
+        tableName,
+        cycleId,
+        range.main().snapshotId(),
+        range.realtime().snapshotId(),
+        range.maxSourceTsMs(),
+        addData,
+        removeData,
+        removeDvs,
+        tasks.stream().map(ConvertTask::dataFilePath).toList(),
+        range.snapshots().size(),
+        pairs.reconverted().size(),
+        range.expired(),
+        nowMs);
     Map<String, Long> deleteSequences = new HashMap<>();
     liveDeletes.values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
-    diff.newDeletes().values().forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
+    diff.newDeletes()
+        .values()
+        .forEach(d -> deleteSequences.put(d.location(), d.dataSequenceNumber()));
     return Optional.of(new Planned(plan, tasks, deleteSequences));
   }
 
@@ -152,7 +187,9 @@ public final class Differ {
     List<Snapshot> snapshots = new ArrayList<>();
     Snapshot stop = realtime;
     while (stop != null
-        && !(watermark.isPresent() ? stop.snapshotId() == watermark.get() : mainAncestors.contains(stop.snapshotId()))) {
+        && !(watermark.isPresent()
+            ? stop.snapshotId() == watermark.get()
+            : mainAncestors.contains(stop.snapshotId()))) {
       snapshots.add(stop);
       stop = BranchFiles.parent(table, stop);
     }
@@ -195,9 +232,12 @@ public final class Differ {
    * compared (metadata only), every live equality delete converted against every data file it may
    * apply to. Converting a delete twice is harmless: positions already deleted are skipped.
    */
-  private static FileDiff liveSetDiff(Table table, String tableName, Range range, Map<String, DataFile> mainData) {
-    LOG.warn("Table {}: the realtime snapshots after main's watermark {} have expired; diffing the live file sets",
-        tableName, range.watermark().orElse(null));
+  private static FileDiff liveSetDiff(
+      Table table, String tableName, Range range, Map<String, DataFile> mainData) {
+    LOG.warn(
+        "Table {}: the realtime snapshots after main's watermark {} have expired; diffing the live file sets",
+        tableName,
+        range.watermark().orElse(null));
     Map<String, DataFile> realtimeData = BranchFiles.liveDataFiles(table, range.realtime());
     Map<String, DataFile> added = new LinkedHashMap<>();
     realtimeData.forEach((path, f) -> {
@@ -211,7 +251,8 @@ public final class Differ {
         removed.add(path);
       }
     }
-    return new FileDiff(added, removed, equalityDeletes(BranchFiles.liveDeleteFiles(table, range.realtime())), -1);
+    return new FileDiff(
+        added, removed, equalityDeletes(BranchFiles.liveDeleteFiles(table, range.realtime())), -1);
   }
 
   private static Map<String, DeleteFile> equalityDeletes(Map<String, DeleteFile> files) {

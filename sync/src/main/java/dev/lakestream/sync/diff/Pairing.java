@@ -68,23 +68,31 @@ public final class Pairing {
     }
     for (DataFile file : added) {
       boolean compacted = isCompacted(file, watermarkSequence, sequence);
-      List<DeleteFile> paired = applying(schema, file, compacted ? liveDeletes : newDeletes, sequence);
+      List<DeleteFile> paired =
+          applying(schema, file, compacted ? liveDeletes : newDeletes, sequence);
       put(byDataFile, file, paired);
       if (compacted) {
-        paired.stream().map(ContentFile::location).filter(p -> !newPaths.contains(p)).forEach(reconverted::add);
+        paired.stream()
+            .map(ContentFile::location)
+            .filter(p -> !newPaths.contains(p))
+            .forEach(reconverted::add);
       }
     }
     return new Pairs(byDataFile, reconverted);
   }
 
   /** Whether {@code file}, added by a cycle, is the output of a compaction. */
-  public static boolean isCompacted(DataFile file, long watermarkSequence, ToLongFunction<ContentFile<?>> sequence) {
+  public static boolean isCompacted(
+      DataFile file, long watermarkSequence, ToLongFunction<ContentFile<?>> sequence) {
     return watermarkSequence >= 0 && sequence.applyAsLong(file) <= watermarkSequence;
   }
 
   /** The deletes of {@code deletes} that apply to {@code file}. */
   public static List<DeleteFile> applying(
-      Schema schema, DataFile file, Collection<DeleteFile> deletes, ToLongFunction<ContentFile<?>> sequence) {
+      Schema schema,
+      DataFile file,
+      Collection<DeleteFile> deletes,
+      ToLongFunction<ContentFile<?>> sequence) {
     long fileSequence = sequence.applyAsLong(file);
     List<DeleteFile> out = new ArrayList<>();
     for (DeleteFile d : deletes) {
@@ -95,7 +103,8 @@ public final class Pairing {
     return out;
   }
 
-  private static void put(Map<String, List<DeleteFile>> byDataFile, DataFile file, List<DeleteFile> deletes) {
+  private static void put(
+      Map<String, List<DeleteFile>> byDataFile, DataFile file, List<DeleteFile> deletes) {
     if (!deletes.isEmpty()) {
       byDataFile.put(file.location(), deletes);
     }

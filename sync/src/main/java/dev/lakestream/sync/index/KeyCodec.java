@@ -41,7 +41,8 @@ final class KeyCodec {
     for (int i = 0; i < fields.size(); i++) {
       Object value = key.get(i, Object.class);
       if (value == null) {
-        throw new IllegalArgumentException("a key column is null: " + fields.get(i).name());
+        throw new IllegalArgumentException(
+            "a key column is null: " + fields.get(i).name());
       }
       parts[i] = Conversions.toByteBuffer(widest(fields.get(i).type()), widest(internal(value)));
       size += 4 + parts[i].remaining();

@@ -88,8 +88,10 @@ public final class KeyIndex {
     long deleteKeys = 0;
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
     Map<String, Set<String>> pairedFiles = new HashMap<>();
-    lookup.taskDeletes().forEach((dataPath, deletes) -> deletes.forEach(
-        d -> pairedFiles.computeIfAbsent(d, k -> new HashSet<>()).add(dataPath)));
+    lookup
+        .taskDeletes()
+        .forEach((dataPath, deletes) -> deletes.forEach(
+            d -> pairedFiles.computeIfAbsent(d, k -> new HashSet<>()).add(dataPath)));
     for (CyclePlan.SequencedFile sequenced : lookup.deleteFiles()) {
       DeleteFile delete = (DeleteFile) ContentFiles.fromJson(sequenced.file(), specs);
       long deleteSequence = sequenced.dataSequenceNumber();
@@ -117,11 +119,13 @@ public final class KeyIndex {
         positions.remove(path);
       }
     }
-    // A result is one Kafka record: past the cap, the files with the most positions are scanned instead.
+    // A result is one Kafka record: past the cap, the files with the most positions are scanned
+    // instead.
     long total = positions.values().stream().mapToLong(Set::size).sum();
     if (total > MAX_POSITIONS) {
       List<String> largest = new ArrayList<>(positions.keySet());
-      largest.sort((a, b) -> Integer.compare(positions.get(b).size(), positions.get(a).size()));
+      largest.sort(
+          (a, b) -> Integer.compare(positions.get(b).size(), positions.get(a).size()));
       for (String path : largest) {
         if (total <= MAX_POSITIONS) {
           break;
@@ -132,11 +136,20 @@ public final class KeyIndex {
     }
     Map<String, List<Long>> out = new HashMap<>();
     positions.forEach((path, set) -> out.put(path, new ArrayList<>(set)));
-    return new IndexResult(t, lookup.cycleId(), p, out, unresolved, deleteKeys, keysIndexed, filesRead, bytesRead);
+    return new IndexResult(
+        t, lookup.cycleId(), p, out, unresolved, deleteKeys, keysIndexed, filesRead, bytesRead);
   }
 
   /** Adds the keys of {@code file} that hash to partition {@code p}; returns how many. */
-  public long index(Table table, String t, int p, int n, DataFile file, long sequence, Schema keySchema, KeyCodec codec) {
+  public long index(
+      Table table,
+      String t,
+      int p,
+      int n,
+      DataFile file,
+      long sequence,
+      Schema keySchema,
+      KeyCodec codec) {
     long id = nextId(t, p);
     long[] count = {0};
     long[] position = {0};
@@ -155,10 +168,12 @@ public final class KeyIndex {
       }
       position[0]++;
     });
-    store.put(key('F', t, p, file.location().getBytes(StandardCharsets.UTF_8)),
+    store.put(
+        key('F', t, p, file.location().getBytes(StandardCharsets.UTF_8)),
         ByteBuffer.allocate(16).putLong(id).putLong(sequence).array());
     byte[] path = file.location().getBytes(StandardCharsets.UTF_8);
-    store.put(key('I', t, p, ByteBuffer.allocate(8).putLong(id).array()),
+    store.put(
+        key('I', t, p, ByteBuffer.allocate(8).putLong(id).array()),
         ByteBuffer.allocate(8 + path.length).putLong(sequence).put(path).array());
     return count[0];
   }
@@ -173,7 +188,8 @@ public final class KeyIndex {
     Map<Integer, Integer> out = new HashMap<>();
     Bytes prefix = prefix('K', t);
     try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(prefix, BYTES)) {
-      it.forEachRemaining(e -> out.put(ByteBuffer.wrap(e.key.get(), prefix.get().length, 4).getInt(),
+      it.forEachRemaining(e -> out.put(
+          ByteBuffer.wrap(e.key.get(), prefix.get().length, 4).getInt(),
           ByteBuffer.wrap(e.value).getInt()));
     }
     return out;
@@ -182,7 +198,8 @@ public final class KeyIndex {
   /** The tables this store holds an index of. */
   public Set<String> tables() {
     Set<String> out = new TreeSet<>();
-    try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(Bytes.wrap(new byte[] {'K'}), BYTES)) {
+    try (KeyValueIterator<Bytes, byte[]> it =
+        store.prefixScan(Bytes.wrap(new byte[] {'K'}), BYTES)) {
       it.forEachRemaining(e -> {
         byte[] k = e.key.get();
         int end = 1;
@@ -199,8 +216,14 @@ public final class KeyIndex {
    * Adds the positions of {@code keyBytes}'s rows that a delete at {@code deleteSequence} removes
    * from the files it is paired with; remembers the entries used, which pruning must keep.
    */
-  private void resolve(String t, int p, byte[] keyBytes, long deleteSequence, Set<String> paired,
-      Map<String, Set<Long>> positions, Map<Bytes, Set<Long>> used) {
+  private void resolve(
+      String t,
+      int p,
+      byte[] keyBytes,
+      long deleteSequence,
+      Set<String> paired,
+      Map<String, Set<Long>> positions,
+      Map<Bytes, Set<Long>> used) {
     Bytes entryKey = key('E', t, keyBytes);
     byte[] value = store.get(entryKey);
     if (value == null) {
@@ -244,7 +267,8 @@ public final class KeyIndex {
     for (int i = 0; i < count; i++) {
       ids[i] = entries.getLong();
       pos[i] = entries.getLong();
-      byte[] file = store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(ids[i]).array()));
+      byte[] file =
+          store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(ids[i]).array()));
       if (file != null) {
         live[i] = true;
         seq[i] = ByteBuffer.wrap(file).getLong();
@@ -311,9 +335,11 @@ public final class KeyIndex {
     Bytes k = key('K', t, p, new byte[0]);
     byte[] known = store.get(k);
     if (known != null && ByteBuffer.wrap(known).getInt() != n) {
-      throw new IllegalStateException("the key index of " + t + " was built with " + ByteBuffer.wrap(known).getInt()
-          + " partitions, the cycle uses " + n + ": reset the sync application's state (or go back) to change"
-          + " sync.index.partitions");
+      throw new IllegalStateException(
+          "the key index of " + t + " was built with " + ByteBuffer.wrap(known).getInt()
+              + " partitions, the cycle uses " + n
+              + ": reset the sync application's state (or go back) to change"
+              + " sync.index.partitions");
     }
     if (known == null) {
       store.put(k, ByteBuffer.allocate(4).putInt(n).array());
@@ -325,7 +351,11 @@ public final class KeyIndex {
     Bytes byPath = key('F', t, p, path.getBytes(StandardCharsets.UTF_8));
     byte[] file = store.get(byPath);
     if (file != null) {
-      store.delete(key('I', t, p, ByteBuffer.allocate(8).putLong(ByteBuffer.wrap(file).getLong()).array()));
+      store.delete(key(
+          'I',
+          t,
+          p,
+          ByteBuffer.allocate(8).putLong(ByteBuffer.wrap(file).getLong()).array()));
       store.delete(byPath);
     }
   }
@@ -335,8 +365,11 @@ public final class KeyIndex {
     Set<String> out = new HashSet<>();
     Bytes prefix = key('F', t, p, new byte[0]);
     try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(prefix, BYTES)) {
-      it.forEachRemaining(e -> out.add(
-          new String(e.key.get(), prefix.get().length, e.key.get().length - prefix.get().length, StandardCharsets.UTF_8)));
+      it.forEachRemaining(e -> out.add(new String(
+          e.key.get(),
+          prefix.get().length,
+          e.key.get().length - prefix.get().length,
+          StandardCharsets.UTF_8)));
     }
     return out;
   }
@@ -356,16 +389,25 @@ public final class KeyIndex {
 
   private static Bytes prefix(char kind, String t) {
     byte[] name = t.getBytes(StandardCharsets.UTF_8);
-    return Bytes.wrap(ByteBuffer.allocate(2 + name.length).put((byte) kind).put(name).put((byte) 0).array());
+    return Bytes.wrap(ByteBuffer.allocate(2 + name.length)
+        .put((byte) kind)
+        .put(name)
+        .put((byte) 0)
+        .array());
   }
 
   private static Bytes key(char kind, String t, byte[] rest) {
     byte[] prefix = prefix(kind, t).get();
-    return Bytes.wrap(ByteBuffer.allocate(prefix.length + rest.length).put(prefix).put(rest).array());
+    return Bytes.wrap(
+        ByteBuffer.allocate(prefix.length + rest.length).put(prefix).put(rest).array());
   }
 
   private static Bytes key(char kind, String t, int p, byte[] rest) {
     byte[] prefix = prefix(kind, t).get();
-    return Bytes.wrap(ByteBuffer.allocate(prefix.length + 4 + rest.length).put(prefix).putInt(p).put(rest).array());
+    return Bytes.wrap(ByteBuffer.allocate(prefix.length + 4 + rest.length)
+        .put(prefix)
+        .putInt(p)
+        .put(rest)
+        .array());
   }
 }

@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * not indexed (a table synced before the index was turned on, or an index lost with its changelog),
  * logging progress. Until a file is indexed, cycles scan it, so neither ingest nor sync waits.
  */
-public final class KeyIndexProcessor implements Processor<String, IndexLookup, String, IndexResult> {
+public final class KeyIndexProcessor
+    implements Processor<String, IndexLookup, String, IndexResult> {
 
   public static final String STORE = "key-index";
 
@@ -63,7 +64,8 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
   private ProcessorContext<String, IndexResult> context;
   private KeyIndex index;
 
-  public KeyIndexProcessor(TableManager tables, MeterRegistry meters, long bootstrapIntervalMs, long bootstrapBudgetMs) {
+  public KeyIndexProcessor(
+      TableManager tables, MeterRegistry meters, long bootstrapIntervalMs, long bootstrapBudgetMs) {
     this.tables = tables;
     this.bootstrapIntervalMs = bootstrapIntervalMs;
     this.bootstrapBudgetMs = bootstrapBudgetMs;
@@ -84,7 +86,10 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
     this.context = context;
     KeyValueStore<Bytes, byte[]> store = context.getStateStore(STORE);
     this.index = new KeyIndex(store);
-    context.schedule(Duration.ofMillis(bootstrapIntervalMs), PunctuationType.WALL_CLOCK_TIME, now -> bootstrap());
+    context.schedule(
+        Duration.ofMillis(bootstrapIntervalMs),
+        PunctuationType.WALL_CLOCK_TIME,
+        now -> bootstrap());
   }
 
   @Override
@@ -99,22 +104,41 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
       throw e;
     } catch (RuntimeException e) {
       // Every file of the cycle is scanned instead: slower, never wrong.
-      LOG.warn("Key index {} partition {}: lookup of cycle {} failed; its files are scanned", lookup.table(),
-          lookup.partition(), lookup.cycleId(), e);
-      result = new IndexResult(lookup.table(), lookup.cycleId(), lookup.partition(), Map.of(),
-          List.copyOf(lookup.taskDeletes().keySet()), 0, 0, 0, 0);
+      LOG.warn(
+          "Key index {} partition {}: lookup of cycle {} failed; its files are scanned",
+          lookup.table(),
+          lookup.partition(),
+          lookup.cycleId(),
+          e);
+      result = new IndexResult(
+          lookup.table(),
+          lookup.cycleId(),
+          lookup.partition(),
+          Map.of(),
+          List.copyOf(lookup.taskDeletes().keySet()),
+          0,
+          0,
+          0,
+          0);
     }
     lookupTime.record(Duration.ofNanos(System.nanoTime() - started));
     lookups.increment();
     keysIndexed.increment(result.keysIndexed());
     deleteKeys.increment(result.deleteKeys());
-    positions.increment(result.positions().values().stream().mapToLong(List::size).sum());
+    positions.increment(
+        result.positions().values().stream().mapToLong(List::size).sum());
     unresolved.increment(result.unresolvedFiles().size());
     bytesRead.increment(result.bytesRead());
     filesRead.increment(result.filesRead());
-    LOG.debug("Key index {} partition {}: cycle {}: {} delete keys, {} files resolved, {} unresolved, {} keys indexed",
-        lookup.table(), lookup.partition(), lookup.cycleId(), result.deleteKeys(), result.positions().size(),
-        result.unresolvedFiles().size(), result.keysIndexed());
+    LOG.debug(
+        "Key index {} partition {}: cycle {}: {} delete keys, {} files resolved, {} unresolved, {} keys indexed",
+        lookup.table(),
+        lookup.partition(),
+        lookup.cycleId(),
+        result.deleteKeys(),
+        result.positions().size(),
+        result.unresolvedFiles().size(),
+        result.keysIndexed());
     context.forward(new Record<>(lookup.table(), result, context.currentSystemTimeMs()));
   }
 
@@ -140,7 +164,10 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
       } catch (KafkaException e) {
         throw e;
       } catch (RuntimeException e) {
-        LOG.warn("Key index: bootstrapping the index of {} failed; it is tried again at the next interval", t, e);
+        LOG.warn(
+            "Key index: bootstrapping the index of {} failed; it is tried again at the next interval",
+            t,
+            e);
         continue;
       }
       if (System.nanoTime() > deadline) {
@@ -150,12 +177,14 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
   }
 
   /** Indexes what the partitions of {@code t} lack; true when something was indexed. */
-  private boolean bootstrap(String t, Table table, Snapshot main, long deadline, boolean progressedBefore) {
+  private boolean bootstrap(
+      String t, Table table, Snapshot main, long deadline, boolean progressedBefore) {
     boolean progressed = progressedBefore;
     index.sameTable(t, table.uuid().toString());
     {
       boolean complete = true;
-      List<DataFile> onMain = new ArrayList<>(BranchFiles.liveDataFiles(table, main).values());
+      List<DataFile> onMain =
+          new ArrayList<>(BranchFiles.liveDataFiles(table, main).values());
       Schema keySchema = KeyColumns.keySchema(table);
       KeyCodec codec = new KeyCodec(keySchema);
       for (var e : index.partitions(t).entrySet()) {
@@ -170,7 +199,8 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
             missing++;
             continue;
           }
-          long keys = index.index(table, t, p, n, file, file.dataSequenceNumber(), keySchema, codec);
+          long keys =
+              index.index(table, t, p, n, file, file.dataSequenceNumber(), keySchema, codec);
           progressed = true;
           bootstrapFiles.increment();
           bootstrapKeys.increment(keys);
@@ -179,12 +209,21 @@ public final class KeyIndexProcessor implements Processor<String, IndexLookup, S
         if (missing > 0 || lastProgressLog.containsKey(t + "/" + p)) {
           long now = System.currentTimeMillis();
           if (missing == 0) {
-            LOG.info("Key index of {} partition {}: all {} data files of main indexed", t, p, onMain.size());
+            LOG.info(
+                "Key index of {} partition {}: all {} data files of main indexed",
+                t,
+                p,
+                onMain.size());
             lastProgressLog.remove(t + "/" + p);
           } else if (now - lastProgressLog.getOrDefault(t + "/" + p, 0L) > 10_000) {
-            LOG.info("Key index of {} partition {}: bootstrapping from main, {} of {} data files indexed"
+            LOG.info(
+                "Key index of {} partition {}: bootstrapping from main, {} of {} data files indexed"
                     + " ({} keys indexed so far by this instance); cycles scan the rest meanwhile",
-                t, p, onMain.size() - missing, onMain.size(), (long) bootstrapKeys.count());
+                t,
+                p,
+                onMain.size() - missing,
+                onMain.size(),
+                (long) bootstrapKeys.count());
             lastProgressLog.put(t + "/" + p, now);
           }
         }

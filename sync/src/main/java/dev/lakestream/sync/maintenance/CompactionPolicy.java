@@ -33,17 +33,21 @@ public record CompactionPolicy(
   static final long DEFAULT_TARGET = 128L * 1024 * 1024;
 
   public CompactionPolicy {
-    if (targetFileBytes <= 0 || smallFileBytes <= 0 || minSmallFiles < 2 || minSmallBytes <= 0
-        || maxSmallFileAgeMs <= 0 || maxDeleteFiles < 1) {
-      throw new IllegalArgumentException(
-          "compaction policy: sizes and ages must be positive, " + MIN_SMALL_FILES + " at least 2, "
-              + MAX_DELETE_FILES + " at least 1");
+    if (targetFileBytes <= 0
+        || smallFileBytes <= 0
+        || minSmallFiles < 2
+        || minSmallBytes <= 0
+        || maxSmallFileAgeMs <= 0
+        || maxDeleteFiles < 1) {
+      throw new IllegalArgumentException("compaction policy: sizes and ages must be positive, "
+          + MIN_SMALL_FILES + " at least 2, " + MAX_DELETE_FILES + " at least 1");
     }
   }
 
   /** The defaults: 128 MiB files, small below 96 MiB, 10 small files or 128 MiB of them or 1 h, 100 delete files. */
   public static CompactionPolicy defaults() {
-    return new CompactionPolicy(DEFAULT_TARGET, DEFAULT_TARGET * 3 / 4, 10, DEFAULT_TARGET, 3_600_000, 100);
+    return new CompactionPolicy(
+        DEFAULT_TARGET, DEFAULT_TARGET * 3 / 4, 10, DEFAULT_TARGET, 3_600_000, 100);
   }
 
   public static CompactionPolicy from(PipelineConfig config) {

@@ -68,14 +68,17 @@ public final class Maintenance implements AutoCloseable {
    * @param executor runs the checks; {@code null} for one background thread of this object's own
    *     (tests pass {@code Runnable::run} to run them on the caller's thread)
    */
-  public Maintenance(MaintenanceConfig config, Catalog catalog, MeterRegistry meters, Executor executor) {
+  public Maintenance(
+      MaintenanceConfig config, Catalog catalog, MeterRegistry meters, Executor executor) {
     this.config = config;
     this.catalog = catalog;
-    this.ownThread = executor != null ? null : Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "lakestream-maintenance");
-      t.setDaemon(true);
-      return t;
-    });
+    this.ownThread = executor != null
+        ? null
+        : Executors.newSingleThreadExecutor(r -> {
+          Thread t = new Thread(r, "lakestream-maintenance");
+          t.setDaemon(true);
+          return t;
+        });
     this.executor = executor != null ? executor : ownThread;
     this.compactions = meters.counter("lakestream.maintenance.compactions");
     this.compactionFailures = meters.counter("lakestream.maintenance.compaction.conflicts");
@@ -88,7 +91,8 @@ public final class Maintenance implements AutoCloseable {
     this.orphansRemoved = meters.counter("lakestream.maintenance.orphans.removed");
     this.orphanBytesRemoved = meters.counter("lakestream.maintenance.orphans.bytes.removed");
     this.failures = meters.counter("lakestream.maintenance.failures");
-    this.compactionTime = meters.timer("lakestream.maintenance.duration", "operation", "compaction");
+    this.compactionTime =
+        meters.timer("lakestream.maintenance.duration", "operation", "compaction");
     this.expiryTime = meters.timer("lakestream.maintenance.duration", "operation", "expiry");
     this.orphanTime = meters.timer("lakestream.maintenance.duration", "operation", "orphans");
   }
@@ -167,7 +171,8 @@ public final class Maintenance implements AutoCloseable {
   }
 
   private Optional<RealtimeCompaction.Result> compact(Table table, String branch, long nowMs) {
-    Optional<RealtimeCompaction> prepared = RealtimeCompaction.prepare(table, branch, config.compaction(), nowMs);
+    Optional<RealtimeCompaction> prepared =
+        RealtimeCompaction.prepare(table, branch, config.compaction(), nowMs);
     if (prepared.isEmpty()) {
       return Optional.empty();
     }
@@ -176,7 +181,11 @@ public final class Maintenance implements AutoCloseable {
       result = prepared.get().commit();
     } catch (ValidationException e) {
       compactionFailures.increment();
-      LOG.warn("Compaction of {} {} did not commit (its files changed meanwhile): {}", table.name(), branch, e.getMessage());
+      LOG.warn(
+          "Compaction of {} {} did not commit (its files changed meanwhile): {}",
+          table.name(),
+          branch,
+          e.getMessage());
       return Optional.empty();
     }
     compactions.increment();
@@ -189,8 +198,17 @@ public final class Maintenance implements AutoCloseable {
     LOG.info(
         "Compacted {} {} ({}): {} data files ({} bytes) into {} ({} bytes, {} rows), {} equality-delete files "
             + "dropped, snapshot {}, {} ms",
-        table.name(), branch, result.reason(), result.dataFilesIn(), result.bytesIn(), result.dataFilesOut(),
-        result.bytesOut(), result.rows(), result.equalityDeletesDropped(), result.snapshotId(), result.durationMs());
+        table.name(),
+        branch,
+        result.reason(),
+        result.dataFilesIn(),
+        result.bytesIn(),
+        result.dataFilesOut(),
+        result.bytesOut(),
+        result.rows(),
+        result.equalityDeletesDropped(),
+        result.snapshotId(),
+        result.durationMs());
     return Optional.of(result);
   }
 
@@ -198,13 +216,20 @@ public final class Maintenance implements AutoCloseable {
     return expire(table, config.realtimeRetention(), config.mainRetention(), nowMs);
   }
 
-  private SnapshotExpiry.Result expire(Table table, RetentionPolicy realtime, RetentionPolicy main, long nowMs) {
+  private SnapshotExpiry.Result expire(
+      Table table, RetentionPolicy realtime, RetentionPolicy main, long nowMs) {
     SnapshotExpiry.Result result = SnapshotExpiry.run(table, realtime, main, nowMs);
     snapshotsExpired.increment(result.total());
     expiryTime.record(Duration.ofMillis(result.durationMs()));
     if (result.total() > 0) {
-      LOG.info("Expired {} snapshots of {} ({} realtime, {} main, {} unreferenced) in {} ms", result.total(),
-          table.name(), result.realtimeExpired(), result.mainExpired(), result.otherExpired(), result.durationMs());
+      LOG.info(
+          "Expired {} snapshots of {} ({} realtime, {} main, {} unreferenced) in {} ms",
+          result.total(),
+          table.name(),
+          result.realtimeExpired(),
+          result.mainExpired(),
+          result.otherExpired(),
+          result.durationMs());
     }
     return result;
   }
@@ -214,8 +239,14 @@ public final class Maintenance implements AutoCloseable {
     orphansRemoved.increment(result.removed());
     orphanBytesRemoved.increment(result.bytesRemoved());
     orphanTime.record(Duration.ofMillis(result.durationMs()));
-    LOG.info("Orphan files of {}: {} listed, {} referenced, {} removed ({} bytes) in {} ms", table.name(),
-        result.listed(), result.referenced(), result.removed(), result.bytesRemoved(), result.durationMs());
+    LOG.info(
+        "Orphan files of {}: {} listed, {} referenced, {} removed ({} bytes) in {} ms",
+        table.name(),
+        result.listed(),
+        result.referenced(),
+        result.removed(),
+        result.bytesRemoved(),
+        result.durationMs());
     return result;
   }
 

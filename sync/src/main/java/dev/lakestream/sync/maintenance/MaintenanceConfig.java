@@ -39,16 +39,20 @@ public record MaintenanceConfig(
   public static final String ORPHAN_MIN_AGE_MS = "sync.maintenance.orphans.min-age-ms";
 
   /** A day longer than the default longest stall: a file that waits that long for its commit is never an orphan. */
-  public static final long DEFAULT_ORPHAN_MIN_AGE_MS = PipelineConfig.DEFAULT_MAX_STALL_MS + 24 * 3_600_000L;
+  public static final long DEFAULT_ORPHAN_MIN_AGE_MS =
+      PipelineConfig.DEFAULT_MAX_STALL_MS + 24 * 3_600_000L;
 
   public MaintenanceConfig {
     if (checkIntervalMs <= 0 || orphanIntervalMs <= 0 || orphanMinAgeMs < 0) {
-      throw new IllegalArgumentException("maintenance intervals must be positive and the orphan age not negative");
+      throw new IllegalArgumentException(
+          "maintenance intervals must be positive and the orphan age not negative");
     }
     if (orphanMinAgeMs <= maxStallMs) {
-      throw new IllegalArgumentException(ORPHAN_MIN_AGE_MS + " (" + orphanMinAgeMs + ") must be longer than "
-          + PipelineConfig.MAX_STALL_MS + " (" + maxStallMs + "): files of a batch that waits for its commit that long"
-          + " are referenced by no snapshot yet, and removing them would lose the batch");
+      throw new IllegalArgumentException(
+          ORPHAN_MIN_AGE_MS + " (" + orphanMinAgeMs + ") must be longer than "
+              + PipelineConfig.MAX_STALL_MS + " (" + maxStallMs
+              + "): files of a batch that waits for its commit that long"
+              + " are referenced by no snapshot yet, and removing them would lose the batch");
     }
   }
 
@@ -61,7 +65,9 @@ public record MaintenanceConfig(
         RetentionPolicy.from(config, Branches.MAIN),
         config.getBoolean(ORPHANS_ENABLED),
         config.getLong(ORPHAN_INTERVAL_MS),
-        config.getLong(ORPHAN_MIN_AGE_MS, Math.max(DEFAULT_ORPHAN_MIN_AGE_MS, config.maxStallMs() + 24 * 3_600_000L)),
+        config.getLong(
+            ORPHAN_MIN_AGE_MS,
+            Math.max(DEFAULT_ORPHAN_MIN_AGE_MS, config.maxStallMs() + 24 * 3_600_000L)),
         config.maxStallMs());
   }
 }

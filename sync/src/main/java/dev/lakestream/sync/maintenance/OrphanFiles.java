@@ -40,7 +40,13 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
 public final class OrphanFiles {
 
   /** What a removal found and did. */
-  public record Result(int listed, int referenced, int removed, long bytesRemoved, List<String> removedFiles, long durationMs) {}
+  public record Result(
+      int listed,
+      int referenced,
+      int removed,
+      long bytesRemoved,
+      List<String> removedFiles,
+      long durationMs) {}
 
   private OrphanFiles() {}
 
@@ -49,7 +55,8 @@ public final class OrphanFiles {
     FileIO io = table.io();
     if (!(io instanceof SupportsPrefixOperations listing)) {
       throw new IllegalStateException(
-          "table " + table.name() + ": removing orphan files needs a FileIO that can list files (" + io.getClass().getName()
+          "table " + table.name() + ": removing orphan files needs a FileIO that can list files ("
+              + io.getClass().getName()
               + " cannot); use the object store's FileIO (S3FileIO, GCSFileIO, ADLSFileIO) or HadoopFileIO");
     }
     List<FileInfo> listed = new ArrayList<>();
@@ -60,14 +67,21 @@ public final class OrphanFiles {
     long bytes = 0;
     for (FileInfo f : listed) {
       String name = f.location().substring(f.location().lastIndexOf('/') + 1);
-      if (f.createdAtMillis() >= olderThanMs || referenced.contains(normalize(f.location())) || "version-hint.text".equals(name)) {
+      if (f.createdAtMillis() >= olderThanMs
+          || referenced.contains(normalize(f.location()))
+          || "version-hint.text".equals(name)) {
         continue;
       }
       io.deleteFile(f.location());
       removed.add(f.location());
       bytes += f.size();
     }
-    return new Result(listed.size(), referenced.size(), removed.size(), bytes, removed,
+    return new Result(
+        listed.size(),
+        referenced.size(),
+        removed.size(),
+        bytes,
+        removed,
         (System.nanoTime() - started) / 1_000_000);
   }
 
@@ -103,20 +117,23 @@ public final class OrphanFiles {
   private static void addContentFiles(Table table, ManifestFile manifest, Set<String> files) {
     try {
       if (manifest.content() == ManifestContent.DATA) {
-        try (ManifestReader<DataFile> reader = ManifestFiles.read(manifest, table.io(), table.specs())) {
+        try (ManifestReader<DataFile> reader =
+            ManifestFiles.read(manifest, table.io(), table.specs())) {
           for (ContentFile<?> f : reader) {
             files.add(normalize(f.location()));
           }
         }
       } else {
-        try (ManifestReader<DeleteFile> reader = ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+        try (ManifestReader<DeleteFile> reader =
+            ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
           for (ContentFile<?> f : reader) {
             files.add(normalize(f.location()));
           }
         }
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("reading manifest " + manifest.path() + " of " + table.name(), e);
+      throw new UncheckedIOException(
+          "reading manifest " + manifest.path() + " of " + table.name(), e);
     }
   }
 

@@ -48,8 +48,15 @@ public final class RealtimeCompaction {
 
   /** What a committed compaction did. */
   public record Result(
-      String reason, long snapshotId, int dataFilesIn, int dataFilesOut, long bytesIn, long bytesOut, long rows,
-      int equalityDeletesDropped, long durationMs) {}
+      String reason,
+      long snapshotId,
+      int dataFilesIn,
+      int dataFilesOut,
+      long bytesIn,
+      long bytesOut,
+      long rows,
+      int equalityDeletesDropped,
+      long durationMs) {}
 
   private final Table table;
   private final String branch;
@@ -61,8 +68,16 @@ public final class RealtimeCompaction {
   private final long rows;
   private final long startedNanos;
 
-  private RealtimeCompaction(Table table, String branch, Snapshot start, String reason, List<DataFile> rewritten,
-      Set<DeleteFile> dropped, List<DataFile> written, long rows, long startedNanos) {
+  private RealtimeCompaction(
+      Table table,
+      String branch,
+      Snapshot start,
+      String reason,
+      List<DataFile> rewritten,
+      Set<DeleteFile> dropped,
+      List<DataFile> written,
+      long rows,
+      long startedNanos) {
     this.table = table;
     this.branch = branch;
     this.start = start;
@@ -89,7 +104,8 @@ public final class RealtimeCompaction {
   }
 
   /** Compacts what {@code policy} selects at realtime's head; empty when it selects nothing. */
-  public static Optional<RealtimeCompaction> prepare(Table table, CompactionPolicy policy, long nowMs) {
+  public static Optional<RealtimeCompaction> prepare(
+      Table table, CompactionPolicy policy, long nowMs) {
     return prepare(table, Branches.REALTIME, policy, nowMs);
   }
 
@@ -97,7 +113,8 @@ public final class RealtimeCompaction {
    * Compacts what {@code policy} selects on {@code branch}; for append-only tables (the change
    * logs) on {@code main}, where there are no deletes to apply or drop.
    */
-  public static Optional<RealtimeCompaction> prepare(Table table, String branch, CompactionPolicy policy, long nowMs) {
+  public static Optional<RealtimeCompaction> prepare(
+      Table table, String branch, CompactionPolicy policy, long nowMs) {
     long started = System.nanoTime();
     table.refresh();
     Snapshot start = table.snapshot(branch);
@@ -125,10 +142,13 @@ public final class RealtimeCompaction {
     if (small.size() >= 2) {
       long smallBytes = small.stream().mapToLong(DataFile::fileSizeInBytes).sum();
       long oldestAgeMs = nowMs - committedAtMs(table, small.get(0).dataSequenceNumber());
-      String why = small.size() >= policy.minSmallFiles() ? small.size() + " small files"
-          : smallBytes >= policy.minSmallBytes() ? smallBytes + " bytes in " + small.size() + " small files"
-          : oldestAgeMs >= policy.maxSmallFileAgeMs() ? small.size() + " small files, the oldest " + oldestAgeMs / 1000 + " s old"
-          : null;
+      String why = small.size() >= policy.minSmallFiles()
+          ? small.size() + " small files"
+          : smallBytes >= policy.minSmallBytes()
+              ? smallBytes + " bytes in " + small.size() + " small files"
+              : oldestAgeMs >= policy.maxSmallFileAgeMs()
+                  ? small.size() + " small files, the oldest " + oldestAgeMs / 1000 + " s old"
+                  : null;
       if (why != null) {
         reasons.add(why);
         selected.addAll(small);
@@ -137,15 +157,28 @@ public final class RealtimeCompaction {
     if (reasons.isEmpty() || selected.isEmpty()) {
       return Optional.empty();
     }
-    return Optional.of(write(table, branch, start, String.join(", ", reasons), new ArrayList<>(selected),
-        policy.targetFileBytes(), started));
+    return Optional.of(write(
+        table,
+        branch,
+        start,
+        String.join(", ", reasons),
+        new ArrayList<>(selected),
+        policy.targetFileBytes(),
+        started));
   }
 
-  private static RealtimeCompaction write(Table table, String branch, Snapshot start, String reason,
-      List<DataFile> selected, long targetBytes, long startedNanos) {
+  private static RealtimeCompaction write(
+      Table table,
+      String branch,
+      Snapshot start,
+      String reason,
+      List<DataFile> selected,
+      long targetBytes,
+      long startedNanos) {
     selected.sort(Comparator.comparingLong(DataFile::dataSequenceNumber));
     Map<String, FileScanTask> tasks = new HashMap<>();
-    try (CloseableIterable<FileScanTask> planned = table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
+    try (CloseableIterable<FileScanTask> planned =
+        table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
       planned.forEach(t -> tasks.put(t.file().location(), t));
     } catch (IOException e) {
       throw new UncheckedIOException("planning the compaction of " + table.name(), e);
@@ -153,21 +186,26 @@ public final class RealtimeCompaction {
     // Rows keep the source positions ingest gave them, so a TRUNCATE still finds them.
     Schema withPositions = SourcePositions.withPosition(table.schema());
     GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET).dataSchema(withPositions).build();
+        .dataFileFormat(FileFormat.PARQUET)
+        .dataSchema(withPositions)
+        .build();
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
-        .format(FileFormat.PARQUET).operationId("compaction-" + UUID.randomUUID()).build();
+        .format(FileFormat.PARQUET)
+        .operationId("compaction-" + UUID.randomUUID())
+        .build();
     List<DataFile> written = new ArrayList<>();
     long rows = 0;
     try {
       for (List<DataFile> bin : bins(selected, targetBytes)) {
-        DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+        DataWriter<Record> writer =
+            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           for (DataFile f : bin) {
             FileScanTask task = tasks.get(f.location());
             if (task == null) {
               throw new IllegalStateException(
-                  "table " + table.name() + ": data file " + f.location() + " is not in the scan of realtime snapshot "
-                      + start.snapshotId());
+                  "table " + table.name() + ": data file " + f.location()
+                      + " is not in the scan of realtime snapshot " + start.snapshotId());
             }
             FileRows.forEach(table, task, withPositions, writer::write);
           }
@@ -187,7 +225,8 @@ public final class RealtimeCompaction {
       throw e;
     }
     Set<DeleteFile> dropped = droppable(table, start, new HashSet<>(selected));
-    return new RealtimeCompaction(table, branch, start, reason, selected, dropped, written, rows, startedNanos);
+    return new RealtimeCompaction(
+        table, branch, start, reason, selected, dropped, written, rows, startedNanos);
   }
 
   /** Greedy in sequence order: a bin is closed when the next file would take it past the target. */
@@ -215,7 +254,8 @@ public final class RealtimeCompaction {
     Set<String> gone = new HashSet<>();
     rewritten.forEach(f -> gone.add(f.location()));
     List<DataFile> remaining = BranchFiles.liveDataFiles(table, start).values().stream()
-        .filter(f -> !gone.contains(f.location())).toList();
+        .filter(f -> !gone.contains(f.location()))
+        .toList();
     Set<DeleteFile> dropped = new HashSet<>();
     for (DeleteFile d : equalityDeletes(table, start)) {
       if (remaining.stream().noneMatch(f -> applies(table, d, f))) {
@@ -226,12 +266,14 @@ public final class RealtimeCompaction {
   }
 
   private static boolean applies(Table table, DeleteFile delete, DataFile data) {
-    return data.dataSequenceNumber() < delete.dataSequenceNumber() && KeyBounds.mayOverlap(table.schema(), data, delete);
+    return data.dataSequenceNumber() < delete.dataSequenceNumber()
+        && KeyBounds.mayOverlap(table.schema(), data, delete);
   }
 
   private static List<DeleteFile> equalityDeletes(Table table, Snapshot snapshot) {
     return BranchFiles.liveDeleteFiles(table, snapshot).values().stream()
-        .filter(f -> f.content() == FileContent.EQUALITY_DELETES).toList();
+        .filter(f -> f.content() == FileContent.EQUALITY_DELETES)
+        .toList();
   }
 
   /** When the snapshot with {@code sequenceNumber} was committed; 0 when it has expired. */
@@ -250,7 +292,8 @@ public final class RealtimeCompaction {
    */
   public Result commit() {
     try {
-      table.newRewrite()
+      table
+          .newRewrite()
           .toBranch(branch)
           .validateFromSnapshot(start.snapshotId())
           .dataSequenceNumber(start.sequenceNumber())
@@ -266,8 +309,16 @@ public final class RealtimeCompaction {
     Snapshot committed = table.snapshot(branch);
     long bytesIn = rewritten.stream().mapToLong(DataFile::fileSizeInBytes).sum();
     long bytesOut = written.stream().mapToLong(DataFile::fileSizeInBytes).sum();
-    return new Result(reason, committed.snapshotId(), rewritten.size(), written.size(), bytesIn, bytesOut, rows,
-        dropped.size(), (System.nanoTime() - startedNanos) / 1_000_000);
+    return new Result(
+        reason,
+        committed.snapshotId(),
+        rewritten.size(),
+        written.size(),
+        bytesIn,
+        bytesOut,
+        rows,
+        dropped.size(),
+        (System.nanoTime() - startedNanos) / 1_000_000);
   }
 
   /** Deletes the files written; for a compaction that will not be committed. */

@@ -35,7 +35,8 @@ public final class SnapshotExpiry {
 
   private SnapshotExpiry() {}
 
-  public static Result run(Table table, RetentionPolicy realtime, RetentionPolicy main, long nowMs) {
+  public static Result run(
+      Table table, RetentionPolicy realtime, RetentionPolicy main, long nowMs) {
     long started = System.nanoTime();
     table.refresh();
     Set<Long> keep = new HashSet<>();
@@ -61,7 +62,8 @@ public final class SnapshotExpiry {
       }
     }
     if (unmirrored) {
-      // The watermark is not among realtime's ancestors (expired by another tool): nothing after it is known.
+      // The watermark is not among realtime's ancestors (expired by another tool): nothing after it
+      // is known.
       realtimeChain.forEach(s -> keep.add(s.snapshotId()));
     }
     List<Snapshot> mainChain = ancestry(table, Branches.MAIN);
@@ -103,21 +105,26 @@ public final class SnapshotExpiry {
     }
     if (!expire.isEmpty()) {
       // Only the listed snapshots: the age-based defaults of Iceberg's expiry are switched off.
-      ExpireSnapshots expiry = table.expireSnapshots().expireOlderThan(Long.MIN_VALUE).cleanExpiredFiles(true);
+      ExpireSnapshots expiry =
+          table.expireSnapshots().expireOlderThan(Long.MIN_VALUE).cleanExpiredFiles(true);
       expire.forEach(expiry::expireSnapshotId);
       expiry.commit();
     }
-    return new Result(realtimeExpired, mainExpired, otherExpired, (System.nanoTime() - started) / 1_000_000);
+    return new Result(
+        realtimeExpired, mainExpired, otherExpired, (System.nanoTime() - started) / 1_000_000);
   }
 
   private static boolean retained(RetentionPolicy policy, int index, Snapshot s, long nowMs) {
-    return index < policy.minSnapshotsToKeep() || s.timestampMillis() >= nowMs - policy.maxSnapshotAgeMs();
+    return index < policy.minSnapshotsToKeep()
+        || s.timestampMillis() >= nowMs - policy.maxSnapshotAgeMs();
   }
 
   /** The branch's head and its ancestors, newest first. */
   private static List<Snapshot> ancestry(Table table, String branch) {
     List<Snapshot> chain = new ArrayList<>();
-    for (Snapshot s = table.snapshot(branch); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+    for (Snapshot s = table.snapshot(branch);
+        s != null;
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
       chain.add(s);
     }
     return chain;

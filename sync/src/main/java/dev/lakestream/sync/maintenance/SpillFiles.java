@@ -22,11 +22,14 @@ final class SpillFiles {
     if (!(table.io() instanceof SupportsPrefixOperations listing)) {
       return 0;
     }
-    String folder = (table.location().endsWith("/") ? table.location() : table.location() + "/") + SpillingSerde.FOLDER;
+    String folder = (table.location().endsWith("/") ? table.location() : table.location() + "/")
+        + SpillingSerde.FOLDER;
     int removed = 0;
     try {
       for (FileInfo f : listing.listPrefix(folder)) {
-        if (f.createdAtMillis() < olderThanMs && SpillingSerde.isSpillPath(OrphanFiles.normalize(table.location()), OrphanFiles.normalize(f.location()))) {
+        if (f.createdAtMillis() < olderThanMs
+            && SpillingSerde.isSpillPath(
+                OrphanFiles.normalize(table.location()), OrphanFiles.normalize(f.location()))) {
           table.io().deleteFile(f.location());
           removed++;
         }

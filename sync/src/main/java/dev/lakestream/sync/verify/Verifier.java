@@ -35,9 +35,15 @@ public final class Verifier {
 
     @Override
     public String toString() {
-      StringBuilder sb = new StringBuilder(table).append(passed() ? ": all invariants hold" : ": INVARIANTS VIOLATED");
+      StringBuilder sb = new StringBuilder(table)
+          .append(passed() ? ": all invariants hold" : ": INVARIANTS VIOLATED");
       for (Check c : checks) {
-        sb.append("\n  [").append(c.passed() ? "ok" : "FAIL").append("] ").append(c.name()).append(": ").append(c.detail());
+        sb.append("\n  [")
+            .append(c.passed() ? "ok" : "FAIL")
+            .append("] ")
+            .append(c.name())
+            .append(": ")
+            .append(c.detail());
       }
       return sb.toString();
     }
@@ -62,28 +68,50 @@ public final class Verifier {
       if (d.content() == FileContent.EQUALITY_DELETES) {
         equality.add(d.location());
       } else if (d.referencedDataFile() != null) {
-        dvsByFile.computeIfAbsent(d.referencedDataFile(), k -> new ArrayList<>()).add(d.location());
+        dvsByFile
+            .computeIfAbsent(d.referencedDataFile(), k -> new ArrayList<>())
+            .add(d.location());
         if (!mainData.containsKey(d.referencedDataFile())) {
           dangling.add(d.location() + " -> " + d.referencedDataFile());
         }
       }
     }
-    checks.add(new Check("no equality deletes on main", equality.isEmpty(),
-        equality.isEmpty() ? mainDeletes.size() + " delete files, none of them equality deletes" : equality.size() + " found " + first(equality)));
-    List<String> multiple = dvsByFile.entrySet().stream().filter(e -> e.getValue().size() > 1).map(e -> e.getKey() + " " + e.getValue()).toList();
-    checks.add(new Check("at most one deletion vector per data file", multiple.isEmpty(),
-        multiple.isEmpty() ? dvsByFile.size() + " data files with a deletion vector" : multiple.size() + " data files with several " + first(multiple)));
-    checks.add(new Check("every deletion vector's data file is live on main", dangling.isEmpty(),
-        dangling.isEmpty() ? dvsByFile.size() + " deletion vectors checked" : dangling.size() + " dangling " + first(dangling)));
+    checks.add(new Check(
+        "no equality deletes on main",
+        equality.isEmpty(),
+        equality.isEmpty()
+            ? mainDeletes.size() + " delete files, none of them equality deletes"
+            : equality.size() + " found " + first(equality)));
+    List<String> multiple = dvsByFile.entrySet().stream()
+        .filter(e -> e.getValue().size() > 1)
+        .map(e -> e.getKey() + " " + e.getValue())
+        .toList();
+    checks.add(new Check(
+        "at most one deletion vector per data file",
+        multiple.isEmpty(),
+        multiple.isEmpty()
+            ? dvsByFile.size() + " data files with a deletion vector"
+            : multiple.size() + " data files with several " + first(multiple)));
+    checks.add(new Check(
+        "every deletion vector's data file is live on main",
+        dangling.isEmpty(),
+        dangling.isEmpty()
+            ? dvsByFile.size() + " deletion vectors checked"
+            : dangling.size() + " dangling " + first(dangling)));
 
     if (watermark.isEmpty()) {
       boolean empty = mainData.isEmpty();
-      checks.add(new Check("main data files are realtime's", empty, empty ? "main never synced and empty" : "main has data but no watermark"));
+      checks.add(new Check(
+          "main data files are realtime's",
+          empty,
+          empty ? "main never synced and empty" : "main has data but no watermark"));
       return new Report(name, checks);
     }
     Snapshot mirrored = table.snapshot(watermark.get());
     if (mirrored == null) {
-      checks.add(new Check("main data files are realtime's at the watermark", true,
+      checks.add(new Check(
+          "main data files are realtime's at the watermark",
+          true,
           "realtime snapshot " + watermark.get() + " has expired; not comparable"));
       return new Report(name, checks);
     }
@@ -94,14 +122,20 @@ public final class Verifier {
       if (r == null) {
         notShared.add(f.location() + " (not on realtime)");
       } else if (!r.dataSequenceNumber().equals(f.dataSequenceNumber())) {
-        notShared.add(f.location() + " (sequence " + f.dataSequenceNumber() + " on main, " + r.dataSequenceNumber() + " on realtime)");
+        notShared.add(f.location() + " (sequence " + f.dataSequenceNumber() + " on main, "
+            + r.dataSequenceNumber() + " on realtime)");
       }
     }
-    List<String> missing = realtimeData.keySet().stream().filter(p -> !mainData.containsKey(p)).toList();
+    List<String> missing =
+        realtimeData.keySet().stream().filter(p -> !mainData.containsKey(p)).toList();
     boolean sameFiles = notShared.isEmpty() && missing.isEmpty();
-    checks.add(new Check("main data files are realtime's at the watermark, same data sequence numbers", sameFiles,
-        sameFiles ? mainData.size() + " data files shared by reference"
-            : notShared.size() + " only on main " + first(notShared) + "; " + missing.size() + " missing " + first(missing)));
+    checks.add(new Check(
+        "main data files are realtime's at the watermark, same data sequence numbers",
+        sameFiles,
+        sameFiles
+            ? mainData.size() + " data files shared by reference"
+            : notShared.size() + " only on main " + first(notShared) + "; " + missing.size()
+                + " missing " + first(missing)));
 
     Map<List<Object>, Integer> mainRows = rows(table, main.snapshotId());
     Map<List<Object>, Integer> realtimeRows = rows(table, watermark.get());
@@ -117,7 +151,9 @@ public final class Verifier {
       }
     });
     long count = mainRows.values().stream().mapToLong(Integer::longValue).sum();
-    checks.add(new Check("main rows equal realtime rows at the watermark " + watermark.get(), diff.isEmpty(),
+    checks.add(new Check(
+        "main rows equal realtime rows at the watermark " + watermark.get(),
+        diff.isEmpty(),
         diff.isEmpty() ? count + " rows" : diff.size() + " rows differ " + first(diff)));
     checks.add(oneRowPerKey(table, mainRows));
     return new Report(name, checks);
@@ -144,8 +180,12 @@ public final class Verifier {
         duplicated.add(key + " x" + n);
       }
     });
-    return new Check("one live row per primary key on main", duplicated.isEmpty(),
-        duplicated.isEmpty() ? perKey.size() + " keys" : duplicated.size() + " keys with several rows " + first(duplicated));
+    return new Check(
+        "one live row per primary key on main",
+        duplicated.isEmpty(),
+        duplicated.isEmpty()
+            ? perKey.size() + " keys"
+            : duplicated.size() + " keys with several rows " + first(duplicated));
   }
 
   private static Map<List<Object>, Integer> rows(Table table, long snapshotId) {

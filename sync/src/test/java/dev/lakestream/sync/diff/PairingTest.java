@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
 class PairingTest {
 
   private static final Schema SCHEMA = new Schema(
-      List.of(Types.NestedField.required(1, "id", Types.LongType.get()),
+      List.of(
+          Types.NestedField.required(1, "id", Types.LongType.get()),
           Types.NestedField.optional(2, "name", Types.StringType.get())),
       Set.of(1));
   private static final PartitionSpec SPEC = PartitionSpec.unpartitioned();
@@ -39,7 +40,14 @@ class PairingTest {
     DataFile newer = data("newer", 6, 1, 100);
     DeleteFile delete = delete("d5", 5, 1, 100);
 
-    var pairs = Pairing.pair(SCHEMA, List.of(), List.of(older, same, newer), List.of(delete), List.of(delete), -1, sequence);
+    var pairs = Pairing.pair(
+        SCHEMA,
+        List.of(),
+        List.of(older, same, newer),
+        List.of(delete),
+        List.of(delete),
+        -1,
+        sequence);
 
     assertThat(pairs.byDataFile()).containsOnlyKeys("older");
     assertThat(pairs.byDataFile().get("older")).containsExactly(delete);
@@ -52,7 +60,14 @@ class PairingTest {
     DataFile straddling = data("straddling", 1, 150, 250);
     DeleteFile delete = delete("d", 2, 100, 200);
 
-    var pairs = Pairing.pair(SCHEMA, List.of(low, high, straddling), List.of(), List.of(delete), List.of(delete), 1, sequence);
+    var pairs = Pairing.pair(
+        SCHEMA,
+        List.of(low, high, straddling),
+        List.of(),
+        List.of(delete),
+        List.of(delete),
+        1,
+        sequence);
 
     assertThat(pairs.byDataFile()).containsOnlyKeys("straddling");
   }
@@ -63,7 +78,8 @@ class PairingTest {
     DeleteFile old = delete("old", 2, 1, 100); // converted into main's vectors by an earlier cycle
     DeleteFile fresh = delete("fresh", 4, 1, 100);
 
-    var pairs = Pairing.pair(SCHEMA, List.of(onMain), List.of(), List.of(fresh), List.of(old, fresh), 3, sequence);
+    var pairs = Pairing.pair(
+        SCHEMA, List.of(onMain), List.of(), List.of(fresh), List.of(old, fresh), 3, sequence);
 
     assertThat(pairs.byDataFile().get("main")).containsExactly(fresh);
     assertThat(pairs.reconverted()).isEmpty();
@@ -79,12 +95,20 @@ class PairingTest {
     DeleteFile fresh = delete("fresh", 5, 1, 100);
     DataFile appended = data("appended", 5, 1, 100);
 
-    var pairs = Pairing.pair(SCHEMA, List.of(), List.of(compacted, appended), List.of(fresh),
-        List.of(beforeCompaction, duringCompaction, fresh), 4, sequence);
+    var pairs = Pairing.pair(
+        SCHEMA,
+        List.of(),
+        List.of(compacted, appended),
+        List.of(fresh),
+        List.of(beforeCompaction, duringCompaction, fresh),
+        4,
+        sequence);
 
-    assertThat(pairs.byDataFile().get("compacted")).containsExactlyInAnyOrder(duringCompaction, fresh);
+    assertThat(pairs.byDataFile().get("compacted"))
+        .containsExactlyInAnyOrder(duringCompaction, fresh);
     assertThat(pairs.reconverted()).containsExactly("during");
-    assertThat(pairs.byDataFile()).doesNotContainKey("appended"); // same sequence as the fresh delete
+    assertThat(pairs.byDataFile())
+        .doesNotContainKey("appended"); // same sequence as the fresh delete
   }
 
   @Test
@@ -97,19 +121,30 @@ class PairingTest {
 
   private DataFile data(String path, long seq, long lower, long upper) {
     sequences.put(path, seq);
-    return DataFiles.builder(SPEC).withPath(path).withFormat(FileFormat.PARQUET).withFileSizeInBytes(10)
-        .withMetrics(metrics(lower, upper)).build();
+    return DataFiles.builder(SPEC)
+        .withPath(path)
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(10)
+        .withMetrics(metrics(lower, upper))
+        .build();
   }
 
   private DeleteFile delete(String path, long seq, long lower, long upper) {
     sequences.put(path, seq);
-    return FileMetadata.deleteFileBuilder(SPEC).ofEqualityDeletes(1).withPath(path).withFormat(FileFormat.PARQUET)
-        .withFileSizeInBytes(10).withMetrics(metrics(lower, upper)).build();
+    return FileMetadata.deleteFileBuilder(SPEC)
+        .ofEqualityDeletes(1)
+        .withPath(path)
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(10)
+        .withMetrics(metrics(lower, upper))
+        .build();
   }
 
   private static Metrics metrics(long lower, long upper) {
-    Map<Integer, ByteBuffer> lowers = Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), lower));
-    Map<Integer, ByteBuffer> uppers = Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), upper));
+    Map<Integer, ByteBuffer> lowers =
+        Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), lower));
+    Map<Integer, ByteBuffer> uppers =
+        Map.of(1, Conversions.toByteBuffer(Types.LongType.get(), upper));
     return new Metrics(10L, null, null, null, null, lowers, uppers);
   }
 }

@@ -16,9 +16,11 @@ class CompactionPolicyTest {
 
   @Test
   void binsAreFilledInOrderUpToTheTargetAndNeverEmpty() {
-    List<DataFile> files = List.of(file("a", 40), file("b", 50), file("c", 30), file("d", 200), file("e", 10));
+    List<DataFile> files =
+        List.of(file("a", 40), file("b", 50), file("c", 30), file("d", 200), file("e", 10));
     List<List<DataFile>> bins = RealtimeCompaction.bins(files, 100);
-    assertThat(bins).extracting(bin -> bin.stream().map(f -> f.location()).toList())
+    assertThat(bins)
+        .extracting(bin -> bin.stream().map(f -> f.location()).toList())
         .containsExactly(List.of("a", "b"), List.of("c"), List.of("d"), List.of("e"));
   }
 
@@ -26,23 +28,32 @@ class CompactionPolicyTest {
   void settingsUseTheirDefaultsAndDeriveFromTheTarget() {
     CompactionPolicy defaults = CompactionPolicy.from(new PipelineConfig(Map.of()));
     assertThat(defaults).isEqualTo(CompactionPolicy.defaults());
-    CompactionPolicy small = CompactionPolicy.from(new PipelineConfig(Map.of(CompactionPolicy.TARGET_FILE_BYTES, "1000")));
+    CompactionPolicy small = CompactionPolicy.from(
+        new PipelineConfig(Map.of(CompactionPolicy.TARGET_FILE_BYTES, "1000")));
     assertThat(small.smallFileBytes()).isEqualTo(750);
     assertThat(small.minSmallBytes()).isEqualTo(1000);
-    assertThatThrownBy(() -> CompactionPolicy.from(new PipelineConfig(Map.of(CompactionPolicy.MIN_SMALL_FILES, "1"))))
+    assertThatThrownBy(() -> CompactionPolicy.from(
+            new PipelineConfig(Map.of(CompactionPolicy.MIN_SMALL_FILES, "1"))))
         .hasMessageContaining(CompactionPolicy.MIN_SMALL_FILES);
   }
 
   @Test
   void orphanPathsAreComparedInOneSpelling() {
     assertThat(OrphanFiles.normalize("file:/w/t/data/a.parquet")).isEqualTo("/w/t/data/a.parquet");
-    assertThat(OrphanFiles.normalize("file:///w/t/data/a.parquet")).isEqualTo("/w/t/data/a.parquet");
-    assertThat(OrphanFiles.normalize("s3a://bucket/t/a.parquet")).isEqualTo("s3://bucket/t/a.parquet");
-    assertThat(OrphanFiles.normalize("s3://bucket/t/a.parquet")).isEqualTo("s3://bucket/t/a.parquet");
+    assertThat(OrphanFiles.normalize("file:///w/t/data/a.parquet"))
+        .isEqualTo("/w/t/data/a.parquet");
+    assertThat(OrphanFiles.normalize("s3a://bucket/t/a.parquet"))
+        .isEqualTo("s3://bucket/t/a.parquet");
+    assertThat(OrphanFiles.normalize("s3://bucket/t/a.parquet"))
+        .isEqualTo("s3://bucket/t/a.parquet");
   }
 
   private static DataFile file(String path, long bytes) {
     return DataFiles.builder(PartitionSpec.unpartitioned())
-        .withPath(path).withFormat(FileFormat.PARQUET).withFileSizeInBytes(bytes).withRecordCount(1).build();
+        .withPath(path)
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(bytes)
+        .withRecordCount(1)
+        .build();
   }
 }
