@@ -54,13 +54,7 @@ class PostgresCrashTest {
 
         AtomicBoolean stop = new AtomicBoolean();
         List<Long> txids = new ArrayList<>();
-        CompletableFuture<Integer> workload = CompletableFuture.supplyAsync(() -> {
-          try {
-            return db.runWorkload(Integer.MAX_VALUE, 10, txids, stop::get);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        });
+        CompletableFuture<Integer> workload = workload(db, txids, stop);
         for (int i = 0; i < 2 * KILLS_EACH; i++) {
           Thread.sleep(3_000 + random.nextInt(5_000));
           ChildApp victim = i % 2 == 0 ? ingest : sync;
@@ -117,13 +111,7 @@ class PostgresCrashTest {
 
         AtomicBoolean stop = new AtomicBoolean();
         List<Long> txids = new ArrayList<>();
-        CompletableFuture<Integer> workload = CompletableFuture.supplyAsync(() -> {
-          try {
-            return db.runWorkload(Integer.MAX_VALUE, 10, txids, stop::get);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        });
+        CompletableFuture<Integer> workload = workload(db, txids, stop);
         Eventually.until(
             Duration.ofSeconds(180),
             "both tables on main",
@@ -148,5 +136,17 @@ class PostgresCrashTest {
         assertThat(changes).isGreaterThan(1_000);
       }
     }
+  }
+
+  /** The inventory workload on a thread of its own, until {@code stop}; the number of changes it made. */
+  private static CompletableFuture<Integer> workload(
+      InventoryDatabase db, List<Long> txids, AtomicBoolean stop) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return db.runWorkload(Integer.MAX_VALUE, 10, txids, stop::get);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
   }
 }

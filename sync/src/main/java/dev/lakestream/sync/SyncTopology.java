@@ -3,6 +3,7 @@ package dev.lakestream.sync;
 import dev.lakestream.common.app.Health;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.common.event.CycleInput;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.EventSerdes;
 import dev.lakestream.common.event.IndexLookup;
@@ -16,6 +17,8 @@ import dev.lakestream.sync.cycle.CycleCoordinator;
 import dev.lakestream.sync.index.KeyIndexProcessor;
 import dev.lakestream.sync.maintenance.Maintenance;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
@@ -28,6 +31,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.StreamPartitioner;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -53,6 +57,35 @@ public final class SyncTopology {
 
   private SyncTopology() {}
 
+  private static final String COORDINATOR = "cycle-coordinator";
+
+  /** The serdes of sync's records, which spill above the record limit ({@link SpillingSerde}). */
+  private record EventSerdesOf(
+      Serde<ConvertTask> tasks,
+      Serde<ConvertResult> results,
+      Serde<IndexLookup> lookups,
+      Serde<IndexResult> indexResults,
+      Function<String, Table> load,
+      int limit) {
+
+    static EventSerdesOf of(SyncConfig config, TableManager tables) {
+      int limit = config.recordLimitBytes();
+      Function<String, Table> load = name -> tables.table(TableIdentifier.parse(name));
+      return new EventSerdesOf(
+          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, load, limit),
+          SpillingSerde.of(EventSerdes.convertResult(), ConvertResult::table, load, limit),
+          SpillingSerde.of(EventSerdes.indexLookup(), IndexLookup::table, load, limit),
+          SpillingSerde.of(EventSerdes.indexResult(), IndexResult::table, load, limit),
+          load,
+          limit);
+    }
+
+    /** The same serde for a state store's values: an unreadable spilled value reads as absent. */
+    <T> Serde<T> forStore(Serde<T> serde, Function<T, String> tableOf) {
+      return SpillingSerde.forStore(serde, tableOf, load, limit);
+    }
+  }
+
   public static Topology build(
       SyncConfig config,
       TableManager tables,
@@ -60,23 +93,27 @@ public final class SyncTopology {
       Maintenance maintenance,
       Health health) {
     Topology topology = new Topology();
-    StringDeserializer strings = new StringDeserializer();
-    // Plans, tasks and results of any size fit a record: the large ones are spilled to files.
-    int limit = config.recordLimitBytes();
-    Function<String, Table> load = name -> tables.table(TableIdentifier.parse(name));
-    Serde<CyclePlan> plans =
-        SpillingSerde.forStore(EventSerdes.cyclePlan(), CyclePlan::table, load, limit);
-    Serde<ConvertTask> tasks =
-        SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, load, limit);
-    Serde<ConvertResult> results =
-        SpillingSerde.of(EventSerdes.convertResult(), ConvertResult::table, load, limit);
-    Serde<IndexLookup> lookups =
-        SpillingSerde.of(EventSerdes.indexLookup(), IndexLookup::table, load, limit);
-    Serde<IndexResult> indexResults =
-        SpillingSerde.of(EventSerdes.indexResult(), IndexResult::table, load, limit);
+    EventSerdesOf serdes = EventSerdesOf.of(config, tables);
+    coordinator(
+        topology,
+        config,
+        serdes,
+        () -> new CycleCoordinator(config, tables, meters, maintenance, health));
+    if (config.indexEnabled()) {
+      keyIndex(topology, config, serdes, tables, meters);
+    }
+    converter(topology, config, serdes, tables, meters);
+    return topology;
+  }
 
-    // What the coordinator cannot read reaches it as Unreadable, and is dead-lettered with the
-    // reason.
+  /** The coordinator: its inputs (what it cannot read reaches it as Unreadable), its stores, its outputs. */
+  private static void coordinator(
+      Topology topology,
+      SyncConfig config,
+      EventSerdesOf serdes,
+      ProcessorSupplier<String, CycleInput, String, Object> supplier) {
+    StringDeserializer strings = new StringDeserializer();
+    List<String> inputs = new ArrayList<>(List.of("realtime-commits-in", "convert-results-in"));
     topology.addSource(
         "realtime-commits-in",
         strings,
@@ -85,52 +122,35 @@ public final class SyncTopology {
     topology.addSource(
         "convert-results-in",
         strings,
-        Unreadable.lenient(results.deserializer()),
+        Unreadable.lenient(serdes.results().deserializer()),
         config.convertResultsTopic());
-    boolean index = config.indexEnabled();
-    if (index) {
+    if (config.indexEnabled()) {
       topology.addSource(
           "index-results-in",
           strings,
-          Unreadable.lenient(indexResults.deserializer()),
+          Unreadable.lenient(serdes.indexResults().deserializer()),
           config.indexResultsTopic());
+      inputs.add("index-results-in");
     }
-    String[] coordinatorInputs = index
-        ? new String[] {"realtime-commits-in", "convert-results-in", "index-results-in"}
-        : new String[] {"realtime-commits-in", "convert-results-in"};
-    topology.addProcessor(
-        "cycle-coordinator",
-        () -> new CycleCoordinator(config, tables, meters, maintenance, health),
-        coordinatorInputs);
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(CycleCoordinator.CYCLES), Serdes.String(), plans),
-        "cycle-coordinator");
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(CycleCoordinator.RESULTS),
-            Serdes.String(),
-            SpillingSerde.forStore(EventSerdes.convertResult(), ConvertResult::table, load, limit)),
-        "cycle-coordinator");
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(CycleCoordinator.TABLES),
-            Serdes.String(),
-            Serdes.Long()),
-        "cycle-coordinator");
-    if (index) {
-      topology.addStateStore(
-          Stores.keyValueStoreBuilder(
-              Stores.persistentKeyValueStore(CycleCoordinator.INDEX_RESULTS),
-              Serdes.String(),
-              SpillingSerde.forStore(EventSerdes.indexResult(), IndexResult::table, load, limit)),
-          "cycle-coordinator");
-      topology.addStateStore(
-          Stores.keyValueStoreBuilder(
-              Stores.persistentKeyValueStore(CycleCoordinator.INDEX_TASKS),
-              Serdes.String(),
-              SpillingSerde.forStore(EventSerdes.convertTask(), ConvertTask::table, load, limit)),
-          "cycle-coordinator");
+    topology.addProcessor(COORDINATOR, supplier, inputs.toArray(String[]::new));
+    store(
+        topology,
+        CycleCoordinator.CYCLES,
+        serdes.forStore(EventSerdes.cyclePlan(), CyclePlan::table));
+    store(
+        topology,
+        CycleCoordinator.RESULTS,
+        serdes.forStore(EventSerdes.convertResult(), ConvertResult::table));
+    store(topology, CycleCoordinator.TABLES, Serdes.Long());
+    if (config.indexEnabled()) {
+      store(
+          topology,
+          CycleCoordinator.INDEX_RESULTS,
+          serdes.forStore(EventSerdes.indexResult(), IndexResult::table));
+      store(
+          topology,
+          CycleCoordinator.INDEX_TASKS,
+          serdes.forStore(EventSerdes.convertTask(), ConvertTask::table));
       // Each lookup goes to the partition of the index it is for.
       StreamPartitioner<String, Object> byIndexPartition = (topic, key, value, partitions) ->
           Optional.of(Set.of(((IndexLookup) value).partition() % partitions));
@@ -138,61 +158,88 @@ public final class SyncTopology {
           CycleCoordinator.LOOKUPS_CHILD,
           config.indexLookupsTopic(),
           new StringSerializer(),
-          narrow(lookups.serializer()),
+          narrow(serdes.lookups().serializer()),
           byIndexPartition,
-          "cycle-coordinator");
-
-      topology.addSource(
-          "index-lookups-in", strings, lookups.deserializer(), config.indexLookupsTopic());
-      topology.addProcessor(
-          "key-index",
-          () -> new KeyIndexProcessor(
-              tables, meters, config.indexBootstrapIntervalMs(), config.indexBootstrapBudgetMs()),
-          "index-lookups-in");
-      topology.addStateStore(
-          Stores.keyValueStoreBuilder(
-              Stores.persistentKeyValueStore(KeyIndexProcessor.STORE),
-              Serdes.Bytes(),
-              Serdes.ByteArray()),
-          "key-index");
-      topology.addSink(
-          "index-results",
-          config.indexResultsTopic(),
-          new StringSerializer(),
-          indexResults.serializer(),
-          "key-index");
+          COORDINATOR);
     }
     topology.addSink(
         CycleCoordinator.TASKS_CHILD,
         config.convertTasksTopic(),
         new StringSerializer(),
-        narrow(tasks.serializer()),
-        "cycle-coordinator");
+        narrow(serdes.tasks().serializer()),
+        COORDINATOR);
     topology.addSink(
         CycleCoordinator.COMMITS_CHILD,
         config.mainCommitsTopic(),
         new StringSerializer(),
         narrow(EventSerdes.mainCommitted().serializer()),
-        "cycle-coordinator");
+        COORDINATOR);
     topology.addSink(
         CycleCoordinator.DEAD_LETTER_CHILD,
         config.pipeline().deadLetterTopic(),
         new StringSerializer(),
         (topic, value) -> value == null ? null : EventSerdes.json(value),
-        "cycle-coordinator");
+        COORDINATOR);
+  }
 
+  private static <V> void store(Topology topology, String name, Serde<V> values) {
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(), values),
+        COORDINATOR);
+  }
+
+  /** The key index: lookups in by index partition, answers out by table. */
+  private static void keyIndex(
+      Topology topology,
+      SyncConfig config,
+      EventSerdesOf serdes,
+      TableManager tables,
+      MeterRegistry meters) {
+    topology.addSource(
+        "index-lookups-in",
+        new StringDeserializer(),
+        serdes.lookups().deserializer(),
+        config.indexLookupsTopic());
+    topology.addProcessor(
+        "key-index",
+        () -> new KeyIndexProcessor(
+            tables, meters, config.indexBootstrapIntervalMs(), config.indexBootstrapBudgetMs()),
+        "index-lookups-in");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(KeyIndexProcessor.STORE),
+            Serdes.Bytes(),
+            Serdes.ByteArray()),
+        "key-index");
+    topology.addSink(
+        "index-results",
+        config.indexResultsTopic(),
+        new StringSerializer(),
+        serdes.indexResults().serializer(),
+        "key-index");
+  }
+
+  /** The converter fleet: tasks in by data file, results out by table. */
+  private static void converter(
+      Topology topology,
+      SyncConfig config,
+      EventSerdesOf serdes,
+      TableManager tables,
+      MeterRegistry meters) {
     FileConverter converter = new FileConverter();
     topology.addSource(
-        "convert-tasks-in", strings, tasks.deserializer(), config.convertTasksTopic());
+        "convert-tasks-in",
+        new StringDeserializer(),
+        serdes.tasks().deserializer(),
+        config.convertTasksTopic());
     topology.addProcessor(
         "converter", () -> new Converter(tables, converter, meters), "convert-tasks-in");
     topology.addSink(
         "convert-results",
         config.convertResultsTopic(),
         new StringSerializer(),
-        results.serializer(),
+        serdes.results().serializer(),
         "converter");
-    return topology;
   }
 
   @SuppressWarnings("unchecked")
