@@ -88,8 +88,8 @@ public final class EmbeddedConnect implements AutoCloseable {
             .build(),
         HttpResponse.BodyHandlers.ofString());
     if (created.statusCode() / 100 != 2) {
-      throw new IllegalStateException(
-          "creating connector " + name + " failed: " + created.statusCode() + " " + created.body());
+      throw new IllegalStateException("creating connector " + name + " failed: "
+          + created.statusCode() + " " + created.body() + validationErrors(name, config));
     }
     long deadline = System.currentTimeMillis() + 60_000;
     String last = "";
@@ -112,6 +112,34 @@ public final class EmbeddedConnect implements AutoCloseable {
       Thread.sleep(200);
     }
     throw new IllegalStateException("connector " + name + " is not running after 60 s: " + last);
+  }
+
+  /**
+   * The errors Connect's validation finds in a connector's config, as {@code "; key: error"}
+   * parts (a failed creation does not always say them: some Connect versions fail while listing
+   * them).
+   */
+  private String validationErrors(String name, ObjectNode config) throws Exception {
+    config.put("name", name);
+    String plugin = config.path("connector.class").asText();
+    HttpResponse<String> validated = http.send(
+        HttpRequest.newBuilder(rest.resolve("/connector-plugins/" + plugin + "/config/validate"))
+            .header("Content-Type", "application/json")
+            .PUT(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(config)))
+            .timeout(Duration.ofSeconds(60))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+    if (validated.statusCode() != 200) {
+      return "";
+    }
+    StringBuilder errors = new StringBuilder();
+    for (JsonNode entry : JSON.readTree(validated.body()).path("configs")) {
+      JsonNode value = entry.path("value");
+      for (JsonNode error : value.path("errors")) {
+        errors.append("; ").append(value.path("name").asText()).append(": ").append(error.asText());
+      }
+    }
+    return errors.toString();
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.lakestream.launcher;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.launcher.source.Finding;
+import dev.lakestream.launcher.source.MySqlSourceCheck;
 import dev.lakestream.launcher.source.PostgresSourceCheck;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -27,15 +28,17 @@ import picocli.CommandLine.Spec;
  * Connect JSON) would capture, and prints each finding. Exit 0 when nothing blocks, 1 when
  * something does, 2 when the check could not run. The user and password come from the options,
  * else from the connector's {@code database.user} and {@code database.password}, else from
- * {@code PGUSER} and {@code PGPASSWORD}.
+ * {@code PGUSER} and {@code PGPASSWORD}. A {@code jdbc:mariadb:} or {@code jdbc:mysql:} URL checks a
+ * MySQL or MariaDB server ({@link MySqlSourceCheck}).
  */
 @Command(
     name = "check-source",
     mixinStandardHelpOptions = true,
     description = {
-      "Check a PostgreSQL database before capturing it: keys, replica identity, types, TOAST,"
-          + " wal_level, slots, publications.",
-      "Exit 0 when nothing blocks, 1 when something does, 2 when the check" + " could not run."
+      "Check a source before capturing it: a PostgreSQL database (keys, replica identity, types,"
+          + " TOAST, wal_level, slots, publications) or a MySQL/MariaDB server (binary log format and"
+          + " row image, keys, TIME columns).",
+      "Exit 0 when nothing blocks, 1 when something does, 2 when the check could not run."
     })
 final class CheckSourceCommand implements Callable<Integer> {
 
@@ -46,7 +49,8 @@ final class CheckSourceCommand implements Callable<Integer> {
       names = "--jdbc",
       required = true,
       paramLabel = "URL",
-      description = "jdbc:postgresql://HOST:PORT/DB")
+      description =
+          "jdbc:postgresql://HOST:PORT/DB, jdbc:mariadb://HOST:PORT/ or jdbc:mysql://HOST:PORT/")
   String url;
 
   @Option(
@@ -82,9 +86,11 @@ final class CheckSourceCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (!url.startsWith("jdbc:postgresql:")) {
+    boolean binlog = MySqlSourceCheck.handles(url);
+    if (!url.startsWith("jdbc:postgresql:") && !binlog) {
       throw new ParameterException(
-          spec.commandLine(), "--jdbc wants a jdbc:postgresql: URL, not " + url);
+          spec.commandLine(),
+          "--jdbc wants a jdbc:postgresql:, jdbc:mariadb: or jdbc:mysql: URL, not " + url);
     }
     Map<String, String> connector =
         connectorFile == null ? Map.of() : connectorConfig(connectorFile);
@@ -99,7 +105,9 @@ final class CheckSourceCommand implements Callable<Integer> {
     }
     List<Finding> findings;
     try (Connection c = DriverManager.getConnection(url, props)) {
-      findings = new PostgresSourceCheck(c, connector).run();
+      findings = binlog
+          ? new MySqlSourceCheck(c, connector).run()
+          : new PostgresSourceCheck(c, connector).run();
     } catch (SQLException e) {
       out.println("cannot check " + url + ": " + e.getMessage());
       return 2;

@@ -14,11 +14,9 @@ import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
-import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import java.io.BufferedWriter;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -30,11 +28,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
@@ -60,10 +58,12 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code demo [--duration SECONDS] [--rate CHANGES_PER_SECOND] [--warehouse DIR] [--export-source FILE]
- * [--set KEY=VALUE]...}: the whole
+ * [--source postgresql|mariadb] [--set KEY=VALUE]...}: the whole
  * pipeline in one process on a machine with nothing but Java: PostgreSQL (the machine's, or the
  * binaries shipped in a jar), a Kafka broker, Kafka Connect with the Debezium Postgres connector
- * (registered with {@code connectors/postgres-inventory.json}), ingest and sync. It creates {@code
+ * (registered with {@code connectors/postgres-inventory.json}), ingest and sync; with {@code
+ * --source mariadb}, the machine's MariaDB server and Debezium's MySQL connector ({@code
+ * connectors/mariadb-inventory.json}) instead (see {@link DemoSource}). It creates {@code
  * inventory.customers}, changes it at a steady rate with a progress line, and on Ctrl-C or after
  * the duration prints how main compares with the source. {@code --export-source} also writes the
  * source table's final rows as JSON lines, so another engine's read of the warehouse can be checked
@@ -76,7 +76,7 @@ public final class DemoCommand {
 
   private final PrintStream out;
   private final List<Long> ids = Collections.synchronizedList(new ArrayList<>());
-  private final List<Long> txids = Collections.synchronizedList(new ArrayList<>());
+  private final List<Long> commits = Collections.synchronizedList(new ArrayList<>());
   private final AtomicBoolean stop = new AtomicBoolean();
   private volatile long lastCommitMs;
   private final AtomicLong changes = new AtomicLong();
@@ -99,10 +99,14 @@ public final class DemoCommand {
   private final Path exportSource;
   private final Map<String, String> settings;
 
-  private DemoCommand(PrintStream out, Path exportSource, Map<String, String> settings) {
+  private final String sourceName;
+
+  private DemoCommand(
+      PrintStream out, Path exportSource, Map<String, String> settings, String sourceName) {
     this.out = out;
     this.exportSource = exportSource;
     this.settings = settings;
+    this.sourceName = sourceName;
   }
 
   /** {@code demo}'s options; the demo itself runs in {@link DemoCommand}. */
@@ -110,7 +114,7 @@ public final class DemoCommand {
       name = "demo",
       mixinStandardHelpOptions = true,
       description =
-          "Everything in one process: PostgreSQL, Kafka, Kafka Connect with Debezium, ingest, sync; a"
+          "Everything in one process: PostgreSQL (or MariaDB), Kafka, Kafka Connect with Debezium, ingest, sync; a"
               + " workload, and what reached main how fast.")
   static final class Cli implements Callable<Integer> {
     private final PrintStream out;
@@ -143,6 +147,13 @@ public final class DemoCommand {
     Path exportSource;
 
     @Option(
+        names = "--source",
+        paramLabel = "DATABASE",
+        defaultValue = "postgresql",
+        description = "postgresql (default) or mariadb (needs the machine's mariadb-server)")
+    String source;
+
+    @Option(
         names = "--set",
         paramLabel = "KEY=VALUE",
         description = "a setting of both apps (repeatable)")
@@ -168,7 +179,12 @@ public final class DemoCommand {
         throw new ParameterException(
             spec.commandLine(), "--duration must not be negative and --rate must be positive");
       }
-      return new DemoCommand(out, exportSource, settings)
+      if (!List.of("postgresql", "postgres", "mariadb", "mysql")
+          .contains(source.toLowerCase(Locale.ROOT))) {
+        throw new ParameterException(
+            spec.commandLine(), "--source wants postgresql or mariadb, not " + source);
+      }
+      return new DemoCommand(out, exportSource, settings, source)
           .run(durationS, rate, warehouse.toAbsolutePath());
     }
   }
@@ -176,7 +192,7 @@ public final class DemoCommand {
   /** Runs the demo for {@code durationS} at {@code rate} changes/s and returns what it measured. */
   public static Result measure(long durationS, int rate, Path warehouse, PrintStream out)
       throws Exception {
-    DemoCommand demo = new DemoCommand(out, null, Map.of());
+    DemoCommand demo = new DemoCommand(out, null, Map.of(), "postgresql");
     demo.demo(durationS, rate, warehouse.toAbsolutePath());
     return demo.result;
   }
@@ -200,14 +216,16 @@ public final class DemoCommand {
   }
 
   private int demo(long durationS, int rate, Path warehouse) throws Exception {
-    say(
-        "starting PostgreSQL, a Kafka broker, Kafka Connect with Debezium, ingest and sync; warehouse "
-            + warehouse);
-    try (EmbeddedPostgres postgres = EmbeddedPostgres.start();
+    say("starting " + sourceName
+        + ", a Kafka broker, Kafka Connect with Debezium, ingest and sync; warehouse " + warehouse);
+    try (DemoSource source = DemoSource.start(sourceName);
         EmbeddedKafka kafka = EmbeddedKafka.start()) {
-      createTable(postgres, 1000);
+      createTable(source, 1000);
       PipelineConfig shared = LocalPipeline.settings(
           kafka.bootstrapServers(), Map.of("warehouse", warehouse.toString()));
+      for (Map.Entry<String, String> setting : source.pipelineSettings().entrySet()) {
+        shared = shared.with(setting.getKey(), setting.getValue());
+      }
       for (Map.Entry<String, String> setting : settings.entrySet()) {
         shared = shared.with(setting.getKey(), setting.getValue());
       }
@@ -218,15 +236,9 @@ public final class DemoCommand {
         ingest.start();
         sync.start();
         connect.createConnector(
-            connectorJson(),
-            Map.of(
-                "database.hostname",
-                "127.0.0.1",
-                "database.port",
-                Integer.toString(postgres.port()),
-                "database.password",
-                ""));
-        say("PostgreSQL :" + postgres.port() + ", Kafka " + kafka.bootstrapServers() + ", Connect "
+            source.connectorJson(), source.connectorOverrides(kafka.bootstrapServers()));
+        say(source.name() + " :" + source.port() + ", Kafka " + kafka.bootstrapServers()
+            + ", Connect "
             + connect.restUrl() + ", metrics :" + ingest.metricsPort() + " (ingest) :"
             + sync.metricsPort() + " (sync)");
         say("changing inventory.customers at " + rate + " changes/s"
@@ -239,7 +251,7 @@ public final class DemoCommand {
           int share = rate / writers + (w < rate % writers ? 1 : 0);
           long seed = w;
           Thread t =
-              new Thread(() -> workload(postgres, share, new Random(seed)), "demo-workload-" + w);
+              new Thread(() -> workload(source, share, new Random(seed)), "demo-workload-" + w);
           t.start();
           workload.add(t);
         }
@@ -264,13 +276,13 @@ public final class DemoCommand {
             "stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
             changes.get(), changesPerSecond));
         long deadline = System.currentTimeMillis() + 60_000;
-        while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(postgres)) {
+        while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(source)) {
           Thread.sleep(1_000);
         }
-        summary(postgres, kafka, catalog, shared, warehouse, changesPerSecond);
+        summary(source, kafka, catalog, shared, warehouse, changesPerSecond);
         if (exportSource != null) {
-          say("source rows (PostgreSQL's SELECT *) written to " + exportSource + ": "
-              + exportSource(postgres, exportSource));
+          say("source rows (" + source.name() + "'s SELECT *) written to " + exportSource + ": "
+              + exportSource(source, exportSource));
         }
       } finally {
         if (catalog instanceof AutoCloseable closeable) {
@@ -289,22 +301,12 @@ public final class DemoCommand {
             StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory(id + "-").toString());
   }
 
-  private static String connectorJson() throws Exception {
-    try (InputStream in =
-        DemoCommand.class.getResourceAsStream("/connectors/postgres-inventory.json")) {
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
-  }
-
-  private void createTable(EmbeddedPostgres postgres, int rows) throws Exception {
-    postgres.execute(
-        "CREATE SCHEMA inventory",
-        "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name text, balance numeric(12,2), active boolean,"
-            + " updated_at timestamptz)");
-    try (Connection c = postgres.connect()) {
+  private void createTable(DemoSource source, int rows) throws Exception {
+    source.createTable();
+    try (Connection c = source.connect()) {
       c.setAutoCommit(false);
       for (int i = 0; i < rows; i++) {
-        insert(c, seedRandom);
+        insert(c, source, seedRandom);
       }
       c.commit();
     }
@@ -315,8 +317,8 @@ public final class DemoCommand {
    * several writers two transactions may deadlock; PostgreSQL aborts one, which is rolled back and
    * not counted (the source stays the truth the pipeline is compared with).
    */
-  private void workload(EmbeddedPostgres postgres, int rate, Random random) {
-    try (Connection c = postgres.connect()) {
+  private void workload(DemoSource source, int rate, Random random) {
+    try (Connection c = source.connect()) {
       c.setAutoCommit(false);
       long started = System.nanoTime();
       long done = 0;
@@ -327,11 +329,13 @@ public final class DemoCommand {
             int pick = random.nextInt(10);
             Long id = pick < 3 ? null : pickId(random, pick >= 8);
             if (id == null) {
-              insert(c, random);
+              insert(c, source, random);
             } else if (pick < 8) {
               update(
                   c,
-                  "UPDATE inventory.customers SET balance = ?, active = ?, updated_at = now() WHERE id = ?",
+                  "UPDATE inventory.customers SET balance = ?, active = ?, updated_at = "
+                      + source.now()
+                      + " WHERE id = ?",
                   BigDecimal.valueOf(random.nextInt(10_000_000), 2),
                   random.nextBoolean(),
                   id);
@@ -339,13 +343,7 @@ public final class DemoCommand {
               update(c, "DELETE FROM inventory.customers WHERE id = ?", id);
             }
           }
-          try (Statement s = c.createStatement();
-              ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
-            rs.next();
-            long txid = rs.getLong(1);
-            c.commit();
-            txids.add(txid);
-          }
+          commits.add(source.commit(c));
         } catch (SQLException e) {
           c.rollback();
           continue;
@@ -375,17 +373,16 @@ public final class DemoCommand {
     }
   }
 
-  private void insert(Connection c, Random random) throws SQLException {
+  private void insert(Connection c, DemoSource source, Random random) throws SQLException {
     long id = nextId.getAndIncrement();
     ids.add(id);
     update(
         c,
-        "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, " + source.now() + ")",
         id,
         "customer " + id,
         BigDecimal.valueOf(random.nextInt(10_000_000), 2),
-        random.nextBoolean(),
-        OffsetDateTime.now());
+        random.nextBoolean());
   }
 
   private static void update(Connection c, String sql, Object... args) throws SQLException {
@@ -438,8 +435,8 @@ public final class DemoCommand {
             table.snapshot(Branches.MAIN).summary().getOrDefault("total-position-deletes", "0"));
   }
 
-  private static long count(EmbeddedPostgres postgres) throws Exception {
-    try (Connection c = postgres.connect();
+  private static long count(DemoSource source) throws Exception {
+    try (Connection c = source.connect();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT count(*) FROM inventory.customers")) {
       rs.next();
@@ -448,7 +445,7 @@ public final class DemoCommand {
   }
 
   private void summary(
-      EmbeddedPostgres postgres,
+      DemoSource source,
       EmbeddedKafka kafka,
       Catalog catalog,
       PipelineConfig shared,
@@ -466,9 +463,9 @@ public final class DemoCommand {
     int dvs = BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN)).size();
     long[] mainRows = {0};
     SnapshotRows.forEach(table, table.snapshot(Branches.MAIN).snapshotId(), row -> mainRows[0]++);
-    List<List<Long>> freshness = freshness(postgres, kafka, shared);
-    long sourceRows = count(postgres);
-    say("rows in PostgreSQL: " + sourceRows + " | rows in main: " + mainRows[0]);
+    List<List<Long>> freshness = freshness(source, kafka, shared);
+    long sourceRows = count(source);
+    say("rows in " + source.name() + ": " + sourceRows + " | rows in main: " + mainRows[0]);
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: "
         + dvs + " (and no equality delete)");
     String[] branches = {"realtime", "main"};
@@ -511,13 +508,12 @@ public final class DemoCommand {
    * the source itself: {@code balance} as its exact decimal text, {@code updated_at} as microseconds
    * since the epoch.
    */
-  private static long exportSource(EmbeddedPostgres postgres, Path file) throws Exception {
+  private static long exportSource(DemoSource source, Path file) throws Exception {
     ObjectMapper json = new ObjectMapper();
     long rows = 0;
-    try (Connection c = postgres.connect();
+    try (Connection c = source.connect();
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id, name, balance::text, active,"
-            + " (extract(epoch FROM updated_at) * 1000000)::bigint FROM inventory.customers");
+        ResultSet rs = s.executeQuery(source.exportQuery());
         BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
       while (rs.next()) {
         ObjectNode row = json.createObjectNode();
@@ -538,8 +534,8 @@ public final class DemoCommand {
    * Freshness per transaction to visible on realtime and on main, from the commits ingest and sync
    * announce on their topics.
    */
-  private List<List<Long>> freshness(
-      EmbeddedPostgres postgres, EmbeddedKafka kafka, PipelineConfig shared) throws Exception {
+  private List<List<Long>> freshness(DemoSource source, EmbeddedKafka kafka, PipelineConfig shared)
+      throws Exception {
     String realtimeTopic = shared.topicPrefix() + ".realtime-commits";
     String mainTopic = shared.topicPrefix() + ".main-commits";
     List<Freshness.Visible> realtime = new ArrayList<>();
@@ -569,12 +565,12 @@ public final class DemoCommand {
         });
       }
     }
-    try (Connection c = postgres.connect()) {
-      List<Long> transactions = new ArrayList<>(txids);
-      return List.of(
-          Freshness.perTransaction(c, transactions, realtime),
-          Freshness.perTransaction(c, transactions, main));
+    List<Long> committed = source.commitTimesMs(new ArrayList<>(commits));
+    if (source.freshnessNote() != null) {
+      say(source.freshnessNote());
     }
+    return List.of(
+        Freshness.perTransaction(committed, realtime), Freshness.perTransaction(committed, main));
   }
 
   private void say(String line) {

@@ -1,9 +1,5 @@
 package dev.lakestream.launcher;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -20,9 +16,11 @@ final class Freshness {
 
   private Freshness() {}
 
-  /** Milliseconds per transaction, sorted. */
-  static List<Long> perTransaction(Connection c, List<Long> txids, List<Visible> commits)
-      throws SQLException {
+  /**
+   * Milliseconds per transaction from its commit time ({@code committedMs}, ms since the epoch) to
+   * the earliest commit that covers it, sorted; transactions no commit covers yet are left out.
+   */
+  static List<Long> perTransaction(List<Long> committedMs, List<Visible> commits) {
     // Sorted by source time, with the earliest visibility of any commit at or after each position.
     List<Visible> sorted = new ArrayList<>(commits);
     sorted.sort(Comparator.comparingLong(Visible::maxSourceTsMs));
@@ -35,18 +33,10 @@ final class Freshness {
       earliestFrom[i] = earliest;
     }
     List<Long> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT (extract(epoch FROM pg_xact_commit_timestamp(?::text::xid8::xid)) * 1000)::bigint")) {
-      for (long txid : txids) {
-        ps.setLong(1, txid);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          long committed = rs.getLong(1);
-          int i = firstAtLeast(sourceTs, committed);
-          if (i < sourceTs.length) {
-            out.add(earliestFrom[i] - committed);
-          }
-        }
+    for (long committed : committedMs) {
+      int i = firstAtLeast(sourceTs, committed);
+      if (i < sourceTs.length) {
+        out.add(earliestFrom[i] - committed);
       }
     }
     out.sort(null);

@@ -300,8 +300,7 @@ final class InventoryDatabase {
       throws Exception {
     try (Connection c = postgres.connect()) {
       return Freshness.perTransaction(
-          c,
-          txids,
+          DemoSource.Postgres.commitTimesMs(c, txids),
           commits.stream()
               .map(r -> MainCommitted.fromJson(r.value()))
               .map(m -> new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()))

@@ -64,6 +64,9 @@ class LakestreamCliTest {
     Run malformed = run("demo", "--rate", "fast");
     assertThat(malformed.code()).isEqualTo(2);
     assertThat(malformed.err()).contains("Invalid value for option '--rate'", "fast");
+    Run oracle = run("demo", "--source", "oracle");
+    assertThat(oracle.code()).isEqualTo(2);
+    assertThat(oracle.err()).contains("--source wants postgresql or mariadb, not oracle");
     Run unknown = run("verify", "--tabel", "a.b");
     assertThat(unknown.code()).isEqualTo(2);
     assertThat(unknown.err()).contains("'--tabel'", "Possible solutions: --table");

@@ -26,8 +26,17 @@ final class CapturedTables {
   private final Map<Pattern, List<String>> keyColumns;
 
   CapturedTables(Map<String, String> connector) {
-    schemaInclude = patterns(connector.get("schema.include.list"));
-    schemaExclude = patterns(connector.get("schema.exclude.list"));
+    this(connector, "schema");
+  }
+
+  /** A MySQL or MariaDB connector's: databases take the place of schemas ({@code database.include.list}). */
+  static CapturedTables binlog(Map<String, String> connector) {
+    return new CapturedTables(connector, "database");
+  }
+
+  private CapturedTables(Map<String, String> connector, String schemaWord) {
+    schemaInclude = patterns(connector.get(schemaWord + ".include.list"));
+    schemaExclude = patterns(connector.get(schemaWord + ".exclude.list"));
     tableInclude = patterns(connector.get("table.include.list"));
     tableExclude = patterns(connector.get("table.exclude.list"));
     keyColumns = new LinkedHashMap<>();

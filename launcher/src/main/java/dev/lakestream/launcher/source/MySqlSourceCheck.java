@@ -1,0 +1,148 @@
+package dev.lakestream.launcher.source;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Checks a MySQL or MariaDB server before the pipeline captures it, as Debezium's binlog connectors
+ * need it: the binary log on, in ROW format, with FULL row images (a MINIMAL or NOBLOB image leaves
+ * columns out of updates, which would come out as partial rows), a server id, and for every table
+ * the connector captures (its {@code database.include.list} / {@code table.include.list}) a primary
+ * key, and TIME columns (values outside 00:00..24:00, which MySQL allows, are refused by the
+ * pipeline). Reads server variables and {@code information_schema} only.
+ */
+public final class MySqlSourceCheck {
+
+  private final Connection connection;
+  private final Map<String, String> connector;
+
+  public MySqlSourceCheck(Connection connection, Map<String, String> connector) {
+    this.connection = connection;
+    this.connector = connector;
+  }
+
+  public List<Finding> run() throws SQLException {
+    List<Finding> findings = new ArrayList<>();
+    String logBin = variable("log_bin");
+    if (!"ON".equalsIgnoreCase(logBin) && !"1".equals(logBin)) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          "log_bin",
+          "the binary log is off (" + logBin + "): start the server with log-bin"));
+    }
+    String format = variable("binlog_format");
+    findings.add(
+        "ROW".equalsIgnoreCase(format)
+            ? new Finding(Finding.Level.OK, "binlog_format", "ROW")
+            : new Finding(
+                Finding.Level.BLOCKER, "binlog_format", format + ": set binlog_format=ROW"));
+    String image = variable("binlog_row_image");
+    findings.add(
+        image == null || "FULL".equalsIgnoreCase(image)
+            ? new Finding(Finding.Level.OK, "binlog_row_image", "FULL")
+            : new Finding(
+                Finding.Level.BLOCKER,
+                "binlog_row_image",
+                image + ": an update would carry only some columns"
+                    + " and arrive as a partial row; set binlog_row_image=FULL (Debezium refuses to start otherwise)"));
+    String serverId = variable("server_id");
+    if ("0".equals(serverId)) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER, "server_id", "0: set a server id so replication can attach"));
+    }
+    CapturedTables captured = CapturedTables.binlog(connector);
+    for (String[] table : tables()) {
+      String name = table[0] + "." + table[1];
+      if (!captured.captures(table[0], table[1])) {
+        continue;
+      }
+      List<String> key = primaryKey(table[0], table[1]);
+      findings.add(
+          key.isEmpty()
+              ? new Finding(
+                  Finding.Level.BLOCKER,
+                  name,
+                  "no primary key: ingest dead-letters every change of the table"
+                      + " (add one, or set message.key.columns in the connector)")
+              : new Finding(Finding.Level.OK, name, "key " + key));
+      for (String column : timeColumns(table[0], table[1])) {
+        findings.add(
+            new Finding(
+                Finding.Level.WARNING,
+                name + "." + column,
+                "TIME: values below 00:00:00 or from"
+                    + " 24:00:00 on (MySQL allows -838:59:59..838:59:59) have no Iceberg time and are dead-lettered"));
+      }
+    }
+    return findings;
+  }
+
+  private String variable(String name) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SHOW GLOBAL VARIABLES LIKE '" + name + "'")) {
+      return rs.next() ? rs.getString(2) : null;
+    }
+  }
+
+  private List<String[]> tables() throws SQLException {
+    List<String[]> out = new ArrayList<>();
+    try (Statement s = connection.createStatement();
+        ResultSet rs =
+            s.executeQuery("SELECT table_schema, table_name FROM information_schema.tables"
+                + " WHERE table_type = 'BASE TABLE' AND table_schema NOT IN"
+                + " ('mysql', 'information_schema', 'performance_schema', 'sys')"
+                + " ORDER BY table_schema, table_name")) {
+      while (rs.next()) {
+        out.add(new String[] {rs.getString(1), rs.getString(2)});
+      }
+    }
+    return out;
+  }
+
+  private List<String> primaryKey(String schema, String table) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT column_name FROM information_schema.key_column_usage"
+            + " WHERE constraint_name = 'PRIMARY' AND table_schema = '" + escape(schema)
+            + "' AND table_name = '"
+            + escape(table) + "' ORDER BY ordinal_position")) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
+  }
+
+  private List<String> timeColumns(String schema, String table) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (Statement s = connection.createStatement();
+        ResultSet rs =
+            s.executeQuery("SELECT column_name, data_type FROM information_schema.columns"
+                + " WHERE table_schema = '" + escape(schema) + "' AND table_name = '"
+                + escape(table) + "'"
+                + " ORDER BY ordinal_position")) {
+      while (rs.next()) {
+        if ("time".equals(rs.getString(2).toLowerCase(Locale.ROOT))) {
+          out.add(rs.getString(1));
+        }
+      }
+    }
+    return out;
+  }
+
+  private static String escape(String s) {
+    return s.replace("'", "''");
+  }
+
+  /** Whether {@code jdbcUrl} is a MySQL or MariaDB one. */
+  public static boolean handles(String jdbcUrl) {
+    return Pattern.compile("^jdbc:(mysql|mariadb):").matcher(jdbcUrl).find();
+  }
+}

@@ -1,0 +1,522 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakestream.common.app.StreamsApp;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.embedded.EmbeddedConnect;
+import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedMariaDb;
+import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.sync.SyncApp;
+import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * MariaDB end to end on real parts (MariaDB from Debian's package, binary log in ROW format → the
+ * Debezium MariaDB connector 3.6.1 in Kafka Connect with the shipped connector JSON → ingest →
+ * sync): a table with a column of every MySQL type, edge values included, and a workload of
+ * inserts, updates, deletes, primary-key updates and one large transaction. {@code main} is
+ * compared with {@code SELECT *} value for value, the expected values derived here from MariaDB's
+ * own output. A server whose binary log keeps MINIMAL row images is refused, by the connector and
+ * by {@code check-source}, so no partial row ever reaches a table.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MariaDbEndToEndTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Duration SYNCED = Duration.ofSeconds(240);
+
+  private EmbeddedKafka kafka;
+  private EmbeddedMariaDb mariadb;
+  private TemporaryWarehouse warehouse;
+  private EmbeddedConnect connect;
+  private Path connectOffsets;
+  private StreamsApp ingest;
+  private StreamsApp sync;
+  private KafkaChangeFeed feed;
+  private Catalog reader;
+
+  @BeforeAll
+  void startTheStack() throws Exception {
+    assumeTrue(
+        EmbeddedMariaDb.installed(), "MariaDB server binaries (apt-get install mariadb-server)");
+    kafka = EmbeddedKafka.start();
+    mariadb = EmbeddedMariaDb.start();
+    warehouse = new TemporaryWarehouse();
+    mariadb.execute("CREATE DATABASE inventory", ZOO_TABLE, CUSTOMERS_TABLE, COUNTERS_TABLE);
+    PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
+        .with(IngestConfig.TOPICS_REGEX, "dbserver2\\.inventory\\..*");
+    connectOffsets = Files.createTempDirectory("connect-mariadb-").resolve("connect.offsets");
+    connect = EmbeddedConnect.start(kafka.bootstrapServers(), connectOffsets, 1000);
+    ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest-mariadb"));
+    sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync-mariadb"));
+    feed = new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel());
+    reader = warehouse.catalog();
+    ingest.start();
+    sync.start();
+    connect.createConnector(Files.readString(connector()), connectorOverrides(mariadb));
+  }
+
+  @AfterAll
+  void stopTheStack() throws Exception {
+    for (AutoCloseable part :
+        new AutoCloseable[] {feed, sync, ingest, connect, warehouse, mariadb, kafka}) {
+      if (part != null) {
+        part.close();
+      }
+    }
+  }
+
+  private Map<String, String> connectorOverrides(EmbeddedMariaDb db) {
+    return Map.of(
+        "database.hostname", "127.0.0.1",
+        "database.port", Integer.toString(db.port()),
+        "database.user", db.user(),
+        "database.password", db.password(),
+        "schema.history.internal.kafka.bootstrap.servers", kafka.bootstrapServers());
+  }
+
+  static Path connector() {
+    return PostgresEndToEndTest.connectorsDir().resolve("mariadb-inventory.json");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Every type
+
+  private static final String ZOO_TABLE = "CREATE TABLE inventory.zoo (id INT PRIMARY KEY,"
+      + " ti TINYINT, tiu TINYINT UNSIGNED, si SMALLINT, siu SMALLINT UNSIGNED, mi MEDIUMINT,"
+      + " miu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, bi BIGINT, biu BIGINT UNSIGNED, de DECIMAL(20,6),"
+      + " fl FLOAT, db DOUBLE, b1 BIT(1), b8 BIT(8), ch CHAR(5), vc VARCHAR(20), tx TEXT, bl BLOB, d DATE,"
+      + " tm TIME, tm6 TIME(6), dt DATETIME, dt6 DATETIME(6), ts TIMESTAMP(3) NULL, y YEAR, j JSON,"
+      + " e ENUM('sad','ok','happy'), st SET('a','b','c')) CHARACTER SET utf8mb4";
+
+  private static final String[] ZOO_ROWS = {
+    // Minimums.
+    "(1, -128, 0, -32768, 0, -8388608, 0, -2147483648, 0, -9223372036854775808, 0, -99999999999999.999999,"
+        + " -3.4e38, -1.7976931348623157e308, b'0', b'00000000', 'ab', 'v', 'emoji 😀 עברית مرحبا', x'00ff00',"
+        + " '1000-01-01', '00:00:00', '00:00:00.000001', '1000-01-01 00:00:00', '1000-01-01 00:00:00.000000',"
+        + " '1970-01-01 00:00:01.000', 1901, '{\"a\": [1, 2.5, null]}', 'sad', '')",
+    // Maximums.
+    "(2, 127, 255, 32767, 65535, 8388607, 16777215, 2147483647, 4294967295, 9223372036854775807,"
+        + " 18446744073709551615, 99999999999999.999999, 3.4e38, 1.7976931348623157e308, b'1', b'11111111',"
+        + " 'abcde', 'twenty characters!!!', 'x', x'ffffffff', '9999-12-31', '23:59:59', '23:59:59.999999',"
+        + " '9999-12-31 23:59:59', '9999-12-31 23:59:59.999999', '2038-01-19 03:14:07.999', 2155, '[]', 'happy',"
+        + " 'a,b,c')",
+    // Every column NULL.
+    "(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+        + " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+    // Empty values and zeros.
+    "(4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -0.0, b'0', b'00000101', '', '', '', x'', '1970-01-01', '12:00:00',"
+        + " '12:00:00.5', '1970-01-01 00:00:00', '1970-01-01 00:00:00.000001', '2000-01-01 00:00:00.000', 2000,"
+        + " '{}', 'ok', 'b')",
+    // Ordinary values.
+    "(5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 3.5, 1.5, 2.25, b'1', b'10110111', 'abc', 'def', 'ghi', x'0102',"
+        + " '2024-02-29', '10:15:30', '10:15:30.123456', '2024-02-29 10:15:30', '2024-02-29 10:15:30.123456',"
+        + " '2024-02-29 10:15:30.123', 2024, '{\"k\": \"v\"}', 'ok', 'a,c')",
+  };
+
+  /** Values no Iceberg type can hold: each row is refused whole, with the column named. */
+  private static final Map<Integer, String> REFUSED = Map.of(
+      6, "INSERT INTO inventory.zoo (id, tm) VALUES (6, '-01:00:00')",
+      7, "INSERT INTO inventory.zoo (id, tm6) VALUES (7, '838:59:59')");
+
+  @Test
+  void everyMariaDbTypeMirrorsValueForValueAndWhatIcebergCannotHoldIsDeadLettered()
+      throws Exception {
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement()) {
+      for (String row : ZOO_ROWS) {
+        s.execute("INSERT INTO inventory.zoo VALUES " + row);
+      }
+      for (String insert : REFUSED.values()) {
+        s.execute(insert);
+      }
+    }
+    TableIdentifier zoo = TableIdentifier.of("inventory", "zoo");
+    Eventually.noDifference(SYNCED, () -> zooDiffers(zoo));
+
+    mariadb.execute(
+        "UPDATE inventory.zoo SET db = -0.0, tx = 'changed ✓', d = '2000-02-29', st = 'c' WHERE id = 1",
+        "DELETE FROM inventory.zoo WHERE id = 2",
+        "UPDATE inventory.zoo SET ti = NULL, tx = NULL, j = NULL, bl = NULL WHERE id = 5");
+    try (Connection c = mariadb.connect("inventory")) {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("INSERT INTO inventory.zoo (id, tx, de) VALUES (9, 'new', 0.5)");
+        s.execute("UPDATE inventory.zoo SET de = 7 WHERE id = 9");
+      }
+      c.commit();
+    }
+    Eventually.noDifference(SYNCED, () -> zooDiffers(zoo));
+
+    Table table = reader.loadTable(zoo);
+    Verifier.Report report = Verifier.verify(table, zoo.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+
+    Map<String, String> reasons = new HashMap<>();
+    for (ConsumerRecord<byte[], byte[]> letter : feed.read("lakestream.dlq", REFUSED.size())) {
+      String key = letter.key() == null
+          ? "null"
+          : JSON.readTree(letter.key()).path("payload").toString();
+      reasons.put(
+          header(letter, DeadLetters.TOPIC) + " " + key, header(letter, DeadLetters.REASON));
+    }
+    assertThat(reasons.get("dbserver2.inventory.zoo {\"id\":6}")).contains("column \"tm\"");
+    assertThat(reasons.get("dbserver2.inventory.zoo {\"id\":7}")).contains("column \"tm6\"");
+  }
+
+  /** Null when main of inventory.zoo equals SELECT * (less the refused rows), else what differs. */
+  private String zooDiffers(TableIdentifier id) throws Exception {
+    if (!reader.tableExists(id)) {
+      return "no table " + id + " yet";
+    }
+    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery("SELECT *, CAST(biu AS CHAR) AS biu_text, CAST(de AS CHAR) AS de_text,"
+                + " b8 + 0 AS b8_int, HEX(bl) AS bl_hex, CAST(tm AS CHAR) AS tm_text, CAST(tm6 AS CHAR) AS tm6_text,"
+                + " CAST(dt AS CHAR) AS dt_text, CAST(dt6 AS CHAR) AS dt6_text,"
+                + " CAST(UNIX_TIMESTAMP(ts) * 1000 AS SIGNED) AS ts_millis, CAST(d AS CHAR) AS d_text"
+                + " FROM inventory.zoo WHERE id NOT IN (6, 7)")) {
+      while (rs.next()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("id", rs.getInt("id"));
+        row.put("ti", intOrNull(rs, "ti"));
+        row.put("tiu", intOrNull(rs, "tiu"));
+        row.put("si", intOrNull(rs, "si"));
+        row.put("siu", intOrNull(rs, "siu"));
+        row.put("mi", intOrNull(rs, "mi"));
+        row.put("miu", intOrNull(rs, "miu"));
+        row.put("i", intOrNull(rs, "i"));
+        row.put("iu", rs.getObject("iu") == null ? null : rs.getLong("iu"));
+        row.put("bi", rs.getObject("bi") == null ? null : rs.getLong("bi"));
+        row.put(
+            "biu",
+            rs.getString("biu_text") == null ? null : new BigDecimal(rs.getString("biu_text")));
+        row.put(
+            "de",
+            rs.getString("de_text") == null
+                ? null
+                : new BigDecimal(rs.getString("de_text")).setScale(6));
+        row.put("fl", rs.getObject("fl") == null ? null : rs.getFloat("fl"));
+        row.put("db", rs.getObject("db") == null ? null : rs.getDouble("db"));
+        row.put("b1", rs.getObject("b1") == null ? null : rs.getBoolean("b1"));
+        // BIT(n) is mirrored as its n bits, leading zeros kept (as PostgreSQL's bit(n)).
+        row.put(
+            "b8",
+            rs.getObject("b8_int") == null
+                ? null
+                : String.format("%8s", Long.toBinaryString(rs.getLong("b8_int")))
+                    .replace(' ', '0'));
+        row.put("ch", rs.getString("ch"));
+        row.put("vc", rs.getString("vc"));
+        row.put("tx", rs.getString("tx"));
+        row.put(
+            "bl",
+            rs.getString("bl_hex") == null ? null : ByteBuffer.wrap(hex(rs.getString("bl_hex"))));
+        row.put(
+            "d", rs.getString("d_text") == null ? null : LocalDate.parse(rs.getString("d_text")));
+        row.put(
+            "tm",
+            rs.getString("tm_text") == null ? null : LocalTime.parse(rs.getString("tm_text")));
+        row.put(
+            "tm6",
+            rs.getString("tm6_text") == null ? null : LocalTime.parse(rs.getString("tm6_text")));
+        row.put("dt", dateTime(rs.getString("dt_text")));
+        row.put("dt6", dateTime(rs.getString("dt6_text")));
+        row.put(
+            "ts",
+            rs.getObject("ts_millis") == null
+                ? null
+                : Instant.ofEpochMilli(rs.getLong("ts_millis")).atOffset(ZoneOffset.UTC));
+        row.put("y", intOrNull(rs, "y"));
+        row.put("j", rs.getString("j"));
+        row.put("e", rs.getString("e"));
+        row.put("st", rs.getString("st"));
+        expected.put(List.of(rs.getInt("id")), row);
+      }
+    }
+    Map<List<Object>, Map<String, Object>> actual =
+        TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), List.of("id"));
+    return TableComparison.differences(expected, actual);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // A workload
+
+  private static final String CUSTOMERS_TABLE =
+      "CREATE TABLE inventory.customers (id BIGINT PRIMARY KEY,"
+          + " name VARCHAR(40) NOT NULL, qty INT, price DECIMAL(12,2), updated DATETIME(6)) CHARACTER SET utf8mb4";
+
+  @Test
+  void insertsUpdatesDeletesKeyUpdatesAndALargeTransactionEndOnMainAsInMariaDb() throws Exception {
+    Random random = new Random(19);
+    try (Connection c = mariadb.connect("inventory")) {
+      c.setAutoCommit(false);
+      try (PreparedStatement insert =
+          c.prepareStatement("INSERT INTO customers VALUES (?, ?, ?, ?, NOW(6))")) {
+        // One large transaction: 20,000 rows.
+        for (int id = 1; id <= 20_000; id++) {
+          insert.setLong(1, id);
+          insert.setString(2, "customer " + id);
+          insert.setInt(3, random.nextInt(1000));
+          insert.setBigDecimal(4, BigDecimal.valueOf(random.nextInt(100_000), 2));
+          insert.addBatch();
+          if (id % 1000 == 0) {
+            insert.executeBatch();
+          }
+        }
+      }
+      c.commit();
+      try (Statement s = c.createStatement()) {
+        for (int round = 0; round < 200; round++) {
+          long id = 1 + random.nextInt(20_000);
+          switch (random.nextInt(4)) {
+            case 0 ->
+              s.execute("UPDATE customers SET qty = qty + 1, updated = NOW(6) WHERE id = " + id);
+            case 1 -> s.execute("DELETE FROM customers WHERE id = " + id);
+            // A primary-key update: Debezium sends a delete of the old key and a create of the new.
+            case 2 ->
+              s.execute("UPDATE customers SET id = " + (100_000 + round) + " WHERE id = " + id);
+            default ->
+              s.execute("INSERT INTO customers VALUES (" + (200_000 + round)
+                  + ", 'late', 1, 1.00, NOW(6))");
+          }
+          c.commit();
+        }
+      }
+    }
+    TableIdentifier customers = TableIdentifier.of("inventory", "customers");
+    Eventually.noDifference(SYNCED, () -> customersDiffer(customers));
+    Verifier.Report report = Verifier.verify(reader.loadTable(customers), customers.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // A connector restarted from older offsets
+
+  private static final String COUNTERS_TABLE =
+      "CREATE TABLE inventory.counters (id BIGINT PRIMARY KEY," + " version BIGINT NOT NULL)";
+
+  /**
+   * The worker stops and a new one starts from offsets it had flushed a round earlier (as after a
+   * crash with a long {@code offset.flush.interval.ms}): the connector publishes again, from the
+   * older binlog position, inserts, updates and deletes that main already holds. Ingest fences
+   * them by binlog position: no deleted row comes back, no row goes back to an older version, and
+   * what is written after the restart arrives.
+   */
+  @Test
+  void aConnectorRestartedFromOlderOffsetsReplaysWhatMainHoldsAndNothingComesBack()
+      throws Exception {
+    TableIdentifier counters = TableIdentifier.of("inventory", "counters");
+    long version = 0;
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement()) {
+      for (long id = 1; id <= 300; id++) {
+        s.execute("INSERT INTO counters VALUES (" + id + ", " + ++version + ")");
+      }
+      Eventually.noDifference(SYNCED, () -> countersDiffer(counters));
+      Eventually.until(
+          Duration.ofSeconds(60), "Connect's offsets file", () -> Files.exists(connectOffsets));
+      Thread.sleep(2_000); // one more flush of the offsets: they now cover the inserts
+      Path flushedEarlier =
+          Files.copy(connectOffsets, connectOffsets.resolveSibling("connect.offsets.earlier"));
+      // Changes after the saved offsets: they will be published twice.
+      for (long id = 1; id <= 300; id++) {
+        if (id % 3 == 0) {
+          s.execute("DELETE FROM counters WHERE id = " + id);
+        } else {
+          s.execute("UPDATE counters SET version = " + ++version + " WHERE id = " + id);
+        }
+      }
+      Eventually.noDifference(SYNCED, () -> countersDiffer(counters));
+      double fencedBefore = fenced();
+      connect.close();
+      Files.copy(flushedEarlier, connectOffsets, StandardCopyOption.REPLACE_EXISTING);
+      connect = EmbeddedConnect.start(kafka.bootstrapServers(), connectOffsets, 1000);
+      connect.createConnector(Files.readString(connector()), connectorOverrides(mariadb));
+      for (long id = 301; id <= 350; id++) {
+        s.execute("INSERT INTO counters VALUES (" + id + ", " + ++version + ")");
+      }
+      Eventually.noDifference(SYNCED, () -> countersDiffer(counters));
+      Eventually.until(
+          SYNCED,
+          "the replayed changes fenced by their binlog position",
+          () -> fenced() > fencedBefore);
+      System.out.printf(
+          "MariaDB connector restart: %.0f replayed changes fenced, %d rows on main%n",
+          fenced() - fencedBefore,
+          TableRows.read(reader.loadTable(counters), Branches.MAIN).size());
+    }
+    Verifier.Report report = Verifier.verify(reader.loadTable(counters), counters.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+  }
+
+  private double fenced() {
+    return ingest.meters().find("lakestream.ingest.fenced").counters().stream()
+        .mapToDouble(c -> c.count())
+        .sum();
+  }
+
+  private String countersDiffer(TableIdentifier id) throws Exception {
+    if (!reader.tableExists(id)) {
+      return "no table " + id + " yet";
+    }
+    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT id, version FROM counters")) {
+      while (rs.next()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("id", rs.getLong("id"));
+        row.put("version", rs.getLong("version"));
+        expected.put(List.of(rs.getLong("id")), row);
+      }
+    }
+    Map<List<Object>, Map<String, Object>> actual =
+        TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), List.of("id"));
+    return TableComparison.differences(expected, actual);
+  }
+
+  private String customersDiffer(TableIdentifier id) throws Exception {
+    if (!reader.tableExists(id)) {
+      return "no table " + id + " yet";
+    }
+    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(
+            "SELECT id, name, qty, price, CAST(updated AS CHAR) AS updated FROM customers")) {
+      while (rs.next()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("id", rs.getLong("id"));
+        row.put("name", rs.getString("name"));
+        row.put("qty", intOrNull(rs, "qty"));
+        row.put("price", rs.getBigDecimal("price"));
+        row.put("updated", dateTime(rs.getString("updated")));
+        expected.put(List.of(rs.getLong("id")), row);
+      }
+    }
+    Map<List<Object>, Map<String, Object>> actual =
+        TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), List.of("id"));
+    return TableComparison.differences(expected, actual);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // A server that would send partial rows
+
+  @Test
+  void aBinaryLogWithMinimalRowImagesIsRefusedByTheConnectorAndByCheckSource() throws Exception {
+    try (EmbeddedMariaDb minimal = EmbeddedMariaDb.start(Map.of("binlog-row-image", "MINIMAL"));
+        EmbeddedConnect other = EmbeddedConnect.start(kafka.bootstrapServers())) {
+      minimal.execute(
+          "CREATE DATABASE inventory", "CREATE TABLE inventory.t (id INT PRIMARY KEY, v TEXT)");
+      Map<String, String> overrides = new HashMap<>(connectorOverrides(minimal));
+      overrides.put("topic.prefix", "minimal");
+      overrides.put("schema.history.internal.kafka.topic", "minimal.schema-history");
+      assertThatThrownBy(() -> other.createConnector(Files.readString(connector()), overrides))
+          .hasMessageContaining("binlog_row_image");
+
+      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+      int exit = CheckSourceCommand.run(
+          new String[] {
+            "--jdbc",
+            minimal.jdbcUrl(""),
+            "--connector",
+            connector().toString(),
+            "--user",
+            "root",
+            "--password",
+            "root"
+          },
+          new PrintStream(bytes, true, StandardCharsets.UTF_8),
+          Map.of());
+      String out = bytes.toString(StandardCharsets.UTF_8);
+      assertThat(exit).as(out).isEqualTo(1);
+      assertThat(out).contains("BLOCKER  binlog_row_image: MINIMAL", "partial row");
+    }
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int exit = CheckSourceCommand.run(
+        new String[] {
+          "--jdbc",
+          mariadb.jdbcUrl(""),
+          "--connector",
+          connector().toString(),
+          "--user",
+          "root",
+          "--password",
+          "root"
+        },
+        new PrintStream(bytes, true, StandardCharsets.UTF_8),
+        Map.of());
+    String out = bytes.toString(StandardCharsets.UTF_8);
+    assertThat(exit).as(out).isZero();
+    assertThat(out)
+        .contains(
+            "OK       binlog_row_image: FULL",
+            "inventory.customers: key [id]",
+            "WARNING  inventory.zoo.tm: TIME");
+  }
+
+  private static Integer intOrNull(ResultSet rs, String column) throws Exception {
+    return rs.getObject(column) == null ? null : rs.getInt(column);
+  }
+
+  private static LocalDateTime dateTime(String text) {
+    return text == null ? null : LocalDateTime.parse(text.replace(' ', 'T'));
+  }
+
+  private static byte[] hex(String hex) {
+    return HexFormat.of().parseHex(hex);
+  }
+
+  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+    var header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+  }
+}
