@@ -89,7 +89,7 @@ public final class EmbeddedConnect implements AutoCloseable {
         HttpResponse.BodyHandlers.ofString());
     if (created.statusCode() / 100 != 2) {
       throw new IllegalStateException("creating connector " + name + " failed: "
-          + created.statusCode() + " " + created.body() + validationErrors(name, config));
+          + created.statusCode() + " " + created.body() + validationErrorsOrNothing(name, config));
     }
     long deadline = System.currentTimeMillis() + 60_000;
     String last = "";
@@ -119,6 +119,14 @@ public final class EmbeddedConnect implements AutoCloseable {
    * parts (a failed creation does not always say them: some Connect versions fail while listing
    * them).
    */
+  private String validationErrorsOrNothing(String name, ObjectNode config) {
+    try {
+      return validationErrors(name, config);
+    } catch (Exception e) {
+      return "";
+    }
+  }
+
   private String validationErrors(String name, ObjectNode config) throws Exception {
     config.put("name", name);
     String plugin = config.path("connector.class").asText();

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A MariaDB server of its own, from the machine's binaries (Debian's {@code mariadb-server}), with a
  * fresh data folder, listening on a loopback port, binary log in ROW format with FULL row images
- * (what Debezium's binlog connectors need). Stopped (and its folder deleted) on close, or when the
+ * (what Debezium's binlog connectors need). Stopped and its folder deleted on close; stopped when the
  * JVM exits.
  *
  * <p>Its Unix socket goes to a short path under {@code /tmp}: a socket in the data folder would pass
@@ -107,14 +107,19 @@ public final class EmbeddedMariaDb implements AutoCloseable {
     EmbeddedMariaDb db = new EmbeddedMariaDb(server, dataDir, socket, port);
     db.stopOnExit = new Thread(db::stopQuietly, "mariadb-stop");
     Runtime.getRuntime().addShutdownHook(db.stopOnExit);
-    db.awaitReady();
-    // Root over TCP, with the password the connectors and tests use (a fresh server's has none).
-    try (Connection c = DriverManager.getConnection(db.jdbcUrl(""), "root", "");
-        Statement st = c.createStatement()) {
-      st.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY 'root'");
-      st.execute("CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY 'root'");
-      st.execute("GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION");
-      st.execute("FLUSH PRIVILEGES");
+    try {
+      db.awaitReady();
+      // Root over TCP, with the password the connectors and tests use (a fresh server's has none).
+      try (Connection c = DriverManager.getConnection(db.jdbcUrl(""), "root", "");
+          Statement st = c.createStatement()) {
+        st.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY 'root'");
+        st.execute("CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY 'root'");
+        st.execute("GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION");
+        st.execute("FLUSH PRIVILEGES");
+      }
+    } catch (Exception e) {
+      db.close(); // a server that did not come up is stopped and its folder removed
+      throw e;
     }
     return db;
   }

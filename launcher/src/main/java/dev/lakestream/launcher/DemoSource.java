@@ -26,7 +26,7 @@ sealed interface DemoSource extends AutoCloseable {
   static DemoSource start(String name) throws Exception {
     return switch (name.toLowerCase(Locale.ROOT)) {
       case "postgresql", "postgres" -> new Postgres(EmbeddedPostgres.start());
-      case "mariadb", "mysql" -> {
+      case "mariadb" -> {
         if (!EmbeddedMariaDb.installed()) {
           throw new IllegalArgumentException(
               "--source mariadb needs a MariaDB server on this machine (apt-get install"

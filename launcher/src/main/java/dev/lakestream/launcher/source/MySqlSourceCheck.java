@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -52,6 +53,15 @@ public final class MySqlSourceCheck {
                 "binlog_row_image",
                 image + ": an update would carry only some columns"
                     + " and arrive as a partial row; set binlog_row_image=FULL (Debezium refuses to start otherwise)"));
+    String compression = variable("binlog_transaction_compression");
+    if ("ON".equalsIgnoreCase(compression) || "1".equals(compression)) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          "binlog_transaction_compression",
+          "ON: Debezium gives the rows of a compressed transaction one binary-log position, so"
+              + " ingest cannot tell a change in it from a replay; set"
+              + " binlog_transaction_compression=OFF"));
+    }
     String serverId = variable("server_id");
     if ("0".equals(serverId)) {
       findings.add(new Finding(
@@ -64,14 +74,18 @@ public final class MySqlSourceCheck {
         continue;
       }
       List<String> key = primaryKey(table[0], table[1]);
+      Optional<List<String>> messageKey = captured.messageKeyColumns(table[0], table[1]);
       findings.add(
-          key.isEmpty()
+          key.isEmpty() && messageKey.isPresent()
               ? new Finding(
-                  Finding.Level.BLOCKER,
-                  name,
-                  "no primary key: ingest dead-letters every change of the table"
-                      + " (add one, or set message.key.columns in the connector)")
-              : new Finding(Finding.Level.OK, name, "key " + key));
+                  Finding.Level.OK, name, "no primary key; message.key.columns " + messageKey.get())
+              : key.isEmpty()
+                  ? new Finding(
+                      Finding.Level.BLOCKER,
+                      name,
+                      "no primary key: ingest dead-letters every change of the table"
+                          + " (add one, or set message.key.columns in the connector)")
+                  : new Finding(Finding.Level.OK, name, "key " + key));
       for (String column : timeColumns(table[0], table[1])) {
         findings.add(
             new Finding(
