@@ -20,6 +20,7 @@ import java.util.Map;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -106,9 +107,8 @@ public final class IngestThroughputBenchmark {
               double seconds = (System.nanoTime() - t0) / 1e9;
               Table t = catalog.loadTable(id);
               long commits = 0;
-              for (var s = t.snapshot(Branches.REALTIME);
-                  s != null;
-                  s = s.parentId() == null ? null : t.snapshot(s.parentId())) {
+              for (var s : SnapshotUtil.ancestorsOf(
+                  t.snapshot(Branches.REALTIME).snapshotId(), t::snapshot)) {
                 commits++;
               }
               report.row(

@@ -133,7 +133,7 @@ public final class IngestConfig {
 
   /** Where realtime commits are announced to sync. */
   public String realtimeCommitsTopic() {
-    return config.topicPrefix() + ".realtime-commits";
+    return config.realtimeCommitsTopic();
   }
 
   /** {@code lakestream.dlq.topic} ({@code ingest.dlq.topic}, its older name, still counts), else {@code <prefix>.dlq}. */

@@ -121,8 +121,7 @@ class IngestOnKafkaTest {
               StandardCharsets.UTF_8))
           .isEqualTo(source.topic());
 
-      List<ConsumerRecord<byte[], byte[]>> commits =
-          feed.read(config.topicPrefix() + ".realtime-commits", 1);
+      List<ConsumerRecord<byte[], byte[]>> commits = feed.read(config.realtimeCommitsTopic(), 1);
       assertThat(new String(commits.get(0).key(), StandardCharsets.UTF_8)).isEqualTo(id.toString());
 
       String metrics = HttpClient.newHttpClient()

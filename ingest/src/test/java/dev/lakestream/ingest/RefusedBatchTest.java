@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.testkit.ChangeStreamGenerator;
@@ -53,9 +54,9 @@ class RefusedBatchTest {
       assertThat(real.tableUuid()).isEqualTo(uuid);
 
       // Written long ago, its data file since removed (a stall longer than the orphan age).
-      ObjectNode gone = ((ObjectNode) real.dataFiles().get(0))
+      DataFileJson gone = new DataFileJson(((ObjectNode) real.dataFiles().get(0).json())
           .deepCopy()
-          .put("file-path", ingest.table(table).location() + "/data/removed.parquet");
+          .put("file-path", ingest.table(table).location() + "/data/removed.parquet"));
       FilesWritten stale = new FilesWritten(
           real.table(),
           real.sourceTopic(),

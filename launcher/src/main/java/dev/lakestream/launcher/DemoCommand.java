@@ -18,34 +18,29 @@ import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import java.io.BufferedWriter;
 import java.io.PrintStream;
-import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -75,13 +70,7 @@ public final class DemoCommand {
   private static final TableIdentifier TABLE = TableIdentifier.of("inventory", "customers");
 
   private final PrintStream out;
-  private final List<Long> ids = Collections.synchronizedList(new ArrayList<>());
-  private final List<Long> commits = Collections.synchronizedList(new ArrayList<>());
   private final AtomicBoolean stop = new AtomicBoolean();
-  private volatile long lastCommitMs;
-  private final AtomicLong changes = new AtomicLong();
-  private final Random seedRandom = new Random();
-  private final AtomicLong nextId = new AtomicLong(1);
   private volatile Result result;
 
   /**
@@ -179,8 +168,7 @@ public final class DemoCommand {
         throw new ParameterException(
             spec.commandLine(), "--duration must not be negative and --rate must be positive");
       }
-      if (!List.of("postgresql", "postgres", "mariadb", "mysql")
-          .contains(source.toLowerCase(Locale.ROOT))) {
+      if (!List.of("postgresql", "postgres", "mariadb").contains(source.toLowerCase(Locale.ROOT))) {
         throw new ParameterException(
             spec.commandLine(), "--source wants postgresql or mariadb, not " + source);
       }
@@ -220,7 +208,9 @@ public final class DemoCommand {
         + ", a Kafka broker, Kafka Connect with Debezium, ingest and sync; warehouse " + warehouse);
     try (DemoSource source = DemoSource.start(sourceName);
         EmbeddedKafka kafka = EmbeddedKafka.start()) {
-      createTable(source, 1000);
+      source.createTable();
+      DemoWorkload workload = new DemoWorkload(source, out);
+      workload.seed(1000);
       PipelineConfig shared = LocalPipeline.settings(
           kafka.bootstrapServers(), Map.of("warehouse", warehouse.toString()));
       for (Map.Entry<String, String> setting : source.pipelineSettings().entrySet()) {
@@ -243,43 +233,31 @@ public final class DemoCommand {
             + sync.metricsPort() + " (sync)");
         say("changing inventory.customers at " + rate + " changes/s"
             + (durationS > 0 ? " for " + durationS + " s" : "") + "; Ctrl-C stops");
-        // One connection keeps up with about 1,500 changes/s here; more take more connections.
-        int writers = Math.max(1, (rate + 1_499) / 1_500);
         long started = System.currentTimeMillis();
-        List<Thread> workload = new ArrayList<>();
-        for (int w = 0; w < writers; w++) {
-          int share = rate / writers + (w < rate % writers ? 1 : 0);
-          long seed = w;
-          Thread t =
-              new Thread(() -> workload(source, share, new Random(seed)), "demo-workload-" + w);
-          t.start();
-          workload.add(t);
-        }
+        workload.start(rate);
         long end = durationS > 0 ? System.currentTimeMillis() + durationS * 1000 : Long.MAX_VALUE;
         long lastChanges = 0;
         long lastAt = System.currentTimeMillis();
         while (!stop.get() && System.currentTimeMillis() < end) {
           Thread.sleep(2_000);
           long now = System.currentTimeMillis();
-          long c = changes.get();
-          progress(catalog, (c - lastChanges) * 1000.0 / Math.max(1, now - lastAt));
+          long c = workload.changes();
+          progress(catalog, workload, (c - lastChanges) * 1000.0 / Math.max(1, now - lastAt));
           lastChanges = c;
           lastAt = now;
         }
         stop.set(true);
-        for (Thread t : workload) {
-          t.join(10_000);
-        }
+        workload.stop();
         double changesPerSecond =
-            changes.get() * 1000.0 / Math.max(1, System.currentTimeMillis() - started);
+            workload.changes() * 1000.0 / Math.max(1, System.currentTimeMillis() - started);
         say(String.format(
             "stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
-            changes.get(), changesPerSecond));
+            workload.changes(), changesPerSecond));
         long deadline = System.currentTimeMillis() + 60_000;
         while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(source)) {
           Thread.sleep(1_000);
         }
-        summary(source, kafka, catalog, shared, warehouse, changesPerSecond);
+        summary(source, workload, kafka, catalog, shared, warehouse, changesPerSecond);
         if (exportSource != null) {
           say("source rows (" + source.name() + "'s SELECT *) written to " + exportSource + ": "
               + exportSource(source, exportSource));
@@ -301,100 +279,7 @@ public final class DemoCommand {
             StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory(id + "-").toString());
   }
 
-  private void createTable(DemoSource source, int rows) throws Exception {
-    source.createTable();
-    try (Connection c = source.connect()) {
-      c.setAutoCommit(false);
-      for (int i = 0; i < rows; i++) {
-        insert(c, source, seedRandom);
-      }
-      c.commit();
-    }
-  }
-
-  /**
-   * Transactions of one to three changes (50% updates, 30% inserts, 20% deletes) at the rate. With
-   * several writers two transactions may deadlock; PostgreSQL aborts one, which is rolled back and
-   * not counted (the source stays the truth the pipeline is compared with).
-   */
-  private void workload(DemoSource source, int rate, Random random) {
-    try (Connection c = source.connect()) {
-      c.setAutoCommit(false);
-      long started = System.nanoTime();
-      long done = 0;
-      while (!stop.get()) {
-        int n = 1 + random.nextInt(3);
-        try {
-          for (int i = 0; i < n; i++) {
-            int pick = random.nextInt(10);
-            Long id = pick < 3 ? null : pickId(random, pick >= 8);
-            if (id == null) {
-              insert(c, source, random);
-            } else if (pick < 8) {
-              update(
-                  c,
-                  "UPDATE inventory.customers SET balance = ?, active = ?, updated_at = "
-                      + source.now()
-                      + " WHERE id = ?",
-                  BigDecimal.valueOf(random.nextInt(10_000_000), 2),
-                  random.nextBoolean(),
-                  id);
-            } else {
-              update(c, "DELETE FROM inventory.customers WHERE id = ?", id);
-            }
-          }
-          commits.add(source.commit(c));
-        } catch (SQLException e) {
-          c.rollback();
-          continue;
-        }
-        lastCommitMs = System.currentTimeMillis();
-        done += n;
-        changes.addAndGet(n);
-        long due = started + done * 1_000_000_000L / rate;
-        long wait = due - System.nanoTime();
-        if (wait > 0) {
-          Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-        }
-      }
-    } catch (Exception e) {
-      say("workload stopped: " + e.getMessage());
-    }
-  }
-
-  /** A live id (removed from the list for a delete), or null when there is none. */
-  private Long pickId(Random random, boolean remove) {
-    synchronized (ids) {
-      if (ids.isEmpty()) {
-        return null;
-      }
-      int i = random.nextInt(ids.size());
-      return remove ? ids.remove(i) : ids.get(i);
-    }
-  }
-
-  private void insert(Connection c, DemoSource source, Random random) throws SQLException {
-    long id = nextId.getAndIncrement();
-    ids.add(id);
-    update(
-        c,
-        "INSERT INTO inventory.customers VALUES (?, ?, ?, ?, " + source.now() + ")",
-        id,
-        "customer " + id,
-        BigDecimal.valueOf(random.nextInt(10_000_000), 2),
-        random.nextBoolean());
-  }
-
-  private static void update(Connection c, String sql, Object... args) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < args.length; i++) {
-        ps.setObject(i + 1, args[i]);
-      }
-      ps.executeUpdate();
-    }
-  }
-
-  private void progress(Catalog catalog, double changesPerSecond) {
+  private void progress(Catalog catalog, DemoWorkload workload, double changesPerSecond) {
     if (!catalog.tableExists(TABLE)) {
       say(String.format(
           "%6.0f changes/s | waiting for the first change to reach the table", changesPerSecond));
@@ -405,23 +290,27 @@ public final class DemoCommand {
     Snapshot main = table.snapshot(Branches.MAIN);
     long pendingDeletes = 0;
     long watermark = BranchFiles.watermark(table).orElse(-1L);
-    for (Snapshot s = realtime;
-        s != null && s.snapshotId() != watermark;
-        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      pendingDeletes +=
-          Long.parseLong(s.summary().getOrDefault("added-equality-delete-files", "0"));
+    if (realtime != null) {
+      for (Snapshot s : SnapshotUtil.ancestorsOf(realtime.snapshotId(), table::snapshot)) {
+        if (s.snapshotId() == watermark) {
+          break;
+        }
+        pendingDeletes +=
+            Long.parseLong(s.summary().getOrDefault("added-equality-delete-files", "0"));
+      }
     }
     say(String.format(
         "%6.0f changes/s | realtime lag %s | main lag %s | equality-delete files pending on main %d",
-        changesPerSecond, lag(realtime), lag(main), pendingDeletes));
+        changesPerSecond, lag(realtime, workload), lag(main, workload), pendingDeletes));
   }
 
-  private String lag(Snapshot snapshot) {
+  private static String lag(Snapshot snapshot, DemoWorkload workload) {
     String ts = snapshot == null ? null : snapshot.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
     if (ts == null) {
       return "  -  ";
     }
-    return String.format("%5.1f s", Math.max(0, lastCommitMs - Long.parseLong(ts)) / 1000.0);
+    return String.format(
+        "%5.1f s", Math.max(0, workload.lastCommitMs() - Long.parseLong(ts)) / 1000.0);
   }
 
   private static long mainRows(Catalog catalog) {
@@ -446,6 +335,7 @@ public final class DemoCommand {
 
   private void summary(
       DemoSource source,
+      DemoWorkload workload,
       EmbeddedKafka kafka,
       Catalog catalog,
       PipelineConfig shared,
@@ -463,7 +353,7 @@ public final class DemoCommand {
     int dvs = BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN)).size();
     long[] mainRows = {0};
     SnapshotRows.forEach(table, table.snapshot(Branches.MAIN).snapshotId(), row -> mainRows[0]++);
-    List<List<Long>> freshness = freshness(source, kafka, shared);
+    List<List<Long>> freshness = freshness(source, workload, kafka, shared);
     long sourceRows = count(source);
     say("rows in " + source.name() + ": " + sourceRows + " | rows in main: " + mainRows[0]);
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: "
@@ -482,7 +372,7 @@ public final class DemoCommand {
       }
     }
     result = new Result(
-        changes.get(),
+        workload.changes(),
         changesPerSecond,
         sourceRows,
         mainRows[0],
@@ -534,10 +424,11 @@ public final class DemoCommand {
    * Freshness per transaction to visible on realtime and on main, from the commits ingest and sync
    * announce on their topics.
    */
-  private List<List<Long>> freshness(DemoSource source, EmbeddedKafka kafka, PipelineConfig shared)
+  private List<List<Long>> freshness(
+      DemoSource source, DemoWorkload workload, EmbeddedKafka kafka, PipelineConfig shared)
       throws Exception {
-    String realtimeTopic = shared.topicPrefix() + ".realtime-commits";
-    String mainTopic = shared.topicPrefix() + ".main-commits";
+    String realtimeTopic = shared.realtimeCommitsTopic();
+    String mainTopic = shared.mainCommitsTopic();
     List<Freshness.Visible> realtime = new ArrayList<>();
     List<Freshness.Visible> main = new ArrayList<>();
     Map<String, Object> props = Map.of(
@@ -565,7 +456,7 @@ public final class DemoCommand {
         });
       }
     }
-    List<Long> committed = source.commitTimesMs(new ArrayList<>(commits));
+    List<Long> committed = source.commitTimesMs(workload.commits());
     if (source.freshnessNote() != null) {
       say(source.freshnessNote());
     }

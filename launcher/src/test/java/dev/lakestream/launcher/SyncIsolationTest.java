@@ -12,7 +12,7 @@ import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.SpillingSerde;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.sync.commit.CycleChecks;
 import dev.lakestream.sync.commit.MainCommitter;
@@ -317,7 +317,7 @@ class SyncIsolationTest {
           0,
           false,
           System.currentTimeMillis());
-      var dvJson = (ObjectNode) ContentFiles.toJson(someDv, specs.get(someDv.specId()));
+      var dvJson = (ObjectNode) DeleteFileJson.of(someDv, specs).json();
 
       List<ConvertResult> forgeries = List.of(
           // a vector of another data file
@@ -344,7 +344,8 @@ class SyncIsolationTest {
   }
 
   private static ConvertResult result(CyclePlan plan, String dataFile, JsonNode dv, int keys) {
-    return new ConvertResult(plan.table(), plan.cycleId(), dataFile, dv, List.of(), keys, 0, 0);
+    return new ConvertResult(
+        plan.table(), plan.cycleId(), dataFile, new DeleteFileJson(dv), List.of(), keys, 0, 0);
   }
 
   private static String reason(TestRecord<String, byte[]> record) {

@@ -47,12 +47,12 @@ public final class SyncConfig {
 
   /** Realtime commits announced by ingest: the triggers of sync cycles. */
   public String realtimeCommitsTopic() {
-    return config.topicPrefix() + ".realtime-commits";
+    return config.realtimeCommitsTopic();
   }
 
   /** Main commits announced by sync. */
   public String mainCommitsTopic() {
-    return config.topicPrefix() + ".main-commits";
+    return config.mainCommitsTopic();
   }
 
   /** Convert tasks, keyed by data file (internal). */

@@ -14,6 +14,7 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
 
 /** Reads a branch of a table back with Iceberg's generic reader, as test rows. */
 public final class TableRows {
@@ -43,10 +44,9 @@ public final class TableRows {
   public static List<Snapshot> snapshots(Table table, String branch) {
     table.refresh();
     List<Snapshot> out = new ArrayList<>();
-    for (Snapshot s = table.snapshot(branch);
-        s != null;
-        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      out.add(0, s);
+    Snapshot head = table.snapshot(branch);
+    if (head != null) {
+      SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot).forEach(s -> out.add(0, s));
     }
     return out;
   }

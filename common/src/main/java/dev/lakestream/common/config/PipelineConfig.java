@@ -182,6 +182,19 @@ public final class PipelineConfig {
     return getString(TOPIC_PREFIX);
   }
 
+  /**
+   * Where ingest announces its realtime commits, the triggers of sync's cycles: {@code
+   * <prefix>.realtime-commits}. The one definition of the topic both apps share.
+   */
+  public String realtimeCommitsTopic() {
+    return topicPrefix() + ".realtime-commits";
+  }
+
+  /** Where sync announces its main commits: {@code <prefix>.main-commits}. */
+  public String mainCommitsTopic() {
+    return topicPrefix() + ".main-commits";
+  }
+
   /** {@link #MAX_STALL_MS}, 7 days unless set. */
   public long maxStallMs() {
     long value = getLong(MAX_STALL_MS);

@@ -1,7 +1,6 @@
 package dev.lakestream.common.event;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.DeleteFile;
@@ -25,8 +24,8 @@ public record ConvertResult(
     String table,
     String cycleId,
     String dataFilePath,
-    JsonNode newDv,
-    List<JsonNode> rewrittenDvs,
+    DeleteFileJson newDv,
+    List<DeleteFileJson> rewrittenDvs,
     long keysMatched,
     long rowsScanned,
     long bytesRead,
@@ -48,8 +47,8 @@ public record ConvertResult(
       String table,
       String cycleId,
       String dataFilePath,
-      JsonNode newDv,
-      List<JsonNode> rewrittenDvs,
+      DeleteFileJson newDv,
+      List<DeleteFileJson> rewrittenDvs,
       long keysMatched,
       long rowsScanned,
       long bytesRead) {
@@ -76,13 +75,11 @@ public record ConvertResult(
   }
 
   public DeleteFile newDv(Map<Integer, PartitionSpec> specs) {
-    return newDv == null ? null : (DeleteFile) ContentFiles.fromJson(newDv, specs);
+    return newDv == null ? null : newDv.decode(specs);
   }
 
   public List<DeleteFile> rewrittenDvs(Map<Integer, PartitionSpec> specs) {
-    return rewrittenDvs.stream()
-        .map(n -> (DeleteFile) ContentFiles.fromJson(n, specs))
-        .toList();
+    return rewrittenDvs.stream().map(f -> f.decode(specs)).toList();
   }
 
   /** Version 1 unless the task failed, so readers of 1 read every successful result. */

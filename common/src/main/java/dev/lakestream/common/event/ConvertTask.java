@@ -1,7 +1,7 @@
 package dev.lakestream.common.event;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.DataFile;
@@ -25,9 +25,9 @@ import org.apache.iceberg.PartitionSpec;
 public record ConvertTask(
     String table,
     String cycleId,
-    JsonNode dataFile,
-    JsonNode currentDv,
-    List<JsonNode> deleteFiles,
+    DataFileJson dataFile,
+    DeleteFileJson currentDv,
+    List<DeleteFileJson> deleteFiles,
     List<Long> positions) {
 
   public static final String TYPE = "convert-task";
@@ -46,9 +46,9 @@ public record ConvertTask(
   public ConvertTask(
       String table,
       String cycleId,
-      JsonNode dataFile,
-      JsonNode currentDv,
-      List<JsonNode> deleteFiles) {
+      DataFileJson dataFile,
+      DeleteFileJson currentDv,
+      List<DeleteFileJson> deleteFiles) {
     this(table, cycleId, dataFile, currentDv, deleteFiles, null);
   }
 
@@ -58,25 +58,23 @@ public record ConvertTask(
   }
 
   public List<String> deleteFilePaths() {
-    return deleteFiles.stream().map(n -> n.get("file-path").asText()).toList();
+    return deleteFiles.stream().map(DeleteFileJson::path).toList();
   }
 
   public String dataFilePath() {
-    return dataFile.get("file-path").asText();
+    return dataFile.path();
   }
 
   public DataFile dataFile(Map<Integer, PartitionSpec> specs) {
-    return (DataFile) ContentFiles.fromJson(dataFile, specs);
+    return dataFile.decode(specs);
   }
 
   public DeleteFile currentDv(Map<Integer, PartitionSpec> specs) {
-    return currentDv == null ? null : (DeleteFile) ContentFiles.fromJson(currentDv, specs);
+    return currentDv == null ? null : currentDv.decode(specs);
   }
 
   public List<DeleteFile> deleteFiles(Map<Integer, PartitionSpec> specs) {
-    return deleteFiles.stream()
-        .map(n -> (DeleteFile) ContentFiles.fromJson(n, specs))
-        .toList();
+    return deleteFiles.stream().map(f -> f.decode(specs)).toList();
   }
 
   public byte[] toJson() {

@@ -1,6 +1,7 @@
 package dev.lakestream.common.event;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.util.List;
 
 /**
@@ -30,16 +31,19 @@ public record CyclePlan(
     long targetRealtimeSnapshotId,
     long maxSourceTsMs,
     List<SequencedFile> addDataFiles,
-    List<JsonNode> removeDataFiles,
-    List<JsonNode> removeDvs,
+    List<DataFileJson> removeDataFiles,
+    List<DeleteFileJson> removeDvs,
     List<String> taskFiles,
     int realtimeSnapshots,
     int reconvertedDeletes,
     boolean liveSetDiff,
     long plannedAtMs) {
 
-  /** A data file (content-file JSON) with its data sequence number on realtime. */
-  public record SequencedFile(JsonNode file, long dataSequenceNumber) {}
+  /** A data file with its data sequence number on realtime. */
+  public record SequencedFile(DataFileJson file, long dataSequenceNumber) {}
+
+  /** A delete file with its data sequence number on realtime. */
+  public record SequencedDelete(DeleteFileJson file, long dataSequenceNumber) {}
 
   public static final String TYPE = "cycle-plan";
   public static final int VERSION = 1;

@@ -1,7 +1,7 @@
 package dev.lakestream.common.event;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.DataFile;
@@ -48,11 +48,11 @@ public record FilesWritten(
     long dataRows,
     long deleteKeys,
     long maxSourceTsMs,
-    List<JsonNode> dataFiles,
-    List<JsonNode> deleteFiles,
+    List<DataFileJson> dataFiles,
+    List<DeleteFileJson> deleteFiles,
     long writtenAtMs,
     String changelogTable,
-    List<JsonNode> changelogFiles,
+    List<DataFileJson> changelogFiles,
     String minPosition,
     String maxPosition,
     String truncatedAt,
@@ -82,11 +82,11 @@ public record FilesWritten(
       long dataRows,
       long deleteKeys,
       long maxSourceTsMs,
-      List<JsonNode> dataFiles,
-      List<JsonNode> deleteFiles,
+      List<DataFileJson> dataFiles,
+      List<DeleteFileJson> deleteFiles,
       long writtenAtMs,
       String changelogTable,
-      List<JsonNode> changelogFiles,
+      List<DataFileJson> changelogFiles,
       String minPosition,
       String maxPosition,
       String truncatedAt) {
@@ -135,9 +135,7 @@ public record FilesWritten(
   }
 
   public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {
-    return changelogFiles.stream()
-        .map(node -> (DataFile) ContentFiles.fromJson(node, specs))
-        .toList();
+    return changelogFiles.stream().map(f -> f.decode(specs)).toList();
   }
 
   public boolean isTruncate() {
@@ -149,15 +147,11 @@ public record FilesWritten(
   }
 
   public List<DataFile> dataFiles(Map<Integer, PartitionSpec> specs) {
-    return dataFiles.stream()
-        .map(node -> (DataFile) ContentFiles.fromJson(node, specs))
-        .toList();
+    return dataFiles.stream().map(f -> f.decode(specs)).toList();
   }
 
   public List<DeleteFile> deleteFiles(Map<Integer, PartitionSpec> specs) {
-    return deleteFiles.stream()
-        .map(node -> (DeleteFile) ContentFiles.fromJson(node, specs))
-        .toList();
+    return deleteFiles.stream().map(f -> f.decode(specs)).toList();
   }
 
   public byte[] toJson() {

@@ -26,7 +26,7 @@ public record IndexLookup(
     int partitions,
     List<CyclePlan.SequencedFile> addDataFiles,
     List<String> removeDataFiles,
-    List<CyclePlan.SequencedFile> deleteFiles,
+    List<CyclePlan.SequencedDelete> deleteFiles,
     Map<String, List<String>> taskDeletes) {
 
   public static final String TYPE = "index-lookup";

@@ -3,7 +3,10 @@ package dev.lakestream.common.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +30,7 @@ class EventJsonTest {
   private static final PartitionSpec SPEC = PartitionSpec.unpartitioned();
 
   @Test
-  void filesWrittenRoundTripsWithItsFiles() {
+  void filesWrittenRoundTripsWithItsFiles() throws Exception {
     DataFile data = DataFiles.builder(SPEC)
         .withPath("/wh/t/data/00000-1.parquet")
         .withFormat(FileFormat.PARQUET)
@@ -58,16 +61,20 @@ class EventJsonTest {
         10,
         12,
         1_700_000_000_000L,
-        List.of(ContentFiles.toJson(data, SPEC)),
-        List.of(ContentFiles.toJson(deletes, SPEC)),
+        List.of(DataFileJson.of(data, SPEC)),
+        List.of(DeleteFileJson.of(deletes, SPEC)),
         1_700_000_000_500L,
         "inventory.customers_changelog",
-        List.of(ContentFiles.toJson(data, SPEC)),
+        List.of(DataFileJson.of(data, SPEC)),
         "0000000001",
         "00000002ff",
         null);
 
     FilesWritten back = FilesWritten.fromJson(event.toJson());
+    // On the wire a file is Iceberg's content-file JSON itself.
+    assertThat(
+            new ObjectMapper().readTree(event.toJson()).findValue("dataFiles").get(0))
+        .isEqualTo(ContentFiles.toJson(data, SPEC));
 
     assertThat(back).isEqualTo(event);
     FilesWritten truncate = new FilesWritten(
@@ -150,8 +157,8 @@ class EventJsonTest {
         .withFileSizeInBytes(5)
         .withRecordCount(1)
         .build();
-    var dataJson = ContentFiles.toJson(data, SPEC);
-    var deleteJson = ContentFiles.toJson(deletes, SPEC);
+    var dataJson = DataFileJson.of(data, SPEC);
+    var deleteJson = DeleteFileJson.of(deletes, SPEC);
 
     ConvertTask task = new ConvertTask("a.b", "cycle-1", dataJson, null, List.of(deleteJson));
     ConvertTask taskBack = ConvertTask.fromJson(task.toJson());

@@ -3,8 +3,9 @@ package dev.lakestream.common.event;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -84,16 +85,16 @@ class SpillingSerdeTest {
 
   private static ConvertTask task(int deletes) {
     JsonNodeFactory json = JsonNodeFactory.instance;
-    List<JsonNode> files = new ArrayList<>();
+    List<DeleteFileJson> files = new ArrayList<>();
     for (int i = 0; i < deletes; i++) {
-      files.add(json.objectNode()
+      files.add(new DeleteFileJson(json.objectNode()
           .put("file-path", "/wh/db/t/data/delete-" + i + ".parquet")
-          .put("record-count", i));
+          .put("record-count", i)));
     }
     return new ConvertTask(
         "db.t",
         "cycle-1",
-        json.objectNode().put("file-path", "/wh/db/t/data/a.parquet"),
+        new DataFileJson(json.objectNode().put("file-path", "/wh/db/t/data/a.parquet")),
         null,
         files);
   }

@@ -8,7 +8,8 @@ import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
@@ -353,7 +354,7 @@ final class BatchFlusher {
         BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
     var specs = table.specs();
     String logName = null;
-    List<JsonNode> logFiles = List.of();
+    List<DataFileJson> logFiles = List.of();
     if (config.changelogFor(id)) {
       Table log = ChangeLog.ensure(tables, id);
       List<Record> logRows = new ArrayList<>();
@@ -373,7 +374,7 @@ final class BatchFlusher {
       logName = ChangeLog.of(id).toString();
       if (!logRows.isEmpty()) {
         var logFile = ChangeLog.write(log, logRows, batch.partition, taskId);
-        logFiles = List.of(ContentFiles.toJson(logFile, log.specs().get(logFile.specId())));
+        logFiles = List.of(DataFileJson.of(logFile, log.specs()));
       }
     }
     metrics.filesWritten.increment(
@@ -389,12 +390,8 @@ final class BatchFlusher {
         rows.size(),
         keys.size(),
         span.maxTs,
-        written.dataFiles().stream()
-            .map(f -> ContentFiles.toJson(f, specs.get(f.specId())))
-            .toList(),
-        written.deleteFiles().stream()
-            .map(f -> ContentFiles.toJson(f, specs.get(f.specId())))
-            .toList(),
+        written.dataFiles().stream().map(f -> DataFileJson.of(f, specs)).toList(),
+        written.deleteFiles().stream().map(f -> DeleteFileJson.of(f, specs)).toList(),
         nowMs,
         logName,
         logFiles,

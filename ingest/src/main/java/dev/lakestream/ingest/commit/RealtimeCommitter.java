@@ -288,8 +288,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       return null;
     }
     List<String> files = new ArrayList<>();
-    batch.dataFiles().forEach(f -> files.add(f.get("file-path").asText()));
-    batch.deleteFiles().forEach(f -> files.add(f.get("file-path").asText()));
+    batch.dataFiles().forEach(f -> files.add(f.path()));
+    batch.deleteFiles().forEach(f -> files.add(f.path()));
     for (String path : files) {
       if (!table.io().newInputFile(path).exists()) {
         return "file " + path + " of the batch is gone (written " + waited / 60_000

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
 
 /**
  * The last source offset committed to a branch for every source partition (topic:partition), kept
@@ -37,14 +38,15 @@ public final class SourceOffsets {
 
   /** The offsets committed to {@code branch}, from its newest snapshot that records them. */
   public static SourceOffsets of(Table table, String branch) {
-    Snapshot snapshot = table.snapshot(branch);
-    while (snapshot != null) {
+    Snapshot head = table.snapshot(branch);
+    if (head == null) {
+      return empty();
+    }
+    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot)) {
       String json = snapshot.summary().get(SUMMARY_KEY);
       if (json != null) {
         return parse(json).truncatedAt(snapshot.summary().get(SummaryKeys.TRUNCATED_AT));
       }
-      Long parent = snapshot.parentId();
-      snapshot = parent == null ? null : table.snapshot(parent);
     }
     return empty();
   }

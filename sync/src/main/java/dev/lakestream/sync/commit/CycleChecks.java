@@ -2,7 +2,6 @@ package dev.lakestream.sync.commit;
 
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.CyclePlan;
-import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.sync.maintenance.OrphanFiles;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -44,7 +43,7 @@ public final class CycleChecks {
     List<String> roots = roots(table);
     Map<Integer, PartitionSpec> specs = table.specs();
     for (CyclePlan.SequencedFile f : plan.addDataFiles()) {
-      under(roots, ContentFiles.fromJson(f.file(), specs), where, "data file to add");
+      under(roots, f.file().decode(specs), where, "data file to add");
     }
     Set<String> tasks = new HashSet<>(plan.taskFiles());
     for (ConvertResult result : results) {

@@ -5,7 +5,6 @@ import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -83,8 +82,7 @@ public final class MainCommitter {
         filesScanned++; // a file the key index resolved was not read
       }
     }
-    plan.removeDvs()
-        .forEach(node -> removeDvs.add((DeleteFile) ContentFiles.fromJson(node, specs)));
+    plan.removeDvs().forEach(f -> removeDvs.add(f.decode(specs)));
 
     boolean addsData = !plan.addDataFiles().isEmpty();
     boolean deletes = !addDvs.isEmpty() || !plan.removeDataFiles().isEmpty();
@@ -98,8 +96,7 @@ public final class MainCommitter {
     writeDataManifests(table, plan).forEach(delta::addDataManifest);
     addDvs.forEach(delta::addDeletes);
     removeDvs.forEach(delta::removeDeletes);
-    plan.removeDataFiles()
-        .forEach(node -> delta.removeRows((DataFile) ContentFiles.fromJson(node, specs)));
+    plan.removeDataFiles().forEach(f -> delta.removeRows(f.decode(specs)));
     delta.set(SummaryKeys.REALTIME_SNAPSHOT_ID, Long.toString(plan.targetRealtimeSnapshotId()));
     delta.set(SummaryKeys.CYCLE_ID, plan.cycleId());
     delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(plan.maxSourceTsMs()));
@@ -151,7 +148,7 @@ public final class MainCommitter {
     Map<Integer, PartitionSpec> specs = table.specs();
     Map<Integer, List<CyclePlan.SequencedFile>> bySpec = new LinkedHashMap<>();
     for (CyclePlan.SequencedFile f : plan.addDataFiles()) {
-      DataFile file = (DataFile) ContentFiles.fromJson(f.file(), specs);
+      DataFile file = f.file().decode(specs);
       bySpec.computeIfAbsent(file.specId(), id -> new ArrayList<>()).add(f);
     }
     List<ManifestFile> manifests = new ArrayList<>();
@@ -162,7 +159,7 @@ public final class MainCommitter {
           ops.current().formatVersion(), specs.get(entry.getKey()), output, null);
       try (writer) {
         for (CyclePlan.SequencedFile f : entry.getValue()) {
-          writer.add((DataFile) ContentFiles.fromJson(f.file(), specs), f.dataSequenceNumber());
+          writer.add(f.file().decode(specs), f.dataSequenceNumber());
         }
       } catch (IOException e) {
         throw new UncheckedIOException("writing a data manifest for " + plan.table(), e);

@@ -2,7 +2,7 @@ package dev.lakestream.sync.convert;
 
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
-import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -61,9 +61,9 @@ public final class FileConverter {
         task.table(),
         task.cycleId(),
         file.location(),
-        ContentFiles.toJson(dv, specs.get(dv.specId())),
+        DeleteFileJson.of(dv, specs),
         written.rewrittenDeleteFiles().stream()
-            .map(f -> ContentFiles.toJson(f, specs.get(f.specId())))
+            .map(f -> DeleteFileJson.of(f, specs))
             .toList(),
         matched.size(),
         found.rowsScanned(),

@@ -4,6 +4,7 @@ import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
+import dev.lakestream.common.iceberg.DataFileJson;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -45,21 +46,21 @@ final class IndexRound {
   Optional<List<IndexLookup>> lookups(
       CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {
     Map<String, List<String>> taskDeletes = new HashMap<>();
-    Map<String, CyclePlan.SequencedFile> deletes = new LinkedHashMap<>();
+    Map<String, CyclePlan.SequencedDelete> deletes = new LinkedHashMap<>();
     for (ConvertTask task : tasks) {
       taskDeletes.put(task.dataFilePath(), task.deleteFilePaths());
       task.deleteFiles().forEach(d -> {
-        String path = d.get("file-path").asText();
+        String path = d.path();
         Long sequence = deleteSequences.get(path);
         if (sequence == null) {
           throw new IllegalStateException("cycle " + plan.cycleId() + " of " + plan.table()
               + ": no sequence number for " + path);
         }
-        deletes.putIfAbsent(path, new CyclePlan.SequencedFile(d, sequence));
+        deletes.putIfAbsent(path, new CyclePlan.SequencedDelete(d, sequence));
       });
     }
     List<String> removed =
-        plan.removeDataFiles().stream().map(f -> f.get("file-path").asText()).toList();
+        plan.removeDataFiles().stream().map(DataFileJson::path).toList();
     List<IndexLookup> lookups = new ArrayList<>();
     for (int p = 0; p < partitions; p++) {
       lookups.add(new IndexLookup(

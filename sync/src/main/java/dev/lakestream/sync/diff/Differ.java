@@ -1,11 +1,11 @@
 package dev.lakestream.sync.diff;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -100,15 +100,15 @@ public final class Differ {
         : snapshotDiff(table, range);
 
     Map<String, DeleteFile> mainDvs = BranchFiles.deletionVectors(table, range.main());
-    List<JsonNode> removeData = new ArrayList<>();
-    List<JsonNode> removeDvs = new ArrayList<>();
+    List<DataFileJson> removeData = new ArrayList<>();
+    List<DeleteFileJson> removeDvs = new ArrayList<>();
     for (String path : diff.removed()) {
       DataFile gone = mainData.remove(path);
       if (gone != null) {
-        removeData.add(json(table, gone));
+        removeData.add(DataFileJson.of(gone, table.specs()));
         DeleteFile dv = mainDvs.get(path);
         if (dv != null) {
-          removeDvs.add(json(table, dv));
+          removeDvs.add(DeleteFileJson.of(dv, table.specs()));
         }
       }
     }
@@ -137,13 +137,14 @@ public final class Differ {
       tasks.add(new ConvertTask(
           tableName,
           cycleId,
-          json(table, file),
-          currentDv == null ? null : json(table, currentDv),
-          deletes.stream().map(d -> json(table, d)).toList()));
+          DataFileJson.of(file, table.specs()),
+          currentDv == null ? null : DeleteFileJson.of(currentDv, table.specs()),
+          deletes.stream().map(d -> DeleteFileJson.of(d, table.specs())).toList()));
     });
     List<CyclePlan.SequencedFile> addData = new ArrayList<>();
     for (DataFile f : diff.added().values()) {
-      addData.add(new CyclePlan.SequencedFile(json(table, f), f.dataSequenceNumber()));
+      addData.add(
+          new CyclePlan.SequencedFile(DataFileJson.of(f, table.specs()), f.dataSequenceNumber()));
     }
     CyclePlan plan = new CyclePlan(
         tableName,
@@ -263,9 +264,5 @@ public final class Differ {
       }
     });
     return out;
-  }
-
-  private static JsonNode json(Table table, ContentFile<?> file) {
-    return ContentFiles.toJson(file, table.specs().get(file.specId()));
   }
 }

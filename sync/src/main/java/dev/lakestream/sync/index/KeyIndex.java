@@ -3,7 +3,6 @@ package dev.lakestream.sync.index;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
-import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.KeyColumns;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -56,71 +55,111 @@ public final class KeyIndex {
     this.store = store;
   }
 
-  /** Applies one partition's share of a cycle and resolves its delete keys. */
+  /** Files and bytes one lookup read, and keys it indexed and resolved. */
+  private static final class Work {
+    long keysIndexed;
+    long deleteKeys;
+    long filesRead;
+    long bytesRead;
+  }
+
+  /**
+   * Applies one partition's share of a cycle and resolves its delete keys: the cycle's file
+   * changes first ({@link #apply}), then its deletes ({@link #resolveDeletes}), then the entries
+   * the deletes made stale are pruned and the result is capped to one record ({@link #result}).
+   */
   public IndexResult lookup(Table table, IndexLookup lookup) {
     String t = lookup.table();
     int p = lookup.partition();
-    int n = lookup.partitions();
-    register(t, p, n, table.uuid().toString());
+    register(t, p, lookup.partitions(), table.uuid().toString());
     Schema keySchema = KeyColumns.keySchema(table);
     KeyCodec codec = new KeyCodec(keySchema);
-    var specs = table.specs();
+    Work work = new Work();
+    Set<String> pending = apply(table, lookup, keySchema, codec, work);
+    Map<String, Set<Long>> positions = new HashMap<>();
+    Map<Bytes, Set<Long>> used = new HashMap<>();
+    resolveDeletes(table, lookup, keySchema, codec, positions, used, work);
+    used.forEach((entryKey, ids) -> prune(t, p, entryKey, ids, pending));
+    return result(lookup, positions, work);
+  }
 
+  /**
+   * Forgets the files the cycle removes and indexes those it adds (once: a cycle planned again
+   * finds them indexed); returns the paths of the added files.
+   */
+  private Set<String> apply(
+      Table table, IndexLookup lookup, Schema keySchema, KeyCodec codec, Work work) {
+    String t = lookup.table();
+    int p = lookup.partition();
     for (String path : lookup.removeDataFiles()) {
       forget(t, p, path);
     }
-    Set<String> pending = new HashSet<>();
-    long keysIndexed = 0;
-    long filesRead = 0;
-    long bytesRead = 0;
+    Set<String> added = new HashSet<>();
     for (CyclePlan.SequencedFile f : lookup.addDataFiles()) {
-      DataFile file = (DataFile) ContentFiles.fromJson(f.file(), specs);
-      pending.add(file.location());
+      DataFile file = f.file().decode(table.specs());
+      added.add(file.location());
       if (fileId(t, p, file.location()) == null) {
-        keysIndexed += index(table, t, p, n, file, f.dataSequenceNumber(), keySchema, codec);
-        bytesRead += KeyColumns.bytes(file, keySchema);
-        filesRead++;
+        work.keysIndexed +=
+            index(table, t, p, lookup.partitions(), file, f.dataSequenceNumber(), keySchema, codec);
+        work.bytesRead += KeyColumns.bytes(file, keySchema);
+        work.filesRead++;
       }
     }
+    return added;
+  }
 
-    Map<String, Set<Long>> positions = new HashMap<>();
-    Map<Bytes, Set<Long>> used = new HashMap<>();
-    long deleteKeys = 0;
+  /**
+   * Resolves the keys of this partition in the cycle's equality deletes to positions in the data
+   * files the plan pairs each delete with.
+   */
+  private void resolveDeletes(
+      Table table,
+      IndexLookup lookup,
+      Schema keySchema,
+      KeyCodec codec,
+      Map<String, Set<Long>> positions,
+      Map<Bytes, Set<Long>> used,
+      Work work) {
+    String t = lookup.table();
+    int p = lookup.partition();
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
     Map<String, Set<String>> pairedFiles = new HashMap<>();
     lookup
         .taskDeletes()
         .forEach((dataPath, deletes) -> deletes.forEach(
             d -> pairedFiles.computeIfAbsent(d, k -> new HashSet<>()).add(dataPath)));
-    for (CyclePlan.SequencedFile sequenced : lookup.deleteFiles()) {
-      DeleteFile delete = (DeleteFile) ContentFiles.fromJson(sequenced.file(), specs);
-      long deleteSequence = sequenced.dataSequenceNumber();
+    for (CyclePlan.SequencedDelete sequenced : lookup.deleteFiles()) {
+      DeleteFile delete = sequenced.file().decode(table.specs());
       Set<String> paired = pairedFiles.getOrDefault(delete.location(), Set.of());
       if (paired.isEmpty()) {
         continue;
       }
-      bytesRead += KeyColumns.bytes(delete, keySchema);
-      filesRead++;
+      work.bytesRead += KeyColumns.bytes(delete, keySchema);
+      work.filesRead++;
       for (StructLike key : loader.loadEqualityDeletes(List.of(delete), keySchema)) {
         byte[] keyBytes = codec.bytes(key);
-        if (KeyCodec.partition(keyBytes, n) != p) {
+        if (KeyCodec.partition(keyBytes, lookup.partitions()) != p) {
           continue;
         }
-        deleteKeys++;
-        resolve(t, p, keyBytes, deleteSequence, paired, positions, used);
+        work.deleteKeys++;
+        resolve(t, p, keyBytes, sequenced.dataSequenceNumber(), paired, positions, used);
       }
     }
-    used.forEach((entryKey, ids) -> prune(t, p, entryKey, ids, pending));
+  }
 
+  /**
+   * The result: positions per task file; files the partition has not indexed are unresolved (the
+   * cycle scans them), and so are the files with the most positions once the result would pass
+   * one Kafka record.
+   */
+  private IndexResult result(IndexLookup lookup, Map<String, Set<Long>> positions, Work work) {
     List<String> unresolved = new ArrayList<>();
     for (String path : lookup.taskDeletes().keySet()) {
-      if (fileId(t, p, path) == null) {
+      if (fileId(lookup.table(), lookup.partition(), path) == null) {
         unresolved.add(path);
         positions.remove(path);
       }
     }
-    // A result is one Kafka record: past the cap, the files with the most positions are scanned
-    // instead.
     long total = positions.values().stream().mapToLong(Set::size).sum();
     if (total > MAX_POSITIONS) {
       List<String> largest = new ArrayList<>(positions.keySet());
@@ -137,7 +176,15 @@ public final class KeyIndex {
     Map<String, List<Long>> out = new HashMap<>();
     positions.forEach((path, set) -> out.put(path, new ArrayList<>(set)));
     return new IndexResult(
-        t, lookup.cycleId(), p, out, unresolved, deleteKeys, keysIndexed, filesRead, bytesRead);
+        lookup.table(),
+        lookup.cycleId(),
+        lookup.partition(),
+        out,
+        unresolved,
+        work.deleteKeys,
+        work.keysIndexed,
+        work.filesRead,
+        work.bytesRead);
   }
 
   /** Adds the keys of {@code file} that hash to partition {@code p}; returns how many. */

@@ -12,6 +12,7 @@ import org.apache.iceberg.ExpireSnapshots;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.util.SnapshotUtil;
 
 /**
  * Expires the snapshots of both branches by their {@link RetentionPolicy}, deleting the files that
@@ -122,10 +123,9 @@ public final class SnapshotExpiry {
   /** The branch's head and its ancestors, newest first. */
   private static List<Snapshot> ancestry(Table table, String branch) {
     List<Snapshot> chain = new ArrayList<>();
-    for (Snapshot s = table.snapshot(branch);
-        s != null;
-        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-      chain.add(s);
+    Snapshot head = table.snapshot(branch);
+    if (head != null) {
+      SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot).forEach(chain::add);
     }
     return chain;
   }
