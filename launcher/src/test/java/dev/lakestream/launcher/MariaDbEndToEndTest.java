@@ -117,13 +117,23 @@ class MariaDbEndToEndTest {
     }
   }
 
+  private record CheckSource(int exit, String out) {}
+
+  /** {@code check-source} against {@code db} with the shipped connector file, as a user runs it. */
+  private static CheckSource checkSource(EmbeddedMariaDb db) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int exit = CheckSourceCommand.run(
+        new String[] {
+          "--jdbc", db.jdbcUrl(""), "--connector", connector().toString(),
+          "--user", db.user(), "--password", db.password()
+        },
+        new PrintStream(bytes, true, StandardCharsets.UTF_8),
+        Map.of());
+    return new CheckSource(exit, bytes.toString(StandardCharsets.UTF_8));
+  }
+
   private Map<String, String> connectorOverrides(EmbeddedMariaDb db) {
-    return Map.of(
-        "database.hostname", "127.0.0.1",
-        "database.port", Integer.toString(db.port()),
-        "database.user", db.user(),
-        "database.password", db.password(),
-        "schema.history.internal.kafka.bootstrap.servers", kafka.bootstrapServers());
+    return new DemoSource.MariaDb(db).connectorOverrides(kafka.bootstrapServers());
   }
 
   static Path connector() {
@@ -526,41 +536,13 @@ class MariaDbEndToEndTest {
       assertThatThrownBy(() -> other.createConnector(Files.readString(connector()), overrides))
           .hasMessageContaining("binlog_row_image");
 
-      ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-      int exit = CheckSourceCommand.run(
-          new String[] {
-            "--jdbc",
-            minimal.jdbcUrl(""),
-            "--connector",
-            connector().toString(),
-            "--user",
-            "root",
-            "--password",
-            "root"
-          },
-          new PrintStream(bytes, true, StandardCharsets.UTF_8),
-          Map.of());
-      String out = bytes.toString(StandardCharsets.UTF_8);
-      assertThat(exit).as(out).isEqualTo(1);
-      assertThat(out).contains("BLOCKER  binlog_row_image: MINIMAL", "partial row");
+      CheckSource blocked = checkSource(minimal);
+      assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
+      assertThat(blocked.out()).contains("BLOCKER  binlog_row_image: MINIMAL", "partial row");
     }
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    int exit = CheckSourceCommand.run(
-        new String[] {
-          "--jdbc",
-          mariadb.jdbcUrl(""),
-          "--connector",
-          connector().toString(),
-          "--user",
-          "root",
-          "--password",
-          "root"
-        },
-        new PrintStream(bytes, true, StandardCharsets.UTF_8),
-        Map.of());
-    String out = bytes.toString(StandardCharsets.UTF_8);
-    assertThat(exit).as(out).isZero();
-    assertThat(out)
+    CheckSource ok = checkSource(mariadb);
+    assertThat(ok.exit()).as(ok.out()).isZero();
+    assertThat(ok.out())
         .contains(
             "OK       binlog_row_image: FULL",
             "inventory.customers: key [id]",
