@@ -1,12 +1,19 @@
 package dev.lakestream.common.debezium;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -24,6 +31,13 @@ public final class DebeziumDecoder {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int SCHEMA_CACHE_SIZE = 64;
+  /** Schema texts compared byte for byte before a record is parsed (tables a task is busy with). */
+  private static final int RECENT_SCHEMAS = 8;
+
+  private static final byte[] SCHEMA_FIELD = "{\"schema\":".getBytes(StandardCharsets.UTF_8);
+  private static final byte[] PAYLOAD_FIELD = ",\"payload\":".getBytes(StandardCharsets.UTF_8);
+
+  private volatile List<KnownSchema> recentSchemas = List.of();
 
   /** Parsed schemas by their JSON (compared structurally): a topic's records share a few schemas. */
   private final Map<JsonNode, ConnectSchema> schemas =
@@ -34,19 +48,35 @@ public final class DebeziumDecoder {
         }
       });
 
+  /** Schemas by their JSON text, as records carry them (see {@link #envelope}). */
+  private final Map<ByteBuffer, ConnectSchema> schemasByText =
+      Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<ByteBuffer, ConnectSchema> eldest) {
+          return size() > SCHEMA_CACHE_SIZE;
+        }
+      });
+
   public Optional<ChangeEvent> decode(byte[] keyBytes, byte[] valueBytes) {
     if (valueBytes == null || valueBytes.length == 0) {
       return Optional.empty();
     }
-    JsonNode value = parse(valueBytes, "value");
-    if (value.isNull()) {
-      return Optional.empty();
-    }
     ConnectSchema valueSchema = null;
-    JsonNode payload = value;
-    if (isEnvelopeWithSchema(value)) {
-      valueSchema = parseSchema(value.get("schema"), "value");
-      payload = value.get("payload");
+    JsonNode payload;
+    Envelope valueEnvelope = envelope(valueBytes, "value");
+    if (valueEnvelope != null) {
+      valueSchema = valueEnvelope.schema();
+      payload = valueEnvelope.payload();
+    } else {
+      JsonNode value = parse(valueBytes, "value");
+      if (value.isNull()) {
+        return Optional.empty();
+      }
+      payload = value;
+      if (isEnvelopeWithSchema(value)) {
+        valueSchema = parseSchema(value.get("schema"), "value");
+        payload = value.get("payload");
+      }
     }
     if (payload == null || payload.isNull()) {
       return Optional.empty();
@@ -77,13 +107,19 @@ public final class DebeziumDecoder {
               + " give the table a primary key, or name its key columns in the connector's message.key.columns"
               + " (with REPLICA IDENTITY FULL or USING INDEX on the table so PostgreSQL logs them)");
     }
-    JsonNode key = parse(keyBytes, "key");
-
     ConnectSchema keySchema = null;
-    JsonNode keyPayload = key;
-    if (isEnvelopeWithSchema(key)) {
-      keySchema = parseSchema(key.get("schema"), "key");
-      keyPayload = key.get("payload");
+    JsonNode keyPayload;
+    Envelope keyEnvelope = envelope(keyBytes, "key");
+    if (keyEnvelope != null) {
+      keySchema = keyEnvelope.schema();
+      keyPayload = keyEnvelope.payload();
+    } else {
+      JsonNode key = parse(keyBytes, "key");
+      keyPayload = key;
+      if (isEnvelopeWithSchema(key)) {
+        keySchema = parseSchema(key.get("schema"), "key");
+        keyPayload = key.get("payload");
+      }
     }
     if (keyPayload == null || !keyPayload.isObject() || keyPayload.isEmpty()) {
       throw new BadChangeException(
@@ -149,6 +185,128 @@ public final class DebeziumDecoder {
     } catch (IOException | NumberFormatException e) {
       return null;
     }
+  }
+
+  /** A JsonConverter record with its schema: the schema, parsed, and the payload as a tree. */
+  private record Envelope(ConnectSchema schema, JsonNode payload) {}
+
+  /**
+   * Reads {@code {"schema": {...}, "payload": ...}} without building a tree of the schema: every
+   * record of a table repeats the same schema text (1 to 2 kB, most of the record), so it is
+   * looked up by its bytes and parsed only the first time they are seen. Null for anything else
+   * (no schema, other fields, malformed JSON): the caller then reads the record as a whole tree,
+   * which also gives the errors their wording.
+   */
+  private Envelope envelope(byte[] bytes, String what) {
+    Envelope known = knownSchemaEnvelope(bytes);
+    if (known != null) {
+      return known;
+    }
+    try (JsonParser parser = JSON.getFactory().createParser(bytes)) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      ConnectSchema schema = null;
+      JsonNode payload = null;
+      int fields = 0;
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        String name = parser.currentName();
+        JsonToken value = parser.nextToken();
+        fields++;
+        if ("schema".equals(name) && value == JsonToken.START_OBJECT && schema == null) {
+          long start = parser.currentTokenLocation().getByteOffset();
+          parser.skipChildren();
+          long end = parser.currentTokenLocation().getByteOffset() + 1;
+          if (start < 0 || end <= start || end > bytes.length) {
+            return null;
+          }
+          schema = schemaAt(bytes, (int) start, (int) (end - start), what);
+        } else if ("payload".equals(name) && payload == null) {
+          payload = JSON.readTree(parser);
+        } else {
+          return null;
+        }
+      }
+      if (fields != 2 || schema == null || payload == null || parser.nextToken() != null) {
+        return null;
+      }
+      return new Envelope(schema, payload);
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /**
+   * The envelope as Kafka Connect's JsonConverter writes it ({@code {"schema":S,"payload":P}}, no
+   * spaces) when S is, byte for byte, a schema text seen recently: S is then not read at all, only
+   * compared, and P alone is parsed. Null when the record is not of that form.
+   */
+  private Envelope knownSchemaEnvelope(byte[] bytes) {
+    if (!startsWith(bytes, 0, SCHEMA_FIELD)) {
+      return null;
+    }
+    for (KnownSchema known : recentSchemas) {
+      int end = SCHEMA_FIELD.length + known.text().length;
+      if (end + PAYLOAD_FIELD.length < bytes.length
+          && Arrays.equals(bytes, SCHEMA_FIELD.length, end, known.text(), 0, known.text().length)
+          && startsWith(bytes, end, PAYLOAD_FIELD)) {
+        int from = end + PAYLOAD_FIELD.length;
+        int last = bytes.length - 1;
+        while (last > from && Character.isWhitespace(bytes[last])) {
+          last--;
+        }
+        if (bytes[last] != '}') {
+          return null;
+        }
+        try (JsonParser parser = JSON.getFactory().createParser(bytes, from, last - from)) {
+          JsonNode payload = JSON.readTree(parser);
+          return payload == null || parser.nextToken() != null
+              ? null
+              : new Envelope(known.schema(), payload);
+        } catch (IOException e) {
+          return null;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static boolean startsWith(byte[] bytes, int at, byte[] prefix) {
+    return bytes.length >= at + prefix.length
+        && Arrays.equals(bytes, at, at + prefix.length, prefix, 0, prefix.length);
+  }
+
+  /** Remembers a schema text that came first in its record, for {@link #knownSchemaEnvelope}. */
+  private void rememberSchemaText(byte[] text, ConnectSchema schema) {
+    synchronized (this) {
+      List<KnownSchema> next = new ArrayList<>(recentSchemas.size() + 1);
+      next.add(new KnownSchema(text, schema));
+      for (KnownSchema known : recentSchemas) {
+        if (next.size() < RECENT_SCHEMAS && !Arrays.equals(known.text(), text)) {
+          next.add(known);
+        }
+      }
+      recentSchemas = List.copyOf(next);
+    }
+  }
+
+  /** A schema's JSON text as records carry it, and the schema. */
+  private record KnownSchema(byte[] text, ConnectSchema schema) {}
+
+  /** The schema whose JSON text is {@code bytes[offset, offset + length)}, parsed once. */
+  private ConnectSchema schemaAt(byte[] bytes, int offset, int length, String what)
+      throws IOException {
+    ConnectSchema cached =
+        schemasByText.get(ByteBuffer.wrap(bytes, offset, length).slice());
+    if (cached == null) {
+      cached = parseSchema(JSON.readTree(bytes, offset, length), what);
+      schemasByText.put(
+          ByteBuffer.wrap(Arrays.copyOfRange(bytes, offset, offset + length)), cached);
+    }
+    if (offset == SCHEMA_FIELD.length) {
+      rememberSchemaText(Arrays.copyOfRange(bytes, offset, offset + length), cached);
+    }
+    return cached;
   }
 
   private static boolean isEnvelopeWithSchema(JsonNode node) {

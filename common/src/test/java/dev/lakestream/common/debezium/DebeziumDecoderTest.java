@@ -3,11 +3,14 @@ package dev.lakestream.common.debezium;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -92,6 +95,43 @@ class DebeziumDecoderTest {
     assertThat(delete.op()).isEqualTo(ChangeOp.DELETE);
     assertThat(create.op()).isEqualTo(ChangeOp.CREATE);
     assertThat(delete.key()).isNotEqualTo(create.key());
+  }
+
+  @Test
+  void aSchemaReadFromItsTextDecodesAsTheWholeTreeDoes() throws Exception {
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(TestTable.wide("inventory", "customers"), 2);
+    ObjectMapper json = new ObjectMapper();
+    for (Change change : gen.next(100)) {
+      if (change.isTombstone()) {
+        continue;
+      }
+      byte[] key = DebeziumJson.key(change, true);
+      byte[] value = DebeziumJson.value(change, true);
+      // The same record with payload before schema and other spacing: the schema's text differs,
+      // the event must not.
+      ObjectNode tree = (ObjectNode) json.readTree(value);
+      ObjectNode reordered = json.createObjectNode();
+      reordered.set("payload", tree.get("payload"));
+      reordered.set("schema", tree.get("schema"));
+      byte[] other = json.writerWithDefaultPrettyPrinter().writeValueAsBytes(reordered);
+      ChangeEvent fast = decoder.decode(key, value).orElseThrow();
+      ChangeEvent slow = new DebeziumDecoder().decode(key, other).orElseThrow();
+      assertThat(fast).isEqualTo(slow);
+      assertThat(fast.rowSchema().fields()).hasSize(12);
+    }
+    // A record whose schema is known but whose payload is cut short is malformed, as before.
+    Change last = gen.next(5).stream().filter(c -> !c.isTombstone()).findFirst().orElseThrow();
+    byte[] whole = DebeziumJson.value(last, true);
+    decoder.decode(DebeziumJson.key(last, true), whole);
+    byte[] cut = Arrays.copyOf(whole, whole.length - 3);
+    assertThatThrownBy(() -> decoder.decode(DebeziumJson.key(last, true), cut))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("malformed JSON in record value");
+    // A schema field that is not an object is still an error that says so.
+    assertThatThrownBy(() -> decoder.decode(
+            bytes("{\"id\":1}"), bytes("{\"schema\":[1],\"payload\":{\"op\":\"c\"}}")))
+        .isInstanceOf(BadChangeException.class);
   }
 
   @Test
