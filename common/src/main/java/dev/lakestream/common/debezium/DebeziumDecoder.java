@@ -206,30 +206,33 @@ public final class DebeziumDecoder {
       if (parser.nextToken() != JsonToken.START_OBJECT) {
         return null;
       }
-      ConnectSchema schema = null;
+      long schemaStart = -1;
+      long schemaEnd = -1;
       JsonNode payload = null;
       int fields = 0;
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
         String name = parser.currentName();
         JsonToken value = parser.nextToken();
         fields++;
-        if ("schema".equals(name) && value == JsonToken.START_OBJECT && schema == null) {
-          long start = parser.currentTokenLocation().getByteOffset();
+        if ("schema".equals(name) && value == JsonToken.START_OBJECT && schemaStart < 0) {
+          schemaStart = parser.currentTokenLocation().getByteOffset();
           parser.skipChildren();
-          long end = parser.currentTokenLocation().getByteOffset() + 1;
-          if (start < 0 || end <= start || end > bytes.length) {
+          schemaEnd = parser.currentTokenLocation().getByteOffset() + 1;
+          if (schemaStart < 0 || schemaEnd <= schemaStart || schemaEnd > bytes.length) {
             return null;
           }
-          schema = schemaAt(bytes, (int) start, (int) (end - start), what);
         } else if ("payload".equals(name) && payload == null) {
           payload = JSON.readTree(parser);
         } else {
           return null;
         }
       }
-      if (fields != 2 || schema == null || payload == null || parser.nextToken() != null) {
+      if (fields != 2 || schemaStart < 0 || payload == null || parser.nextToken() != null) {
         return null;
       }
+      // Only now the schema is parsed: the record is exactly {"schema": ..., "payload": ...}.
+      ConnectSchema schema =
+          schemaAt(bytes, (int) schemaStart, (int) (schemaEnd - schemaStart), what);
       return new Envelope(schema, payload);
     } catch (IOException e) {
       return null;
@@ -251,6 +254,9 @@ public final class DebeziumDecoder {
           && Arrays.equals(bytes, SCHEMA_FIELD.length, end, known.text(), 0, known.text().length)
           && startsWith(bytes, end, PAYLOAD_FIELD)) {
         int from = end + PAYLOAD_FIELD.length;
+        if (bytes[from] != '{') {
+          return null; // an envelope's payload is an object; anything else takes the slow path
+        }
         int last = bytes.length - 1;
         while (last > from && Character.isWhitespace(bytes[last])) {
           last--;
