@@ -271,6 +271,12 @@ public final class RealtimeCommitter implements Processor<String, Object, String
           + ", which was dropped; the table of" + " that name now is another (" + table.uuid()
           + ")";
     }
+    try {
+      batch.dataFiles(table.specs());
+      batch.deleteFiles(table.specs());
+    } catch (RuntimeException e) {
+      return "its files cannot be read as the files they claim to be: " + e.getMessage();
+    }
     long waited = now - batch.writtenAtMs();
     if (waited > config.pipeline().maxStallMs()) {
       String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets "
