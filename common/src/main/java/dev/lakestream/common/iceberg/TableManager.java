@@ -40,8 +40,6 @@ public final class TableManager {
   /** Set on every table the pipeline creates or takes over: sync and maintenance act on no other. */
   public static final String MANAGED = "lakestream.managed";
 
-  private static final int SCHEMA_COMMIT_ATTEMPTS = 5;
-
   private final Catalog catalog;
   private final Map<TableIdentifier, Table> tables = new ConcurrentHashMap<>();
   private final Set<String> accepted = ConcurrentHashMap.newKeySet();
@@ -129,26 +127,22 @@ public final class TableManager {
           ? withRealtimeBranch(id, table(id))
           : create(id, rowType, keyColumns);
     }
-    for (int attempt = 1; ; attempt++) {
-      checkKey(id, table.schema(), keyColumns);
-      List<SchemaEvolution.Change> changes =
-          SchemaEvolution.plan(table.schema().asStruct(), rowType);
-      if (changes.isEmpty()) {
-        break;
+    Table current = table;
+    CommitRetry.onConflict(CommitFailedException.class, attempt -> {
+      if (attempt > 1) {
+        current.refresh(); // another writer changed the schema: plan again from its schema
       }
-      try {
-        var update = table.updateSchema();
+      checkKey(id, current.schema(), keyColumns);
+      List<SchemaEvolution.Change> changes =
+          SchemaEvolution.plan(current.schema().asStruct(), rowType);
+      if (!changes.isEmpty()) {
+        var update = current.updateSchema();
         SchemaEvolution.apply(changes, update);
         update.commit();
         LOG.info("Evolved schema of {}: {}", id, changes);
-        break;
-      } catch (CommitFailedException e) {
-        if (attempt >= SCHEMA_COMMIT_ATTEMPTS) {
-          throw e;
-        }
-        table.refresh();
       }
-    }
+      return changes;
+    });
     withoutUuidBounds(id, table);
     accepted.add(acceptedKey);
     return table;

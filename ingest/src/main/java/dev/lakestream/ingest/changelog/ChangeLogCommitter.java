@@ -1,6 +1,7 @@
 package dev.lakestream.ingest.changelog;
 
 import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import java.util.ArrayList;
@@ -23,8 +24,6 @@ import org.apache.iceberg.expressions.Expressions;
  */
 public final class ChangeLogCommitter {
 
-  private static final int VALIDATION_ATTEMPTS = 5;
-
   private ChangeLogCommitter() {}
 
   /** Returns the batches appended now (empty when none keeps a log, or all were appended before). */
@@ -36,43 +35,45 @@ public final class ChangeLogCommitter {
       return List.of();
     }
     TableIdentifier id = TableIdentifier.parse(logged.get(0).changelogTable());
-    for (int attempt = 1; ; attempt++) {
-      Table log = tables.refresh(id);
-      SourceOffsets done = SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH);
-      List<FilesWritten> todo = new ArrayList<>();
-      SourceOffsets next = done;
-      for (FilesWritten b : logged) {
-        if (b.lastOffset() > done.last(b.sourceTopic(), b.sourcePartition())) {
-          todo.add(b);
-          next = next.with(b.sourceTopic(), b.sourcePartition(), b.lastOffset());
-        }
-      }
-      if (todo.isEmpty()) {
-        return List.of();
-      }
-      Snapshot base = log.currentSnapshot();
-      RowDelta append = log.newRowDelta();
-      if (base != null) {
-        append
-            .validateFromSnapshot(base.snapshotId())
-            .conflictDetectionFilter(Expressions.alwaysTrue())
-            .validateNoConflictingDataFiles();
-      }
-      for (FilesWritten b : todo) {
-        for (DataFile f : b.changelogFiles(log.specs())) {
-          append.addRows(f);
-        }
-      }
-      append.set(SourceOffsets.SUMMARY_KEY, next.toJson());
-      try {
-        append.commit();
-        return todo;
-      } catch (ValidationException e) {
-        if (attempt >= VALIDATION_ATTEMPTS) {
-          throw new IllegalStateException(
-              "cannot append to change log " + id + ": another writer keeps adding files", e);
-        }
+    try {
+      return CommitRetry.onConflict(
+          ValidationException.class, attempt -> append(tables, id, logged));
+    } catch (ValidationException e) {
+      throw new IllegalStateException(
+          "cannot append to change log " + id + ": another writer keeps adding files", e);
+    }
+  }
+
+  private static List<FilesWritten> append(
+      TableManager tables, TableIdentifier id, List<FilesWritten> logged) {
+    Table log = tables.refresh(id);
+    SourceOffsets done = SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH);
+    List<FilesWritten> todo = new ArrayList<>();
+    SourceOffsets next = done;
+    for (FilesWritten b : logged) {
+      if (b.lastOffset() > done.last(b.sourceTopic(), b.sourcePartition())) {
+        todo.add(b);
+        next = next.with(b.sourceTopic(), b.sourcePartition(), b.lastOffset());
       }
     }
+    if (todo.isEmpty()) {
+      return List.of();
+    }
+    Snapshot base = log.currentSnapshot();
+    RowDelta append = log.newRowDelta();
+    if (base != null) {
+      append
+          .validateFromSnapshot(base.snapshotId())
+          .conflictDetectionFilter(Expressions.alwaysTrue())
+          .validateNoConflictingDataFiles();
+    }
+    for (FilesWritten b : todo) {
+      for (DataFile f : b.changelogFiles(log.specs())) {
+        append.addRows(f);
+      }
+    }
+    append.set(SourceOffsets.SUMMARY_KEY, next.toJson());
+    append.commit();
+    return todo;
   }
 }

@@ -6,6 +6,7 @@ import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
@@ -71,7 +72,6 @@ public final class RealtimeCommitter implements Processor<String, Object, String
 
   private static final Logger LOG = LoggerFactory.getLogger(RealtimeCommitter.class);
   private static final int MAX_PENDING_PER_TABLE = 64;
-  private static final int VALIDATION_ATTEMPTS = 5;
   private static final long PROGRESS_EVERY_MS = 10_000;
 
   private final IngestConfig config;
@@ -351,51 +351,65 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       List<FilesWritten> round,
       SourceOffsets committed) {
     long started = System.nanoTime();
-    for (int attempt = 1; ; attempt++) {
-      SourceOffsets next = committed;
-      List<FilesWritten> fresh = new ArrayList<>();
-      for (FilesWritten batch : round) {
-        if (alreadyCommitted(batch, committed)) {
-          replaysSkipped.increment();
-          pending.delete(pendingKey(batch));
-        } else {
-          noteOverlap(batch, committed);
-          fresh.add(batch);
-          next = next.with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
+    try {
+      return CommitRetry.onConflict(ValidationException.class, attempt -> {
+        if (attempt == 1) {
+          return attemptRound(tableName, id, table, round, committed, started);
         }
-      }
-      if (fresh.isEmpty()) {
-        return committed;
-      }
-      // The round's change-log rows first (exactly once by their own offsets), then the table.
-      ChangeLogCommitter.commit(tables, fresh);
-      RoundDelta delta = RoundDelta.of(table, tableName, fresh, next);
-      try {
-        delta.delta.commit();
-      } catch (ValidationException e) {
-        if (attempt >= VALIDATION_ATTEMPTS) {
-          throw new IllegalStateException(
-              "cannot commit to " + id + " branch realtime: another writer keeps adding files ("
-                  + e.getMessage() + ")",
-              e);
-        }
-        retries.increment();
-        delta.writtenHere.forEach(
-            path -> table.io().deleteFile(path)); // written again from the new state
-        LOG.warn(
-            "Commit to {} realtime conflicted ({}); re-reading committed offsets",
-            id,
-            e.getMessage());
-        table.refresh();
-        committed = SourceOffsets.of(table, Branches.REALTIME);
-        continue;
-      }
-      delta.obsolete.forEach(path -> table.io().deleteFile(path));
-      fresh.forEach(batch -> pending.delete(pendingKey(batch)));
-      counted(delta, started);
-      announce(tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys);
-      return next.truncatedAt(delta.truncatedAt);
+        table.refresh(); // another writer committed: its offsets count, and the files it removed
+        return attemptRound(
+            tableName, id, table, round, SourceOffsets.of(table, Branches.REALTIME), started);
+      });
+    } catch (ValidationException e) {
+      throw new IllegalStateException(
+          "cannot commit to " + id + " branch realtime: another writer keeps adding files ("
+              + e.getMessage() + ")",
+          e);
     }
+  }
+
+  private SourceOffsets attemptRound(
+      String tableName,
+      TableIdentifier id,
+      Table table,
+      List<FilesWritten> round,
+      SourceOffsets committed,
+      long started) {
+    SourceOffsets next = committed;
+    List<FilesWritten> fresh = new ArrayList<>();
+    for (FilesWritten batch : round) {
+      if (alreadyCommitted(batch, committed)) {
+        replaysSkipped.increment();
+        pending.delete(pendingKey(batch));
+      } else {
+        noteOverlap(batch, committed);
+        fresh.add(batch);
+        next = next.with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
+      }
+    }
+    if (fresh.isEmpty()) {
+      return committed;
+    }
+    // The round's change-log rows first (exactly once by their own offsets), then the table.
+    ChangeLogCommitter.commit(tables, fresh);
+    RoundDelta delta = RoundDelta.of(table, tableName, fresh, next);
+    try {
+      delta.delta.commit();
+    } catch (ValidationException e) {
+      retries.increment();
+      delta.writtenHere.forEach(
+          path -> table.io().deleteFile(path)); // written again from the new state
+      LOG.warn(
+          "Commit to {} realtime conflicted ({}); re-reading committed offsets",
+          id,
+          e.getMessage());
+      throw e;
+    }
+    delta.obsolete.forEach(path -> table.io().deleteFile(path));
+    fresh.forEach(batch -> pending.delete(pendingKey(batch)));
+    counted(delta, started);
+    announce(tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys);
+    return next.truncatedAt(delta.truncatedAt);
   }
 
   private void counted(RoundDelta round, long startedNanos) {
