@@ -33,6 +33,13 @@ public final class FreshnessBenchmark {
         "realtime p50 / p95 / p99 (s)",
         "main p50 / p95 / p99 (s)",
         "rows PostgreSQL / main");
+    Report byHop = new Report(
+        "1b. Freshness by hop: where a change's time goes",
+        COMMAND,
+        "target changes/s",
+        "hop",
+        "p50 / p95 / p99 (ms)",
+        "from / to");
     for (int rate : rates) {
       Path warehouse = Files.createTempDirectory("freshness-" + rate + "-");
       System.out.printf(
@@ -46,6 +53,12 @@ public final class FreshnessBenchmark {
           percentiles(r.realtimeFreshnessMs()),
           percentiles(r.mainFreshnessMs()),
           String.format("%,d / %,d", r.sourceRows(), r.mainRows()));
+      r.hopsMs()
+          .forEach((hop, ms) -> byHop.row(
+              String.format("%,d", rate),
+              hop.tag(),
+              String.format("%,.0f / %,.0f / %,.0f", ms[0], ms[1], ms[2]),
+              hop.description()));
     }
     report.note(
         "Freshness is per source transaction: PostgreSQL's commit timestamp (track_commit_timestamp) to the"
@@ -53,7 +66,14 @@ public final class FreshnessBenchmark {
             + " both snapshots are announced on the pipeline's commit topics. The broker, Connect, both apps and the"
             + " workload's writers run in one JVM, PostgreSQL beside it, all on the same cores. The demo's settings: ingest flushes"
             + " every 500 ms, sync's backstop 2 s, 2 stream threads each.");
+    byHop.note(
+        "From the apps' own meters (lakestream.hop.latency, tagged hop), at the end of each run: Micrometer's"
+            + " sliding window of the last minutes. source-to-kafka is Debezium's own latency (source commit to its"
+            + " record's timestamp in Kafka); the hops after it are the pipeline's. buffered and flush-to-realtime are"
+            + " per batch (its oldest change), the sync hops per cycle (realtime-to-planned from the newest realtime"
+            + " commit the cycle covers).");
     report.publish();
+    byHop.publish();
     System.exit(0);
   }
 

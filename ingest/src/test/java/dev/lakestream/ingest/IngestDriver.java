@@ -17,6 +17,7 @@ import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -130,6 +131,17 @@ final class IngestDriver implements AutoCloseable {
   /** Sends a record as it is, with headers, past the model. */
   void sendRaw(String topic, byte[] key, byte[] value, Headers headers) {
     inputs.get(topic).pipeInput(new TestRecord<>(key, value, headers));
+  }
+
+  /** Sends one change as a record of timestamp {@code timestampMs} and applies it to the model. */
+  void sendAt(Change change, long timestampMs) {
+    inputs
+        .get(change.table().topic())
+        .pipeInput(
+            DebeziumJson.key(change, true),
+            DebeziumJson.value(change, true),
+            Instant.ofEpochMilli(timestampMs));
+    model(change.table()).apply(change);
   }
 
   /** Sends one change with record headers and applies it to the model. */

@@ -4,15 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.metrics.Hops;
+import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.Timer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.streams.test.TestRecord;
@@ -118,6 +122,39 @@ class IngestTopologyTest {
       assertThat(ingest.realtimeRows(table).get(inserts.get(0).key()).get("name"))
           .isEqualTo("second version");
     }
+  }
+
+  @Test
+  void everyHopOfAChangeThroughIngestIsTimed() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen =
+          new ChangeStreamGenerator(table, 67, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      List<Change> changes = gen.next(20); // inserts only: no tombstones
+      // Each record reaches Kafka 250 ms after its source commit.
+      changes.forEach(c -> ingest.sendAt(c, c.sourceTsMs() + 250));
+      ingest.flushAndCommit();
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+
+      Timer toKafka = hop(ingest, Hop.SOURCE_TO_KAFKA);
+      assertThat(toKafka.count()).as("changes timed from source to Kafka").isEqualTo(20);
+      assertThat(toKafka.max(TimeUnit.MILLISECONDS)).isEqualTo(250);
+      assertThat(toKafka.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(20 * 250);
+      assertThat(hop(ingest, Hop.KAFKA_TO_INGEST).count())
+          .as("changes timed from Kafka to ingest")
+          .isEqualTo(20);
+      // One batch, flushed when its flush interval passed, committed one commit interval later.
+      Timer buffered = hop(ingest, Hop.BUFFERED);
+      assertThat(buffered.count()).isEqualTo(1);
+      assertThat(buffered.max(TimeUnit.MILLISECONDS)).isEqualTo(IngestDriver.FLUSH_INTERVAL_MS);
+      Timer toRealtime = hop(ingest, Hop.FLUSH_TO_REALTIME);
+      assertThat(toRealtime.count()).isEqualTo(1);
+      assertThat(toRealtime.max(TimeUnit.MILLISECONDS)).isEqualTo(IngestDriver.COMMIT_INTERVAL_MS);
+    }
+  }
+
+  private static Timer hop(IngestDriver ingest, Hop hop) {
+    return ingest.meters.get(Hops.METER).tag("hop", hop.tag()).timer();
   }
 
   @Test

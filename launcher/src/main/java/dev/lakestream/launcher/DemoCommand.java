@@ -12,6 +12,8 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.common.metrics.Hops;
+import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.IngestApp;
@@ -75,7 +77,8 @@ public final class DemoCommand {
 
   /**
    * What a run measured: changes made and their rate, rows on both sides, and freshness per source
-   * transaction to visible on {@code realtime} and on {@code main} (milliseconds, sorted).
+   * transaction to visible on {@code realtime} and on {@code main} (milliseconds, sorted), and the
+   * p50, p95 and p99 of each hop on the way (milliseconds, from the apps' own meters).
    */
   public record Result(
       long changes,
@@ -83,7 +86,8 @@ public final class DemoCommand {
       long sourceRows,
       long mainRows,
       List<Long> realtimeFreshnessMs,
-      List<Long> mainFreshnessMs) {}
+      List<Long> mainFreshnessMs,
+      Map<Hop, double[]> hopsMs) {}
 
   private final Path exportSource;
   private final Map<String, String> settings;
@@ -257,7 +261,8 @@ public final class DemoCommand {
         while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(source)) {
           Thread.sleep(1_000);
         }
-        summary(source, workload, kafka, catalog, shared, warehouse, changesPerSecond);
+        Map<Hop, double[]> hops = Hops.percentilesMs(ingest.meters(), sync.meters());
+        summary(source, workload, kafka, catalog, shared, warehouse, changesPerSecond, hops);
         if (exportSource != null) {
           say("source rows (" + source.name() + "'s SELECT *) written to " + exportSource + ": "
               + exportSource(source, exportSource));
@@ -340,7 +345,8 @@ public final class DemoCommand {
       Catalog catalog,
       PipelineConfig shared,
       Path warehouse,
-      double changesPerSecond)
+      double changesPerSecond,
+      Map<Hop, double[]> hops)
       throws Exception {
     Table table = catalog.loadTable(TABLE);
     long equalityDeletes = 0;
@@ -371,13 +377,18 @@ public final class DemoCommand {
             Freshness.percentile(f, 99) / 1000.0));
       }
     }
+    say("where the time goes, hop by hop (p50 / p95 / p99, the apps' meters " + Hops.METER + "):");
+    hops.forEach((hop, ms) -> say(String.format(
+        "  %-20s %7.0f / %7.0f / %7.0f ms  %s",
+        hop.tag(), ms[0], ms[1], ms[2], hop.description())));
     result = new Result(
         workload.changes(),
         changesPerSecond,
         sourceRows,
         mainRows[0],
         freshness.get(0),
-        freshness.get(1));
+        freshness.get(1),
+        hops);
     say("warehouse: " + warehouse + " (JDBC catalog on SQLite: " + warehouse.resolve("catalog.db")
         + ")");
     say("check it:  java -jar launcher/target/lakestream.jar verify --table inventory.customers"

@@ -9,8 +9,15 @@ import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.ingest.IngestConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -65,6 +72,58 @@ class DeploymentFilesTest {
     assertThat(config.path("decimal.handling.mode").asText()).isEqualTo("precise");
   }
 
+  @Test
+  void grafanaIsProvisionedWithPrometheusAndTheDashboard() throws Exception {
+    JsonNode services =
+        YAML.readTree(root().resolve("docker-compose.yml").toFile()).get("services");
+    assertThat(services.has("prometheus")).isTrue();
+    List<String> mounts = new ArrayList<>();
+    services.get("grafana").path("volumes").forEach(v -> mounts.add(v.asText()));
+    assertThat(mounts)
+        .contains(
+            "./config/grafana/provisioning:/etc/grafana/provisioning:ro",
+            "./config/grafana/dashboards:/var/lib/grafana/dashboards:ro");
+    JsonNode source = YAML.readTree(root()
+            .resolve("config/grafana/provisioning/datasources/prometheus.yml")
+            .toFile())
+        .path("datasources")
+        .get(0);
+    assertThat(source.path("url").asText()).isEqualTo("http://prometheus:9090");
+    JsonNode scrape = YAML.readTree(root().resolve("config/prometheus.yml").toFile());
+    List<String> jobs = new ArrayList<>();
+    scrape.path("scrape_configs").forEach(job -> job.path("dns_sd_configs")
+        .forEach(sd ->
+            jobs.add(sd.path("names").get(0).asText() + ":" + sd.path("port").asInt())));
+    assertThat(jobs).containsExactlyInAnyOrder("ingest:9400", "sync:9401");
+    JsonNode dashboard = JSON.readTree(DASHBOARD.apply(root()).toFile());
+    for (JsonNode panel : dashboard.path("panels")) {
+      assertThat(panel.path("datasource").path("uid").asText())
+          .as("panel %s", panel.path("title"))
+          .isEqualTo(source.path("uid").asText());
+    }
+    assertThat(dashboardMetrics()).contains("lakestream_hop_latency_seconds");
+  }
+
+  /** Where the Grafana dashboard is, under the project root. */
+  static final Function<Path, Path> DASHBOARD =
+      r -> r.resolve("config/grafana/dashboards/lakestream.json");
+
+  /** The metric names the dashboard's queries read (a histogram's series by its base name). */
+  static Set<String> dashboardMetrics() throws Exception {
+    Set<String> names = new TreeSet<>();
+    JsonNode dashboard = JSON.readTree(DASHBOARD.apply(root()).toFile());
+    Pattern metric = Pattern.compile("lakestream_[a-z0-9_]+");
+    for (JsonNode panel : dashboard.path("panels")) {
+      for (JsonNode target : panel.path("targets")) {
+        Matcher m = metric.matcher(target.path("expr").asText());
+        while (m.find()) {
+          names.add(m.group());
+        }
+      }
+    }
+    return names;
+  }
+
   /** The service's environment as Compose builds it: its env files, then its own variables. */
   private static Map<String, String> env(JsonNode service) throws Exception {
     Map<String, String> env = new HashMap<>();
@@ -83,7 +142,7 @@ class DeploymentFilesTest {
     return env;
   }
 
-  private static Path root() {
+  static Path root() {
     for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
       if (Files.exists(p.resolve("docker-compose.yml"))) {
         return p;

@@ -11,6 +11,7 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
+import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
@@ -39,6 +40,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -121,6 +124,23 @@ class PipelineOnKafkaTest {
       String metrics = scrape(sync.metricsPort());
       assertThat(metrics)
           .contains("lakestream_sync_cycles_total", "lakestream_main_freshness_seconds");
+      // Every metric the Grafana dashboard queries is one the apps export.
+      String both = scrape(ingest.metricsPort()) + metrics;
+      Set<String> exported = new TreeSet<>();
+      Matcher names = Pattern.compile("(?m)^(lakestream_[a-z0-9_]+)[{ ]").matcher(both);
+      while (names.find()) {
+        exported.add(names.group(1));
+      }
+      assertThat(exported)
+          .as("metrics the apps export")
+          .containsAll(DeploymentFilesTest.dashboardMetrics());
+      // Each hop of a change has been timed, in the app that makes it.
+      for (Hops.Hop hop : Hops.Hop.values()) {
+        assertThat(both)
+            .as("hop %s timed", hop.tag())
+            .containsPattern("lakestream_hop_latency_seconds_count\\{[^}]*hop=\"" + hop.tag()
+                + "\"[^}]*\\} [1-9]");
+      }
       Matcher m = Pattern.compile(
               "lakestream_sync_convert_task_files_total\\{task=\"([^\"]+)\"\\} ([0-9.]+)")
           .matcher(metrics);

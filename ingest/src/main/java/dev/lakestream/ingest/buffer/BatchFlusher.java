@@ -13,6 +13,7 @@ import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.common.schema.RowConverter;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLog;
@@ -171,6 +172,7 @@ final class BatchFlusher {
       metrics.rowsWritten.increment(rows.size());
       metrics.keysWritten.increment(keys.size());
       metrics.flushTime.record(Duration.ofNanos(System.nanoTime() - started));
+      metrics.hops.record(Hop.BUFFERED, batch.openedAtMs, nowMs);
       LOG.debug(
           "Flushed {}-{} offsets {}..{} to {}: {} rows, {} delete keys in {} ms",
           batch.topic,

@@ -7,6 +7,7 @@ import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.ingest.commit.SourceOffsets;
@@ -142,6 +143,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         && !fence.admit(meta.topic(), meta.partition(), meta.offset(), event, oldKey != null)) {
       return;
     }
+    long now = context.currentSystemTimeMs();
+    metrics.hops.record(Hop.SOURCE_TO_KAFKA, event.source().tsMs(), record.timestamp());
+    metrics.hops.record(Hop.KAFKA_TO_INGEST, record.timestamp(), now);
     if (event.op() == ChangeOp.TRUNCATE) {
       truncate(record, meta, event, admitted.logged());
       return;
@@ -157,7 +161,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           record.value(),
           oldKey == null ? null : oldKey.value(),
           !event.op().leavesRow() && record.headers().lastHeader(Batches.NEW_KEY_HEADER) != null,
-          context.currentSystemTimeMs());
+          now);
     } catch (BadChangeException e) {
       deadLetter(record, meta.topic(), meta.partition(), meta.offset(), e.getMessage());
       return;
@@ -169,7 +173,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       batch.bytes += raw.sizeInBytes();
     }
     if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
-      flush(batch, context.currentSystemTimeMs());
+      flush(batch, now);
     }
   }
 

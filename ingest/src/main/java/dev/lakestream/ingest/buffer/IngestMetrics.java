@@ -1,5 +1,6 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.metrics.Hops;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -28,6 +29,8 @@ final class IngestMetrics {
   final Counter previousRowBytes;
   /** Flushes held back until the partition's earlier batches were on realtime. */
   final Counter flushesPostponed;
+  /** The hops of a change through ingest: to Kafka, to ingest, in the buffer. */
+  final Hops hops;
 
   IngestMetrics(MeterRegistry meters) {
     changesIn = meters.counter("lakestream.ingest.changes");
@@ -48,5 +51,6 @@ final class IngestMetrics {
     previousRowFiles = meters.counter("lakestream.ingest.previous.row.files.read");
     previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");
     flushesPostponed = meters.counter("lakestream.ingest.flushes.postponed");
+    hops = new Hops(meters, Hops.INGEST);
   }
 }

@@ -10,6 +10,8 @@ import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.common.metrics.Hops;
+import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import io.micrometer.core.instrument.Counter;
@@ -86,6 +88,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private final DistributionSummary bytesPerCommit;
   private final Timer commitTime;
   private final Timer freshness;
+  private final Hops hops;
 
   private final Health health;
   private final Counter overlapping;
@@ -113,6 +116,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     this.filesPerCommit = meters.summary("lakestream.realtime.commit.files");
     this.bytesPerCommit = meters.summary("lakestream.realtime.commit.bytes");
     this.commitTime = meters.timer("lakestream.realtime.commit.duration");
+    this.hops = new Hops(meters, Hops.INGEST);
     this.freshness = Timer.builder("lakestream.realtime.freshness")
         .description("source commit to realtime commit")
         .publishPercentiles(0.5, 0.95, 0.99)
@@ -407,6 +411,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     delta.obsolete.forEach(path -> table.io().deleteFile(path));
     fresh.forEach(batch -> pending.delete(pendingKey(batch)));
+    long now = context.currentSystemTimeMs();
+    fresh.forEach(batch -> hops.record(Hop.FLUSH_TO_REALTIME, batch.writtenAtMs(), now));
     counted(delta, started);
     announce(tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys);
     return next.truncatedAt(delta.truncatedAt);

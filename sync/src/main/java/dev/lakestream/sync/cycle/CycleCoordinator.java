@@ -12,6 +12,7 @@ import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.commit.MainCommitter;
 import dev.lakestream.sync.diff.Differ;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
@@ -152,6 +154,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private void onRealtimeCommit(Record<String, CycleInput> record, RealtimeCommitted committed) {
     String table = committed.table();
     long now = context.currentSystemTimeMs();
+    metrics.hops.record(Hop.REALTIME_TO_SYNC, committed.committedAtMs(), now);
     if (!store.isKnown(table)) {
       String refusal;
       try {
@@ -293,6 +296,9 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     }
     CyclePlan plan = planned.get().plan();
     List<ConvertTask> tasks = planned.get().tasks();
+    Snapshot target = table.snapshot(plan.targetRealtimeSnapshotId());
+    metrics.hops.record(
+        Hop.REALTIME_TO_PLANNED, target == null ? 0 : target.timestampMillis(), now);
     LOG.debug(
         "Planned cycle {} of {}: {} realtime snapshots, {} data files to add, {} to convert",
         cycleId,
@@ -350,11 +356,14 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
               + " results for " + plan.taskFiles().size() + " convert tasks; refusing to commit");
     }
     long now = context.currentSystemTimeMs();
+    long committing = System.nanoTime();
     MainCommitter.Outcome outcome = MainCommitter.commit(table, plan, cycleResults, now);
     store.clear(plan);
     if (outcome instanceof MainCommitter.Committed committed) {
       MainCommitted event = committed.event();
       metrics.committed(plan, event, now);
+      metrics.hops.record(Hop.CONVERTED, plan.plannedAtMs(), now);
+      metrics.hops.record(Hop.MAIN_COMMIT, Duration.ofNanos(System.nanoTime() - committing));
       LOG.info(
           "Synced {} to main snapshot {}: {} realtime snapshots, +{} data files, -{} data files, +{} DVs, -{} DVs, "
               + "{} keys converted in {} files, {} deletes reconverted, cycle {} ms",

@@ -2,6 +2,7 @@ package dev.lakestream.sync.cycle;
 
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.metrics.Hops;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -26,6 +27,7 @@ final class CycleMetrics {
   final Counter lookupsTooLarge;
   final Counter deadLettered;
   final Counter timedOut;
+  final Hops hops;
 
   CycleMetrics(MeterRegistry meters) {
     cycles = meters.counter("lakestream.sync.cycles");
@@ -42,6 +44,7 @@ final class CycleMetrics {
     lookupsTooLarge = meters.counter("lakestream.sync.index.cycles.scanned");
     deadLettered = meters.counter("lakestream.sync.dead.letters");
     timedOut = meters.counter("lakestream.sync.cycles.timed.out");
+    hops = new Hops(meters, Hops.SYNC);
     freshness = Timer.builder("lakestream.main.freshness")
         .description("source commit to main commit")
         .publishPercentiles(0.5, 0.95, 0.99)
