@@ -1,0 +1,374 @@
+package dev.lakestream.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.app.Health;
+import dev.lakestream.common.app.StreamsApp;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.event.MainCommitted;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.BranchFiles;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.metrics.Hops;
+import dev.lakestream.common.metrics.Hops.Hop;
+import dev.lakestream.sync.maintenance.Maintenance;
+import dev.lakestream.sync.maintenance.MaintenanceConfig;
+import dev.lakestream.sync.maintenance.RealtimeCompaction;
+import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.RowDelta;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Sync alone, on realtime commits written here the way ingest writes them (per batch, a Parquet
+ * data file of the batch's upserted rows and an equality-delete file of every key it touched, one
+ * realtime snapshot per round), and triggered by their events: the differ, the coordinator, the
+ * converter (or the key index) and the main committer, with no ingest in the loop. After every
+ * cycle main equals an independent model of the source table (a map by key), and the invariants
+ * hold ({@link Verifier}).
+ */
+class SyncTopologyTest {
+
+  private static final TableIdentifier ID = TableIdentifier.of("inventory", "orders");
+  private static final Types.StructType ROW = Types.StructType.of(
+      Types.NestedField.required(1, "id", Types.LongType.get()),
+      Types.NestedField.optional(2, "qty", Types.IntegerType.get()),
+      Types.NestedField.optional(3, "note", Types.StringType.get()));
+
+  private TemporaryWarehouse warehouse;
+  private final Map<Long, Record> model = new TreeMap<>();
+  private final List<RealtimeCommitted> unsent = new ArrayList<>();
+  private Catalog catalog;
+  private Table table;
+  private TopologyTestDriver sync;
+  private TestInputTopic<String, RealtimeCommitted> triggers;
+  private TestOutputTopic<String, MainCommitted> mainCommits;
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private long position;
+  private int taskId;
+  private int triggersSent;
+  private int mainCommitsSeen;
+
+  private void start(SyncConfig.Resolver resolver) throws IOException {
+    warehouse = new TemporaryWarehouse();
+    Map<String, String> settings = new HashMap<>();
+    settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    settings.put(StreamsConfig.APPLICATION_ID_CONFIG, "sync");
+    settings.put(MaintenanceConfig.ENABLED, "false");
+    settings.put(SyncConfig.RESOLVER + "." + ID, resolver.name().toLowerCase());
+    settings.put(SyncConfig.INDEX_PARTITIONS, "3");
+    warehouse
+        .catalogProperties()
+        .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    PipelineConfig config = new PipelineConfig(settings);
+    catalog = CatalogLoader.load(config.catalogName(), config.catalogProperties());
+    table = new TableManager(catalog).ensure(ID, ROW, List.of("id"), "v1");
+    SyncConfig syncConfig = new SyncConfig(config);
+    Maintenance maintenance =
+        new Maintenance(MaintenanceConfig.from(config), catalog, meters, Runnable::run);
+    Properties props = StreamsApp.streamsProperties(config);
+    props.put(
+        StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("sync-state-").toString());
+    sync = new TopologyTestDriver(
+        SyncTopology.build(
+            syncConfig, new TableManager(catalog), meters, maintenance, new Health()),
+        props);
+    triggers = sync.createInputTopic(
+        syncConfig.realtimeCommitsTopic(),
+        new StringSerializer(),
+        EventSerdes.realtimeCommitted().serializer());
+    mainCommits = sync.createOutputTopic(
+        syncConfig.mainCommitsTopic(),
+        new StringDeserializer(),
+        EventSerdes.mainCommitted().deserializer());
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    if (sync != null) {
+      sync.close();
+    }
+    if (catalog instanceof AutoCloseable closeable) {
+      closeable.close();
+    }
+    if (warehouse != null) {
+      warehouse.close();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(SyncConfig.Resolver.class)
+  void everyCycleLeavesMainEqualToTheSourceWithDeletionVectorsOnly(SyncConfig.Resolver resolver)
+      throws Exception {
+    start(resolver);
+    Random random = new Random(17);
+    round(List.of(batch(random, 400, 0)));
+    assertCycle(syncNow(), 1);
+    for (int cycle = 1; cycle <= 12; cycle++) {
+      int rounds = 1 + random.nextInt(3);
+      for (int r = 0; r < rounds; r++) {
+        // One or two source partitions' batches per round, as ingest commits them: a key lives in
+        // one partition, so the batches of a round never share a key.
+        List<Map<Long, Record>> batches = new ArrayList<>();
+        int partitions = 1 + random.nextInt(2);
+        for (int b = 0; b < partitions; b++) {
+          batches.add(batch(random, 1 + random.nextInt(60), 500, b, partitions));
+        }
+        round(batches);
+      }
+      assertCycle(syncNow(), 1);
+    }
+    assertThat(mainDeletes(FileContent.POSITION_DELETES))
+        .as("deletion vectors on main after 12 cycles of updates and deletes")
+        .isNotEmpty();
+    // Each hop through sync is timed: every trigger, every cycle planned, converted, committed.
+    assertThat(hop(Hop.REALTIME_TO_SYNC).count()).isEqualTo(triggersSent);
+    assertThat(hop(Hop.REALTIME_TO_PLANNED).count()).isEqualTo(mainCommitsSeen);
+    assertThat(hop(Hop.CONVERTED).count()).isEqualTo(mainCommitsSeen);
+    assertThat(hop(Hop.MAIN_COMMIT).count()).isEqualTo(mainCommitsSeen);
+  }
+
+  private Timer hop(Hop hop) {
+    return meters.get(Hops.METER).tag("hop", hop.tag()).timer();
+  }
+
+  @Test
+  void aCompactionOfRealtimeIsMirroredAndTheDeletesThatLandedDuringItAreConvertedAgain()
+      throws Exception {
+    start(SyncConfig.Resolver.SCAN);
+    Random random = new Random(5);
+    for (int r = 0; r < 6; r++) {
+      round(List.of(batch(random, 120, 300)));
+    }
+    assertCycle(syncNow(), 1);
+    RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
+    // Deletes and updates land on realtime while the compaction runs, before it commits.
+    round(List.of(batch(random, 80, 300)));
+    RealtimeCompaction.Result compacted = compaction.commit();
+    assertThat(compacted.dataFilesIn()).as("realtime's data files compacted").isEqualTo(6);
+    assertThat(compacted.dataFilesOut()).isEqualTo(1);
+    round(List.of(batch(random, 40, 300)));
+    List<MainCommitted> commits = syncNow();
+    assertCycle(commits, 1);
+    assertThat(commits.get(0).dataFilesRemoved())
+        .as("main's data files replaced by the compacted one")
+        .isEqualTo(6);
+    table.refresh();
+    assertThat(BranchFiles.liveDataFiles(table, table.snapshot(Branches.MAIN)))
+        .as("main's data files after the mirrored compaction: realtime's")
+        .containsOnlyKeys(
+            BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)).keySet());
+  }
+
+  @Test
+  void aTriggerDeliveredAgainCommitsNothingTwice() throws Exception {
+    start(SyncConfig.Resolver.SCAN);
+    Random random = new Random(9);
+    round(List.of(batch(random, 200, 0)));
+    round(List.of(batch(random, 50, 200)));
+    List<RealtimeCommitted> sent = List.copyOf(unsent);
+    assertCycle(syncNow(), 1);
+    long mainBefore = mainSnapshot().snapshotId();
+    sent.forEach(t -> triggers.pipeInput(t.table(), t));
+    assertThat(mainCommits.readValuesToList())
+        .as("main commits for replayed triggers")
+        .isEmpty();
+    assertThat(mainSnapshot().snapshotId()).isEqualTo(mainBefore);
+    assertMainEqualsModel();
+  }
+
+  private Map<Long, Record> batch(Random random, int changes, int keys) {
+    return batch(random, changes, keys, 0, 1);
+  }
+
+  /**
+   * Random changes (upserts and deletes) of existing keys below {@code keys} and of new ones, all of
+   * source partition {@code partition} of {@code partitions} (key modulo partitions); the batch
+   * keeps each key's last change.
+   */
+  private Map<Long, Record> batch(
+      Random random, int changes, int keys, int partition, int partitions) {
+    Map<Long, Record> batch = new LinkedHashMap<>();
+    for (int i = 0; i < changes; i++) {
+      long any = keys > 0 && random.nextInt(3) > 0 ? random.nextInt(keys) : keys + position + i;
+      long id = any - any % partitions + partition;
+      boolean delete = model.containsKey(id) && random.nextInt(4) == 0;
+      Record row = null;
+      if (!delete) {
+        row = GenericRecord.create(ROW);
+        row.setField("id", id);
+        row.setField("qty", random.nextInt(1_000));
+        row.setField("note", "n" + random.nextInt(100));
+      }
+      batch.put(id, row);
+    }
+    return batch;
+  }
+
+  /** Commits batches to realtime as one round (one snapshot), as ingest does, and applies them to the model. */
+  private void round(List<Map<Long, Record>> batches) throws IOException {
+    table.refresh();
+    Schema schema = table.schema();
+    Schema written = SourcePositions.withPosition(schema);
+    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
+        .dataFileFormat(FileFormat.PARQUET)
+        .deleteFileFormat(FileFormat.PARQUET)
+        .dataSchema(written)
+        .equalityFieldIds(new int[] {1})
+        .equalityDeleteRowSchema(TypeUtil.select(schema, schema.identifierFieldIds()))
+        .build();
+    RowDelta delta = table.newRowDelta().toBranch(Branches.REALTIME);
+    long rows = 0;
+    long keys = 0;
+    for (Map<Long, Record> batch : batches) {
+      OutputFileFactory files = OutputFileFactory.builderFor(table, 1, ++taskId)
+          .format(FileFormat.PARQUET)
+          .operationId(UUID.randomUUID().toString())
+          .build();
+      DataWriter<Record> data = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+      EqualityDeleteWriter<Record> deletes =
+          writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+      try (data;
+          deletes) {
+        for (Map.Entry<Long, Record> change : batch.entrySet()) {
+          Record key = GenericRecord.create(schema.select("id"));
+          key.setField("id", change.getKey());
+          deletes.write(key);
+          if (change.getValue() != null) {
+            Record row = GenericRecord.create(written);
+            for (Types.NestedField f : ROW.fields()) {
+              row.setField(f.name(), change.getValue().getField(f.name()));
+            }
+            row.setField(SourcePositions.NAME, SourcePositions.encode(new long[] {position++}));
+            data.write(row);
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      DataFile dataFile = data.toDataFile();
+      if (dataFile.recordCount() > 0) {
+        delta.addRows(dataFile);
+      }
+      DeleteFile deleteFile = deletes.toDeleteFile();
+      delta.addDeletes(deleteFile);
+      rows += dataFile.recordCount();
+      keys += deleteFile.recordCount();
+      batch.forEach((id, row) -> {
+        if (row == null) {
+          model.remove(id);
+        } else {
+          model.put(id, row);
+        }
+      });
+    }
+    long sourceTs = System.currentTimeMillis();
+    delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(sourceTs));
+    delta.commit();
+    table.refresh();
+    Snapshot head = table.snapshot(Branches.REALTIME);
+    unsent.add(new RealtimeCommitted(
+        ID.toString(),
+        head.snapshotId(),
+        head.sequenceNumber(),
+        sourceTs,
+        batches.size(),
+        rows,
+        keys,
+        System.currentTimeMillis()));
+  }
+
+  /** Hands the unsent realtime-commit events to sync; returns main's new commits. */
+  private List<MainCommitted> syncNow() {
+    unsent.forEach(t -> triggers.pipeInput(t.table(), t));
+    triggersSent += unsent.size();
+    unsent.clear();
+    List<MainCommitted> commits = mainCommits.readValuesToList();
+    mainCommitsSeen += commits.size();
+    return commits;
+  }
+
+  private void assertCycle(List<MainCommitted> commits, int expected) {
+    assertThat(commits).as("main commits of the cycle").hasSize(expected);
+    table.refresh();
+    assertThat(mainSnapshot().snapshotId())
+        .as("main's head is the cycle's commit")
+        .isEqualTo(commits.get(commits.size() - 1).mainSnapshotId());
+    Verifier.Report report = Verifier.verify(table, ID.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+    assertThat(mainDeletes(FileContent.EQUALITY_DELETES))
+        .as("equality deletes on main")
+        .isEmpty();
+    assertMainEqualsModel();
+  }
+
+  private void assertMainEqualsModel() {
+    Map<Object, Map<String, Object>> main = new TreeMap<>();
+    for (Map<String, Object> row : TableRows.read(table, Branches.MAIN)) {
+      assertThat(main.put(row.get("id"), row))
+          .as("a second row of key %s", row.get("id"))
+          .isNull();
+    }
+    Map<Object, Map<String, Object>> expected = new TreeMap<>();
+    model.forEach((id, r) ->
+        expected.put(id, Map.of("id", id, "qty", r.getField("qty"), "note", r.getField("note"))));
+    assertThat(main).as("main against the model of the source").isEqualTo(expected);
+  }
+
+  private Snapshot mainSnapshot() {
+    table.refresh();
+    return table.snapshot(Branches.MAIN);
+  }
+
+  private List<DeleteFile> mainDeletes(FileContent content) {
+    return BranchFiles.liveDeleteFiles(table, mainSnapshot()).values().stream()
+        .filter(d -> d.content() == content)
+        .toList();
+  }
+}
