@@ -345,6 +345,9 @@ class SyncTopologyTest {
     assertThat(mainDeletes(FileContent.EQUALITY_DELETES))
         .as("equality deletes on main")
         .isEmpty();
+    assertThat(mainDeletes(FileContent.POSITION_DELETES))
+        .as("main's position deletes are deletion vectors (Puffin)")
+        .allMatch(d -> d.format() == FileFormat.PUFFIN && d.referencedDataFile() != null);
     assertMainEqualsModel();
   }
 

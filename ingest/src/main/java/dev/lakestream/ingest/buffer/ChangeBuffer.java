@@ -144,9 +144,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     long now = context.currentSystemTimeMs();
-    metrics.hops.record(Hop.SOURCE_TO_KAFKA, event.source().tsMs(), record.timestamp());
-    metrics.hops.record(Hop.KAFKA_TO_INGEST, record.timestamp(), now);
     if (event.op() == ChangeOp.TRUNCATE) {
+      hops(event, record.timestamp(), now);
       truncate(record, meta, event, admitted.logged());
       return;
     }
@@ -166,6 +165,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       deadLetter(record, meta.topic(), meta.partition(), meta.offset(), e.getMessage());
       return;
     }
+    hops(event, record.timestamp(), now);
     if (admitted.logged()) {
       BufferedChange raw =
           new BufferedChange(meta.offset(), event.source().tsMs(), record.key(), record.value());
@@ -175,6 +175,14 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
       flush(batch, now);
     }
+  }
+
+  /** A snapshot read's time is the snapshot's, not a commit's: only changes time the hop to Kafka. */
+  private void hops(ChangeEvent event, long recordTimestamp, long now) {
+    if (!event.source().snapshot()) {
+      metrics.hops.record(Hop.SOURCE_TO_KAFKA, event.source().tsMs(), recordTimestamp);
+    }
+    metrics.hops.record(Hop.KAFKA_TO_INGEST, recordTimestamp, now);
   }
 
   private void flushDue(long nowMs) {

@@ -242,7 +242,14 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     if (toCommit.isEmpty()) {
       // The trigger for the skipped batches may have been lost with the crashed transaction.
-      announce(tableName, table, batches.get(batches.size() - 1).maxSourceTsMs(), 0, 0, 0);
+      announce(
+          tableName,
+          table,
+          batches.get(batches.size() - 1).maxSourceTsMs(),
+          0,
+          0,
+          0,
+          context.currentSystemTimeMs());
       return;
     }
     for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
@@ -356,19 +363,27 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       SourceOffsets committed) {
     long started = System.nanoTime();
     try {
-      return CommitRetry.onConflict(ValidationException.class, attempt -> {
+      return CommitRetry.onConflict(Conflict.class, attempt -> {
         if (attempt == 1) {
-          return attemptRound(tableName, id, table, round, committed, started);
+          return attemptRound(tableName, id, table, round, committed, started, false);
         }
+        retries.increment();
         table.refresh(); // another writer committed: its offsets count, and the files it removed
         return attemptRound(
-            tableName, id, table, round, SourceOffsets.of(table, Branches.REALTIME), started);
+            tableName, id, table, round, SourceOffsets.of(table, Branches.REALTIME), started, true);
       });
-    } catch (ValidationException e) {
+    } catch (Conflict e) {
       throw new IllegalStateException(
           "cannot commit to " + id + " branch realtime: another writer keeps adding files ("
-              + e.getMessage() + ")",
-          e);
+              + e.getCause().getMessage() + ")",
+          e.getCause());
+    }
+  }
+
+  /** The commit of a round lost to another writer's: attempted again from the branch as it is now. */
+  private static final class Conflict extends RuntimeException {
+    Conflict(ValidationException cause) {
+      super(cause.getMessage(), cause);
     }
   }
 
@@ -378,7 +393,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       Table table,
       List<FilesWritten> round,
       SourceOffsets committed,
-      long started) {
+      long started,
+      boolean retried) {
     SourceOffsets next = committed;
     List<FilesWritten> fresh = new ArrayList<>();
     for (FilesWritten batch : round) {
@@ -392,6 +408,17 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       }
     }
     if (fresh.isEmpty()) {
+      if (retried) {
+        // Another writer (a zombie of this task) committed the round; its trigger may be lost.
+        announce(
+            tableName,
+            table,
+            round.get(round.size() - 1).maxSourceTsMs(),
+            0,
+            0,
+            0,
+            context.currentSystemTimeMs());
+      }
       return committed;
     }
     // The round's change-log rows first (exactly once by their own offsets), then the table.
@@ -400,26 +427,30 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     try {
       delta.delta.commit();
     } catch (ValidationException e) {
-      retries.increment();
       delta.writtenHere.forEach(
           path -> table.io().deleteFile(path)); // written again from the new state
       LOG.warn(
           "Commit to {} realtime conflicted ({}); re-reading committed offsets",
           id,
           e.getMessage());
-      throw e;
+      throw new Conflict(e);
     }
+    // The clock Kafka Streams reads once per punctuation, plus the time this round took.
+    long committedAt = context.currentSystemTimeMs() + (System.nanoTime() - started) / 1_000_000;
     delta.obsolete.forEach(path -> table.io().deleteFile(path));
     fresh.forEach(batch -> pending.delete(pendingKey(batch)));
-    long now = context.currentSystemTimeMs();
-    fresh.forEach(batch -> hops.record(Hop.FLUSH_TO_REALTIME, batch.writtenAtMs(), now));
-    counted(delta, started);
-    announce(tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys);
+    for (FilesWritten batch : fresh) {
+      if (!batch.dataFiles().isEmpty() || !batch.deleteFiles().isEmpty()) {
+        hops.record(Hop.FLUSH_TO_REALTIME, batch.writtenAtMs(), committedAt);
+      }
+    }
+    counted(delta, started, committedAt);
+    announce(
+        tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys, committedAt);
     return next.truncatedAt(delta.truncatedAt);
   }
 
-  private void counted(RoundDelta round, long startedNanos) {
-    long now = context.currentSystemTimeMs();
+  private void counted(RoundDelta round, long startedNanos, long now) {
     commits.increment();
     rowsCommitted.increment(round.rows);
     filesPerCommit.record(round.files);
@@ -435,9 +466,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   }
 
   private void announce(
-      String tableName, Table table, long maxTs, int batches, long rows, long keys) {
+      String tableName, Table table, long maxTs, int batches, long rows, long keys, long now) {
     Snapshot head = table.snapshot(Branches.REALTIME);
-    long now = context.currentSystemTimeMs();
     RealtimeCommitted event = new RealtimeCommitted(
         tableName, head.snapshotId(), head.sequenceNumber(), maxTs, batches, rows, keys, now);
     context.forward(new Record<String, Object>(event.table(), event, now));

@@ -154,7 +154,6 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private void onRealtimeCommit(Record<String, CycleInput> record, RealtimeCommitted committed) {
     String table = committed.table();
     long now = context.currentSystemTimeMs();
-    metrics.hops.record(Hop.REALTIME_TO_SYNC, committed.committedAtMs(), now);
     if (!store.isKnown(table)) {
       String refusal;
       try {
@@ -170,6 +169,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
       store.know(table, now);
       LOG.info("Syncing {} (announced {})", table, where());
     }
+    metrics.hops.record(Hop.REALTIME_TO_SYNC, committed.committedAtMs(), now);
     if (store.plan(table) == null && !guard.isParked(table, now)) {
       startCycle(table);
     }
