@@ -3,21 +3,16 @@ package dev.lakestream.launcher;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StopSignals;
-import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.SnapshotRows;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
-import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
-import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.sync.SyncApp;
 import java.io.BufferedWriter;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -46,7 +41,6 @@ import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.streams.StreamsConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -210,78 +204,60 @@ public final class DemoCommand {
   private int demo(long durationS, int rate, Path warehouse) throws Exception {
     say("starting " + sourceName
         + ", a Kafka broker, Kafka Connect with Debezium, ingest and sync; warehouse " + warehouse);
-    try (DemoSource source = DemoSource.start(sourceName);
-        EmbeddedKafka kafka = EmbeddedKafka.start()) {
-      source.createTable();
+    try (LocalStack stack = LocalStack.prepare(sourceName, warehouse, settings)) {
+      DemoSource source = stack.source();
       DemoWorkload workload = new DemoWorkload(source, out);
       workload.seed(1000);
-      PipelineConfig shared = LocalPipeline.settings(
-          kafka.bootstrapServers(), Map.of("warehouse", warehouse.toString()));
-      for (Map.Entry<String, String> setting : source.pipelineSettings().entrySet()) {
-        shared = shared.with(setting.getKey(), setting.getValue());
+      stack.capture();
+      Catalog catalog = stack.catalog();
+      say(source.name() + " :" + source.port() + ", Kafka " + stack.kafka().bootstrapServers()
+          + ", Connect " + stack.connect().restUrl() + ", metrics :"
+          + stack.ingest().metricsPort()
+          + " (ingest) :" + stack.sync().metricsPort() + " (sync)");
+      say("changing inventory.customers at " + rate + " changes/s"
+          + (durationS > 0 ? " for " + durationS + " s" : "") + "; Ctrl-C stops");
+      long started = System.currentTimeMillis();
+      workload.start(rate);
+      long end = durationS > 0 ? System.currentTimeMillis() + durationS * 1000 : Long.MAX_VALUE;
+      long lastChanges = 0;
+      long lastAt = System.currentTimeMillis();
+      while (!stop.get() && System.currentTimeMillis() < end) {
+        Thread.sleep(2_000);
+        long now = System.currentTimeMillis();
+        long c = workload.changes();
+        progress(catalog, workload, (c - lastChanges) * 1000.0 / Math.max(1, now - lastAt));
+        lastChanges = c;
+        lastAt = now;
       }
-      for (Map.Entry<String, String> setting : settings.entrySet()) {
-        shared = shared.with(setting.getKey(), setting.getValue());
+      stop.set(true);
+      workload.stop();
+      double changesPerSecond =
+          workload.changes() * 1000.0 / Math.max(1, System.currentTimeMillis() - started);
+      say(String.format(
+          "stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
+          workload.changes(), changesPerSecond));
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(source)) {
+        Thread.sleep(1_000);
       }
-      Catalog catalog = CatalogLoader.load(shared.catalogName(), shared.catalogProperties());
-      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
-          StreamsApp ingest = IngestApp.create(app(shared, "demo-ingest"));
-          StreamsApp sync = SyncApp.create(app(shared, "demo-sync"))) {
-        ingest.start();
-        sync.start();
-        connect.createConnector(
-            source.connectorJson(), source.connectorOverrides(kafka.bootstrapServers()));
-        say(source.name() + " :" + source.port() + ", Kafka " + kafka.bootstrapServers()
-            + ", Connect "
-            + connect.restUrl() + ", metrics :" + ingest.metricsPort() + " (ingest) :"
-            + sync.metricsPort() + " (sync)");
-        say("changing inventory.customers at " + rate + " changes/s"
-            + (durationS > 0 ? " for " + durationS + " s" : "") + "; Ctrl-C stops");
-        long started = System.currentTimeMillis();
-        workload.start(rate);
-        long end = durationS > 0 ? System.currentTimeMillis() + durationS * 1000 : Long.MAX_VALUE;
-        long lastChanges = 0;
-        long lastAt = System.currentTimeMillis();
-        while (!stop.get() && System.currentTimeMillis() < end) {
-          Thread.sleep(2_000);
-          long now = System.currentTimeMillis();
-          long c = workload.changes();
-          progress(catalog, workload, (c - lastChanges) * 1000.0 / Math.max(1, now - lastAt));
-          lastChanges = c;
-          lastAt = now;
-        }
-        stop.set(true);
-        workload.stop();
-        double changesPerSecond =
-            workload.changes() * 1000.0 / Math.max(1, System.currentTimeMillis() - started);
-        say(String.format(
-            "stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
-            workload.changes(), changesPerSecond));
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(source)) {
-          Thread.sleep(1_000);
-        }
-        Map<Hop, double[]> hops = Hops.percentilesMs(ingest.meters(), sync.meters());
-        summary(source, workload, kafka, catalog, shared, warehouse, changesPerSecond, hops);
-        if (exportSource != null) {
-          say("source rows (" + source.name() + "'s SELECT *) written to " + exportSource + ": "
-              + exportSource(source, exportSource));
-        }
-      } finally {
-        if (catalog instanceof AutoCloseable closeable) {
-          closeable.close();
-        }
+      Map<Hop, double[]> hops =
+          Hops.percentilesMs(stack.ingest().meters(), stack.sync().meters());
+      summary(
+          source,
+          workload,
+          stack.kafka(),
+          catalog,
+          stack.shared(),
+          warehouse,
+          changesPerSecond,
+          hops);
+      if (exportSource != null) {
+        say("source rows (" + source.name() + "'s SELECT *) written to " + exportSource + ": "
+            + exportSource(source, exportSource));
       }
     }
     say("stopped cleanly");
     return 0;
-  }
-
-  private static PipelineConfig app(PipelineConfig shared, String id) throws Exception {
-    return shared
-        .with(StreamsConfig.APPLICATION_ID_CONFIG, id)
-        .with(
-            StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory(id + "-").toString());
   }
 
   private void progress(Catalog catalog, DemoWorkload workload, double changesPerSecond) {
