@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,8 +23,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.util.SnapshotUtil;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * Benchmark 7, one large source transaction: the embedded full stack (PostgreSQL, Kafka, Connect
@@ -112,7 +109,7 @@ public final class BigTransactionBenchmark {
   private static long[] run(LocalStack stack, String name, int changes, String sql)
       throws Exception {
     EmbeddedKafka kafka = stack.kafka();
-    Map<Integer, Long> before = endOffsets(kafka);
+    Map<Integer, Long> before = EndOffsets.of(kafka, TOPIC);
     long beforeTotal = before.values().stream().mapToLong(Long::longValue).sum();
     long txid;
     try (Connection c = stack.connectToSource()) {
@@ -136,7 +133,7 @@ public final class BigTransactionBenchmark {
       Thread.sleep(100);
       long now = System.currentTimeMillis();
       if (ends == null) {
-        Map<Integer, Long> current = endOffsets(kafka);
+        Map<Integer, Long> current = EndOffsets.of(kafka, TOPIC);
         if (current.values().stream().mapToLong(Long::longValue).sum() >= beforeTotal + changes) {
           ends = current;
           inKafka = now;
@@ -173,33 +170,6 @@ public final class BigTransactionBenchmark {
         "%s: %,d changes in Kafka after %.1f s, on realtime after %.1f s, on main after %.1f s%n",
         name, changes, ms[0] / 1000.0, ms[1] / 1000.0, ms[2] / 1000.0);
     return ms;
-  }
-
-  /** The topic's end offsets by partition; none before the connector created the topic. */
-  private static Map<Integer, Long> endOffsets(EmbeddedKafka kafka) throws Exception {
-    if (!kafka.admin().listTopics().names().get().contains(TOPIC)) {
-      return Map.of();
-    }
-    int partitions = kafka
-        .admin()
-        .describeTopics(List.of(TOPIC))
-        .allTopicNames()
-        .get()
-        .get(TOPIC)
-        .partitions()
-        .size();
-    Map<TopicPartition, OffsetSpec> query = new HashMap<>();
-    for (int p = 0; p < partitions; p++) {
-      query.put(new TopicPartition(TOPIC, p), OffsetSpec.latest());
-    }
-    Map<Integer, Long> ends = new HashMap<>();
-    kafka
-        .admin()
-        .listOffsets(query)
-        .all()
-        .get()
-        .forEach((tp, o) -> ends.put(tp.partition(), o.offset()));
-    return ends;
   }
 
   /** The source offsets a snapshot records (or its nearest ancestor that does), by partition key. */

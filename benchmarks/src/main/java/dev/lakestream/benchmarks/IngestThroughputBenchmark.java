@@ -22,7 +22,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.util.SnapshotUtil;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -72,7 +71,7 @@ public final class IngestThroughputBenchmark {
           feed.send(gen.next(10_000));
         }
       }
-      Map<Integer, Long> ends = endOffsets(kafka, table.topic());
+      Map<Integer, Long> ends = EndOffsets.of(kafka, table.topic());
       long events = ends.values().stream().mapToLong(Long::longValue).sum();
       // Tombstones carry no change, so realtime's offsets end at each partition's last change.
       Map<Integer, Long> lastChanges = lastChangeOffsets(kafka, table.topic(), ends);
@@ -204,21 +203,6 @@ public final class IngestThroughputBenchmark {
     System.out.printf(
         "floor: %,d changes read and decoded by a bare consumer in %.1f s%n", decoded, seconds);
     return seconds;
-  }
-
-  private static Map<Integer, Long> endOffsets(EmbeddedKafka kafka, String topic) throws Exception {
-    Map<TopicPartition, OffsetSpec> query = new HashMap<>();
-    for (int p = 0; p < PARTITIONS; p++) {
-      query.put(new TopicPartition(topic, p), OffsetSpec.latest());
-    }
-    Map<Integer, Long> ends = new HashMap<>();
-    kafka
-        .admin()
-        .listOffsets(query)
-        .all()
-        .get()
-        .forEach((tp, info) -> ends.put(tp.partition(), info.offset()));
-    return ends;
   }
 
   /** Per partition, the offset of the last record that is not a tombstone. */
