@@ -3,9 +3,6 @@ package dev.lakestream.launcher;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StopSignals;
-import dev.lakestream.common.config.PipelineConfig;
-import dev.lakestream.common.event.MainCommitted;
-import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SnapshotRows;
@@ -21,13 +18,10 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,9 +32,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.util.SnapshotUtil;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -71,7 +62,7 @@ public final class DemoCommand {
 
   /**
    * What a run measured: changes made and their rate, rows on both sides, and freshness per source
-   * transaction to visible on {@code realtime} and on {@code main} (milliseconds, sorted), and the
+   * change to visible on {@code realtime} and on {@code main} (milliseconds, sorted), and the
    * p50, p95 and p99 of each hop on the way (milliseconds, from the apps' own meters).
    */
   public record Result(
@@ -242,15 +233,7 @@ public final class DemoCommand {
       }
       Map<Hop, double[]> hops =
           Hops.percentilesMs(stack.ingest().meters(), stack.sync().meters());
-      summary(
-          source,
-          workload,
-          stack.kafka(),
-          catalog,
-          stack.shared(),
-          warehouse,
-          changesPerSecond,
-          hops);
+      summary(source, workload, stack.kafka(), catalog, warehouse, changesPerSecond, hops);
       if (exportSource != null) {
         say("source rows (" + source.name() + "'s SELECT *) written to " + exportSource + ": "
             + exportSource(source, exportSource));
@@ -319,7 +302,6 @@ public final class DemoCommand {
       DemoWorkload workload,
       EmbeddedKafka kafka,
       Catalog catalog,
-      PipelineConfig shared,
       Path warehouse,
       double changesPerSecond,
       Map<Hop, double[]> hops)
@@ -335,7 +317,7 @@ public final class DemoCommand {
     int dvs = BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN)).size();
     long[] mainRows = {0};
     SnapshotRows.forEach(table, table.snapshot(Branches.MAIN).snapshotId(), row -> mainRows[0]++);
-    List<List<Long>> freshness = freshness(source, workload, kafka, shared);
+    List<List<Long>> freshness = freshness(source, kafka, table);
     long sourceRows = count(source);
     say("rows in " + source.name() + ": " + sourceRows + " | rows in main: " + mainRows[0]);
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: "
@@ -345,7 +327,7 @@ public final class DemoCommand {
       List<Long> f = freshness.get(b);
       if (!f.isEmpty()) {
         say(String.format(
-            "freshness, source commit -> on %s (%d transactions): p50 %.1f s, p95 %.1f s, p99 %.1f s",
+            "freshness, source commit -> on %s (%d changes): p50 %.1f s, p95 %.1f s, p99 %.1f s",
             branches[b],
             f.size(),
             Freshness.percentile(f, 50) / 1000.0,
@@ -408,47 +390,19 @@ public final class DemoCommand {
   }
 
   /**
-   * Freshness per transaction to visible on realtime and on main, from the commits ingest and sync
-   * announce on their topics.
+   * Freshness per change to visible on realtime and on main: each change in the source topic to the
+   * first snapshot of the branch that holds its offset ({@link ChangeFreshness}).
    */
-  private List<List<Long>> freshness(
-      DemoSource source, DemoWorkload workload, EmbeddedKafka kafka, PipelineConfig shared)
+  private List<List<Long>> freshness(DemoSource source, EmbeddedKafka kafka, Table table)
       throws Exception {
-    String realtimeTopic = shared.realtimeCommitsTopic();
-    String mainTopic = shared.mainCommitsTopic();
-    List<Freshness.Visible> realtime = new ArrayList<>();
-    List<Freshness.Visible> main = new ArrayList<>();
-    Map<String, Object> props = Map.of(
-        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-        kafka.bootstrapServers(),
-        ConsumerConfig.GROUP_ID_CONFIG,
-        "demo-" + UUID.randomUUID(),
-        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-        "earliest",
-        ConsumerConfig.ISOLATION_LEVEL_CONFIG,
-        "read_committed");
-    try (KafkaConsumer<byte[], byte[]> consumer =
-        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      consumer.subscribe(List.of(realtimeTopic, mainTopic));
-      long deadline = System.currentTimeMillis() + 5_000;
-      while (System.currentTimeMillis() < deadline) {
-        consumer.poll(Duration.ofMillis(200)).forEach(r -> {
-          if (r.topic().equals(mainTopic)) {
-            MainCommitted m = MainCommitted.fromJson(r.value());
-            main.add(new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()));
-          } else {
-            RealtimeCommitted m = RealtimeCommitted.fromJson(r.value());
-            realtime.add(new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()));
-          }
-        });
-      }
-    }
-    List<Long> committed = source.commitTimesMs(workload.commits());
+    String topic = kafka.admin().listTopics().names().get().stream()
+        .filter(t -> t.matches("[^.]+\\.inventory\\.customers"))
+        .findFirst()
+        .orElseThrow(() -> new IllegalStateException("no topic of inventory.customers"));
     if (source.freshnessNote() != null) {
       say(source.freshnessNote());
     }
-    return List.of(
-        Freshness.perTransaction(committed, realtime), Freshness.perTransaction(committed, main));
+    return ChangeFreshness.measure(kafka.bootstrapServers(), topic, table);
   }
 
   private void say(String line) {

@@ -263,8 +263,8 @@ sealed interface DemoSource extends AutoCloseable {
 
     @Override
     public String freshnessNote() {
-      return "MariaDB's binary log stamps whole seconds: a transaction counts as visible once a"
-          + " commit covers a later second, so these are upper bounds (up to 1 s high)";
+      return "MariaDB's binary log stamps whole seconds: a change's source time is the start of its"
+          + " second, so these are upper bounds (up to 1 s high)";
     }
 
     @Override

@@ -2,17 +2,30 @@ package dev.lakestream.launcher;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
- * Freshness per source transaction: PostgreSQL's own commit time (with {@code
- * track_commit_timestamp=on}) to the commit time of the first snapshot (of a branch) whose newest
- * source commit time reaches it. Transactions no snapshot reaches yet are left out.
+ * Freshness from source commit to a branch. Per change ({@link #perChange}): a change's source commit
+ * time to the first branch commit that holds its source offset, exact on a topic of several
+ * partitions. Per transaction ({@link #perTransaction}): PostgreSQL's own commit time (with {@code
+ * track_commit_timestamp=on}) to the first branch commit whose newest source commit time reaches
+ * it; on several partitions that can be before all of the transaction's changes are in, so it
+ * reads low. Changes and transactions no commit reaches yet are left out.
  */
 final class Freshness {
 
   /** A branch commit: the newest source commit time it covers, and when it became visible. */
   record Visible(long maxSourceTsMs, long atMs) {}
+
+  /** A change in the source topic: where it is, and its source commit time. */
+  record SourceChange(int partition, long offset, long sourceTsMs) {}
+
+  /** A branch commit: the last source offset it holds of each partition, and when it was made. */
+  record Covered(Map<Integer, Long> lastOffsets, long atMs) {}
 
   private Freshness() {}
 
@@ -37,6 +50,44 @@ final class Freshness {
       int i = firstAtLeast(sourceTs, committed);
       if (i < sourceTs.length) {
         out.add(earliestFrom[i] - committed);
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+
+  /**
+   * Milliseconds per change from its source commit time to the first branch commit that holds its
+   * offset, sorted; changes no commit holds yet are left out. Unlike {@link #perTransaction}, a
+   * commit of another partition never counts for a change.
+   */
+  static List<Long> perChange(List<SourceChange> changes, List<Covered> commits) {
+    List<Covered> byTime = new ArrayList<>(commits);
+    byTime.sort(Comparator.comparingLong(Covered::atMs));
+    // Per partition: the commit times, and the highest offset held by then (never decreasing).
+    Map<Integer, long[][]> held = new HashMap<>();
+    Set<Integer> partitions = new HashSet<>();
+    byTime.forEach(c -> partitions.addAll(c.lastOffsets().keySet()));
+    for (int partition : partitions) {
+      long[] times = new long[byTime.size()];
+      long[] upTo = new long[byTime.size()];
+      long max = -1;
+      for (int i = 0; i < byTime.size(); i++) {
+        max = Math.max(max, byTime.get(i).lastOffsets().getOrDefault(partition, -1L));
+        times[i] = byTime.get(i).atMs();
+        upTo[i] = max;
+      }
+      held.put(partition, new long[][] {times, upTo});
+    }
+    List<Long> out = new ArrayList<>();
+    for (SourceChange change : changes) {
+      long[][] h = held.get(change.partition());
+      if (h == null) {
+        continue;
+      }
+      int i = firstAtLeast(h[1], change.offset());
+      if (i < h[1].length) {
+        out.add(Math.max(0, h[0][i] - change.sourceTsMs()));
       }
     }
     out.sort(null);

@@ -1,6 +1,5 @@
 package dev.lakestream.launcher;
 
-import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
@@ -28,7 +27,6 @@ import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * The source database of the end-to-end tests: schema {@code inventory} with {@code customers}
@@ -293,18 +291,19 @@ final class InventoryDatabase {
   }
 
   /**
-   * Per source transaction: its commit time (PostgreSQL's own, track_commit_timestamp) to the commit
-   * time of the first main snapshot of its table whose newest source commit time reaches it.
+   * Per change of both tables (snapshot reads left out): its source commit time to the first main
+   * snapshot that holds its source offset, sorted ({@link ChangeFreshness}).
    */
-  List<Long> freshness(List<Long> txids, List<ConsumerRecord<byte[], byte[]>> commits)
-      throws Exception {
-    try (Connection c = postgres.connect()) {
-      return Freshness.perTransaction(
-          DemoSource.Postgres.commitTimesMs(c, txids),
-          commits.stream()
-              .map(r -> MainCommitted.fromJson(r.value()))
-              .map(m -> new Freshness.Visible(m.maxSourceTsMs(), m.committedAtMs()))
-              .toList());
+  List<Long> freshness(String bootstrapServers, Catalog reader) throws Exception {
+    List<Long> out = new ArrayList<>();
+    for (String table : List.of("customers", "orders")) {
+      out.addAll(ChangeFreshness.measure(
+              bootstrapServers,
+              "dbserver1.inventory." + table,
+              reader.loadTable(TableIdentifier.of("inventory", table)))
+          .get(1));
     }
+    out.sort(null);
+    return out;
   }
 }

@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.Catalog;
@@ -67,8 +66,7 @@ class PostgresEndToEndTest {
         long convergedMs = System.currentTimeMillis() - workloadStart;
 
         assertInvariants(reader);
-        List<Long> freshness = db.freshness(txids, feed.read("lakestream.main-commits", 1));
-        Collections.sort(freshness);
+        List<Long> freshness = db.freshness(kafka.bootstrapServers(), reader);
         System.out.printf(
             "E2E: %d changes in %d transactions in %.1f s (%.0f changes/s); main == SELECT * %.1f s after the workload began;"
                 + " freshness source commit -> main (ms, %d changes): p50=%d p95=%d p99=%d max=%d; whole test %.1f s%n",
@@ -84,7 +82,7 @@ class PostgresEndToEndTest {
             freshness.get(freshness.size() - 1),
             (System.currentTimeMillis() - started) / 1000.0);
         assertThat(changes).isGreaterThanOrEqualTo(CHANGES);
-        assertThat(freshness).hasSizeGreaterThan(txids.size() / 2);
+        assertThat(freshness).as("changes timed to main").hasSizeGreaterThanOrEqualTo(changes);
       }
     }
   }

@@ -1,0 +1,43 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.launcher.Freshness.Covered;
+import dev.lakestream.launcher.Freshness.SourceChange;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class FreshnessTest {
+
+  @Test
+  void aChangeIsFreshWhenACommitHoldsItsOwnPartitionsOffsetNotAnothers() {
+    // Partition 0 is committed promptly; partition 1's change waits for a later commit.
+    List<SourceChange> changes = List.of(
+        new SourceChange(0, 10, 1_000),
+        new SourceChange(1, 4, 1_000),
+        new SourceChange(0, 11, 2_000));
+    List<Covered> commits = List.of(
+        new Covered(Map.of(0, 10L), 1_500),
+        new Covered(Map.of(0, 11L, 1, 3L), 2_300),
+        new Covered(Map.of(1, 4L), 6_000));
+    assertThat(Freshness.perChange(changes, commits)).containsExactly(300L, 500L, 5_000L);
+  }
+
+  @Test
+  void aCommitListedOutOfOrderOrHoldingLessStillCountsFromTheEarliestThatHoldsIt() {
+    List<SourceChange> changes = List.of(new SourceChange(0, 7, 100));
+    List<Covered> commits = List.of(
+        new Covered(Map.of(0, 9L), 900), // listed first, made later
+        new Covered(Map.of(0, 7L), 400),
+        new Covered(Map.of(0, 3L), 200));
+    assertThat(Freshness.perChange(changes, commits)).containsExactly(300L);
+  }
+
+  @Test
+  void changesNoCommitHoldsYetAreLeftOut() {
+    List<SourceChange> changes = List.of(new SourceChange(0, 50, 100), new SourceChange(2, 0, 100));
+    List<Covered> commits = List.of(new Covered(Map.of(0, 49L), 400));
+    assertThat(Freshness.perChange(changes, commits)).isEmpty();
+  }
+}
