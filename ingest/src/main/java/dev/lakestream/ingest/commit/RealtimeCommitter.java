@@ -10,14 +10,10 @@ import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
-import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLogCommitter;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -78,49 +74,24 @@ public final class RealtimeCommitter implements Processor<String, Object, String
 
   private final IngestConfig config;
   private final TableManager tables;
-  private final Counter commits;
-  private final Counter replaysSkipped;
-  private final Counter retries;
-  private final Counter rowsCommitted;
-  private final Counter truncates;
-  private final Counter trimmedRows;
-  private final DistributionSummary filesPerCommit;
-  private final DistributionSummary bytesPerCommit;
-  private final Timer commitTime;
-  private final Timer freshness;
-  private final Hops hops;
+  private final RealtimeMetrics metrics;
 
   private final Health health;
-  private final Counter overlapping;
-  private final Counter refused;
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, FilesWritten> pending;
   private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
   private long progressAtMs;
   private long progressCommits;
   private long progressRows;
+  private long clockMs;
+  private long clockNanos;
 
   public RealtimeCommitter(
       IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
     this.config = config;
     this.tables = tables;
     this.health = health;
-    this.overlapping = meters.counter("lakestream.realtime.batches.overlapping");
-    this.refused = meters.counter("lakestream.realtime.batches.refused");
-    this.commits = meters.counter("lakestream.realtime.commits");
-    this.replaysSkipped = meters.counter("lakestream.realtime.replays.skipped");
-    this.retries = meters.counter("lakestream.realtime.commit.retries");
-    this.rowsCommitted = meters.counter("lakestream.realtime.rows.committed");
-    this.truncates = meters.counter("lakestream.realtime.truncates");
-    this.trimmedRows = meters.counter("lakestream.realtime.rows.before.truncate");
-    this.filesPerCommit = meters.summary("lakestream.realtime.commit.files");
-    this.bytesPerCommit = meters.summary("lakestream.realtime.commit.bytes");
-    this.commitTime = meters.timer("lakestream.realtime.commit.duration");
-    this.hops = new Hops(meters, Hops.INGEST);
-    this.freshness = Timer.builder("lakestream.realtime.freshness")
-        .description("source commit to realtime commit")
-        .publishPercentiles(0.5, 0.95, 0.99)
-        .register(meters);
+    this.metrics = new RealtimeMetrics(meters);
   }
 
   @Override
@@ -139,8 +110,9 @@ public final class RealtimeCommitter implements Processor<String, Object, String
 
   @Override
   public void process(Record<String, Object> record) {
+    startClock();
     if (record.value() instanceof Unreadable unreadable) {
-      refused.increment();
+      metrics.refused.increment();
       var meta = context.recordMetadata();
       String topic = meta.map(m -> m.topic()).orElse("?");
       int partition = meta.map(m -> m.partition()).orElse(-1);
@@ -167,6 +139,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   }
 
   private void commitAll() {
+    startClock();
     for (String table : new ArrayList<>(pendingPerTable.keySet())) {
       commitTable(table);
     }
@@ -226,7 +199,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
         refuse(batch, problem);
         toCommit.add(batch.withoutFiles());
       } else if (alreadyCommitted(batch, committed)) {
-        replaysSkipped.increment();
+        metrics.replaysSkipped.increment();
         LOG.info(
             "Skipping batch {} offsets {}..{} of {}: already committed to {} (last offset {})",
             batch.sourcePartitionName(),
@@ -242,14 +215,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     if (toCommit.isEmpty()) {
       // The trigger for the skipped batches may have been lost with the crashed transaction.
-      announce(
-          tableName,
-          table,
-          batches.get(batches.size() - 1).maxSourceTsMs(),
-          0,
-          0,
-          0,
-          context.currentSystemTimeMs());
+      announce(tableName, table, batches.get(batches.size() - 1).maxSourceTsMs(), 0, 0, 0, nowMs());
       return;
     }
     for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
@@ -318,7 +284,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
 
   /** Dead-letters {@code batch}: its source offsets are named, so the user knows what to re-snapshot. */
   private void refuse(FilesWritten batch, String why) {
-    refused.increment();
+    metrics.refused.increment();
     String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
         + ".." + batch.lastOffset()
         + " not committed to " + batch.table() + ": " + why + "; its " + batch.changes()
@@ -343,7 +309,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private void noteOverlap(FilesWritten batch, SourceOffsets committed) {
     long last = committed.last(batch.sourceTopic(), batch.sourcePartition());
     if (batch.firstOffset() <= last) {
-      overlapping.increment();
+      metrics.overlapping.increment();
       LOG.warn(
           "Batch {} offsets {}..{} of {} starts at or below the committed offset {} of branch realtime (the source"
               + " offsets were reset): committing it, its changes applied again as upserts",
@@ -367,7 +333,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
         if (attempt == 1) {
           return attemptRound(tableName, id, table, round, committed, started, false);
         }
-        retries.increment();
+        metrics.retries.increment();
         table.refresh(); // another writer committed: its offsets count, and the files it removed
         return attemptRound(
             tableName, id, table, round, SourceOffsets.of(table, Branches.REALTIME), started, true);
@@ -399,7 +365,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     List<FilesWritten> fresh = new ArrayList<>();
     for (FilesWritten batch : round) {
       if (alreadyCommitted(batch, committed)) {
-        replaysSkipped.increment();
+        metrics.replaysSkipped.increment();
         pending.delete(pendingKey(batch));
       } else {
         noteOverlap(batch, committed);
@@ -413,11 +379,11 @@ public final class RealtimeCommitter implements Processor<String, Object, String
         announce(
             tableName,
             table,
-            round.get(round.size() - 1).maxSourceTsMs(),
+            round.stream().mapToLong(FilesWritten::maxSourceTsMs).max().orElse(0),
             0,
             0,
             0,
-            context.currentSystemTimeMs());
+            nowMs());
       }
       return committed;
     }
@@ -435,13 +401,12 @@ public final class RealtimeCommitter implements Processor<String, Object, String
           e.getMessage());
       throw new Conflict(e);
     }
-    // The clock Kafka Streams reads once per punctuation, plus the time this round took.
-    long committedAt = context.currentSystemTimeMs() + (System.nanoTime() - started) / 1_000_000;
+    long committedAt = nowMs();
     delta.obsolete.forEach(path -> table.io().deleteFile(path));
     fresh.forEach(batch -> pending.delete(pendingKey(batch)));
     for (FilesWritten batch : fresh) {
       if (!batch.dataFiles().isEmpty() || !batch.deleteFiles().isEmpty()) {
-        hops.record(Hop.FLUSH_TO_REALTIME, batch.writtenAtMs(), committedAt);
+        metrics.hops.record(Hop.FLUSH_TO_REALTIME, batch.writtenAtMs(), committedAt);
       }
     }
     counted(delta, started, committedAt);
@@ -450,17 +415,19 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     return next.truncatedAt(delta.truncatedAt);
   }
 
+  /** Kafka Streams' clock, read once per punctuation or record; {@link #nowMs} adds the time since. */
+  private void startClock() {
+    clockMs = context.currentSystemTimeMs();
+    clockNanos = System.nanoTime();
+  }
+
+  /** The time now: the clock of this punctuation or record, plus the time its work took so far. */
+  private long nowMs() {
+    return clockMs + (System.nanoTime() - clockNanos) / 1_000_000;
+  }
+
   private void counted(RoundDelta round, long startedNanos, long now) {
-    commits.increment();
-    rowsCommitted.increment(round.rows);
-    filesPerCommit.record(round.files);
-    bytesPerCommit.record(round.bytes);
-    truncates.increment(round.truncatesApplied);
-    trimmedRows.increment(round.rowsTrimmed);
-    commitTime.record(Duration.ofNanos(System.nanoTime() - startedNanos));
-    if (round.maxSourceTsMs > 0) {
-      freshness.record(Duration.ofMillis(Math.max(0, now - round.maxSourceTsMs)));
-    }
+    metrics.committed(round, startedNanos, now);
     progressCommits++;
     progressRows += round.rows;
   }
