@@ -10,6 +10,7 @@ import dev.lakestream.launcher.Freshness.SourceChange;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,14 +35,28 @@ final class ChangeFreshness {
 
   private ChangeFreshness() {}
 
+  /**
+   * A branch's commits that record source offsets, and below which offset per partition a change's
+   * visibility is unknown (the snapshots that held it first were expired): such changes are left out.
+   */
+  record Commits(List<Covered> covered, Map<Integer, Long> unknownUpTo) {
+    List<SourceChange> known(List<SourceChange> changes) {
+      return changes.stream()
+          .filter(c -> c.offset() > unknownUpTo.getOrDefault(c.partition(), -1L))
+          .toList();
+    }
+  }
+
   /** Per change, ms to on realtime and to on main, each sorted. */
   static List<List<Long>> measure(String bootstrapServers, String topic, Table table)
       throws IOException {
     List<SourceChange> changes = changes(bootstrapServers, topic);
     table.refresh();
+    Commits realtime = realtime(table, topic);
+    Commits main = main(table, topic);
     return List.of(
-        Freshness.perChange(changes, realtime(table, topic)),
-        Freshness.perChange(changes, main(table, topic)));
+        Freshness.perChange(realtime.known(changes), realtime.covered()),
+        Freshness.perChange(main.known(changes), main.covered()));
   }
 
   /** The changes in {@code topic}, read from the start to its end now. */
@@ -81,42 +96,71 @@ final class ChangeFreshness {
   }
 
   /** Each realtime snapshot that records source offsets: the offsets of {@code topic}, and its time. */
-  static List<Covered> realtime(Table table, String topic) throws IOException {
+  static Commits realtime(Table table, String topic) throws IOException {
     List<Covered> out = new ArrayList<>();
     Snapshot head = table.snapshot(Branches.REALTIME);
     if (head == null) {
-      return out;
+      return new Commits(out, Map.of());
     }
+    Snapshot oldest = head;
     for (Snapshot s : SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot)) {
+      oldest = s;
       Map<Integer, Long> offsets = offsets(s, topic);
       if (offsets != null) {
         out.add(new Covered(offsets, s.timestampMillis()));
       }
     }
-    return out;
+    return withHistory(out, expired(table, oldest));
   }
 
   /** Each main snapshot of a sync cycle: the offsets of the realtime snapshot it mirrors, and its time. */
-  static List<Covered> main(Table table, String topic) throws IOException {
+  static Commits main(Table table, String topic) throws IOException {
     List<Covered> out = new ArrayList<>();
     Snapshot head = table.snapshot(Branches.MAIN);
     if (head == null) {
-      return out;
+      return new Commits(out, Map.of());
     }
+    Snapshot oldest = head;
+    boolean lost = false;
     for (Snapshot s : SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot)) {
+      oldest = s;
       String mirrored = s.summary().get(SummaryKeys.REALTIME_SNAPSHOT_ID);
-      Snapshot realtime = mirrored == null ? null : table.snapshot(Long.parseLong(mirrored));
+      if (mirrored == null) {
+        continue; // not a sync cycle (maintenance, the table's creation)
+      }
       Map<Integer, Long> offsets = null;
-      for (Snapshot r = realtime;
-          r != null && offsets == null;
-          r = r.parentId() == null ? null : table.snapshot(r.parentId())) {
+      Snapshot r = table.snapshot(Long.parseLong(mirrored));
+      boolean gone = r == null;
+      while (r != null && offsets == null) {
         offsets = offsets(r, topic);
+        gone = offsets == null && expired(table, r);
+        r = r.parentId() == null ? null : table.snapshot(r.parentId());
       }
       if (offsets != null) {
         out.add(new Covered(offsets, s.timestampMillis()));
+      } else if (gone) {
+        lost = true; // the realtime snapshots it mirrored were expired
       }
     }
-    return out;
+    return withHistory(out, lost || expired(table, oldest));
+  }
+
+  /** Whether the snapshots before {@code oldest} were expired. */
+  private static boolean expired(Table table, Snapshot oldest) {
+    return oldest.parentId() != null && table.snapshot(oldest.parentId()) == null;
+  }
+
+  /**
+   * With part of the history expired, a change at or below the oldest kept commit's offsets may
+   * have been visible earlier than any commit still known: its time is unknown.
+   */
+  private static Commits withHistory(List<Covered> covered, boolean incomplete) {
+    if (!incomplete || covered.isEmpty()) {
+      return new Commits(covered, Map.of());
+    }
+    Covered oldest =
+        covered.stream().min(Comparator.comparingLong(Covered::atMs)).orElseThrow();
+    return new Commits(covered, oldest.lastOffsets());
   }
 
   /** The source offsets of {@code topic} a snapshot records, by partition; null when it records none. */

@@ -32,6 +32,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.util.SnapshotUtil;
+import org.apache.kafka.clients.admin.Admin;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -395,10 +396,13 @@ public final class DemoCommand {
    */
   private List<List<Long>> freshness(DemoSource source, EmbeddedKafka kafka, Table table)
       throws Exception {
-    String topic = kafka.admin().listTopics().names().get().stream()
-        .filter(t -> t.matches("[^.]+\\.inventory\\.customers"))
-        .findFirst()
-        .orElseThrow(() -> new IllegalStateException("no topic of inventory.customers"));
+    String topic;
+    try (Admin admin = kafka.admin()) {
+      topic = admin.listTopics().names().get().stream()
+          .filter(t -> t.matches("[^.]+\\.inventory\\.customers"))
+          .findFirst()
+          .orElseThrow(() -> new IllegalStateException("no topic of inventory.customers"));
+    }
     if (source.freshnessNote() != null) {
       say(source.freshnessNote());
     }

@@ -63,10 +63,15 @@ public final class LocalStack implements AutoCloseable {
       Catalog catalog = CatalogLoader.load(shared.catalogName(), shared.catalogProperties());
       return new LocalStack(source, kafka, shared, catalog);
     } catch (Exception | Error e) {
-      if (kafka != null) {
-        kafka.close();
+      for (AutoCloseable part : new AutoCloseable[] {kafka, source}) {
+        try {
+          if (part != null) {
+            part.close();
+          }
+        } catch (Exception closing) {
+          e.addSuppressed(closing);
+        }
       }
-      source.close();
       throw e;
     }
   }

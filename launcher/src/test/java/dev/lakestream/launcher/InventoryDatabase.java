@@ -295,8 +295,23 @@ final class InventoryDatabase {
    * snapshot that holds its source offset, sorted ({@link ChangeFreshness}).
    */
   List<Long> freshness(String bootstrapServers, Catalog reader) throws Exception {
-    List<Long> out = new ArrayList<>();
+    return freshness(bootstrapServers, reader, List.of("customers", "orders"));
+  }
+
+  /** The changes of both tables in their topics (snapshot reads and tombstones left out). */
+  static int changesInTopics(String bootstrapServers) throws Exception {
+    int n = 0;
     for (String table : List.of("customers", "orders")) {
+      n += ChangeFreshness.changes(bootstrapServers, "dbserver1.inventory." + table)
+          .size();
+    }
+    return n;
+  }
+
+  private static List<Long> freshness(String bootstrapServers, Catalog reader, List<String> tables)
+      throws Exception {
+    List<Long> out = new ArrayList<>();
+    for (String table : tables) {
       out.addAll(ChangeFreshness.measure(
               bootstrapServers,
               "dbserver1.inventory." + table,

@@ -66,6 +66,13 @@ class PostgresEndToEndTest {
         long convergedMs = System.currentTimeMillis() - workloadStart;
 
         assertInvariants(reader);
+        // Main can equal the source before it mirrors the last changes that changed nothing (a
+        // delete of a key that never existed): wait until its snapshots hold every change.
+        int inTopics = InventoryDatabase.changesInTopics(kafka.bootstrapServers());
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "main's snapshots hold all " + inTopics + " changes in the topics",
+            () -> db.freshness(kafka.bootstrapServers(), reader).size() == inTopics);
         List<Long> freshness = db.freshness(kafka.bootstrapServers(), reader);
         System.out.printf(
             "E2E: %d changes in %d transactions in %.1f s (%.0f changes/s); main == SELECT * %.1f s after the workload began;"
@@ -82,7 +89,9 @@ class PostgresEndToEndTest {
             freshness.get(freshness.size() - 1),
             (System.currentTimeMillis() - started) / 1000.0);
         assertThat(changes).isGreaterThanOrEqualTo(CHANGES);
-        assertThat(freshness).as("changes timed to main").hasSizeGreaterThanOrEqualTo(changes);
+        assertThat(freshness)
+            .as("changes timed to main (a primary-key update is two)")
+            .hasSizeGreaterThanOrEqualTo(changes);
       }
     }
   }
