@@ -178,7 +178,12 @@ class IngestOnKafkaTest {
           e -> StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD);
       streams.start();
       ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 77);
-      for (int i = 0; i < 10; i++) {
+      // Ten batches of changes, and more until the three crashes were injected: how many realtime
+      // commits the changes make depends on how a loaded machine batches them.
+      long deadline = System.currentTimeMillis() + CONVERGE.toMillis();
+      for (int sent = 0;
+          sent < 10 || (crashes.get() < 3 && System.currentTimeMillis() < deadline);
+          sent++) {
         feed.send(gen.next(500));
         Thread.sleep(300);
       }
@@ -287,8 +292,10 @@ class IngestOnKafkaTest {
         }
         admin.alterConsumerGroupOffsets("ingest-overlap", start).all().get();
       }
+      // The first commit comes 5 s after the start, so the replayed changes are read before it and
+      // batched over the waiting ones (read after it, they would be skipped as committed).
       try (StreamsApp app =
-          IngestApp.create(config.with(IngestConfig.COMMIT_INTERVAL_MS, "1000"))) {
+          IngestApp.create(config.with(IngestConfig.COMMIT_INTERVAL_MS, "5000"))) {
         app.start();
         feed.send(gen.next(300));
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
