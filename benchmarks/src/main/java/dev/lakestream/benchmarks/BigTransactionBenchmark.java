@@ -1,11 +1,8 @@
 package dev.lakestream.benchmarks;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SnapshotRows;
-import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.embedded.EmbeddedKafka;
@@ -19,10 +16,8 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.util.SnapshotUtil;
 
 /**
  * Benchmark 7, one large source transaction: the embedded full stack (PostgreSQL, Kafka, Connect
@@ -39,7 +34,6 @@ public final class BigTransactionBenchmark {
 
   private static final String TOPIC = "dbserver1.inventory.customers";
   private static final TableIdentifier TABLE = TableIdentifier.of("inventory", "customers");
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final long GIVE_UP_MS = 20 * 60_000;
 
   private BigTransactionBenchmark() {}
@@ -144,12 +138,12 @@ public final class BigTransactionBenchmark {
         continue;
       }
       Table table = stack.catalog().loadTable(TABLE);
-      if (onRealtime == 0 && covers(offsetsOf(table, table.snapshot(Branches.REALTIME)), ends)) {
+      if (onRealtime == 0 && covers(SourceOffsets.of(table, Branches.REALTIME), ends)) {
         onRealtime = now;
       }
       Optional<Long> watermark = BranchFiles.watermark(table);
       if (watermark.isPresent()
-          && covers(offsetsOf(table, table.snapshot(watermark.get())), ends)) {
+          && covers(SourceOffsets.at(table, table.snapshot(watermark.get())), ends)) {
         onMain = now;
       }
       if (now - lastLog > 5_000) {
@@ -172,25 +166,10 @@ public final class BigTransactionBenchmark {
     return ms;
   }
 
-  /** The source offsets a snapshot records (or its nearest ancestor that does), by partition key. */
-  private static Map<String, Long> offsetsOf(Table table, Snapshot snapshot) throws Exception {
-    if (snapshot == null) {
-      return Map.of();
-    }
-    for (Snapshot s : SnapshotUtil.ancestorsOf(snapshot.snapshotId(), table::snapshot)) {
-      String json = s.summary().get(SummaryKeys.SOURCE_OFFSETS);
-      if (json != null) {
-        return JSON.readValue(json, new TypeReference<Map<String, Long>>() {});
-      }
-    }
-    return Map.of();
-  }
-
   /** Whether the offsets reach the last record below each partition's end offset. */
-  private static boolean covers(Map<String, Long> offsets, Map<Integer, Long> ends) {
+  private static boolean covers(SourceOffsets offsets, Map<Integer, Long> ends) {
     for (Map.Entry<Integer, Long> e : ends.entrySet()) {
-      long last = offsets.getOrDefault(SourceOffsets.partitionKey(TOPIC, e.getKey()), -1L);
-      if (last < e.getValue() - 1) {
+      if (offsets.last(TOPIC, e.getKey()) < e.getValue() - 1) {
         return false;
       }
     }

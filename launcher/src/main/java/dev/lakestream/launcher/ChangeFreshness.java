@@ -1,10 +1,10 @@
 package dev.lakestream.launcher;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.launcher.Freshness.Covered;
 import dev.lakestream.launcher.Freshness.SourceChange;
 import java.io.IOException;
@@ -164,18 +164,18 @@ final class ChangeFreshness {
   }
 
   /** The source offsets of {@code topic} a snapshot records, by partition; null when it records none. */
-  private static Map<Integer, Long> offsets(Snapshot snapshot, String topic) throws IOException {
-    String json = snapshot.summary().get(SummaryKeys.SOURCE_OFFSETS);
-    if (json == null) {
-      return null;
-    }
-    Map<Integer, Long> out = new HashMap<>();
-    String prefix = topic + ":";
-    JSON.readValue(json, new TypeReference<Map<String, Long>>() {}).forEach((key, last) -> {
-      if (key.startsWith(prefix)) {
-        out.put(Integer.parseInt(key.substring(prefix.length())), last);
-      }
-    });
-    return out;
+  private static Map<Integer, Long> offsets(Snapshot snapshot, String topic) {
+    return SourceOffsets.recordedBy(snapshot)
+        .map(recorded -> {
+          Map<Integer, Long> out = new HashMap<>();
+          String prefix = topic + ":";
+          recorded.asMap().forEach((key, last) -> {
+            if (key.startsWith(prefix)) {
+              out.put(Integer.parseInt(key.substring(prefix.length())), last);
+            }
+          });
+          return out;
+        })
+        .orElse(null);
   }
 }

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Collections;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -38,17 +39,29 @@ public final class SourceOffsets {
 
   /** The offsets committed to {@code branch}, from its newest snapshot that records them. */
   public static SourceOffsets of(Table table, String branch) {
-    Snapshot head = table.snapshot(branch);
-    if (head == null) {
+    return at(table, table.snapshot(branch));
+  }
+
+  /** The offsets committed up to {@code snapshot}: its own, or its nearest ancestor's that records them. */
+  public static SourceOffsets at(Table table, Snapshot snapshot) {
+    if (snapshot == null) {
       return empty();
     }
-    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot)) {
-      String json = snapshot.summary().get(SUMMARY_KEY);
-      if (json != null) {
-        return parse(json).truncatedAt(snapshot.summary().get(SummaryKeys.TRUNCATED_AT));
+    for (Snapshot s : SnapshotUtil.ancestorsOf(snapshot.snapshotId(), table::snapshot)) {
+      Optional<SourceOffsets> offsets = recordedBy(s);
+      if (offsets.isPresent()) {
+        return offsets.get();
       }
     }
     return empty();
+  }
+
+  /** The offsets {@code snapshot} itself records; empty for a snapshot that records none (a compaction). */
+  public static Optional<SourceOffsets> recordedBy(Snapshot snapshot) {
+    String json = snapshot.summary().get(SUMMARY_KEY);
+    return json == null
+        ? Optional.empty()
+        : Optional.of(parse(json).truncatedAt(snapshot.summary().get(SummaryKeys.TRUNCATED_AT)));
   }
 
   static SourceOffsets parse(String json) {
