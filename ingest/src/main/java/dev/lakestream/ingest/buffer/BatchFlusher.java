@@ -372,7 +372,7 @@ final class BatchFlusher {
           logKeys.add(entry.key);
         }
       }
-      logKeys.forEach(changelog::delete);
+      logKeys.forEach(k -> changelog.put(k, null)); // a delete that does not read first
       logName = ChangeLog.of(id).toString();
       if (!logRows.isEmpty()) {
         var logFile = ChangeLog.write(log, logRows, batch.partition, taskId);

@@ -71,6 +71,12 @@ final class Batches {
   private final UnavailableValues unavailable;
   private final IngestMetrics metrics;
   private final Map<String, Batch> open = new HashMap<>();
+  /**
+   * The size of every entry in the store, by store key: which keys a batch holds is known without
+   * reading the store, so a key's first change (most changes) costs one write and no read. It
+   * mirrors the store: both change only here, and both are rebuilt when the task is (re)initialized.
+   */
+  private final Map<String, Integer> sizes = new HashMap<>();
 
   Batches(
       KeyValueStore<String, BufferedChange> store,
@@ -98,6 +104,7 @@ final class Batches {
         if (key.charAt(second + 1) != MOVED) {
           batch.keys++;
         }
+        sizes.put(key, entry.value.sizeInBytes());
         batch.bytes += entry.value.sizeInBytes();
       }
     }
@@ -130,7 +137,13 @@ final class Batches {
       long nowMs) {
     String prefix = prefix(topic, partition);
     String keyJson = event.key().toString();
-    BufferedChange previous = store.get(prefix + keyJson);
+    boolean inBatch = sizes.containsKey(prefix + keyJson);
+    Set<String> missing = event.op() == ChangeOp.UPDATE || oldKey != null
+        ? unavailable.columns(event.after(), event.rowSchema())
+        : Set.of();
+    // The store is read only when the key's earlier change in the batch is needed.
+    BufferedChange previous =
+        inBatch && (movesOut || !missing.isEmpty()) ? store.get(prefix + keyJson) : null;
     Batch batch = of(topic, partition, nowMs);
     if (movesOut) {
       BufferedChange moved =
@@ -138,10 +151,10 @@ final class Batches {
       put(batch, prefix + MOVED + keyJson, moved);
     }
     BufferedChange change = new BufferedChange(offset, event.source().tsMs(), key, value);
-    if (event.op() == ChangeOp.UPDATE || oldKey != null) {
-      change = fillFromBatch(prefix, event, change, previous, oldKey);
+    if (!missing.isEmpty()) {
+      change = fillFromBatch(prefix, event, change, previous, oldKey, missing);
     }
-    if (previous == null) {
+    if (!inBatch) {
       batch.keys++;
     }
     put(batch, prefix + keyJson, change);
@@ -149,12 +162,13 @@ final class Batches {
   }
 
   private void put(Batch batch, String storeKey, BufferedChange change) {
-    BufferedChange replaced = store.get(storeKey);
+    int size = change.sizeInBytes();
+    Integer replaced = sizes.put(storeKey, size);
     if (replaced != null) {
-      batch.bytes -= replaced.sizeInBytes();
+      batch.bytes -= replaced;
     }
     store.put(storeKey, change);
-    batch.bytes += change.sizeInBytes();
+    batch.bytes += size;
   }
 
   private BufferedChange fillFromBatch(
@@ -162,11 +176,8 @@ final class Batches {
       ChangeEvent event,
       BufferedChange change,
       BufferedChange previous,
-      byte[] oldKey) {
-    Set<String> missing = unavailable.columns(event.after(), event.rowSchema());
-    if (missing.isEmpty()) {
-      return change;
-    }
+      byte[] oldKey,
+      Set<String> missing) {
     BufferedChange source;
     byte[] sourceKey;
     if (oldKey != null) {
@@ -235,7 +246,11 @@ final class Batches {
 
   /** Forgets a flushed batch. */
   void clear(Batch batch, List<Entry> entries) {
-    entries.forEach(e -> store.delete(e.storeKey()));
+    // A put of null deletes without reading the old value first, as delete() would.
+    entries.forEach(e -> {
+      store.put(e.storeKey(), null);
+      sizes.remove(e.storeKey());
+    });
     open.remove(batch.prefix());
   }
 

@@ -1,0 +1,115 @@
+package dev.lakestream.ingest.buffer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.ingest.toast.UnavailableValues;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import java.util.Set;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The open batches as the change buffer keeps them. Which keys a batch holds is known without
+ * reading the store; after a restart or a rebalance that knowledge is rebuilt from the store, so a
+ * change of a key the restored batch already holds replaces it and takes the values it lacks from
+ * it.
+ */
+class BatchesTest {
+
+  private static final Set<String> TOASTED = Set.of("name", "doc", "blob");
+
+  private final TestTable table = TestTable.wide("inventory", "documents");
+  private final DebeziumDecoder decoder = new DebeziumDecoder();
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private final IngestMetrics metrics = new IngestMetrics(meters);
+  private final KeyValueStore<String, BufferedChange> store = store();
+
+  @Test
+  void aBatchRebuiltFromTheStoreKnowsItsKeysAndFillsFromTheChangesItHolds() {
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 3).keepingValues(1.0);
+    List<Change> rows = gen.snapshot(3);
+    Batches before = batches();
+    for (int i = 0; i < rows.size(); i++) {
+      add(before, rows.get(i), i, Set.of());
+    }
+
+    Batches after = batches(); // the task starts again on the same store
+    assertThat(after.restore(0)).isEqualTo(1);
+    Batches.Batch batch = after.open().values().iterator().next();
+    assertThat(batch.keys).isEqualTo(3);
+
+    Change update = gen.updates(List.of(rows.get(0).key())).get(0);
+    add(after, update, 3, TOASTED);
+    Change insert = gen.snapshot(1).get(0);
+    add(after, insert, 4, Set.of());
+
+    assertThat(batch.keys).as("the update replaced its key's change").isEqualTo(4);
+    List<Batches.Entry> entries = after.entries(batch);
+    assertThat(entries).hasSize(4);
+    assertThat(batch.bytes)
+        .isEqualTo(entries.stream().mapToLong(e -> e.change().sizeInBytes()).sum());
+    BufferedChange filled = entries.stream()
+        .filter(e -> e.change().offset() == 3)
+        .findFirst()
+        .orElseThrow()
+        .change();
+    ChangeEvent real = decode(DebeziumJson.key(update, true), DebeziumJson.value(update, true));
+    assertThat(decode(filled.key(), filled.value()).after())
+        .as("the placeholders replaced by the restored change's values")
+        .isEqualTo(real.after());
+    assertThat(metrics.unavailableFilledInBatch.count()).isEqualTo(1);
+  }
+
+  @Test
+  void aClearedBatchLeavesNothingBehind() {
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 4);
+    Batches batches = batches();
+    List<Change> rows = gen.snapshot(5);
+    for (int i = 0; i < rows.size(); i++) {
+      add(batches, rows.get(i), i, Set.of());
+    }
+    Batches.Batch batch = batches.open().values().iterator().next();
+    batches.clear(batch, batches.entries(batch));
+    assertThat(batches.open()).isEmpty();
+    try (var all = store.all()) {
+      assertThat(all.hasNext()).isFalse();
+    }
+    // The same keys again open a new batch that counts them afresh.
+    add(batches, rows.get(0), 5, Set.of());
+    assertThat(batches.open().values().iterator().next().keys).isEqualTo(1);
+  }
+
+  private void add(Batches batches, Change change, long offset, Set<String> toasted) {
+    byte[] key = DebeziumJson.key(change, true);
+    byte[] value = DebeziumJson.value(change, true, toasted);
+    batches.add(table.topic(), 0, offset, decode(key, value), key, value, null, false, 0);
+  }
+
+  private ChangeEvent decode(byte[] key, byte[] value) {
+    return decoder.decode(key, value).orElseThrow();
+  }
+
+  private Batches batches() {
+    return new Batches(
+        store, decoder, new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT), metrics);
+  }
+
+  private static KeyValueStore<String, BufferedChange> store() {
+    KeyValueStore<String, BufferedChange> store = Stores.keyValueStoreBuilder(
+            Stores.inMemoryKeyValueStore("change-buffer"), Serdes.String(), BufferedChange.serde())
+        .withLoggingDisabled()
+        .build();
+    store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+    return store;
+  }
+}
