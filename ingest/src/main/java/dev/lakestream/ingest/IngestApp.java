@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Properties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +26,12 @@ public final class IngestApp {
 
   /** Pattern subscriptions see a new topic at the next metadata refresh: ten seconds, not Kafka's five minutes. */
   static final String PATTERN_METADATA_MAX_AGE_MS = "10000";
+
+  /**
+   * The change buffer's changelog carries every change (1 to 2 kB each): Kafka's 16 kB batches would
+   * wake the producer's sender every few records.
+   */
+  static final String PRODUCER_BATCH_SIZE = "262144";
 
   private IngestApp() {}
 
@@ -62,6 +70,10 @@ public final class IngestApp {
     Properties props = StreamsApp.streamsProperties(pipeline);
     if (pipeline.get(IngestConfig.TOPICS) == null) {
       props.putIfAbsent(CommonClientConfigs.METADATA_MAX_AGE_CONFIG, PATTERN_METADATA_MAX_AGE_MS);
+    }
+    if (!props.containsKey(ProducerConfig.BATCH_SIZE_CONFIG)) {
+      props.putIfAbsent(
+          StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), PRODUCER_BATCH_SIZE);
     }
     return props;
   }
