@@ -57,7 +57,34 @@ public final class RowConverter {
   private static final long MICROS_PER_DAY = 86_400_000_000L;
   private static final long NANOS_PER_DAY = 86_400_000_000_000L;
 
+  /** Empty records to copy, per thread: see {@link Templates}. */
+  private static final ThreadLocal<Templates> TEMPLATES = ThreadLocal.withInitial(Templates::new);
+
   private RowConverter() {}
+
+  /**
+   * {@link GenericRecord#create} looks the struct's field positions up in a cache shared by all
+   * threads, every time; a copy of an empty record of the same struct shares them for nothing. The
+   * structs a thread converts to change only with a schema, so a few recent ones are kept.
+   */
+  private static final class Templates {
+    private final Types.StructType[] types = new Types.StructType[16];
+    private final GenericRecord[] records = new GenericRecord[16];
+    private int next;
+
+    GenericRecord create(Types.StructType type) {
+      for (int i = 0; i < types.length; i++) {
+        if (types[i] == type) {
+          return records[i].copy();
+        }
+      }
+      GenericRecord template = GenericRecord.create(type);
+      types[next] = type;
+      records[next] = template;
+      next = (next + 1) % types.length;
+      return template.copy();
+    }
+  }
 
   public static GenericRecord toRecord(
       JsonNode row, ConnectSchema rowSchema, Types.StructType type) {
@@ -66,7 +93,7 @@ public final class RowConverter {
 
   private static GenericRecord struct(
       JsonNode row, ConnectSchema schema, Types.StructType type, String path) {
-    GenericRecord record = GenericRecord.create(type);
+    GenericRecord record = TEMPLATES.get().create(type);
     List<Types.NestedField> fields = type.fields();
     for (int i = 0; i < fields.size(); i++) {
       Types.NestedField field = fields.get(i);
@@ -299,7 +326,10 @@ public final class RowConverter {
     Instant instant;
     if (v.isTextual()) {
       String text = v.textValue();
-      if ("infinity".equals(text) || "-infinity".equals(text)) {
+      Instant canonical = IsoTimestamps.parse(text, withZone);
+      if (canonical != null) {
+        instant = canonical;
+      } else if ("infinity".equals(text) || "-infinity".equals(text)) {
         // Debezium writes a timestamptz infinity as text; keep the sentinel it uses for timestamp.
         instant = micros(
             text.startsWith("-") ? TIMESTAMP_MINUS_INFINITY_MICROS : TIMESTAMP_INFINITY_MICROS);
