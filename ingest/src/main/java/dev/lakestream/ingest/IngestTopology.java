@@ -65,6 +65,12 @@ public final class IngestTopology {
         "change-buffer");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore(ChangeBuffer.SCHEMA_STORE),
+            Serdes.String(),
+            Serdes.ByteArray()),
+        "change-buffer");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(ChangeBuffer.FLUSHED_STORE),
             Serdes.String(),
             Serdes.Long()),

@@ -106,6 +106,7 @@ final class BatchFlusher {
       Batches.Batch batch,
       List<Batches.Entry> entries,
       KeyValueStore<String, BufferedChange> changelog,
+      SchemaTexts schemaTexts,
       KeyValueStore<String, Long> flushedOffsets,
       long nowMs) {
     long started = System.nanoTime();
@@ -166,7 +167,8 @@ final class BatchFlusher {
 
     FilesWritten written = null;
     if (!changes.isEmpty()) {
-      written = write(id, table, schema, batch, rows, keys, changelog, span, null, nowMs);
+      written =
+          write(id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, nowMs);
       flushedOffsets.put(partitionName, span.lastOffset);
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
@@ -196,6 +198,7 @@ final class BatchFlusher {
       Batches.Batch batch,
       List<Batches.Entry> entries,
       KeyValueStore<String, BufferedChange> changelog,
+      SchemaTexts schemaTexts,
       KeyValueStore<String, Long> flushedOffsets,
       BufferedChange truncate,
       ChangeEvent event,
@@ -217,6 +220,7 @@ final class BatchFlusher {
         List.of(),
         List.of(),
         changelog,
+        schemaTexts,
         span,
         SourcePositions.toHex(truncatePosition(event)),
         nowMs);
@@ -348,6 +352,7 @@ final class BatchFlusher {
       List<Record> rows,
       List<Record> keys,
       KeyValueStore<String, BufferedChange> changelog,
+      SchemaTexts schemaTexts,
       Span span,
       String truncatedAt,
       long nowMs) {
@@ -365,7 +370,7 @@ final class BatchFlusher {
           changelog.prefixScan(batch.prefix(), Serdes.String().serializer())) {
         while (it.hasNext()) {
           KeyValue<String, BufferedChange> entry = it.next();
-          BufferedChange change = entry.value;
+          BufferedChange change = schemaTexts.expand(entry.value);
           ChangeEvent event = decoder.decode(change.key(), change.value()).orElseThrow();
           logRows.add(
               ChangeLog.row(event, change.value(), batch.topic, batch.partition, change.offset()));

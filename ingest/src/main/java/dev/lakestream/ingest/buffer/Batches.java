@@ -67,6 +67,7 @@ final class Batches {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final KeyValueStore<String, BufferedChange> store;
+  private final SchemaTexts schemaTexts;
   private final DebeziumDecoder decoder;
   private final UnavailableValues unavailable;
   private final IngestMetrics metrics;
@@ -80,10 +81,12 @@ final class Batches {
 
   Batches(
       KeyValueStore<String, BufferedChange> store,
+      SchemaTexts schemaTexts,
       DebeziumDecoder decoder,
       UnavailableValues unavailable,
       IngestMetrics metrics) {
     this.store = store;
+    this.schemaTexts = schemaTexts;
     this.decoder = decoder;
     this.unavailable = unavailable;
     this.metrics = metrics;
@@ -104,8 +107,9 @@ final class Batches {
         if (key.charAt(second + 1) != MOVED) {
           batch.keys++;
         }
-        sizes.put(key, entry.value.sizeInBytes());
-        batch.bytes += entry.value.sizeInBytes();
+        int size = schemaTexts.expand(entry.value).sizeInBytes();
+        sizes.put(key, size);
+        batch.bytes += size;
       }
     }
     return open.size();
@@ -143,7 +147,7 @@ final class Batches {
         : Set.of();
     // The store is read only when the key's earlier change in the batch is needed.
     BufferedChange previous =
-        inBatch && (movesOut || !missing.isEmpty()) ? store.get(prefix + keyJson) : null;
+        inBatch && (movesOut || !missing.isEmpty()) ? get(prefix + keyJson) : null;
     Batch batch = of(topic, partition, nowMs);
     if (movesOut) {
       BufferedChange moved =
@@ -167,8 +171,12 @@ final class Batches {
     if (replaced != null) {
       batch.bytes -= replaced;
     }
-    store.put(storeKey, change);
+    store.put(storeKey, schemaTexts.compact(change));
     batch.bytes += size;
+  }
+
+  private BufferedChange get(String storeKey) {
+    return schemaTexts.expand(store.get(storeKey));
   }
 
   private BufferedChange fillFromBatch(
@@ -182,7 +190,7 @@ final class Batches {
     byte[] sourceKey;
     if (oldKey != null) {
       sourceKey = normalized(oldKey);
-      source = store.get(prefix + MOVED + new String(sourceKey, StandardCharsets.UTF_8));
+      source = get(prefix + MOVED + new String(sourceKey, StandardCharsets.UTF_8));
       if (source == null) {
         throw new BadChangeException("the primary-key update to " + event.key() + " (from "
             + new String(oldKey, StandardCharsets.UTF_8)
@@ -238,7 +246,8 @@ final class Batches {
         store.prefixScan(batch.prefix(), Serdes.String().serializer())) {
       while (it.hasNext()) {
         KeyValue<String, BufferedChange> e = it.next();
-        out.add(new Entry(e.key, e.value, e.key.charAt(batch.prefix().length()) == MOVED));
+        out.add(new Entry(
+            e.key, schemaTexts.expand(e.value), e.key.charAt(batch.prefix().length()) == MOVED));
       }
     }
     return out;

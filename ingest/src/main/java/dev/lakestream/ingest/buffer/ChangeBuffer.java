@@ -55,6 +55,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   public static final String STORE = "change-buffer";
   /** Every change of the open batches of tables that keep a change log, by partition and offset. */
   public static final String CHANGELOG_STORE = "changelog-buffer";
+  /** The schema texts the entries of the two stores above refer to ({@link SchemaTexts}). */
+  public static final String SCHEMA_STORE = SchemaTexts.STORE;
   /** The last offset each source partition flushed. */
   public static final String FLUSHED_STORE = BatchFlusher.FLUSHED_STORE;
 
@@ -76,6 +78,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   private ProcessorContext<Object, Object> context;
   private Batches batches;
+  private SchemaTexts schemaTexts;
   private KeyValueStore<String, BufferedChange> changelog;
   private KeyValueStore<String, Long> flushedOffsets;
   private SourceFence fence;
@@ -97,8 +100,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
-    this.batches =
-        new Batches(context.getStateStore(STORE), admission.decoder(), unavailable, metrics);
+    this.schemaTexts = new SchemaTexts(context.getStateStore(SCHEMA_STORE));
+    this.batches = new Batches(
+        context.getStateStore(STORE), schemaTexts, admission.decoder(), unavailable, metrics);
     this.changelog = context.getStateStore(CHANGELOG_STORE);
     this.flushedOffsets = context.getStateStore(FLUSHED_STORE);
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
@@ -169,7 +173,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (admitted.logged()) {
       BufferedChange raw =
           new BufferedChange(meta.offset(), event.source().tsMs(), record.key(), record.value());
-      changelog.put(batch.prefix() + String.format("%020d", meta.offset()), raw);
+      changelog.put(
+          batch.prefix() + String.format("%020d", meta.offset()), schemaTexts.compact(raw));
       batch.bytes += raw.sizeInBytes();
     }
     if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
@@ -215,7 +220,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     List<Batches.Entry> entries = batches.entries(batch);
-    BatchFlusher.Outcome outcome = flusher.flush(batch, entries, changelog, flushedOffsets, nowMs);
+    BatchFlusher.Outcome outcome =
+        flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, nowMs);
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.
       batch.retryAtMs = nowMs + tickMs;
@@ -267,11 +273,12 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         record.key() == null ? new byte[0] : record.key(),
         record.value());
     if (logged) {
-      changelog.put(batch.prefix() + String.format("%020d", meta.offset()), raw);
+      changelog.put(
+          batch.prefix() + String.format("%020d", meta.offset()), schemaTexts.compact(raw));
     }
     List<Batches.Entry> entries = batches.entries(batch);
     FilesWritten written =
-        flusher.truncate(batch, entries, changelog, flushedOffsets, raw, event, now);
+        flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     batches.clear(batch, entries);
   }

@@ -12,6 +12,7 @@ import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import java.util.Set;
+import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -32,7 +33,8 @@ class BatchesTest {
   private final DebeziumDecoder decoder = new DebeziumDecoder();
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final IngestMetrics metrics = new IngestMetrics(meters);
-  private final KeyValueStore<String, BufferedChange> store = store();
+  private final KeyValueStore<String, BufferedChange> store = store(BufferedChange.serde());
+  private final KeyValueStore<String, byte[]> schemaStore = store(Serdes.ByteArray());
 
   @Test
   void aBatchRebuiltFromTheStoreKnowsItsKeysAndFillsFromTheChangesItHolds() {
@@ -58,6 +60,12 @@ class BatchesTest {
     assertThat(entries).hasSize(4);
     assertThat(batch.bytes)
         .isEqualTo(entries.stream().mapToLong(e -> e.change().sizeInBytes()).sum());
+    try (var stored = store.all()) {
+      stored.forEachRemaining(e -> assertThat(e.value.value())
+          .as("a stored entry refers to its schema text")
+          .startsWith(0)
+          .hasSizeLessThan(DebeziumJson.value(rows.get(0), true).length / 2));
+    }
     BufferedChange filled = entries.stream()
         .filter(e -> e.change().offset() == 3)
         .findFirst()
@@ -100,13 +108,18 @@ class BatchesTest {
   }
 
   private Batches batches() {
+    // A new instance each time: what a task knows in memory is gone when it starts again.
     return new Batches(
-        store, decoder, new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT), metrics);
+        store,
+        new SchemaTexts(schemaStore),
+        decoder,
+        new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT),
+        metrics);
   }
 
-  private static KeyValueStore<String, BufferedChange> store() {
-    KeyValueStore<String, BufferedChange> store = Stores.keyValueStoreBuilder(
-            Stores.inMemoryKeyValueStore("change-buffer"), Serdes.String(), BufferedChange.serde())
+  private static <V> KeyValueStore<String, V> store(Serde<V> values) {
+    KeyValueStore<String, V> store = Stores.keyValueStoreBuilder(
+            Stores.inMemoryKeyValueStore("store"), Serdes.String(), values)
         .withLoggingDisabled()
         .build();
     store.init(new MockProcessorContext<>().getStateStoreContext(), store);

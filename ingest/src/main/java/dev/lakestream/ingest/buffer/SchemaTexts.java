@@ -1,0 +1,182 @@
+package dev.lakestream.ingest.buffer;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Keeps the Connect schema text out of the change buffer's entries. Every record of a table
+ * repeats the same schema (as JsonConverter writes {@code {"schema":S,"payload":P}}), most of its
+ * bytes; the buffer and its changelog topic would hold it once per change. An entry holds instead a
+ * reference to the text, which is kept once in its own store ({@value #STORE}, changelogged like the
+ * buffer, in the same transactions) and spliced back when the entry is read: the bytes read are the
+ * bytes the record had.
+ *
+ * <p>A compacted entry starts with a zero byte (no JSON text does), then the text's 16-byte id (the
+ * start of its SHA-256), then the record's bytes from {@code ,"payload":} on. Records of any other
+ * shape, and entries written before this format, are kept and read as they are.
+ */
+final class SchemaTexts {
+
+  static final String STORE = "change-buffer-schemas";
+
+  private static final byte MARKER = 0;
+  private static final int ID_LENGTH = 16;
+  private static final int RECENT = 8;
+  private static final byte[] SCHEMA_FIELD = "{\"schema\":".getBytes(StandardCharsets.UTF_8);
+  private static final byte[] PAYLOAD_FIELD = ",\"payload\":".getBytes(StandardCharsets.UTF_8);
+  private static final HexFormat HEX = HexFormat.of();
+
+  private record Known(byte[] id, byte[] text) {}
+
+  private final KeyValueStore<String, byte[]> store;
+  private final Map<String, byte[]> texts = new HashMap<>();
+  /** Texts compared byte for byte before one is searched for (the tables a task is busy with). */
+  private final Deque<Known> recent = new ArrayDeque<>();
+
+  SchemaTexts(KeyValueStore<String, byte[]> store) {
+    this.store = store;
+  }
+
+  /** The entry to store for {@code change}: its key and value without their schema texts. */
+  BufferedChange compact(BufferedChange change) {
+    byte[] key = compact(change.key());
+    byte[] value = compact(change.value());
+    return key == change.key() && value == change.value()
+        ? change
+        : new BufferedChange(
+            change.offset(), change.sourceTsMs(), key, value, change.previousKey());
+  }
+
+  /** The change a stored entry holds, its schema texts spliced back; null for null. */
+  BufferedChange expand(BufferedChange stored) {
+    if (stored == null) {
+      return null;
+    }
+    byte[] key = expand(stored.key());
+    byte[] value = expand(stored.value());
+    return key == stored.key() && value == stored.value()
+        ? stored
+        : new BufferedChange(
+            stored.offset(), stored.sourceTsMs(), key, value, stored.previousKey());
+  }
+
+  byte[] compact(byte[] record) {
+    if (!startsWith(record, 0, SCHEMA_FIELD)) {
+      return record;
+    }
+    for (Known known : recent) {
+      int end = SCHEMA_FIELD.length + known.text().length;
+      if (end + PAYLOAD_FIELD.length <= record.length
+          && Arrays.equals(record, SCHEMA_FIELD.length, end, known.text(), 0, known.text().length)
+          && startsWith(record, end, PAYLOAD_FIELD)) {
+        return pack(known.id(), record, end);
+      }
+    }
+    int end = objectEnd(record, SCHEMA_FIELD.length);
+    if (end < 0 || !startsWith(record, end, PAYLOAD_FIELD)) {
+      return record;
+    }
+    Known known = remember(Arrays.copyOfRange(record, SCHEMA_FIELD.length, end));
+    return pack(known.id(), record, end);
+  }
+
+  byte[] expand(byte[] stored) {
+    if (stored.length == 0 || stored[0] != MARKER) {
+      return stored;
+    }
+    String id = HEX.formatHex(stored, 1, 1 + ID_LENGTH);
+    byte[] text = texts.get(id);
+    if (text == null) {
+      text = store.get(id);
+      if (text == null) {
+        throw new IllegalStateException("a change-buffer entry refers to schema text " + id
+            + ", which store " + STORE + " does not hold");
+      }
+      texts.put(id, text);
+    }
+    int rest = stored.length - 1 - ID_LENGTH;
+    byte[] out = new byte[SCHEMA_FIELD.length + text.length + rest];
+    System.arraycopy(SCHEMA_FIELD, 0, out, 0, SCHEMA_FIELD.length);
+    System.arraycopy(text, 0, out, SCHEMA_FIELD.length, text.length);
+    System.arraycopy(stored, 1 + ID_LENGTH, out, SCHEMA_FIELD.length + text.length, rest);
+    return out;
+  }
+
+  private Known remember(byte[] text) {
+    byte[] id = Arrays.copyOf(sha256(text), ID_LENGTH);
+    String hex = HEX.formatHex(id);
+    if (!texts.containsKey(hex)) {
+      if (store.get(hex) == null) {
+        store.put(hex, text);
+      }
+      texts.put(hex, text);
+    }
+    Known known = new Known(id, text);
+    recent.addFirst(known);
+    if (recent.size() > RECENT) {
+      recent.removeLast();
+    }
+    return known;
+  }
+
+  private static byte[] pack(byte[] id, byte[] record, int end) {
+    byte[] out = new byte[1 + ID_LENGTH + record.length - end];
+    out[0] = MARKER;
+    System.arraycopy(id, 0, out, 1, ID_LENGTH);
+    System.arraycopy(record, end, out, 1 + ID_LENGTH, record.length - end);
+    return out;
+  }
+
+  /**
+   * Where the JSON object starting at {@code from} ends (the index after its closing brace), or -1
+   * when no object starts there or it does not end.
+   */
+  static int objectEnd(byte[] bytes, int from) {
+    if (from >= bytes.length || bytes[from] != '{') {
+      return -1;
+    }
+    int depth = 0;
+    boolean inString = false;
+    for (int i = from; i < bytes.length; i++) {
+      byte b = bytes[i];
+      if (inString) {
+        if (b == '\\') {
+          i++;
+        } else if (b == '"') {
+          inString = false;
+        }
+      } else if (b == '"') {
+        inString = true;
+      } else if (b == '{' || b == '[') {
+        depth++;
+      } else if (b == '}' || b == ']') {
+        depth--;
+        if (depth == 0) {
+          return i + 1;
+        }
+      }
+    }
+    return -1;
+  }
+
+  private static boolean startsWith(byte[] bytes, int at, byte[] prefix) {
+    return bytes.length >= at + prefix.length
+        && Arrays.equals(bytes, at, at + prefix.length, prefix, 0, prefix.length);
+  }
+
+  private static byte[] sha256(byte[] bytes) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(bytes);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
