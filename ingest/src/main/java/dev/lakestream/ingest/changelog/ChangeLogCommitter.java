@@ -2,6 +2,7 @@ package dev.lakestream.ingest.changelog;
 
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.CommitRetry;
+import dev.lakestream.common.iceberg.InlineManifestWork;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import java.util.ArrayList;
@@ -60,7 +61,7 @@ public final class ChangeLogCommitter {
       return List.of();
     }
     Snapshot base = log.currentSnapshot();
-    RowDelta append = log.newRowDelta();
+    RowDelta append = InlineManifestWork.on(log.newRowDelta());
     if (base != null) {
       append
           .validateFromSnapshot(base.snapshotId())

@@ -2,6 +2,7 @@ package dev.lakestream.ingest.commit;
 
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.InlineManifestWork;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.util.ArrayList;
@@ -49,7 +50,7 @@ final class RoundDelta {
   static RoundDelta of(
       Table table, String tableName, List<FilesWritten> batches, SourceOffsets next) {
     Snapshot base = table.snapshot(Branches.REALTIME);
-    RowDelta delta = table.newRowDelta().toBranch(Branches.REALTIME);
+    RowDelta delta = InlineManifestWork.on(table.newRowDelta()).toBranch(Branches.REALTIME);
     if (base != null) {
       delta
           .validateFromSnapshot(base.snapshotId())
