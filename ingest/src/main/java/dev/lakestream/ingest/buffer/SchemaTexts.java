@@ -19,15 +19,21 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * buffer, in the same transactions) and spliced back when the entry is read: the bytes read are the
  * bytes the record had.
  *
- * <p>A compacted entry starts with a zero byte (no JSON text does), then the text's 16-byte id (the
- * start of its SHA-256), then the record's bytes from {@code ,"payload":} on. Records of any other
- * shape, and entries written before this format, are kept and read as they are.
+ * <p>A compacted entry starts with a zero byte, then the text's 16-byte id (the start of its
+ * SHA-256), then the record's bytes from {@code ,"payload":} on. Records of any other shape are kept
+ * as they are, except one whose first byte is 0 or 1 (not JSON as Kafka Connect writes it, but a
+ * record's bytes are whatever its producer sent): it is kept behind a byte 1, so that no record is
+ * ever read back as something else. Entries written before this format start with neither.
+ *
+ * <p>The format is this version's: an older ingest reading these entries fails on them, so all
+ * instances of an application are upgraded together (README, "Upgrading").
  */
 final class SchemaTexts {
 
   static final String STORE = "change-buffer-schemas";
 
   private static final byte MARKER = 0;
+  private static final byte ESCAPED = 1;
   private static final int ID_LENGTH = 16;
   private static final int RECENT = 8;
   private static final byte[] SCHEMA_FIELD = "{\"schema\":".getBytes(StandardCharsets.UTF_8);
@@ -69,6 +75,12 @@ final class SchemaTexts {
   }
 
   byte[] compact(byte[] record) {
+    if (record.length > 0 && (record[0] == MARKER || record[0] == ESCAPED)) {
+      byte[] escaped = new byte[record.length + 1];
+      escaped[0] = ESCAPED;
+      System.arraycopy(record, 0, escaped, 1, record.length);
+      return escaped;
+    }
     if (!startsWith(record, 0, SCHEMA_FIELD)) {
       return record;
     }
@@ -89,6 +101,9 @@ final class SchemaTexts {
   }
 
   byte[] expand(byte[] stored) {
+    if (stored.length > 0 && stored[0] == ESCAPED) {
+      return Arrays.copyOfRange(stored, 1, stored.length);
+    }
     if (stored.length == 0 || stored[0] != MARKER) {
       return stored;
     }

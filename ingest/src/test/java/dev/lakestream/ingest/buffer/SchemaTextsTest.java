@@ -86,6 +86,25 @@ class SchemaTextsTest {
   }
 
   @Test
+  void aRecordStartingWithAMarkerByteIsKeptAsItIs() {
+    SchemaTexts texts = new SchemaTexts(store);
+    for (byte[] record : new byte[][] {
+      {0},
+      {1},
+      {0, 1, 2, 3},
+      {1, '{'},
+      "\u0000{\"schema\":{},\"payload\":{}}".getBytes(StandardCharsets.UTF_8)
+    }) {
+      byte[] stored = texts.compact(record);
+      assertThat(texts.expand(stored)).isEqualTo(record);
+      assertThat(new SchemaTexts(store).expand(stored)).isEqualTo(record);
+    }
+    try (var all = store.all()) {
+      assertThat(all.hasNext()).as("no schema text kept").isFalse();
+    }
+  }
+
+  @Test
   void anEntryWhoseSchemaTextIsMissingIsNotReadAsSomethingElse() {
     byte[] record =
         "{\"schema\":{\"type\":\"int64\"},\"payload\":1}".getBytes(StandardCharsets.UTF_8);
