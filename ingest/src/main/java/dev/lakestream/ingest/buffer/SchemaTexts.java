@@ -9,6 +9,7 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
@@ -53,25 +54,20 @@ final class SchemaTexts {
 
   /** The entry to store for {@code change}: its key and value without their schema texts. */
   BufferedChange compact(BufferedChange change) {
-    byte[] key = compact(change.key());
-    byte[] value = compact(change.value());
-    return key == change.key() && value == change.value()
-        ? change
-        : new BufferedChange(
-            change.offset(), change.sourceTsMs(), key, value, change.previousKey());
+    return withKeyAndValue(change, this::compact);
   }
 
   /** The change a stored entry holds, its schema texts spliced back; null for null. */
   BufferedChange expand(BufferedChange stored) {
-    if (stored == null) {
-      return null;
-    }
-    byte[] key = expand(stored.key());
-    byte[] value = expand(stored.value());
-    return key == stored.key() && value == stored.value()
-        ? stored
-        : new BufferedChange(
-            stored.offset(), stored.sourceTsMs(), key, value, stored.previousKey());
+    return stored == null ? null : withKeyAndValue(stored, this::expand);
+  }
+
+  private static BufferedChange withKeyAndValue(BufferedChange c, UnaryOperator<byte[]> bytes) {
+    byte[] key = bytes.apply(c.key());
+    byte[] value = bytes.apply(c.value());
+    return key == c.key() && value == c.value()
+        ? c
+        : new BufferedChange(c.offset(), c.sourceTsMs(), key, value, c.previousKey());
   }
 
   byte[] compact(byte[] record) {
