@@ -309,8 +309,7 @@ public final class DemoCommand {
       throws Exception {
     Table table = catalog.loadTable(TABLE);
     long equalityDeletes = 0;
-    for (DeleteFile f :
-        BranchFiles.liveDeleteFiles(table, table.snapshot(Branches.REALTIME)).values()) {
+    for (DeleteFile f : BranchFiles.liveDeleteFiles(table, table.snapshot(Branches.REALTIME))) {
       if (f.content() == FileContent.EQUALITY_DELETES) {
         equalityDeletes++;
       }

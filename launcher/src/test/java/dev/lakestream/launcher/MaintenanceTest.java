@@ -541,7 +541,7 @@ class MaintenanceTest {
               .exists();
         }
       }
-      for (DeleteFile f : BranchFiles.liveDeleteFiles(table, s).values()) {
+      for (DeleteFile f : BranchFiles.liveDeleteFiles(table, s)) {
         if (checked.add(f.location())) {
           assertThat(new File(f.location()))
               .as("%s file of snapshot %d", f.content(), s.snapshotId())

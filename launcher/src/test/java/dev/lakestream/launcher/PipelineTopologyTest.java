@@ -263,7 +263,7 @@ class PipelineTopologyTest {
           BranchFiles.liveDataFiles(t, t.snapshot(Branches.REALTIME)).values()) {
         assertThat(f.lowerBounds()).doesNotContainKeys(idField, tagField);
       }
-      for (var d : BranchFiles.liveDeleteFiles(t, t.snapshot(Branches.REALTIME)).values()) {
+      for (var d : BranchFiles.liveDeleteFiles(t, t.snapshot(Branches.REALTIME))) {
         assertThat(d.lowerBounds() == null ? Map.of() : d.lowerBounds())
             .doesNotContainKeys(idField);
       }

@@ -2,7 +2,9 @@ package dev.lakestream.common.iceberg;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.iceberg.DataFile;
@@ -51,14 +53,17 @@ public final class BranchFiles {
     return files;
   }
 
-  /** The live delete files of {@code snapshot} by path. */
-  public static Map<String, DeleteFile> liveDeleteFiles(Table table, Snapshot snapshot) {
-    Map<String, DeleteFile> files = new LinkedHashMap<>();
+  /**
+   * The live delete files of {@code snapshot}, one per manifest entry. Not keyed by path: several
+   * deletion vectors share one Puffin file, each its own entry (its blob's offset and length).
+   */
+  public static List<DeleteFile> liveDeleteFiles(Table table, Snapshot snapshot) {
+    List<DeleteFile> files = new ArrayList<>();
     for (ManifestFile manifest : snapshot.deleteManifests(table.io())) {
       try (ManifestReader<DeleteFile> reader =
           ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
         for (DeleteFile file : reader) {
-          files.put(file.location(), file.copy());
+          files.add(file.copy());
         }
       } catch (IOException e) {
         throw new UncheckedIOException(
@@ -71,7 +76,7 @@ public final class BranchFiles {
   /** The deletion vectors of {@code snapshot} by the path of the data file each one deletes from. */
   public static Map<String, DeleteFile> deletionVectors(Table table, Snapshot snapshot) {
     Map<String, DeleteFile> dvs = new LinkedHashMap<>();
-    for (DeleteFile file : liveDeleteFiles(table, snapshot).values()) {
+    for (DeleteFile file : liveDeleteFiles(table, snapshot)) {
       if (file.content() == FileContent.POSITION_DELETES && file.referencedDataFile() != null) {
         DeleteFile previous = dvs.put(file.referencedDataFile(), file);
         if (previous != null) {

@@ -256,13 +256,14 @@ public final class Differ {
         added, removed, equalityDeletes(BranchFiles.liveDeleteFiles(table, range.realtime())), -1);
   }
 
-  private static Map<String, DeleteFile> equalityDeletes(Map<String, DeleteFile> files) {
+  /** The equality-delete files among {@code files}, by path (each is a file of its own). */
+  private static Map<String, DeleteFile> equalityDeletes(List<DeleteFile> files) {
     Map<String, DeleteFile> out = new LinkedHashMap<>();
-    files.forEach((path, f) -> {
+    for (DeleteFile f : files) {
       if (f.content() == FileContent.EQUALITY_DELETES) {
-        out.put(path, f);
+        out.put(f.location(), f);
       }
-    });
+    }
     return out;
   }
 }

@@ -271,7 +271,7 @@ public final class RealtimeCompaction {
   }
 
   private static List<DeleteFile> equalityDeletes(Table table, Snapshot snapshot) {
-    return BranchFiles.liveDeleteFiles(table, snapshot).values().stream()
+    return BranchFiles.liveDeleteFiles(table, snapshot).stream()
         .filter(f -> f.content() == FileContent.EQUALITY_DELETES)
         .toList();
   }

@@ -59,12 +59,12 @@ public final class Verifier {
     Snapshot main = table.snapshot(Branches.MAIN);
     Optional<Long> watermark = BranchFiles.watermark(table);
     Map<String, DataFile> mainData = BranchFiles.liveDataFiles(table, main);
-    Map<String, DeleteFile> mainDeletes = BranchFiles.liveDeleteFiles(table, main);
+    List<DeleteFile> mainDeletes = BranchFiles.liveDeleteFiles(table, main);
 
     List<String> equality = new ArrayList<>();
     Map<String, List<String>> dvsByFile = new HashMap<>();
     List<String> dangling = new ArrayList<>();
-    for (DeleteFile d : mainDeletes.values()) {
+    for (DeleteFile d : mainDeletes) {
       if (d.content() == FileContent.EQUALITY_DELETES) {
         equality.add(d.location());
       } else if (d.referencedDataFile() != null) {
