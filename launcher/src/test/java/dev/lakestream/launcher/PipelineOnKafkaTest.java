@@ -227,16 +227,16 @@ class PipelineOnKafkaTest {
         new Maintenance(MaintenanceConfig.from(syncPipeline), syncCatalog, syncMeters, null);
     Topology topology = SyncTopology.build(
         syncConfig, new TableManager(syncCatalog), syncMeters, maintenance, new Health());
-    // A convert task's vector is written and its result sent within the transaction, then the
-    // thread dies.
-    AtomicInteger tasks = new AtomicInteger();
+    // A convert group's vectors are written and its results sent within the transaction, then the
+    // thread dies (every second group, twice).
+    AtomicInteger groups = new AtomicInteger();
     AtomicInteger convertCrashes = new AtomicInteger();
     topology.addProcessor(
         "crash-after-convert",
         () -> new Processor<String, Object, Void, Void>() {
           @Override
           public void process(Record<String, Object> record) {
-            if (tasks.incrementAndGet() % 7 == 0 && convertCrashes.get() < 2) {
+            if (groups.incrementAndGet() % 2 == 0 && convertCrashes.get() < 2) {
               convertCrashes.incrementAndGet();
               throw new IllegalStateException("simulated crash between convert and commit");
             }

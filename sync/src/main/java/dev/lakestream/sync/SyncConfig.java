@@ -13,6 +13,8 @@ public final class SyncConfig {
   public static final String BACKSTOP_MS = "sync.cycle.backstop.ms";
   public static final String CYCLE_TIMEOUT_MS = "sync.cycle.timeout.ms";
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
+  public static final String CONVERT_GROUP_BYTES = "sync.convert.group.bytes";
+  public static final String CONVERT_GROUP_MAX_FILES = "sync.convert.group.max.files";
   /** {@code scan} (default) or {@code index}; {@code sync.resolver.<namespace>.<table>} overrides per table. */
   public static final String RESOLVER = "sync.resolver";
 
@@ -136,5 +138,26 @@ public final class SyncConfig {
   /** Partitions of the convert-tasks topic: how many converters can work on one cycle at once. */
   public int convertPartitions() {
     return config.getInt(CONVERT_PARTITIONS);
+  }
+
+  /**
+   * How many bytes of data files one converter reads for one group of a cycle's convert tasks
+   * (files the key index resolved count nothing): a cycle's tasks are packed into groups of about
+   * this much, and each group's deletion vectors go into one Puffin file.
+   */
+  public long convertGroupBytes() {
+    return positive(CONVERT_GROUP_BYTES, config.getLong(CONVERT_GROUP_BYTES));
+  }
+
+  /** The most data files in one group of convert tasks. */
+  public int convertGroupMaxFiles() {
+    return (int) positive(CONVERT_GROUP_MAX_FILES, config.getInt(CONVERT_GROUP_MAX_FILES));
+  }
+
+  private static long positive(String key, long value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(key + " must be positive, not " + value);
+    }
+    return value;
   }
 }

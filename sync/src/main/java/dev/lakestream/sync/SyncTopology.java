@@ -1,6 +1,7 @@
 package dev.lakestream.sync;
 
 import dev.lakestream.common.app.Health;
+import dev.lakestream.common.event.ConvertGroup;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CycleInput;
@@ -51,7 +52,8 @@ import org.apache.kafka.streams.state.Stores;
  * result for a file its cycle did not ask for) go to the dead-letter topic, with the reason.
  *
  * <p>The coordinator's inputs are keyed by table and must have the same number of partitions
- * (the app creates the results topic so). The convert tasks are keyed by data file.
+ * (the app creates the results topic so). The convert tasks travel in groups ({@link
+ * ConvertGroup}), keyed by a data file of the group.
  */
 public final class SyncTopology {
 
@@ -61,7 +63,7 @@ public final class SyncTopology {
 
   /** The serdes of sync's records, which spill above the record limit ({@link SpillingSerde}). */
   private record EventSerdesOf(
-      Serde<ConvertTask> tasks,
+      Serde<ConvertGroup> tasks,
       Serde<ConvertResult> results,
       Serde<IndexLookup> lookups,
       Serde<IndexResult> indexResults,
@@ -72,7 +74,7 @@ public final class SyncTopology {
       int limit = config.recordLimitBytes();
       Function<String, Table> load = name -> tables.table(TableIdentifier.parse(name));
       return new EventSerdesOf(
-          SpillingSerde.of(EventSerdes.convertTask(), ConvertTask::table, load, limit),
+          SpillingSerde.of(EventSerdes.convertGroup(), ConvertGroup::table, load, limit),
           SpillingSerde.of(EventSerdes.convertResult(), ConvertResult::table, load, limit),
           SpillingSerde.of(EventSerdes.indexLookup(), IndexLookup::table, load, limit),
           SpillingSerde.of(EventSerdes.indexResult(), IndexResult::table, load, limit),
@@ -219,7 +221,7 @@ public final class SyncTopology {
         "key-index");
   }
 
-  /** The converter fleet: tasks in by data file, results out by table. */
+  /** The converter fleet: groups of tasks in by their first data file, results out by table. */
   private static void converter(
       Topology topology,
       SyncConfig config,

@@ -19,6 +19,8 @@ import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
+import dev.lakestream.sync.maintenance.RetentionPolicy;
+import dev.lakestream.sync.maintenance.SnapshotExpiry;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
@@ -27,6 +29,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -223,6 +226,80 @@ class SyncTopologyTest {
     assertMainEqualsModel();
   }
 
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(SyncConfig.Resolver.class)
+  void aCyclesDeletionVectorsShareOnePuffinFileAndReplacingOneLeavesItsSiblingsLive(
+      SyncConfig.Resolver resolver) throws Exception {
+    start(resolver);
+    // Three data files on main: keys 0-99, 100-199 and 200-299.
+    round(List.of(rows(0, 100), rows(100, 200), rows(200, 300)));
+    assertCycle(syncNow(), 1);
+    assertThat(BranchFiles.liveDataFiles(table, mainSnapshot())).hasSize(3);
+
+    // One row deleted from each: one cycle, three deletion vectors, one Puffin file.
+    round(List.of(deletes(5L, 105L, 205L)));
+    List<MainCommitted> first = syncNow();
+    assertCycle(first, 1);
+    Map<String, DeleteFile> packed = BranchFiles.deletionVectors(table, mainSnapshot());
+    assertThat(packed).as("deletion vectors after deleting a row of each file").hasSize(3);
+    assertThat(packed.values().stream().map(DeleteFile::location).distinct())
+        .as("Puffin files holding the cycle's three vectors")
+        .hasSize(1);
+    assertThat(packed.values().stream().map(DeleteFile::contentOffset).distinct())
+        .as("each vector its own blob of the file")
+        .hasSize(3);
+    assertThat(mainSnapshot().summary())
+        .containsEntry(SummaryKeys.DVS_ADDED, "3")
+        .containsEntry(SummaryKeys.DV_FILES_ADDED, "1");
+
+    // Another row of the first file only: its vector is replaced, its siblings stay.
+    round(List.of(deletes(6L)));
+    assertCycle(syncNow(), 1);
+    Map<String, DeleteFile> after = BranchFiles.deletionVectors(table, mainSnapshot());
+    assertThat(after).hasSize(3);
+    String shared = packed.values().iterator().next().location();
+    assertThat(after.values().stream().filter(d -> d.location().equals(shared)))
+        .as("vectors still read from the shared Puffin file")
+        .hasSize(2);
+    assertThat(mainSnapshot().summary()).containsEntry(SummaryKeys.DVS_REMOVED, "1");
+    assertThat(TableRows.read(table, Branches.MAIN).stream().map(r -> r.get("id")))
+        .as("rows on main")
+        .hasSize(296)
+        .doesNotContain(5L, 6L, 105L, 205L);
+
+    // Expiring every snapshot the pipeline does not need drops the first cycle's snapshot, whose
+    // Puffin file is still read by the siblings: the file stays.
+    SnapshotExpiry.Result expired = SnapshotExpiry.run(
+        table, new RetentionPolicy(0, 1), new RetentionPolicy(0, 1), System.currentTimeMillis());
+    assertThat(expired.mainExpired()).as("main snapshots expired").isPositive();
+    assertThat(Files.exists(Path.of(shared.replaceFirst("^file:", ""))))
+        .as("the shared Puffin file %s after the expiry", shared)
+        .isTrue();
+    assertThat(TableRows.read(table, Branches.MAIN)).hasSize(296);
+    assertMainEqualsModel();
+  }
+
+  /** Upserts of keys {@code from} (inclusive) to {@code to} (exclusive), one batch. */
+  private Map<Long, Record> rows(long from, long to) {
+    Map<Long, Record> batch = new LinkedHashMap<>();
+    for (long id = from; id < to; id++) {
+      Record row = GenericRecord.create(ROW);
+      row.setField("id", id);
+      row.setField("qty", (int) id);
+      row.setField("note", "n" + id);
+      batch.put(id, row);
+    }
+    return batch;
+  }
+
+  private static Map<Long, Record> deletes(Long... ids) {
+    Map<Long, Record> batch = new LinkedHashMap<>();
+    for (Long id : ids) {
+      batch.put(id, null);
+    }
+    return batch;
+  }
+
   private Map<Long, Record> batch(Random random, int changes, int keys) {
     return batch(random, changes, keys, 0, 1);
   }
@@ -370,7 +447,7 @@ class SyncTopologyTest {
   }
 
   private List<DeleteFile> mainDeletes(FileContent content) {
-    return BranchFiles.liveDeleteFiles(table, mainSnapshot()).values().stream()
+    return BranchFiles.liveDeleteFiles(table, mainSnapshot()).stream()
         .filter(d -> d.content() == content)
         .toList();
   }

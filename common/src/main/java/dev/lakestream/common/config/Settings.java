@@ -138,6 +138,16 @@ public final class Settings {
         "12",
         "partitions of the convert-tasks topic");
     define(
+        "sync.convert.group.bytes",
+        ConfigDef.Type.LONG,
+        "134217728",
+        "bytes of data files one converter reads for one group of a cycle's convert tasks; each group's deletion vectors go into one Puffin file");
+    define(
+        "sync.convert.group.max.files",
+        ConfigDef.Type.INT,
+        "500",
+        "the most data files in one group of convert tasks");
+    define(
         "sync.resolver",
         ConfigDef.Type.STRING,
         "scan",

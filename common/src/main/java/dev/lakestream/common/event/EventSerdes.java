@@ -23,6 +23,10 @@ public final class EventSerdes {
     return of(ConvertTask::toJson, ConvertTask::fromJson);
   }
 
+  public static Serde<ConvertGroup> convertGroup() {
+    return of(ConvertGroup::toJson, ConvertGroup::fromJson);
+  }
+
   public static Serde<ConvertResult> convertResult() {
     return of(ConvertResult::toJson, ConvertResult::fromJson);
   }
@@ -54,6 +58,8 @@ public final class EventSerdes {
     } else if (event instanceof RealtimeCommitted e) {
       return e.toJson();
     } else if (event instanceof ConvertTask e) {
+      return e.toJson();
+    } else if (event instanceof ConvertGroup e) {
       return e.toJson();
     } else if (event instanceof ConvertResult e) {
       return e.toJson();

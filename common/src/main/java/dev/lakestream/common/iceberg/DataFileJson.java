@@ -40,6 +40,11 @@ public record DataFileJson(@JsonValue JsonNode json) {
     return json.path("file-path").asText();
   }
 
+  /** The file's size in bytes, as its JSON gives it (0 when absent). */
+  public long sizeInBytes() {
+    return json.path("file-size-in-bytes").asLong(0);
+  }
+
   /** The file, with the table's partition specs. */
   public DataFile decode(Map<Integer, PartitionSpec> specs) {
     ContentFile<?> file = ContentFiles.fromJson(json, specs);

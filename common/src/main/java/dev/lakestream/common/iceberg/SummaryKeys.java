@@ -36,6 +36,10 @@ public final class SummaryKeys {
   public static final String DATA_FILES_REMOVED = "lakestream.data-files-removed";
   public static final String DVS_ADDED = "lakestream.dvs-added";
   public static final String DVS_REMOVED = "lakestream.dvs-removed";
+
+  /** Main: the Puffin files the cycle's new deletion vectors are in (a converter packs its group's). */
+  public static final String DV_FILES_ADDED = "lakestream.dv-files-added";
+
   public static final String KEYS_CONVERTED = "lakestream.keys-converted";
   public static final String FILES_SCANNED = "lakestream.files-scanned";
   public static final String BYTES_READ = "lakestream.bytes-read";

@@ -167,6 +167,17 @@ class EventJsonTest {
     assertThat(taskBack.currentDv(Map.of(0, SPEC))).isNull();
     assertThat(taskBack.deleteFiles(Map.of(0, SPEC)).get(0).equalityFieldIds()).containsExactly(1);
 
+    ConvertGroup group =
+        new ConvertGroup("a.b", "cycle-1", List.of(task, task.withPositions(List.of(0L, 2L))));
+    ConvertGroup groupBack = ConvertGroup.fromJson(group.toJson());
+    assertThat(groupBack).isEqualTo(group);
+    assertThat(groupBack.tasks().get(1).positions()).containsExactly(0L, 2L);
+    assertThat(groupBack.key()).isEqualTo("/wh/t/data/a.parquet");
+    // A task on the convert-tasks topic from before groups existed reads as a group of one.
+    assertThat(ConvertGroup.fromJson(task.toJson())).isEqualTo(ConvertGroup.of(task));
+    assertThatThrownBy(() -> new ConvertGroup("a.b", "cycle-2", List.of(task)))
+        .hasMessageContaining("holds a task of cycle cycle-1");
+
     ConvertResult result =
         new ConvertResult("a.b", "cycle-1", "/wh/t/data/a.parquet", null, List.of(), 0, 3, 10);
     assertThat(ConvertResult.fromJson(result.toJson())).isEqualTo(result);

@@ -106,6 +106,9 @@ public final class MainCommitter {
         SummaryKeys.DATA_FILES_REMOVED, Integer.toString(plan.removeDataFiles().size()));
     delta.set(SummaryKeys.DVS_ADDED, Integer.toString(addDvs.size()));
     delta.set(SummaryKeys.DVS_REMOVED, Integer.toString(removeDvs.size()));
+    delta.set(
+        SummaryKeys.DV_FILES_ADDED,
+        Long.toString(addDvs.stream().map(DeleteFile::location).distinct().count()));
     delta.set(SummaryKeys.KEYS_CONVERTED, Long.toString(keys));
     delta.set(SummaryKeys.FILES_SCANNED, Integer.toString(filesScanned));
     delta.set(SummaryKeys.BYTES_READ, Long.toString(bytesRead));

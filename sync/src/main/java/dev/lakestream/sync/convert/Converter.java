@@ -1,5 +1,6 @@
 package dev.lakestream.sync.convert;
 
+import dev.lakestream.common.event.ConvertGroup;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.iceberg.TableManager;
@@ -7,6 +8,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.List;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -16,17 +18,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The converter fleet's processor: one {@link ConvertTask} in (keyed by data file, so tasks spread
- * over partitions and instances), one {@link ConvertResult} out, keyed by table back to the cycle
- * coordinator. Stateless: a task processed again after a crash writes a new vector and the old one
+ * The converter fleet's processor: one {@link ConvertGroup} in (keyed by its first data file, so
+ * groups spread over partitions and instances), one {@link ConvertResult} out per task of the
+ * group, keyed by table back to the cycle coordinator. The group's deletion vectors go into one
+ * Puffin file. Stateless: a group processed again after a crash writes a new file and the old one
  * is an orphan, never committed.
  *
- * <p>A task that fails (a data or delete file missing or unreadable, the catalog unreachable) is
- * answered with a failed result that names the file and the error: the coordinator abandons the
- * cycle and retries the table later, and the converter goes on with the next task. Kafka's own
- * errors are left to Kafka Streams.
+ * <p>A group that fails (a data or delete file missing or unreadable, the catalog unreachable) is
+ * answered with a failed result per task, each naming the error and the file that caused it: the
+ * coordinator abandons the cycle and retries the table later, and the converter goes on with the
+ * next group. Kafka's own errors are left to Kafka Streams.
  */
-public final class Converter implements Processor<String, ConvertTask, String, ConvertResult> {
+public final class Converter implements Processor<String, ConvertGroup, String, ConvertResult> {
 
   private static final Logger LOG = LoggerFactory.getLogger(Converter.class);
 
@@ -39,6 +42,7 @@ public final class Converter implements Processor<String, ConvertTask, String, C
   private final Counter bytes;
   private final Counter keys;
   private final Counter dvs;
+  private final Counter puffins;
   private final Timer time;
   private final Counter failures;
   private ProcessorContext<String, ConvertResult> context;
@@ -52,6 +56,7 @@ public final class Converter implements Processor<String, ConvertTask, String, C
     this.bytes = meters.counter("lakestream.sync.convert.bytes.read");
     this.keys = meters.counter("lakestream.sync.convert.keys.converted");
     this.dvs = meters.counter("lakestream.sync.convert.dvs.written");
+    this.puffins = meters.counter("lakestream.sync.convert.puffin.files.written");
     this.time = meters.timer("lakestream.sync.convert.duration");
     this.failures = meters.counter("lakestream.sync.convert.failures");
   }
@@ -64,45 +69,57 @@ public final class Converter implements Processor<String, ConvertTask, String, C
   }
 
   @Override
-  public void process(Record<String, ConvertTask> record) {
-    ConvertTask task = record.value();
+  public void process(Record<String, ConvertGroup> record) {
+    ConvertGroup group = record.value();
     long started = System.nanoTime();
-    ConvertResult result;
+    List<ConvertResult> results;
     try {
-      result = converter.convert(tables.table(TableIdentifier.parse(task.table())), task);
+      results = converter.convert(tables.table(TableIdentifier.parse(group.table())), group);
     } catch (KafkaException e) {
       throw e;
     } catch (RuntimeException e) {
       failures.increment();
       LOG.warn(
-          "Convert task of cycle {} of {} for {} failed; the cycle is abandoned and tried again later",
-          task.cycleId(),
-          task.table(),
-          task.dataFilePath(),
+          "Convert group of cycle {} of {} ({} data files, the first {}) failed; the cycle is "
+              + "abandoned and tried again later",
+          group.cycleId(),
+          group.table(),
+          group.tasks().size(),
+          group.key(),
           e);
       String error = e.getClass().getSimpleName() + ": " + e.getMessage();
-      context.forward(new Record<>(
-          task.table(),
-          ConvertResult.failed(task.table(), task.cycleId(), task.dataFilePath(), error),
-          context.currentSystemTimeMs()));
+      for (ConvertTask task : group.tasks()) {
+        context.forward(new Record<>(
+            group.table(),
+            ConvertResult.failed(group.table(), group.cycleId(), task.dataFilePath(), error),
+            context.currentSystemTimeMs()));
+      }
       return;
     }
     time.record(Duration.ofNanos(System.nanoTime() - started));
-    if (task.positions() == null) {
-      files.increment(); // the key index's tasks read no data file
+    boolean wrote = false;
+    for (int i = 0; i < results.size(); i++) {
+      ConvertResult result = results.get(i);
+      if (group.tasks().get(i).positions() == null) {
+        files.increment(); // the key index's tasks read no data file
+      }
+      filesOfTask.increment();
+      rows.increment(result.rowsScanned());
+      bytes.increment(result.bytesRead());
+      keys.increment(result.keysMatched());
+      if (result.newDv() != null) {
+        dvs.increment();
+        wrote = true;
+      }
+      context.forward(new Record<>(group.table(), result, context.currentSystemTimeMs()));
     }
-    filesOfTask.increment();
-    rows.increment(result.rowsScanned());
-    bytes.increment(result.bytesRead());
-    keys.increment(result.keysMatched());
-    if (result.newDv() != null) {
-      dvs.increment();
+    if (wrote) {
+      puffins.increment();
     }
     LOG.debug(
-        "Converted {}: {} of {} rows deleted",
-        result.dataFilePath(),
-        result.keysMatched(),
-        result.rowsScanned());
-    context.forward(new Record<>(task.table(), result, context.currentSystemTimeMs()));
+        "Converted a group of {} data files of cycle {} of {}",
+        results.size(),
+        group.cycleId(),
+        group.table());
   }
 }

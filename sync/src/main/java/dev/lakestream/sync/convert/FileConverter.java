@@ -1,17 +1,23 @@
 package dev.lakestream.sync.convert;
 
+import dev.lakestream.common.event.ConvertGroup;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
@@ -21,11 +27,12 @@ import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.OutputFileFactory;
 
 /**
- * Converts the equality deletes of one {@link ConvertTask} into a deletion vector for its data
- * file: a {@link PositionResolver} finds the positions (the {@link ScanResolver} by reading the
- * file's key columns, or the key index's positions carried in the task), skipping positions its
- * current vector already deletes; then one Puffin {@code deletion-vector-v1} is written that merges
- * the current vector. No match, no vector. Thread-safe.
+ * Converts the equality deletes of a {@link ConvertGroup} into deletion vectors: for each task a
+ * {@link PositionResolver} finds the positions of its data file (the {@link ScanResolver} by
+ * reading the file's key columns, or the key index's positions carried in the task), skipping
+ * positions the file's current vector already deletes; then ONE Puffin file is written with a
+ * {@code deletion-vector-v1} blob per data file that has a match, each merging that file's current
+ * vector. A data file with no match gets no vector. Thread-safe.
  */
 public final class FileConverter {
 
@@ -33,58 +40,123 @@ public final class FileConverter {
   private final PositionResolver indexed = new PositionResolver.IndexedPositions();
   private final AtomicLong writerIds = new AtomicLong();
 
-  public ConvertResult convert(Table table, ConvertTask task) {
-    var specs = table.specs();
-    DataFile file = task.dataFile(specs);
-    DeleteFile currentDv = task.currentDv(specs);
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
-    PositionDeleteIndex current =
-        currentDv == null ? null : loader.loadPositionDeletes(List.of(currentDv), file.location());
+  /** One data file's part of a group: what was found, and the vector it merges. */
+  private record Found(
+      ConvertTask task,
+      DataFile file,
+      PositionDeleteIndex current,
+      PositionResolver.Resolution resolution) {}
 
-    PositionResolver.Resolution found =
-        (task.positions() == null ? scan : indexed).resolve(table, task, file, current);
-    List<Long> matched = found.positions();
-    if (matched.isEmpty()) {
-      return new ConvertResult(
-          task.table(),
-          task.cycleId(),
-          file.location(),
-          null,
-          List.of(),
-          0,
-          found.rowsScanned(),
-          found.bytesRead());
-    }
-    DeleteWriteResult written = writeDv(table, file, matched, current);
-    DeleteFile dv = written.deleteFiles().get(0);
-    return new ConvertResult(
-        task.table(),
-        task.cycleId(),
-        file.location(),
-        DeleteFileJson.of(dv, specs),
-        written.rewrittenDeleteFiles().stream()
-            .map(f -> DeleteFileJson.of(f, specs))
-            .toList(),
-        matched.size(),
-        found.rowsScanned(),
-        found.bytesRead());
+  /** The task alone, as a group of one. */
+  public ConvertResult convert(Table table, ConvertTask task) {
+    return convert(table, ConvertGroup.of(task)).get(0);
   }
 
-  private DeleteWriteResult writeDv(
-      Table table, DataFile file, List<Long> positions, PositionDeleteIndex current) {
+  /**
+   * The results of the group's tasks, in the group's order. A task that cannot be converted fails
+   * the group, with an error that names its data file.
+   */
+  public List<ConvertResult> convert(Table table, ConvertGroup group) {
+    Map<Integer, PartitionSpec> specs = table.specs();
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    List<Found> found = new ArrayList<>();
+    for (ConvertTask task : group.tasks()) {
+      try {
+        DataFile file = task.dataFile(specs);
+        DeleteFile currentDv = task.currentDv(specs);
+        PositionDeleteIndex current = currentDv == null
+            ? null
+            : loader.loadPositionDeletes(List.of(currentDv), file.location());
+        found.add(new Found(
+            task,
+            file,
+            current,
+            (task.positions() == null ? scan : indexed).resolve(table, task, file, current)));
+      } catch (RuntimeException e) {
+        throw new IllegalStateException(
+            "converting " + task.dataFilePath() + ": " + e.getClass().getSimpleName() + ": "
+                + e.getMessage(),
+            e);
+      }
+    }
+    Written written = write(table, found);
+    List<ConvertResult> results = new ArrayList<>();
+    for (Found f : found) {
+      String path = f.file().location();
+      DeleteFile dv = written.dvs().get(path);
+      results.add(new ConvertResult(
+          group.table(),
+          group.cycleId(),
+          path,
+          dv == null ? null : DeleteFileJson.of(dv, specs),
+          written.rewritten().getOrDefault(path, List.of()).stream()
+              .map(d -> DeleteFileJson.of(d, specs))
+              .toList(),
+          dv == null ? 0 : f.resolution().positions().size(),
+          f.resolution().rowsScanned(),
+          f.resolution().bytesRead()));
+    }
+    return results;
+  }
+
+  /** The vectors written, and the vectors they replace, by referenced data file. */
+  private record Written(Map<String, DeleteFile> dvs, Map<String, List<DeleteFile>> rewritten) {}
+
+  private Written write(Table table, List<Found> found) {
+    Map<String, Found> matched = new LinkedHashMap<>();
+    for (Found f : found) {
+      if (!f.resolution().positions().isEmpty()) {
+        matched.put(f.file().location(), f);
+      }
+    }
+    if (matched.isEmpty()) {
+      return new Written(Map.of(), Map.of());
+    }
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, writerIds.incrementAndGet())
         .format(FileFormat.PUFFIN)
         .operationId(UUID.randomUUID().toString())
         .build();
     Supplier<OutputFile> output = () -> files.newOutputFile().encryptingOutputFile();
-    BaseDVFileWriter writer = new BaseDVFileWriter(output, path -> current);
+    BaseDVFileWriter writer = new BaseDVFileWriter(output, path -> {
+      Found f = matched.get(path);
+      return f == null ? null : f.current();
+    });
     try (writer) {
-      for (long pos : positions) {
-        writer.delete(file.location(), pos, table.specs().get(file.specId()), file.partition());
+      for (Found f : matched.values()) {
+        PartitionSpec spec = table.specs().get(f.file().specId());
+        for (long pos : f.resolution().positions()) {
+          writer.delete(f.file().location(), pos, spec, f.file().partition());
+        }
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("writing a deletion vector for " + file.location(), e);
+      throw new UncheckedIOException(
+          "writing the deletion vectors of " + matched.size() + " data files, the first "
+              + matched.keySet().iterator().next(),
+          e);
     }
-    return writer.result();
+    DeleteWriteResult result = writer.result();
+    Map<String, DeleteFile> dvs = new HashMap<>();
+    for (DeleteFile dv : result.deleteFiles()) {
+      if (!matched.containsKey(dv.referencedDataFile())
+          || dvs.put(dv.referencedDataFile(), dv) != null) {
+        throw new IllegalStateException("the deletion-vector writer returned " + dv.location()
+            + " for " + dv.referencedDataFile() + ", which it was not given once");
+      }
+    }
+    if (!dvs.keySet().equals(matched.keySet())) {
+      throw new IllegalStateException("the deletion-vector writer wrote vectors for " + dvs.size()
+          + " of " + matched.size() + " data files");
+    }
+    Map<String, List<DeleteFile>> rewritten = new HashMap<>();
+    for (DeleteFile old : result.rewrittenDeleteFiles()) {
+      if (!matched.containsKey(old.referencedDataFile())) {
+        throw new IllegalStateException("the deletion-vector writer replaced " + old.location()
+            + " of " + old.referencedDataFile() + ", a data file it was not given");
+      }
+      rewritten
+          .computeIfAbsent(old.referencedDataFile(), k -> new ArrayList<>())
+          .add(old);
+    }
+    return new Written(dvs, rewritten);
   }
 }

@@ -1,6 +1,7 @@
 package dev.lakestream.sync.cycle;
 
 import dev.lakestream.common.app.Health;
+import dev.lakestream.common.event.ConvertGroup;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.event.CycleInput;
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The cycle coordinator of the tables of its partition (its inputs are keyed by table): plans a
- * cycle with the {@link Differ} when realtime moved, sends the convert tasks, gathers the results,
+ * cycle with the {@link Differ} when realtime moved, sends the convert tasks in groups ({@link
+ * ConvertGroups}: one Puffin file of deletion vectors per group), gathers the results per data file,
  * commits with the {@link MainCommitter}, and only then plans the next cycle. Never two cycles of
  * one table in flight; however many realtime commits arrived meanwhile, the next cycle takes them
  * all.
@@ -336,12 +338,15 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
 
   private void sendTasks(CyclePlan plan, List<ConvertTask> tasks) {
     store.tasksSent(plan);
-    for (ConvertTask task : tasks) {
+    List<ConvertGroup> groups =
+        ConvertGroups.pack(tasks, config.convertGroupBytes(), config.convertGroupMaxFiles());
+    for (ConvertGroup group : groups) {
       context.forward(
-          new Record<String, Object>(task.dataFilePath(), task, context.currentSystemTimeMs()),
+          new Record<String, Object>(group.key(), group, context.currentSystemTimeMs()),
           TASKS_CHILD);
     }
     metrics.tasksSent.increment(tasks.size());
+    metrics.groupsSent.increment(groups.size());
   }
 
   private void finish(Table table, CyclePlan plan, List<ConvertResult> cycleResults) {

@@ -15,6 +15,7 @@ final class CycleMetrics {
   final Counter cycles;
   final Counter replans;
   final Counter tasksSent;
+  final Counter groupsSent;
   final Counter keysConverted;
   final Counter reconvertedDeletes;
   final Counter liveSetDiffs;
@@ -33,6 +34,7 @@ final class CycleMetrics {
     cycles = meters.counter("lakestream.sync.cycles");
     replans = meters.counter("lakestream.sync.replans");
     tasksSent = meters.counter("lakestream.sync.convert.tasks");
+    groupsSent = meters.counter("lakestream.sync.convert.groups");
     keysConverted = meters.counter("lakestream.sync.keys.converted");
     reconvertedDeletes = meters.counter("lakestream.sync.reconverted.deletes");
     liveSetDiffs = meters.counter("lakestream.sync.live.set.diffs");

@@ -106,6 +106,9 @@ public final class SnapshotExpiry {
     }
     if (!expire.isEmpty()) {
       // Only the listed snapshots: the age-based defaults of Iceberg's expiry are switched off.
+      // Listing them also makes Iceberg clean up by reachability (a file goes only when no kept
+      // snapshot references its path). Its incremental cleanup would delete a Puffin file whose
+      // removed vector shares it with live ones: main's converters pack a cycle's vectors in one.
       ExpireSnapshots expiry =
           table.expireSnapshots().expireOlderThan(Long.MIN_VALUE).cleanExpiredFiles(true);
       expire.forEach(expiry::expireSnapshotId);
