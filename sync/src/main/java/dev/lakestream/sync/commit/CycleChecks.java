@@ -4,9 +4,11 @@ import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.sync.maintenance.OrphanFiles;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DeleteFile;
@@ -20,7 +22,9 @@ import org.apache.iceberg.TableProperties;
  * What a cycle may commit to {@code main}, checked before it does: results come from the convert
  * topics, which anyone allowed to write to them could forge, so a result is only taken when it is
  * for a data file its plan sent out, and its vectors are deletion vectors (Puffin, position
- * deletes) of that very data file, stored where the table keeps its files. Every data file the
+ * deletes) of that very data file, stored where the table keeps its files, in a file main does not
+ * have yet; the vector a result replaces is exactly the file's current one on main (deletion
+ * vectors share Puffin files, so the entry counts, not the path). Every data file the
  * plan adds is there too. Where the table keeps its files: under its {@code location}, or under the
  * data location its properties name ({@code write.data.path}, and the older {@code
  * write.object-storage.path} and {@code write.folder-storage.path}), which is where Iceberg's
@@ -38,10 +42,22 @@ public final class CycleChecks {
 
   private CycleChecks() {}
 
-  public static void check(Table table, CyclePlan plan, List<ConvertResult> results) {
+  /**
+   * @param mainDeletes the live delete files of the main snapshot the cycle commits on top of
+   */
+  public static void check(
+      Table table, CyclePlan plan, List<ConvertResult> results, List<DeleteFile> mainDeletes) {
     String where = "cycle " + plan.cycleId() + " of " + plan.table();
     List<String> roots = roots(table);
     Map<Integer, PartitionSpec> specs = table.specs();
+    Map<String, DeleteFile> currentDvs = new HashMap<>();
+    Set<String> mainDeleteLocations = new HashSet<>();
+    for (DeleteFile d : mainDeletes) {
+      mainDeleteLocations.add(d.location());
+      if (d.referencedDataFile() != null) {
+        currentDvs.put(d.referencedDataFile(), d);
+      }
+    }
     for (CyclePlan.SequencedFile f : plan.addDataFiles()) {
       under(roots, f.file().decode(specs), where, "data file to add");
     }
@@ -55,11 +71,49 @@ public final class CycleChecks {
       if (dv != null) {
         vectorOf(dv, result.dataFilePath(), where);
         under(roots, dv, where, "deletion vector");
+        if (mainDeleteLocations.contains(dv.location())) {
+          throw new Refused(where + ": the new deletion vector of " + result.dataFilePath()
+              + " is in " + dv.location() + ", a file main already has");
+        }
       }
       for (DeleteFile old : result.rewrittenDvs(specs)) {
         vectorOf(old, result.dataFilePath(), where);
       }
+      replaces(result, dv, currentDvs.get(result.dataFilePath()), specs, where);
     }
+  }
+
+  /**
+   * A new vector replaces exactly the data file's current one on main (the same entry: Puffin path,
+   * offset and length), or none when the file has none; no new vector replaces nothing. Otherwise
+   * the commit would leave two vectors for the file, or remove another file's vector.
+   */
+  private static void replaces(
+      ConvertResult result,
+      DeleteFile dv,
+      DeleteFile current,
+      Map<Integer, PartitionSpec> specs,
+      String where) {
+    List<DeleteFile> rewritten = result.rewrittenDvs(specs);
+    boolean ok = dv == null || current == null
+        ? rewritten.isEmpty()
+        : rewritten.size() == 1 && sameEntry(rewritten.get(0), current);
+    if (!ok) {
+      throw new Refused(where + ": the result for " + result.dataFilePath() + " replaces "
+          + rewritten.stream().map(CycleChecks::entry).toList() + " but its vector on main is "
+          + (current == null ? "none" : entry(current))
+          + (dv == null ? " and the result adds no vector" : ""));
+    }
+  }
+
+  private static boolean sameEntry(DeleteFile a, DeleteFile b) {
+    return a.location().equals(b.location())
+        && Objects.equals(a.contentOffset(), b.contentOffset())
+        && Objects.equals(a.contentSizeInBytes(), b.contentSizeInBytes());
+  }
+
+  private static String entry(DeleteFile d) {
+    return d.location() + "@" + d.contentOffset() + "+" + d.contentSizeInBytes();
   }
 
   private static void vectorOf(DeleteFile dv, String dataFile, String where) {

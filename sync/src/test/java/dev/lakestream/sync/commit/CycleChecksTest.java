@@ -59,6 +59,10 @@ class CycleChecksTest {
   }
 
   private DeleteFile dv(String path, String dataFile) {
+    return dv(path, dataFile, 4);
+  }
+
+  private DeleteFile dv(String path, String dataFile, long offset) {
     return FileMetadata.deleteFileBuilder(table.spec())
         .ofPositionDeletes()
         .withFormat(FileFormat.PUFFIN)
@@ -66,7 +70,7 @@ class CycleChecksTest {
         .withFileSizeInBytes(50)
         .withRecordCount(1)
         .withReferencedDataFile(dataFile)
-        .withContentOffset(4)
+        .withContentOffset(offset)
         .withContentSizeInBytes(40)
         .build();
   }
@@ -91,8 +95,55 @@ class CycleChecksTest {
   }
 
   private ConvertResult result(String cycle, String dataFile, DeleteFile newDv) {
+    return result(cycle, dataFile, newDv, List.of());
+  }
+
+  private ConvertResult result(
+      String cycle, String dataFile, DeleteFile newDv, List<DeleteFile> replaced) {
     return new ConvertResult(
-        "db.t", cycle, dataFile, DeleteFileJson.of(newDv, table.specs()), List.of(), 1, 10, 100);
+        "db.t",
+        cycle,
+        dataFile,
+        newDv == null ? null : DeleteFileJson.of(newDv, table.specs()),
+        replaced.stream().map(d -> DeleteFileJson.of(d, table.specs())).toList(),
+        1,
+        10,
+        100);
+  }
+
+  @Test
+  void aResultReplacesExactlyItsFilesVectorOnMainNeverASiblingInTheSamePuffin() {
+    String a = table.location() + "/data/a.parquet";
+    String b = table.location() + "/data/b.parquet";
+    String shared = table.location() + "/data/shared.puffin";
+    DeleteFile dvA = dv(shared, a, 4);
+    DeleteFile dvB = dv(shared, b, 44);
+    List<DeleteFile> main = List.of(dvA, dvB);
+    DeleteFile newA = dv(table.location() + "/data/new.puffin", a);
+    CyclePlan plan = plan(List.of(), List.of(a));
+
+    assertThatCode(() ->
+            CycleChecks.check(table, plan, List.of(result("c1", a, newA, List.of(dvA))), main))
+        .doesNotThrowAnyException();
+    // B's vector, relabelled as A's: same Puffin, another blob.
+    DeleteFile forged = dv(shared, a, 44);
+    assertThatThrownBy(() ->
+            CycleChecks.check(table, plan, List.of(result("c1", a, newA, List.of(forged))), main))
+        .isInstanceOf(CycleChecks.Refused.class)
+        .hasMessageContaining("its vector on main is " + shared + "@4");
+    // A new vector that leaves A's old one in place: two vectors for one file.
+    assertThatThrownBy(
+            () -> CycleChecks.check(table, plan, List.of(result("c1", a, newA, List.of())), main))
+        .isInstanceOf(CycleChecks.Refused.class);
+    // No new vector, yet one removed.
+    assertThatThrownBy(() ->
+            CycleChecks.check(table, plan, List.of(result("c1", a, null, List.of(dvA))), main))
+        .isInstanceOf(CycleChecks.Refused.class);
+    // A "new" vector pointing into a Puffin file main already reads.
+    assertThatThrownBy(() -> CycleChecks.check(
+            table, plan, List.of(result("c1", a, dv(shared, a, 90), List.of(dvA))), main))
+        .isInstanceOf(CycleChecks.Refused.class)
+        .hasMessageContaining("a file main already has");
   }
 
   @Test
@@ -101,7 +152,8 @@ class CycleChecksTest {
     assertThatCode(() -> CycleChecks.check(
             table,
             plan(List.of(data(file)), List.of(file)),
-            List.of(result("c1", file, dv(table.location() + "/data/a-dv.puffin", file)))))
+            List.of(result("c1", file, dv(table.location() + "/data/a-dv.puffin", file))),
+            List.of()))
         .doesNotThrowAnyException();
   }
 
@@ -112,13 +164,15 @@ class CycleChecksTest {
     assertThatThrownBy(() -> CycleChecks.check(
             table,
             plan(List.of(), List.of(file)),
-            List.of(result("c1", other, dv(table.location() + "/data/b-dv.puffin", other)))))
+            List.of(result("c1", other, dv(table.location() + "/data/b-dv.puffin", other))),
+            List.of()))
         .isInstanceOf(CycleChecks.Refused.class)
         .hasMessageContaining("did not ask for");
     assertThatThrownBy(() -> CycleChecks.check(
             table,
             plan(List.of(), List.of(file)),
-            List.of(result("c0", file, dv(table.location() + "/data/a-dv.puffin", file)))))
+            List.of(result("c0", file, dv(table.location() + "/data/a-dv.puffin", file))),
+            List.of()))
         .isInstanceOf(CycleChecks.Refused.class);
   }
 
@@ -129,7 +183,8 @@ class CycleChecksTest {
     assertThatThrownBy(() -> CycleChecks.check(
             table,
             plan(List.of(), List.of(file)),
-            List.of(result("c1", file, dv(table.location() + "/data/a-dv.puffin", other)))))
+            List.of(result("c1", file, dv(table.location() + "/data/a-dv.puffin", other))),
+            List.of()))
         .isInstanceOf(CycleChecks.Refused.class)
         .hasMessageContaining("not a deletion vector of that data file");
   }
@@ -140,12 +195,14 @@ class CycleChecksTest {
     assertThatThrownBy(() -> CycleChecks.check(
             table,
             plan(List.of(), List.of(file)),
-            List.of(result("c1", file, dv("/elsewhere/a-dv.puffin", file)))))
+            List.of(result("c1", file, dv("/elsewhere/a-dv.puffin", file))),
+            List.of()))
         .isInstanceOf(CycleChecks.Refused.class)
         .hasMessageContaining("not where the table keeps its files");
     assertThatThrownBy(() -> CycleChecks.check(
             table,
             plan(List.of(data(table.location() + "/../other/data/x.parquet")), List.of()),
+            List.of(),
             List.of()))
         .isInstanceOf(CycleChecks.Refused.class);
 
@@ -155,7 +212,8 @@ class CycleChecksTest {
     assertThatCode(() -> CycleChecks.check(
             table,
             plan(List.of(data(moved)), List.of(moved)),
-            List.of(result("c1", moved, dv(dataPath + "/a-dv.puffin", moved)))))
+            List.of(result("c1", moved, dv(dataPath + "/a-dv.puffin", moved))),
+            List.of()))
         .doesNotThrowAnyException();
   }
 }
