@@ -145,8 +145,8 @@ public final class Settings {
     define(
         "sync.convert.group.max.files",
         ConfigDef.Type.INT,
-        "500",
-        "the most data files in one group of convert tasks");
+        "32",
+        "the most data files in one group of convert tasks (a group is converted within one Kafka transaction)");
     define(
         "sync.resolver",
         ConfigDef.Type.STRING,

@@ -48,6 +48,24 @@ class ConvertGroupsTest {
     assertThat(ConvertGroups.pack(List.of(), 100 * MB, 500)).isEmpty();
   }
 
+  @Test
+  void manyResolvedPositionsCloseAGroupBeforeItsRecordGrowsLarge() {
+    List<Long> positions = new ArrayList<>();
+    for (long p = 0; p < 60_000; p++) {
+      positions.add(p);
+    }
+    List<ConvertTask> tasks = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      tasks.add(task("f" + i, MB).withPositions(positions));
+    }
+    List<ConvertGroup> groups = ConvertGroups.pack(tasks, 100 * MB, 500);
+    assertThat(groups).hasSizeGreaterThan(1);
+    for (ConvertGroup g : groups) {
+      long bytes = g.tasks().stream().mapToLong(ConvertGroups::recordBytes).sum();
+      assertThat(bytes).isLessThanOrEqualTo(ConvertGroups.MAX_RECORD_BYTES);
+    }
+  }
+
   private static ConvertTask task(String path, long bytes) {
     var json = JsonNodeFactory.instance
         .objectNode()
