@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongPredicate;
@@ -180,7 +181,9 @@ public final class MainVersions {
         DeleteFile dvBefore = dvsBefore.get(f.location());
         DeleteFile dvAfter = dvsAfter.get(f.location());
         if (dvAfter != null
-            && (dvBefore == null || !dvBefore.location().equals(dvAfter.location()))) {
+            && (dvBefore == null
+                || !dvBefore.location().equals(dvAfter.location())
+                || !Objects.equals(dvBefore.contentOffset(), dvAfter.contentOffset()))) {
           PositionDeleteIndex deletedBefore = index(loader, dvBefore, f);
           parts.add(new Part(
               f,

@@ -2,7 +2,9 @@ package dev.lakestream.common.event;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The convert tasks of one cycle that one converter takes together: it resolves each task's rows,
@@ -30,10 +32,15 @@ public record ConvertGroup(String table, String cycleId, List<ConvertTask> tasks
     if (tasks.isEmpty()) {
       throw new IllegalArgumentException("a convert group has no task");
     }
+    Set<String> files = new HashSet<>();
     for (ConvertTask task : tasks) {
       if (!table.equals(task.table()) || !cycleId.equals(task.cycleId())) {
         throw new IllegalArgumentException("a convert group of cycle " + cycleId + " of " + table
             + " holds a task of cycle " + task.cycleId() + " of " + task.table());
+      }
+      if (!files.add(task.dataFilePath())) {
+        throw new IllegalArgumentException("a convert group of cycle " + cycleId + " of " + table
+            + " holds two tasks for " + task.dataFilePath());
       }
     }
   }

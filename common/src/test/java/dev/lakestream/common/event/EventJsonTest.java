@@ -167,8 +167,17 @@ class EventJsonTest {
     assertThat(taskBack.currentDv(Map.of(0, SPEC))).isNull();
     assertThat(taskBack.deleteFiles(Map.of(0, SPEC)).get(0).equalityFieldIds()).containsExactly(1);
 
-    ConvertGroup group =
-        new ConvertGroup("a.b", "cycle-1", List.of(task, task.withPositions(List.of(0L, 2L))));
+    var otherJson = DataFileJson.of(
+        DataFiles.builder(SPEC)
+            .withPath("/wh/t/data/c.parquet")
+            .withFormat(FileFormat.PARQUET)
+            .withFileSizeInBytes(10)
+            .withRecordCount(3)
+            .build(),
+        SPEC);
+    ConvertTask other = new ConvertTask("a.b", "cycle-1", otherJson, null, List.of(deleteJson))
+        .withPositions(List.of(0L, 2L));
+    ConvertGroup group = new ConvertGroup("a.b", "cycle-1", List.of(task, other));
     ConvertGroup groupBack = ConvertGroup.fromJson(group.toJson());
     assertThat(groupBack).isEqualTo(group);
     assertThat(groupBack.tasks().get(1).positions()).containsExactly(0L, 2L);
@@ -177,6 +186,8 @@ class EventJsonTest {
     assertThat(ConvertGroup.fromJson(task.toJson())).isEqualTo(ConvertGroup.of(task));
     assertThatThrownBy(() -> new ConvertGroup("a.b", "cycle-2", List.of(task)))
         .hasMessageContaining("holds a task of cycle cycle-1");
+    assertThatThrownBy(() -> new ConvertGroup("a.b", "cycle-1", List.of(task, task)))
+        .hasMessageContaining("two tasks for /wh/t/data/a.parquet");
 
     ConvertResult result =
         new ConvertResult("a.b", "cycle-1", "/wh/t/data/a.parquet", null, List.of(), 0, 3, 10);

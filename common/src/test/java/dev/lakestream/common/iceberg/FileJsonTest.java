@@ -52,6 +52,7 @@ class FileJsonTest {
         .decode(SPECS);
     assertThat(dv.referencedDataFile()).isEqualTo("/wh/db/t/data/a.parquet");
     assertThat(dv.contentOffset()).isEqualTo(4);
+    assertThat(dv.contentSizeInBytes()).isEqualTo(40);
   }
 
   @Test

@@ -71,6 +71,9 @@ public final class Converter implements Processor<String, ConvertGroup, String, 
   @Override
   public void process(Record<String, ConvertGroup> record) {
     ConvertGroup group = record.value();
+    if (group == null) {
+      return; // a tombstone: nothing to convert
+    }
     long started = System.nanoTime();
     List<ConvertResult> results;
     try {

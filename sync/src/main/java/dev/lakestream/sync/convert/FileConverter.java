@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -23,7 +22,6 @@ import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.io.DeleteWriteResult;
-import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.OutputFileFactory;
 
 /**
@@ -116,8 +114,7 @@ public final class FileConverter {
         .format(FileFormat.PUFFIN)
         .operationId(UUID.randomUUID().toString())
         .build();
-    Supplier<OutputFile> output = () -> files.newOutputFile().encryptingOutputFile();
-    BaseDVFileWriter writer = new BaseDVFileWriter(output, path -> {
+    BaseDVFileWriter writer = new BaseDVFileWriter(files, path -> {
       Found f = matched.get(path);
       return f == null ? null : f.current();
     });

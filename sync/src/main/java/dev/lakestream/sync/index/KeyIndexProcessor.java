@@ -95,6 +95,9 @@ public final class KeyIndexProcessor
   @Override
   public void process(Record<String, IndexLookup> record) {
     IndexLookup lookup = record.value();
+    if (lookup == null) {
+      return; // a tombstone: nothing to look up
+    }
     long started = System.nanoTime();
     IndexResult result;
     try {
