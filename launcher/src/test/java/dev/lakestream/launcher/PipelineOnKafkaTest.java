@@ -209,6 +209,8 @@ class PipelineOnKafkaTest {
         "dbserver1", "inventory", "crashy", TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     Map<String, String> shared = shared("p2", table.topic());
+    // Cycles of several groups, so that a crash can leave a cycle partly converted.
+    shared.put(SyncConfig.CONVERT_GROUP_MAX_FILES, "2");
     PipelineConfig syncPipeline = config(shared, "sync-crash");
     SyncConfig syncConfig = new SyncConfig(syncPipeline);
     Properties syncProps = SyncApp.streamsProperties(syncPipeline);

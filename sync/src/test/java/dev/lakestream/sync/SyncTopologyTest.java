@@ -252,6 +252,7 @@ class SyncTopologyTest {
         .containsEntry(SummaryKeys.DVS_ADDED, "3")
         .containsEntry(SummaryKeys.DV_FILES_ADDED, "1");
 
+    long packedIn = mainSnapshot().snapshotId();
     // Another row of the first file only: its vector is replaced, its siblings stay.
     round(List.of(deletes(6L)));
     assertCycle(syncNow(), 1);
@@ -267,16 +268,35 @@ class SyncTopologyTest {
         .hasSize(296)
         .doesNotContain(5L, 6L, 105L, 205L);
 
-    // Expiring every snapshot the pipeline does not need drops the first cycle's snapshot, whose
-    // Puffin file is still read by the siblings: the file stays.
+    // Expiring every snapshot the pipeline does not need drops the snapshot that added the shared
+    // file and the one that removed A's vector from it: the file stays, B's and C's vectors are in
+    // it.
     SnapshotExpiry.Result expired = SnapshotExpiry.run(
         table, new RetentionPolicy(0, 1), new RetentionPolicy(0, 1), System.currentTimeMillis());
     assertThat(expired.mainExpired()).as("main snapshots expired").isPositive();
+    table.refresh();
+    assertThat(table.snapshot(packedIn))
+        .as("the snapshot that added the shared file")
+        .isNull();
     assertThat(Files.exists(Path.of(shared.replaceFirst("^file:", ""))))
         .as("the shared Puffin file %s after the expiry", shared)
         .isTrue();
     assertThat(TableRows.read(table, Branches.MAIN)).hasSize(296);
     assertMainEqualsModel();
+
+    // Both remaining siblings replaced in one cycle, by one group: the shared file is read no more.
+    round(List.of(deletes(107L, 207L)));
+    assertCycle(syncNow(), 1);
+    Map<String, DeleteFile> last = BranchFiles.deletionVectors(table, mainSnapshot());
+    assertThat(last).hasSize(3);
+    assertThat(last.values().stream().filter(d -> d.location().equals(shared)))
+        .as("vectors still read from the first shared Puffin file")
+        .isEmpty();
+    assertThat(mainSnapshot().summary())
+        .containsEntry(SummaryKeys.DVS_ADDED, "2")
+        .containsEntry(SummaryKeys.DVS_REMOVED, "2")
+        .containsEntry(SummaryKeys.DV_FILES_ADDED, "1");
+    assertThat(TableRows.read(table, Branches.MAIN)).hasSize(294);
   }
 
   /** Upserts of keys {@code from} (inclusive) to {@code to} (exclusive), one batch. */
