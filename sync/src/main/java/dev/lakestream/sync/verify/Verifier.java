@@ -80,7 +80,7 @@ public final class Verifier {
         "no equality deletes on main",
         equality.isEmpty(),
         equality.isEmpty()
-            ? mainDeletes.size() + " delete files, none of them equality deletes"
+            ? mainDeletes.size() + " delete-file entries, none of them equality deletes"
             : equality.size() + " found " + first(equality)));
     List<String> multiple = dvsByFile.entrySet().stream()
         .filter(e -> e.getValue().size() > 1)
