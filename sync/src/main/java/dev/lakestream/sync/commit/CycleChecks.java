@@ -4,12 +4,12 @@ import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.sync.maintenance.OrphanFiles;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
@@ -43,21 +43,20 @@ public final class CycleChecks {
   private CycleChecks() {}
 
   /**
-   * @param mainDeletes the live delete files of the main snapshot the cycle commits on top of
+   * @param mainDvs the deletion vectors of the main snapshot the cycle commits on top of, by data
+   *     file ({@link dev.lakestream.common.iceberg.BranchFiles#deletionVectors}); read only when a
+   *     result adds or replaces a vector
    */
   public static void check(
-      Table table, CyclePlan plan, List<ConvertResult> results, List<DeleteFile> mainDeletes) {
+      Table table,
+      CyclePlan plan,
+      List<ConvertResult> results,
+      Supplier<Map<String, DeleteFile>> mainDvs) {
     String where = "cycle " + plan.cycleId() + " of " + plan.table();
     List<String> roots = roots(table);
     Map<Integer, PartitionSpec> specs = table.specs();
-    Map<String, DeleteFile> currentDvs = new HashMap<>();
-    Set<String> mainDeleteLocations = new HashSet<>();
-    for (DeleteFile d : mainDeletes) {
-      mainDeleteLocations.add(d.location());
-      if (d.referencedDataFile() != null) {
-        currentDvs.put(d.referencedDataFile(), d);
-      }
-    }
+    Map<String, DeleteFile> currentDvs = null;
+    Set<String> puffinsOnMain = null;
     for (CyclePlan.SequencedFile f : plan.addDataFiles()) {
       under(roots, f.file().decode(specs), where, "data file to add");
     }
@@ -68,10 +67,20 @@ public final class CycleChecks {
             + result.cycleId() + " that the cycle did not ask for");
       }
       DeleteFile dv = result.newDv(specs);
+      if (dv == null && result.rewrittenDvs().isEmpty()) {
+        continue;
+      }
+      if (currentDvs == null) {
+        currentDvs = mainDvs.get();
+        puffinsOnMain = new HashSet<>();
+        for (DeleteFile d : currentDvs.values()) {
+          puffinsOnMain.add(d.location());
+        }
+      }
       if (dv != null) {
         vectorOf(dv, result.dataFilePath(), where);
         under(roots, dv, where, "deletion vector");
-        if (mainDeleteLocations.contains(dv.location())) {
+        if (puffinsOnMain.contains(dv.location())) {
           throw new Refused(where + ": the new deletion vector of " + result.dataFilePath()
               + " is in " + dv.location() + ", a file main already has");
         }

@@ -61,7 +61,7 @@ public final class MainCommitter {
     if (main.snapshotId() != plan.baseMainSnapshotId()) {
       return new MainMoved(plan.baseMainSnapshotId(), main.snapshotId());
     }
-    CycleChecks.check(table, plan, results, BranchFiles.liveDeleteFiles(table, main));
+    CycleChecks.check(table, plan, results, () -> BranchFiles.deletionVectors(table, main));
     Map<Integer, PartitionSpec> specs = table.specs();
     List<DeleteFile> addDvs = new ArrayList<>();
     List<DeleteFile> removeDvs = new ArrayList<>();

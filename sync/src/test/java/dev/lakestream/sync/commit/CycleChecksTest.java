@@ -9,6 +9,8 @@ import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.DeleteFile;
@@ -118,7 +120,7 @@ class CycleChecksTest {
     String shared = table.location() + "/data/shared.puffin";
     DeleteFile dvA = dv(shared, a, 4);
     DeleteFile dvB = dv(shared, b, 44);
-    List<DeleteFile> main = List.of(dvA, dvB);
+    Supplier<Map<String, DeleteFile>> main = () -> Map.of(a, dvA, b, dvB);
     DeleteFile newA = dv(table.location() + "/data/new.puffin", a);
     CyclePlan plan = plan(List.of(), List.of(a));
 
@@ -153,7 +155,7 @@ class CycleChecksTest {
             table,
             plan(List.of(data(file)), List.of(file)),
             List.of(result("c1", file, dv(table.location() + "/data/a-dv.puffin", file))),
-            List.of()))
+            Map::of))
         .doesNotThrowAnyException();
   }
 
@@ -165,14 +167,14 @@ class CycleChecksTest {
             table,
             plan(List.of(), List.of(file)),
             List.of(result("c1", other, dv(table.location() + "/data/b-dv.puffin", other))),
-            List.of()))
+            Map::of))
         .isInstanceOf(CycleChecks.Refused.class)
         .hasMessageContaining("did not ask for");
     assertThatThrownBy(() -> CycleChecks.check(
             table,
             plan(List.of(), List.of(file)),
             List.of(result("c0", file, dv(table.location() + "/data/a-dv.puffin", file))),
-            List.of()))
+            Map::of))
         .isInstanceOf(CycleChecks.Refused.class);
   }
 
@@ -184,7 +186,7 @@ class CycleChecksTest {
             table,
             plan(List.of(), List.of(file)),
             List.of(result("c1", file, dv(table.location() + "/data/a-dv.puffin", other))),
-            List.of()))
+            Map::of))
         .isInstanceOf(CycleChecks.Refused.class)
         .hasMessageContaining("not a deletion vector of that data file");
   }
@@ -196,14 +198,14 @@ class CycleChecksTest {
             table,
             plan(List.of(), List.of(file)),
             List.of(result("c1", file, dv("/elsewhere/a-dv.puffin", file))),
-            List.of()))
+            Map::of))
         .isInstanceOf(CycleChecks.Refused.class)
         .hasMessageContaining("not where the table keeps its files");
     assertThatThrownBy(() -> CycleChecks.check(
             table,
             plan(List.of(data(table.location() + "/../other/data/x.parquet")), List.of()),
             List.of(),
-            List.of()))
+            Map::of))
         .isInstanceOf(CycleChecks.Refused.class);
 
     String dataPath = warehouse.dir().resolve("elsewhere-data").toString();
@@ -213,7 +215,7 @@ class CycleChecksTest {
             table,
             plan(List.of(data(moved)), List.of(moved)),
             List.of(result("c1", moved, dv(dataPath + "/a-dv.puffin", moved))),
-            List.of()))
+            Map::of))
         .doesNotThrowAnyException();
   }
 }
