@@ -37,6 +37,10 @@ public final class SyncConfig {
     if (backstopMs() <= 0) {
       throw new IllegalArgumentException(BACKSTOP_MS + " must be positive");
     }
+    if (convertGroupBytes() <= 0 || convertGroupMaxFiles() <= 0) {
+      throw new IllegalArgumentException(
+          CONVERT_GROUP_BYTES + " and " + CONVERT_GROUP_MAX_FILES + " must be positive");
+    }
   }
 
   public PipelineConfig pipeline() {
@@ -146,18 +150,11 @@ public final class SyncConfig {
    * this much, and each group's deletion vectors go into one Puffin file.
    */
   public long convertGroupBytes() {
-    return positive(CONVERT_GROUP_BYTES, config.getLong(CONVERT_GROUP_BYTES));
+    return config.getLong(CONVERT_GROUP_BYTES);
   }
 
   /** The most data files in one group of convert tasks. */
   public int convertGroupMaxFiles() {
-    return (int) positive(CONVERT_GROUP_MAX_FILES, config.getInt(CONVERT_GROUP_MAX_FILES));
-  }
-
-  private static long positive(String key, long value) {
-    if (value <= 0) {
-      throw new IllegalArgumentException(key + " must be positive, not " + value);
-    }
-    return value;
+    return config.getInt(CONVERT_GROUP_MAX_FILES);
   }
 }

@@ -40,10 +40,7 @@ public final class FileConverter {
 
   /** One data file's part of a group: what was found, and the vector it merges. */
   private record Found(
-      ConvertTask task,
-      DataFile file,
-      PositionDeleteIndex current,
-      PositionResolver.Resolution resolution) {}
+      DataFile file, PositionDeleteIndex current, PositionResolver.Resolution resolution) {}
 
   /** The task alone, as a group of one. */
   public ConvertResult convert(Table table, ConvertTask task) {
@@ -66,7 +63,6 @@ public final class FileConverter {
             ? null
             : loader.loadPositionDeletes(List.of(currentDv), file.location());
         found.add(new Found(
-            task,
             file,
             current,
             (task.positions() == null ? scan : indexed).resolve(table, task, file, current)));
