@@ -7,6 +7,7 @@ import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.launcher.Freshness.Covered;
 import dev.lakestream.launcher.Freshness.SourceChange;
+import dev.lakestream.launcher.Freshness.Window;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,16 +48,25 @@ final class ChangeFreshness {
     }
   }
 
-  /** Per change, ms to on realtime and to on main, each sorted. */
-  static List<List<Long>> measure(String bootstrapServers, String topic, Table table)
-      throws IOException {
+  /**
+   * What {@link #measure} found: per change, ms to on realtime and to on main, each sorted; and
+   * main's freshness over the run, in windows of {@link #WINDOW_MS} by source commit time.
+   */
+  record Measured(List<Long> realtime, List<Long> main, List<Window> mainOverTime) {}
+
+  /** The width of {@link Measured#mainOverTime}'s windows. */
+  static final long WINDOW_MS = 5_000;
+
+  /** Freshness per change of {@code topic}'s changes to realtime and to main. */
+  static Measured measure(String bootstrapServers, String topic, Table table) throws IOException {
     List<SourceChange> changes = changes(bootstrapServers, topic);
     table.refresh();
     Commits realtime = realtime(table, topic);
     Commits main = main(table, topic);
-    return List.of(
+    return new Measured(
         Freshness.perChange(realtime.known(changes), realtime.covered()),
-        Freshness.perChange(main.known(changes), main.covered()));
+        Freshness.perChange(main.known(changes), main.covered()),
+        Freshness.overTime(main.known(changes), main.covered(), WINDOW_MS));
   }
 
   /** The changes in {@code topic}, read from the start to its end now. */

@@ -10,6 +10,7 @@ import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.launcher.Freshness.Window;
 import java.io.BufferedWriter;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -73,6 +74,7 @@ public final class DemoCommand {
       long mainRows,
       List<Long> realtimeFreshnessMs,
       List<Long> mainFreshnessMs,
+      List<Window> mainOverTime,
       Map<Hop, double[]> hopsMs) {}
 
   private final Path exportSource;
@@ -317,7 +319,8 @@ public final class DemoCommand {
     int dvs = BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN)).size();
     long[] mainRows = {0};
     SnapshotRows.forEach(table, table.snapshot(Branches.MAIN).snapshotId(), row -> mainRows[0]++);
-    List<List<Long>> freshness = freshness(source, kafka, table);
+    ChangeFreshness.Measured measured = freshness(source, kafka, table);
+    List<List<Long>> freshness = List.of(measured.realtime(), measured.main());
     long sourceRows = count(source);
     say("rows in " + source.name() + ": " + sourceRows + " | rows in main: " + mainRows[0]);
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: "
@@ -335,6 +338,21 @@ public final class DemoCommand {
             Freshness.percentile(f, 99) / 1000.0));
       }
     }
+    if (!measured.mainOverTime().isEmpty()) {
+      say(String.format(
+          "freshness on main over the run, by source commit time (windows of %d s): from  changes"
+              + "  p50 / p99 / max s",
+          ChangeFreshness.WINDOW_MS / 1000));
+      for (Window w : measured.mainOverTime()) {
+        say(String.format(
+            "  %4d s  %,7d  %5.1f / %5.1f / %5.1f",
+            w.fromMs() / 1000,
+            w.changes(),
+            w.p50Ms() / 1000.0,
+            w.p99Ms() / 1000.0,
+            w.maxMs() / 1000.0));
+      }
+    }
     say("where the time goes, hop by hop (p50 / p95 / p99, the apps' meters " + Hops.METER + "):");
     hops.forEach((hop, ms) -> say(String.format(
         "  %-20s %7.0f / %7.0f / %7.0f ms  %s",
@@ -346,6 +364,7 @@ public final class DemoCommand {
         mainRows[0],
         freshness.get(0),
         freshness.get(1),
+        measured.mainOverTime(),
         hops);
     say("warehouse: " + warehouse + " (JDBC catalog on SQLite: " + warehouse.resolve("catalog.db")
         + ")");
@@ -393,7 +412,7 @@ public final class DemoCommand {
    * Freshness per change to visible on realtime and on main: each change in the source topic to the
    * first snapshot of the branch that holds its offset ({@link ChangeFreshness}).
    */
-  private List<List<Long>> freshness(DemoSource source, EmbeddedKafka kafka, Table table)
+  private ChangeFreshness.Measured freshness(DemoSource source, EmbeddedKafka kafka, Table table)
       throws Exception {
     String topic;
     try (Admin admin = kafka.admin()) {

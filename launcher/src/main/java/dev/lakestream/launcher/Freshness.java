@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * Freshness from source commit to a branch. Per change ({@link #perChange}): a change's source commit
@@ -16,7 +17,7 @@ import java.util.Set;
  * it; on several partitions that can be before all of the transaction's changes are in, so it
  * reads low. Changes and transactions no commit reaches yet are left out.
  */
-final class Freshness {
+public final class Freshness {
 
   /** A branch commit: the newest source commit time it covers, and when it became visible. */
   record Visible(long maxSourceTsMs, long atMs) {}
@@ -26,6 +27,13 @@ final class Freshness {
 
   /** A branch commit: the last source offset it holds of each partition, and when it was made. */
   record Covered(Map<Integer, Long> lastOffsets, long atMs) {}
+
+  /**
+   * The changes whose source commit fell in one window of a run (from {@code fromMs} to {@code
+   * untilMs} after the run's first change), and their freshness: p50, p99 and the worst, in ms.
+   */
+  public record Window(
+      long fromMs, long untilMs, int changes, long p50Ms, long p99Ms, long maxMs) {}
 
   private Freshness() {}
 
@@ -62,6 +70,45 @@ final class Freshness {
    * commit of another partition never counts for a change.
    */
   static List<Long> perChange(List<SourceChange> changes, List<Covered> commits) {
+    List<Long> out = new ArrayList<>();
+    visibleAfter(changes, commits).forEach(seen -> out.add(seen.ms()));
+    out.sort(null);
+    return out;
+  }
+
+  /**
+   * Freshness over a run: the changes grouped by their source commit time into windows of {@code
+   * windowMs} from the first change, each window's percentiles. A tail that a run's percentiles
+   * only summarize shows here as the windows it comes from (the first seconds, or a stall).
+   * Windows with no change a commit holds are left out.
+   */
+  static List<Window> overTime(List<SourceChange> changes, List<Covered> commits, long windowMs) {
+    List<Seen> visible = visibleAfter(changes, commits);
+    long first =
+        visible.stream().mapToLong(seen -> seen.change().sourceTsMs()).min().orElse(0);
+    Map<Long, List<Long>> byWindow = new TreeMap<>();
+    visible.forEach(seen -> byWindow
+        .computeIfAbsent((seen.change().sourceTsMs() - first) / windowMs, w -> new ArrayList<>())
+        .add(seen.ms()));
+    List<Window> out = new ArrayList<>();
+    byWindow.forEach((w, ms) -> {
+      ms.sort(null);
+      out.add(new Window(
+          w * windowMs,
+          (w + 1) * windowMs,
+          ms.size(),
+          percentile(ms, 50),
+          percentile(ms, 99),
+          ms.get(ms.size() - 1)));
+    });
+    return out;
+  }
+
+  /** A change a commit holds, and ms from its source commit to the first such commit. */
+  private record Seen(SourceChange change, long ms) {}
+
+  /** Each change a commit holds, in the changes' order. */
+  private static List<Seen> visibleAfter(List<SourceChange> changes, List<Covered> commits) {
     List<Covered> byTime = new ArrayList<>(commits);
     byTime.sort(Comparator.comparingLong(Covered::atMs));
     // Per partition: the commit times, and the highest offset held by then (never decreasing).
@@ -79,7 +126,7 @@ final class Freshness {
       }
       held.put(partition, new long[][] {times, upTo});
     }
-    List<Long> out = new ArrayList<>();
+    List<Seen> out = new ArrayList<>();
     for (SourceChange change : changes) {
       long[][] h = held.get(change.partition());
       if (h == null) {
@@ -87,10 +134,9 @@ final class Freshness {
       }
       int i = firstAtLeast(h[1], change.offset());
       if (i < h[1].length) {
-        out.add(Math.max(0, h[0][i] - change.sourceTsMs()));
+        out.add(new Seen(change, Math.max(0, h[0][i] - change.sourceTsMs())));
       }
     }
-    out.sort(null);
     return out;
   }
 

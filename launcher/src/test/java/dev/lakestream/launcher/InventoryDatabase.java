@@ -316,7 +316,7 @@ final class InventoryDatabase {
               bootstrapServers,
               "dbserver1.inventory." + table,
               reader.loadTable(TableIdentifier.of("inventory", table)))
-          .get(1));
+          .main());
     }
     out.sort(null);
     return out;
