@@ -33,6 +33,10 @@ import org.apache.kafka.streams.StreamsConfig;
  * reads, inserts, updates, deletes, key updates) waits on a real broker; the ingest app (exactly
  * once, real Kafka Streams) drains it into {@code realtime}. The drain rate is the largest change
  * rate it sustains on this machine, per flush interval and stream-thread count.
+ *
+ * <p>{@code -Dbench.set="KEY=VALUE;..."} adds settings to the app (Kafka Streams and client
+ * properties as Kafka names them, or ingest's own), to compare a setting against the defaults on
+ * the same backlog and hour.
  */
 public final class IngestThroughputBenchmark {
 
@@ -76,8 +80,8 @@ public final class IngestThroughputBenchmark {
       // Tombstones carry no change, so realtime's offsets end at each partition's last change.
       Map<Integer, Long> lastChanges = lastChangeOffsets(kafka, table.topic(), ends);
       System.out.printf(
-          "backlog: %,d events on %d partitions, produced in %.1f s%n",
-          events, PARTITIONS, (System.nanoTime() - started) / 1e9);
+          "backlog: %,d events on %d partitions, produced in %.1f s; extra settings %s%n",
+          events, PARTITIONS, (System.nanoTime() - started) / 1e9, extraSettings());
       // The floor: a bare consumer that only reads the backlog and decodes every record.
       double floorSeconds = floorSeconds(kafka, table.topic(), ends);
       double floorRate = events / floorSeconds;
@@ -167,7 +171,25 @@ public final class IngestThroughputBenchmark {
     s.put(PipelineConfig.METRICS_PORT, "0");
     s.put(PipelineConfig.TOPIC_PREFIX, id);
     warehouse.catalogProperties().forEach((k, v) -> s.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    s.putAll(extraSettings());
     return new PipelineConfig(s);
+  }
+
+  /** The settings of {@code -Dbench.set="KEY=VALUE;..."}, none when it is not given. */
+  private static Map<String, String> extraSettings() {
+    Map<String, String> out = new HashMap<>();
+    String given = System.getProperty("bench.set", "");
+    for (String pair : given.split(";")) {
+      if (pair.isBlank()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("bench.set wants KEY=VALUE pairs, not " + pair);
+      }
+      out.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+    }
+    return out;
   }
 
   /**

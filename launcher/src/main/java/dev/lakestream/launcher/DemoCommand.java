@@ -61,11 +61,13 @@ public final class DemoCommand {
   private final PrintStream out;
   private final AtomicBoolean stop = new AtomicBoolean();
   private volatile Result result;
+  private long warmUpMs;
 
   /**
    * What a run measured: changes made and their rate, rows on both sides, and freshness per source
-   * change to visible on {@code realtime} and on {@code main} (milliseconds, sorted), and the
-   * p50, p95 and p99 of each hop on the way (milliseconds, from the apps' own meters).
+   * change to visible on {@code realtime} and on {@code main} (milliseconds, sorted), the same on
+   * main of the changes after the warm-up, main's freshness over the run in windows, and the p50,
+   * p95 and p99 of each hop on the way (milliseconds, from the apps' own meters).
    */
   public record Result(
       long changes,
@@ -74,6 +76,7 @@ public final class DemoCommand {
       long mainRows,
       List<Long> realtimeFreshnessMs,
       List<Long> mainFreshnessMs,
+      List<Long> mainAfterWarmUpMs,
       List<Window> mainOverTime,
       Map<Hop, double[]> hopsMs) {}
 
@@ -169,11 +172,15 @@ public final class DemoCommand {
     }
   }
 
-  /** Runs the demo for {@code durationS} at {@code rate} changes/s and returns what it measured. */
-  public static Result measure(long durationS, int rate, Path warehouse, PrintStream out)
-      throws Exception {
+  /**
+   * Runs the demo at {@code rate} changes/s for {@code warmUpS} and then {@code durationS} more, and
+   * returns what it measured; {@link Result#mainAfterWarmUpMs} holds the changes after the warm-up.
+   */
+  public static Result measure(
+      long warmUpS, long durationS, int rate, Path warehouse, PrintStream out) throws Exception {
     DemoCommand demo = new DemoCommand(out, null, Map.of(), "postgresql");
-    demo.demo(durationS, rate, warehouse.toAbsolutePath());
+    demo.warmUpMs = warmUpS * 1000;
+    demo.demo(warmUpS + durationS, rate, warehouse.toAbsolutePath());
     return demo.result;
   }
 
@@ -364,6 +371,7 @@ public final class DemoCommand {
         mainRows[0],
         freshness.get(0),
         freshness.get(1),
+        measured.mainAfterWarmUp(),
         measured.mainOverTime(),
         hops);
     say("warehouse: " + warehouse + " (JDBC catalog on SQLite: " + warehouse.resolve("catalog.db")
@@ -424,7 +432,7 @@ public final class DemoCommand {
     if (source.freshnessNote() != null) {
       say(source.freshnessNote());
     }
-    return ChangeFreshness.measure(kafka.bootstrapServers(), topic, table);
+    return ChangeFreshness.measure(kafka.bootstrapServers(), topic, table, warmUpMs);
   }
 
   private void say(String line) {

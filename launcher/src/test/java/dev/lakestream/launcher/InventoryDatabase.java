@@ -315,7 +315,8 @@ final class InventoryDatabase {
       out.addAll(ChangeFreshness.measure(
               bootstrapServers,
               "dbserver1.inventory." + table,
-              reader.loadTable(TableIdentifier.of("inventory", table)))
+              reader.loadTable(TableIdentifier.of("inventory", table)),
+              0)
           .main());
     }
     out.sort(null);
