@@ -12,13 +12,14 @@ import java.util.List;
  * and sync in one JVM, as the demo) changed at 1k, 5k and 10k changes/s for 60 s each after a
  * warm-up of 30 s ({@code -Dbench.warmup=SECONDS}); per source change, its commit time to visible on
  * {@code realtime} and on {@code main}, over the whole run and after the warm-up, and over the run
- * in windows of 5 s.
+ * in windows of 5 s. {@code -Dbench.set="KEY=VALUE;..."} adds settings to both apps ({@link
+ * BenchSettings}).
  */
 public final class FreshnessBenchmark {
 
   static final String COMMAND = "mvn -B -q install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.FreshnessBenchmark"
-      + " [-Dbench.warmup=SECONDS] [-Dexec.args=\"SECONDS RATE...\"]";
+      + " [-Dbench.warmup=SECONDS] [-Dbench.set=\"KEY=VALUE;...\"] [-Dexec.args=\"SECONDS RATE...\"]";
 
   private FreshnessBenchmark() {}
 
@@ -55,9 +56,11 @@ public final class FreshnessBenchmark {
     for (int rate : rates) {
       Path warehouse = Files.createTempDirectory("freshness-" + rate + "-");
       System.out.printf(
-          "running the full stack at %,d changes/s for %d s after %d s of warm-up (warehouse %s)%n",
-          rate, seconds, warmUp, warehouse);
-      DemoCommand.Result r = DemoCommand.measure(warmUp, seconds, rate, warehouse, System.out);
+          "running the full stack at %,d changes/s for %d s after %d s of warm-up, extra settings %s"
+              + " (warehouse %s)%n",
+          rate, seconds, warmUp, BenchSettings.given(), warehouse);
+      DemoCommand.Result r =
+          DemoCommand.measure(warmUp, seconds, rate, BenchSettings.given(), warehouse, System.out);
       report.row(
           String.format("%,d", rate),
           String.format("%,.0f", r.changesPerSecond()),

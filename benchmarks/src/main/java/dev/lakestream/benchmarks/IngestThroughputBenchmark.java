@@ -81,7 +81,7 @@ public final class IngestThroughputBenchmark {
       Map<Integer, Long> lastChanges = lastChangeOffsets(kafka, table.topic(), ends);
       System.out.printf(
           "backlog: %,d events on %d partitions, produced in %.1f s; extra settings %s%n",
-          events, PARTITIONS, (System.nanoTime() - started) / 1e9, extraSettings());
+          events, PARTITIONS, (System.nanoTime() - started) / 1e9, BenchSettings.given());
       // The floor: a bare consumer that only reads the backlog and decodes every record.
       double floorSeconds = floorSeconds(kafka, table.topic(), ends);
       double floorRate = events / floorSeconds;
@@ -171,25 +171,8 @@ public final class IngestThroughputBenchmark {
     s.put(PipelineConfig.METRICS_PORT, "0");
     s.put(PipelineConfig.TOPIC_PREFIX, id);
     warehouse.catalogProperties().forEach((k, v) -> s.put(PipelineConfig.CATALOG_PREFIX + k, v));
-    s.putAll(extraSettings());
+    s.putAll(BenchSettings.given());
     return new PipelineConfig(s);
-  }
-
-  /** The settings of {@code -Dbench.set="KEY=VALUE;..."}, none when it is not given. */
-  private static Map<String, String> extraSettings() {
-    Map<String, String> out = new HashMap<>();
-    String given = System.getProperty("bench.set", "");
-    for (String pair : given.split(";")) {
-      if (pair.isBlank()) {
-        continue;
-      }
-      int eq = pair.indexOf('=');
-      if (eq <= 0) {
-        throw new IllegalArgumentException("bench.set wants KEY=VALUE pairs, not " + pair);
-      }
-      out.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
-    }
-    return out;
   }
 
   /**

@@ -173,12 +173,19 @@ public final class DemoCommand {
   }
 
   /**
-   * Runs the demo at {@code rate} changes/s for {@code warmUpS} and then {@code durationS} more, and
-   * returns what it measured; {@link Result#mainAfterWarmUpMs} holds the changes after the warm-up.
+   * Runs the demo at {@code rate} changes/s for {@code warmUpS} and then {@code durationS} more, with
+   * {@code settings} for both apps (as {@code --set}), and returns what it measured; {@link
+   * Result#mainAfterWarmUpMs} holds the changes after the warm-up.
    */
   public static Result measure(
-      long warmUpS, long durationS, int rate, Path warehouse, PrintStream out) throws Exception {
-    DemoCommand demo = new DemoCommand(out, null, Map.of(), "postgresql");
+      long warmUpS,
+      long durationS,
+      int rate,
+      Map<String, String> settings,
+      Path warehouse,
+      PrintStream out)
+      throws Exception {
+    DemoCommand demo = new DemoCommand(out, null, settings, "postgresql");
     demo.warmUpMs = warmUpS * 1000;
     demo.demo(warmUpS + durationS, rate, warehouse.toAbsolutePath());
     return demo.result;
