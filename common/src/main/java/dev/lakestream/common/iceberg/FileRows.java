@@ -7,6 +7,7 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.DeleteLoader;
 import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
@@ -45,13 +46,33 @@ public final class FileRows {
    */
   public static void forEach(
       Table table, FileScanTask task, Schema projection, Consumer<Record> action) {
+    forEach(table, task, projection, null, action);
+  }
+
+  /**
+   * As {@link #forEach(Table, FileScanTask, Schema, Consumer)}, with the delete files read through
+   * {@code shared} (shared by the tasks of one snapshot, so each is read once); null reads them
+   * for this task alone, as Iceberg does.
+   */
+  public static void forEach(
+      Table table,
+      FileScanTask task,
+      Schema projection,
+      SharedDeletes shared,
+      Consumer<Record> action) {
     if (task.file().format() != FileFormat.PARQUET) {
       throw new IllegalArgumentException(
           "table " + table.name() + ": data file " + task.file().location() + " is "
               + task.file().format() + "; only Parquet data files are read");
     }
-    GenericDeleteFilter deletes =
-        new GenericDeleteFilter(table.io(), task, table.schema(), projection);
+    GenericDeleteFilter deletes = shared == null
+        ? new GenericDeleteFilter(table.io(), task, table.schema(), projection)
+        : new GenericDeleteFilter(table.io(), task, table.schema(), projection) {
+          @Override
+          protected DeleteLoader newDeleteLoader() {
+            return shared;
+          }
+        };
     Schema read = deletes.requiredSchema();
     boolean extraColumns = read.columns().size() != projection.columns().size();
     try (CloseableIterable<Record> rows =

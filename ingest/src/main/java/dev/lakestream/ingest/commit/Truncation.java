@@ -4,6 +4,7 @@ import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyColumns;
+import dev.lakestream.common.iceberg.SharedDeletes;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.ingest.buffer.BatchWriter;
 import java.io.IOException;
@@ -89,8 +90,9 @@ final class Truncation {
       throw new UncheckedIOException("planning the truncate of " + table.name(), e);
     }
     List<Record> keys = new ArrayList<>();
+    SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     for (DataFile file : straddling) {
-      FileRows.forEach(table, tasks.get(file.location()), projection, row -> {
+      FileRows.forEach(table, tasks.get(file.location()), projection, shared, row -> {
         ByteBuffer p = (ByteBuffer) row.getField(SourcePositions.NAME);
         if (p == null || SourcePositions.compare(p, position) < 0) {
           Record key = GenericRecord.create(keySchema);

@@ -4,6 +4,7 @@ import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyBounds;
+import dev.lakestream.common.iceberg.SharedDeletes;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.io.IOException;
@@ -195,6 +196,9 @@ public final class RealtimeCompaction {
         .build();
     List<DataFile> written = new ArrayList<>();
     long rows = 0;
+    // Each small file's batch left an equality-delete file that applies to every older file: read
+    // each once for the whole compaction, not once per data file it applies to.
+    SharedDeletes deletes = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
       for (List<DataFile> bin : bins(selected, targetBytes)) {
         DataWriter<Record> writer =
@@ -207,7 +211,7 @@ public final class RealtimeCompaction {
                   "table " + table.name() + ": data file " + f.location()
                       + " is not in the scan of realtime snapshot " + start.snapshotId());
             }
-            FileRows.forEach(table, task, withPositions, writer::write);
+            FileRows.forEach(table, task, withPositions, deletes, writer::write);
           }
         } catch (IOException e) {
           throw new UncheckedIOException("compacting " + table.name(), e);

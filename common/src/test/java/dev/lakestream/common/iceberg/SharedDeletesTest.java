@@ -1,0 +1,151 @@
+package dev.lakestream.common.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rows read with delete files shared across a snapshot's data files are the rows Iceberg's own
+ * per-file read gives, and each delete file is read once, not once per data file it applies to.
+ */
+class SharedDeletesTest {
+
+  private static final Schema SCHEMA = new Schema(
+      List.of(
+          Types.NestedField.required(1, "id", Types.LongType.get()),
+          Types.NestedField.optional(2, "v", Types.StringType.get())),
+      Set.of(1));
+
+  @Test
+  void aSnapshotsFilesReadWithSharedDeletesGiveIcebergsRowsAndEachDeleteFileIsReadOnce()
+      throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      var catalog = warehouse.catalog();
+      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
+      Table table = catalog
+          .buildTable(TableIdentifier.of("t", "rows"), SCHEMA)
+          .withPartitionSpec(PartitionSpec.unpartitioned())
+          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .create();
+      // Eight batches as ingest writes them: each upserts keys (a data file) and deletes their
+      // earlier versions (an equality-delete file), so every delete applies to the older files.
+      Map<Long, String> model = new TreeMap<>();
+      int deleteFiles = 0;
+      for (int batch = 0; batch < 8; batch++) {
+        List<Record> rows = new ArrayList<>();
+        List<Long> keys = new ArrayList<>();
+        for (long id = batch * 5L; id < batch * 5L + 20; id++) {
+          String v = "b" + batch + "-" + id;
+          rows.add(row(id, v));
+          keys.add(id);
+          model.put(id, v);
+        }
+        if (batch % 3 == 2) {
+          keys.add(1_000L + batch); // a delete of a key no file holds
+        }
+        deleteFiles += commit(table, rows, keys);
+      }
+      table.refresh();
+      List<FileScanTask> tasks = new ArrayList<>();
+      try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+        planned.forEach(tasks::add);
+      }
+      int applied = tasks.stream().mapToInt(t -> t.deletes().size()).sum();
+      assertThat(applied)
+          .as("delete files applied, summed over data files")
+          .isGreaterThan(deleteFiles);
+
+      Map<Long, String> own = read(table, tasks, null);
+      SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+      Map<Long, String> withShared = read(table, tasks, shared);
+      assertThat(own).isEqualTo(model);
+      assertThat(withShared).isEqualTo(model);
+      assertThat(shared.filesRead()).as("delete files read").isEqualTo(deleteFiles - 1);
+
+      // With no room, every file is read as Iceberg would, and the rows are still right.
+      SharedDeletes none = new SharedDeletes(table.io(), 0);
+      assertThat(read(table, tasks, none)).isEqualTo(model);
+    }
+  }
+
+  private static Map<Long, String> read(
+      Table table, List<FileScanTask> tasks, SharedDeletes shared) {
+    Map<Long, String> out = new TreeMap<>();
+    for (FileScanTask task : tasks) {
+      FileRows.forEach(table, task, table.schema(), shared, r -> {
+        String earlier = out.put((Long) r.getField("id"), (String) r.getField("v"));
+        assertThat(earlier).as("key %s live in two files", r.getField("id")).isNull();
+      });
+    }
+    return out;
+  }
+
+  private static Record row(long id, String v) {
+    Record r = GenericRecord.create(SCHEMA);
+    r.setField("id", id);
+    r.setField("v", v);
+    return r;
+  }
+
+  /** Commits a data file of {@code rows} and an equality-delete file of {@code keys}; 1 delete file. */
+  private static int commit(Table table, List<Record> rows, List<Long> keys) throws IOException {
+    Schema keySchema = TypeUtil.select(SCHEMA, Set.of(1));
+    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
+        .dataFileFormat(FileFormat.PARQUET)
+        .deleteFileFormat(FileFormat.PARQUET)
+        .dataSchema(SCHEMA)
+        .equalityFieldIds(new int[] {1})
+        .equalityDeleteRowSchema(keySchema)
+        .build();
+    OutputFileFactory files = OutputFileFactory.builderFor(table, 0, 0)
+        .format(FileFormat.PARQUET)
+        .operationId(UUID.randomUUID().toString())
+        .build();
+    EqualityDeleteWriter<Record> deletes =
+        writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+    try (deletes) {
+      for (long id : keys) {
+        Record k = GenericRecord.create(keySchema);
+        k.setField("id", id);
+        deletes.write(k);
+      }
+    }
+    DataWriter<Record> data = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+    try (data) {
+      rows.forEach(data::write);
+    }
+    DataFile dataFile = data.toDataFile();
+    DeleteFile deleteFile = deletes.toDeleteFile();
+    // One commit, as ingest's: a delete applies to older files only, not to its own batch's rows.
+    table.newRowDelta().addRows(dataFile).addDeletes(deleteFile).commit();
+    return 1;
+  }
+}
