@@ -84,14 +84,15 @@ public final class FreshnessBenchmark {
               String.format("%,.0f / %,.0f / %,.0f", ms[0], ms[1], ms[2]),
               hop.description()));
     }
-    report.note("Each run changes the table for " + warmUp + " s of warm-up and then " + seconds
-        + " s more; the"
-        + " whole-run columns cover every change from the first, \"after the warm-up\" the changes whose"
-        + " source commit is " + warmUp + " s or more after the first change. "
-        + "Freshness is per change: its source commit time (source.ts_ms) to the commit of the first realtime"
-        + " (ingest) or main (sync) snapshot that holds its source offset (snapshot reads left out). The broker, Connect, both apps and the"
-        + " workload's writers run in one JVM, PostgreSQL beside it, all on the same cores. The demo's settings: ingest flushes"
-        + " every 500 ms, sync's backstop 2 s, 2 stream threads each.");
+    report.note(
+        "Each run changes the table for " + warmUp + " s of warm-up and then " + seconds
+            + " s more; the"
+            + " whole-run columns cover every change from the first, \"after the warm-up\" the changes whose"
+            + " source commit is " + warmUp + " s or more after the first change. "
+            + "Freshness is per change: its source commit time (source.ts_ms) to the commit of the first realtime"
+            + " (ingest) or main (sync) snapshot that holds its source offset (snapshot reads left out). The broker, Connect, both apps and the"
+            + " workload's writers run in one JVM, PostgreSQL beside it, all on the same cores. The demo's settings: ingest flushes"
+            + " every 500 ms, sync's backstop 2 s, maintenance checked every 10 s, 2 stream threads each.");
     byHop.note(
         "From the apps' own meters (lakestream.hop.latency, tagged hop), at the end of each run: Micrometer's"
             + " sliding window of the last minutes. source-to-kafka is Debezium's own latency (source commit to its"
