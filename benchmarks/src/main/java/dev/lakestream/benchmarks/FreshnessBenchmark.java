@@ -10,7 +10,7 @@ import java.util.List;
 /**
  * Benchmark 1, freshness: the embedded full stack (PostgreSQL, Kafka, Connect with Debezium, ingest
  * and sync in one JVM, as the demo) changed at 1k, 5k and 10k changes/s for 60 s each after a
- * warm-up of 30 s ({@code -Dbench.warmup=SECONDS}); per source change, its commit time to visible on
+ * warm-up of 60 s ({@code -Dbench.warmup=SECONDS}); per source change, its commit time to visible on
  * {@code realtime} and on {@code main}, over the whole run and after the warm-up, and over the run
  * in windows of 5 s. {@code -Dbench.set="KEY=VALUE;..."} adds settings to both apps ({@link
  * BenchSettings}).
@@ -25,7 +25,7 @@ public final class FreshnessBenchmark {
 
   public static void main(String[] args) throws Exception {
     int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 60;
-    int warmUp = Integer.getInteger("bench.warmup", 30);
+    int warmUp = Integer.getInteger("bench.warmup", 60);
     int[] rates = args.length > 1
         ? Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
         : new int[] {1_000, 5_000, 10_000};
