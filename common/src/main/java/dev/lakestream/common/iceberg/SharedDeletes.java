@@ -13,7 +13,9 @@ import org.apache.iceberg.io.FileIO;
  * small files of realtime, each followed by its batch's equality-delete file, reads about n²/2
  * delete files. This loader keeps what it read (the rows of an equality-delete file, the positions
  * of a position-delete file), keyed by the delete file's location, up to {@code budgetBytes} of
- * Iceberg's own size estimate; past it, a file is read as Iceberg would, every time. Delete files
+ * heap (ten times Iceberg's estimate of the values); past it, a file is read as Iceberg would,
+ * every time. Deletion vectors Iceberg reads on its own, uncached, so several in one Puffin file
+ * never share a key. Delete files
  * never change once written, so an entry is never stale; use one instance per piece of work (a
  * compaction) and let it go with it.
  */
@@ -35,9 +37,24 @@ public final class SharedDeletes extends BaseDeleteLoader {
     return Math.min(512L << 20, Runtime.getRuntime().maxMemory() / 8);
   }
 
+  /**
+   * Iceberg estimates a delete file's rows by their values alone (8 bytes for a long key); a kept
+   * row costs about ten times that on the heap (the record, its array, the boxed value, a wrapper).
+   */
+  private static final long HEAP_PER_ESTIMATED_BYTE = 10;
+
   @Override
   protected boolean canCache(long size) {
-    return bytes.get() + size <= budgetBytes;
+    long heap = heapBytes(size);
+    return heap >= 0 && heap <= budgetBytes - bytes.get();
+  }
+
+  /** The heap {@code estimate} takes when kept; -1 when the estimate is unusable (overflow, negative). */
+  private static long heapBytes(long estimate) {
+    if (estimate < 0 || estimate > Long.MAX_VALUE / HEAP_PER_ESTIMATED_BYTE) {
+      return -1;
+    }
+    return estimate * HEAP_PER_ESTIMATED_BYTE;
   }
 
   @Override
@@ -49,13 +66,17 @@ public final class SharedDeletes extends BaseDeleteLoader {
     }
     V value = valueSupplier.get();
     reads.incrementAndGet();
-    if (bytes.addAndGet(valueSize) > budgetBytes) {
-      bytes.addAndGet(-valueSize); // another file took the room meanwhile: not kept
+    long heap = heapBytes(valueSize);
+    if (heap < 0) {
+      return value;
+    }
+    if (bytes.addAndGet(heap) > budgetBytes) {
+      bytes.addAndGet(-heap); // another file took the room meanwhile: not kept
       return value;
     }
     Object raced = loaded.putIfAbsent(key, value);
     if (raced != null) {
-      bytes.addAndGet(-valueSize);
+      bytes.addAndGet(-heap);
       return (V) raced;
     }
     return value;

@@ -93,6 +93,12 @@ class SharedDeletesTest {
       // With no room, every file is read as Iceberg would, and the rows are still right.
       SharedDeletes none = new SharedDeletes(table.io(), 0);
       assertThat(read(table, tasks, none)).isEqualTo(model);
+      assertThat(none.filesRead()).isZero();
+      // With room for some files only (about 20 long keys each, 10 heap bytes per estimated byte):
+      // those are kept, the rest read per data file, and the rows are still right.
+      SharedDeletes some = new SharedDeletes(table.io(), 2 * 21 * 8 * 10);
+      assertThat(read(table, tasks, some)).isEqualTo(model);
+      assertThat(some.filesRead()).isBetween(1L, (long) deleteFiles - 2);
     }
   }
 
