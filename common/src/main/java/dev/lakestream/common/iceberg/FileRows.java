@@ -65,12 +65,11 @@ public final class FileRows {
           "table " + table.name() + ": data file " + task.file().location() + " is "
               + task.file().format() + "; only Parquet data files are read");
     }
-    GenericDeleteFilter deletes = shared == null
-        ? new GenericDeleteFilter(table.io(), task, table.schema(), projection)
-        : new GenericDeleteFilter(table.io(), task, table.schema(), projection) {
+    GenericDeleteFilter deletes =
+        new GenericDeleteFilter(table.io(), task, table.schema(), projection) {
           @Override
           protected DeleteLoader newDeleteLoader() {
-            return shared;
+            return shared == null ? super.newDeleteLoader() : shared;
           }
         };
     Schema read = deletes.requiredSchema();

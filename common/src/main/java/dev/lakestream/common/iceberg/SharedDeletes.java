@@ -15,11 +15,16 @@ import org.apache.iceberg.io.FileIO;
  * of a position-delete file), keyed by the delete file's location, up to {@code budgetBytes} of
  * heap (ten times Iceberg's estimate of the values); past it, a file is read as Iceberg would,
  * every time. Deletion vectors Iceberg reads on its own, uncached, so several in one Puffin file
- * never share a key. Delete files
- * never change once written, so an entry is never stale; use one instance per piece of work (a
- * compaction) and let it go with it.
+ * never share a key. Delete files never change once written, so an entry is never stale; use one
+ * instance per piece of work (a compaction) and let it go with it.
  */
 public final class SharedDeletes extends BaseDeleteLoader {
+
+  /**
+   * Iceberg estimates a delete file's rows by their values alone (8 bytes for a long key); a kept
+   * row costs about ten times that on the heap (the record, its array, the boxed value, a wrapper).
+   */
+  private static final long HEAP_PER_ESTIMATED_BYTE = 10;
 
   private final Map<String, Object> loaded = new ConcurrentHashMap<>();
   private final AtomicLong bytes = new AtomicLong();
@@ -36,12 +41,6 @@ public final class SharedDeletes extends BaseDeleteLoader {
   public static long defaultBudgetBytes() {
     return Math.min(512L << 20, Runtime.getRuntime().maxMemory() / 8);
   }
-
-  /**
-   * Iceberg estimates a delete file's rows by their values alone (8 bytes for a long key); a kept
-   * row costs about ten times that on the heap (the record, its array, the boxed value, a wrapper).
-   */
-  private static final long HEAP_PER_ESTIMATED_BYTE = 10;
 
   @Override
   protected boolean canCache(long size) {

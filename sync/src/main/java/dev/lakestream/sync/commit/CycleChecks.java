@@ -85,10 +85,11 @@ public final class CycleChecks {
               + " is in " + dv.location() + ", a file main already has");
         }
       }
-      for (DeleteFile old : result.rewrittenDvs(specs)) {
+      List<DeleteFile> rewritten = result.rewrittenDvs(specs);
+      for (DeleteFile old : rewritten) {
         vectorOf(old, result.dataFilePath(), where);
       }
-      replaces(result, dv, currentDvs.get(result.dataFilePath()), specs, where);
+      replaces(result.dataFilePath(), dv, rewritten, currentDvs.get(result.dataFilePath()), where);
     }
   }
 
@@ -98,17 +99,16 @@ public final class CycleChecks {
    * the commit would leave two vectors for the file, or remove another file's vector.
    */
   private static void replaces(
-      ConvertResult result,
+      String dataFile,
       DeleteFile dv,
+      List<DeleteFile> rewritten,
       DeleteFile current,
-      Map<Integer, PartitionSpec> specs,
       String where) {
-    List<DeleteFile> rewritten = result.rewrittenDvs(specs);
     boolean ok = dv == null || current == null
         ? rewritten.isEmpty()
         : rewritten.size() == 1 && sameEntry(rewritten.get(0), current);
     if (!ok) {
-      throw new Refused(where + ": the result for " + result.dataFilePath() + " replaces "
+      throw new Refused(where + ": the result for " + dataFile + " replaces "
           + rewritten.stream().map(CycleChecks::entry).toList() + " but its vector on main is "
           + (current == null ? "none" : entry(current))
           + (dv == null ? " and the result adds no vector" : ""));
