@@ -8,11 +8,11 @@ import org.apache.iceberg.SnapshotUpdate;
 
 /**
  * Runs a commit's manifest work on the committing thread. Iceberg hands each step of a commit
- * (filtering, merging, listing manifests) to its worker pool and waits for it by polling every
- * 10 ms; a small commit (a round's few new files) spends most of its time in those waits, and an
- * ingest stream thread commits many times a second. Done inline, each step is finished when it is
- * waited for. What is given up: reading many manifests in parallel, which only the occasional
- * manifest merge does.
+ * (filtering, merging, listing manifests, and writing the new ones) to its worker pool and waits
+ * for it by polling every 10 ms; a small commit (a round's few new files) spends most of its time
+ * in those waits, and ingest commits many times a second. Done inline, each step is finished when
+ * it is waited for. What is given up: reading and writing many manifests in parallel, which only
+ * the occasional manifest merge does.
  */
 public final class InlineManifestWork {
 
@@ -52,6 +52,6 @@ public final class InlineManifestWork {
   }
 
   public static <T extends SnapshotUpdate<T>> T on(T update) {
-    return update.scanManifestsWith(INLINE);
+    return update.scanManifestsWith(INLINE).writeManifestsWith(INLINE, 1);
   }
 }
