@@ -23,6 +23,7 @@ public final class IngestConfig {
   public static final String FLUSH_MAX_ROWS = "ingest.flush.max.rows";
   public static final String FLUSH_MAX_BYTES = "ingest.flush.max.bytes";
   public static final String COMMIT_INTERVAL_MS = "ingest.commit.interval.ms";
+  public static final String COMMIT_ASYNC = "ingest.commit.async";
   public static final String DLQ_TOPIC = "ingest.dlq.topic";
   public static final String INTERNAL_TOPIC_PARTITIONS = "ingest.internal.topic.partitions";
   public static final String CHANGELOG_TABLES = "ingest.changelog.tables";
@@ -120,6 +121,14 @@ public final class IngestConfig {
   /** How often the realtime committer commits the batches that have arrived. */
   public long commitIntervalMs() {
     return config.getLong(COMMIT_INTERVAL_MS);
+  }
+
+  /**
+   * Whether realtime commits run on a thread of each committer's own (default true): the source
+   * partitions that share a stream thread with the committer are read on while a commit runs.
+   */
+  public boolean commitAsync() {
+    return config.getBoolean(COMMIT_ASYNC);
   }
 
   public String applicationId() {

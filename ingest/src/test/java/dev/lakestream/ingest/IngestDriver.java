@@ -68,6 +68,8 @@ final class IngestDriver implements AutoCloseable {
     settings.put(IngestConfig.TOPICS, String.join(",", topics));
     settings.put(IngestConfig.FLUSH_INTERVAL_MS, Long.toString(FLUSH_INTERVAL_MS));
     settings.put(IngestConfig.COMMIT_INTERVAL_MS, Long.toString(COMMIT_INTERVAL_MS));
+    // Commits on the stream thread, so a test sees each commit when it advances the clock.
+    settings.put(IngestConfig.COMMIT_ASYNC, "false");
     warehouse
         .catalogProperties()
         .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));

@@ -100,6 +100,11 @@ public final class Settings {
         "200",
         "how often written batches are committed to realtime");
     define(
+        "ingest.commit.async",
+        ConfigDef.Type.BOOLEAN,
+        "true",
+        "commit to realtime on a thread of the committer's own, so the stream thread reads on");
+    define(
         "ingest.dlq.topic", ConfigDef.Type.STRING, null, "the older name of lakestream.dlq.topic");
     define(
         "ingest.internal.topic.partitions",

@@ -1,30 +1,23 @@
 package dev.lakestream.ingest.commit;
 
 import dev.lakestream.common.app.Health;
-import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.FilesWritten;
-import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.Unreadable;
-import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
-import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.IngestConfig;
-import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.exceptions.NoSuchTableException;
-import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -61,6 +54,15 @@ import org.slf4j.LoggerFactory;
  * longer than {@code lakestream.max.stall.ms} is reported (the topics may have dropped batches
  * before it), and one whose files are gone is not committed but dead-lettered with the source
  * offsets it held: committing it would break every reader of the table.
+ *
+ * <p>The commits themselves ({@link CommitWork}) run on a thread of this committer's own ({@code
+ * ingest.commit.async}, the default): the stream thread that runs this task also reads source
+ * partitions, and goes on reading them while a commit runs. One commit is in flight at a time; the
+ * stream thread picks up its outcome at its next punctuation and applies it in the task's
+ * transaction (the batches it committed leave the store, its events are forwarded). A table that
+ * reaches {@value #MAX_PENDING_PER_TABLE} pending batches makes the stream thread wait for the
+ * commit in flight, so the store stays bounded. A task closed with a commit in flight waits for
+ * it; its batches stay in the store and are skipped as committed by the task's next owner.
  */
 public final class RealtimeCommitter implements Processor<String, Object, String, Object> {
 
@@ -71,6 +73,10 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private static final Logger LOG = LoggerFactory.getLogger(RealtimeCommitter.class);
   private static final int MAX_PENDING_PER_TABLE = 64;
   private static final long PROGRESS_EVERY_MS = 10_000;
+  /** How often the stream thread looks for the outcome of a commit in flight. */
+  private static final long POLL_MS = 20;
+  /** How long a closing task waits for its commit in flight. */
+  private static final Duration CLOSE_WAIT = Duration.ofMinutes(2);
 
   private final IngestConfig config;
   private final TableManager tables;
@@ -80,11 +86,12 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, FilesWritten> pending;
   private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
+  private ExecutorService worker;
+  private Future<CommitWork.Done> inFlight;
+  private long nextCommitAtMs;
   private long progressAtMs;
   private long progressCommits;
   private long progressRows;
-  private long clockMs;
-  private long clockNanos;
 
   public RealtimeCommitter(
       IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
@@ -102,15 +109,15 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       it.forEachRemaining(e -> pendingPerTable.merge(e.value.table(), 1, Integer::sum));
     }
     progressAtMs = context.currentSystemTimeMs();
-    context.schedule(
-        Duration.ofMillis(config.commitIntervalMs()),
-        PunctuationType.WALL_CLOCK_TIME,
-        now -> commitAll());
+    nextCommitAtMs = progressAtMs + config.commitIntervalMs();
+    long interval = config.commitAsync()
+        ? Math.min(POLL_MS, config.commitIntervalMs())
+        : config.commitIntervalMs();
+    context.schedule(Duration.ofMillis(interval), PunctuationType.WALL_CLOCK_TIME, this::tick);
   }
 
   @Override
   public void process(Record<String, Object> record) {
-    startClock();
     if (record.value() instanceof Unreadable unreadable) {
       metrics.refused.increment();
       var meta = context.recordMetadata();
@@ -134,314 +141,140 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     pending.put(pendingKey(batch), batch);
     int count = pendingPerTable.merge(batch.table(), 1, Integer::sum);
     if (count >= MAX_PENDING_PER_TABLE) {
-      commitTable(batch.table());
+      collect(true);
+      start(context.currentSystemTimeMs());
     }
-  }
-
-  private void commitAll() {
-    startClock();
-    for (String table : new ArrayList<>(pendingPerTable.keySet())) {
-      commitTable(table);
-    }
-    logProgress();
   }
 
   /**
-   * Commits the pending batches of {@code tableName}. A table dropped from the catalog keeps its
-   * batches pending: ingest creates it again with the next change it receives for it (the way to
-   * change a table's primary key is to drop it and snapshot the source again), and they are
-   * committed to the new table.
+   * The punctuation: applies the outcome of a finished commit, and starts the next commit once the
+   * commit interval has passed since the last one started.
    */
-  private void commitTable(String tableName) {
+  private void tick(long now) {
+    collect(false);
+    if (inFlight == null && (now >= nextCommitAtMs || !config.commitAsync())) {
+      start(now);
+    }
+    logProgress(now);
+  }
+
+  /** Starts a commit of every table's pending batches: on the worker thread, or here when not async. */
+  private void start(long now) {
+    if (pendingPerTable.isEmpty()) {
+      return;
+    }
+    Map<String, List<FilesWritten>> batches = new LinkedHashMap<>();
+    for (String table : pendingPerTable.keySet()) {
+      List<FilesWritten> ofTable = new ArrayList<>();
+      try (KeyValueIterator<String, FilesWritten> it =
+          pending.prefixScan(table + '\u0000', Serdes.String().serializer())) {
+        it.forEachRemaining((KeyValue<String, FilesWritten> e) -> ofTable.add(e.value));
+      }
+      batches.put(table, ofTable);
+    }
+    pendingPerTable.clear();
+    nextCommitAtMs = now + config.commitIntervalMs();
+    CommitWork work = new CommitWork(config, tables, metrics, health, now);
+    if (!config.commitAsync()) {
+      apply(work.run(batches));
+      return;
+    }
+    inFlight = worker().submit(() -> work.run(batches));
+  }
+
+  /**
+   * Applies the outcome of the commit in flight when it has finished (or, with {@code wait}, once
+   * it has). A commit that failed fails this task as a failing commit on the stream thread would:
+   * its batches are still pending, and committed by the task's next run.
+   */
+  private void collect(boolean wait) {
+    if (inFlight == null || (!wait && !inFlight.isDone())) {
+      return;
+    }
+    Future<CommitWork.Done> finished = inFlight;
+    inFlight = null;
+    CommitWork.Done done;
     try {
-      commitPending(tableName);
-    } catch (NoSuchTableException e) {
-      tables.forget(tableName);
+      done = finished.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for a realtime commit", e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException failure) {
+        throw failure;
+      }
+      throw new IllegalStateException("realtime commit failed: " + e.getCause(), e.getCause());
+    }
+    apply(done);
+  }
+
+  /** What a commit did, told to the store and the topics (in this task's transaction). */
+  private void apply(CommitWork.Done done) {
+    for (CommitWork.Settled batch : done.settled()) {
+      if (batch.is(pending.get(batch.key()))) {
+        pending.delete(batch.key());
+      }
+    }
+    done.forwards().forEach(context::forward);
+    for (String table : done.missingTables()) {
       int waiting = 0;
       try (KeyValueIterator<String, FilesWritten> it =
-          pending.prefixScan(tableName + '\u0000', Serdes.String().serializer())) {
+          pending.prefixScan(table + '\u0000', Serdes.String().serializer())) {
         while (it.hasNext()) {
           it.next();
           waiting++;
         }
       }
       if (waiting > 0) {
-        pendingPerTable.put(tableName, waiting);
+        pendingPerTable.put(table, waiting);
       }
       LOG.warn(
           "Table {} is not in the catalog (dropped?): its {} pending batches wait until ingest creates it again"
               + " with its next change",
-          tableName,
+          table,
           waiting);
     }
+    progressCommits += done.commits();
+    progressRows += done.rows();
   }
 
-  private void commitPending(String tableName) {
-    List<FilesWritten> batches = new ArrayList<>();
-    try (KeyValueIterator<String, FilesWritten> it =
-        pending.prefixScan(tableName + '\u0000', Serdes.String().serializer())) {
-      it.forEachRemaining((KeyValue<String, FilesWritten> e) -> batches.add(e.value));
+  private ExecutorService worker() {
+    if (worker == null) {
+      String name = "lakestream-realtime-commit-" + context.taskId();
+      worker = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+      });
     }
-    pendingPerTable.remove(tableName);
-    if (batches.isEmpty()) {
-      return;
-    }
-    TableIdentifier id = TableIdentifier.parse(tableName);
-    Table table = tables.refresh(id);
-    SourceOffsets committed = SourceOffsets.of(table, Branches.REALTIME);
-    List<FilesWritten> toCommit = new ArrayList<>();
-    long now = context.currentSystemTimeMs();
-    for (FilesWritten batch : batches) {
-      String problem = alreadyCommitted(batch, committed) ? null : problem(table, batch, now);
-      if (problem != null) {
-        // Its offsets are committed without its files: the partition's later batches (and the
-        // flushes that wait for it) go on; its changes are in the dead-letter topic.
-        refuse(batch, problem);
-        toCommit.add(batch.withoutFiles());
-      } else if (alreadyCommitted(batch, committed)) {
-        metrics.replaysSkipped.increment();
-        LOG.info(
-            "Skipping batch {} offsets {}..{} of {}: already committed to {} (last offset {})",
-            batch.sourcePartitionName(),
-            batch.firstOffset(),
-            batch.lastOffset(),
-            tableName,
-            Branches.REALTIME,
-            committed.last(batch.sourceTopic(), batch.sourcePartition()));
-        pending.delete(pendingKey(batch));
-      } else {
-        toCommit.add(batch);
-      }
-    }
-    if (toCommit.isEmpty()) {
-      // The trigger for the skipped batches may have been lost with the crashed transaction.
-      announce(tableName, table, batches.get(batches.size() - 1).maxSourceTsMs(), 0, 0, 0, nowMs());
-      return;
-    }
-    for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
-      // A truncate first, alone: the round's other batches are then measured against it.
-      List<FilesWritten> truncates =
-          round.stream().filter(FilesWritten::isTruncate).toList();
-      for (FilesWritten truncate : truncates) {
-        committed = commitRound(tableName, id, table, List.of(truncate), committed);
-      }
-      List<FilesWritten> batchesOfRound =
-          round.stream().filter(b -> !b.isTruncate()).toList();
-      if (!batchesOfRound.isEmpty()) {
-        committed = commitRound(tableName, id, table, batchesOfRound, committed);
-      }
-    }
-  }
-
-  private static boolean alreadyCommitted(FilesWritten batch, SourceOffsets committed) {
-    return batch.lastOffset() <= committed.last(batch.sourceTopic(), batch.sourcePartition());
+    return worker;
   }
 
   /**
-   * Why {@code batch} must not be committed (its files are gone), or null. A batch that waited
-   * longer than the longest stall is reported either way; only batches that waited at all have
-   * their files looked up.
+   * Waits for the commit in flight, if any (up to {@link #CLOSE_WAIT}), so a task's next owner
+   * starts from the branch as this one left it; its outcome is not applied (the task can no longer
+   * forward), and the batches it committed are skipped by the next owner.
    */
-  private String problem(Table table, FilesWritten batch, long now) {
-    if (batch.tableUuid() != null && !batch.tableUuid().equals(table.uuid().toString())) {
-      return "it was written for table " + batch.table() + " " + batch.tableUuid()
-          + ", which was dropped; the table of" + " that name now is another (" + table.uuid()
-          + ")";
+  @Override
+  public void close() {
+    if (worker == null) {
+      return;
     }
+    worker.shutdown();
     try {
-      batch.dataFiles(table.specs());
-      batch.deleteFiles(table.specs());
-    } catch (RuntimeException e) {
-      return "its files cannot be read as the files they claim to be: " + e.getMessage();
-    }
-    long waited = now - batch.writtenAtMs();
-    if (waited > config.pipeline().maxStallMs()) {
-      String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets "
-          + batch.firstOffset()
-          + ".." + batch.lastOffset() + ") waited " + waited / 60_000
-          + " min for its commit, longer than "
-          + PipelineConfig.MAX_STALL_MS + " (" + config.pipeline().maxStallMs() / 60_000
-          + " min): batches before it"
-          + " may have been dropped by the topics' retention; run `lakestream verify` and re-snapshot the table if it"
-          + " differs";
-      LOG.error("{}", what);
-      health.problem("ingest table " + batch.table(), what);
-    }
-    if (waited < CHECK_FILES_AFTER_MS) {
-      return null;
-    }
-    List<String> files = new ArrayList<>();
-    batch.dataFiles().forEach(f -> files.add(f.path()));
-    batch.deleteFiles().forEach(f -> files.add(f.path()));
-    for (String path : files) {
-      if (!table.io().newInputFile(path).exists()) {
-        return "file " + path + " of the batch is gone (written " + waited / 60_000
-            + " min ago); committing it would" + " break every reader of " + batch.table();
+      if (!worker.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        LOG.warn(
+            "The realtime commit of task {} still runs after {} s; closing without it (the task's next"
+                + " owner's commit is validated against it)",
+            context.taskId(),
+            CLOSE_WAIT.toSeconds());
       }
-    }
-    return null;
-  }
-
-  /** Dead-letters {@code batch}: its source offsets are named, so the user knows what to re-snapshot. */
-  private void refuse(FilesWritten batch, String why) {
-    metrics.refused.increment();
-    String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
-        + ".." + batch.lastOffset()
-        + " not committed to " + batch.table() + ": " + why + "; its " + batch.changes()
-        + " changes are not on the"
-        + " table: re-snapshot it (README, \"When main differs from the source\")";
-    LOG.error("{}", reason);
-    health.problem("ingest table " + batch.table(), reason);
-    context.forward(new Record<String, Object>(
-        batch.table(),
-        batch,
-        context.currentSystemTimeMs(),
-        DeadLetters.headers(
-            new RecordHeaders(),
-            batch.sourceTopic(),
-            batch.sourcePartition(),
-            batch.firstOffset(),
-            "realtime-commit",
-            reason)));
-  }
-
-  /** Logs a batch that starts at or below the committed offset: its source offsets were reset. */
-  private void noteOverlap(FilesWritten batch, SourceOffsets committed) {
-    long last = committed.last(batch.sourceTopic(), batch.sourcePartition());
-    if (batch.firstOffset() <= last) {
-      metrics.overlapping.increment();
-      LOG.warn(
-          "Batch {} offsets {}..{} of {} starts at or below the committed offset {} of branch realtime (the source"
-              + " offsets were reset): committing it, its changes applied again as upserts",
-          batch.sourcePartitionName(),
-          batch.firstOffset(),
-          batch.lastOffset(),
-          batch.table(),
-          last);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
-  private SourceOffsets commitRound(
-      String tableName,
-      TableIdentifier id,
-      Table table,
-      List<FilesWritten> round,
-      SourceOffsets committed) {
-    long started = System.nanoTime();
-    try {
-      return CommitRetry.onConflict(Conflict.class, attempt -> {
-        if (attempt == 1) {
-          return attemptRound(tableName, id, table, round, committed, started, false);
-        }
-        metrics.retries.increment();
-        table.refresh(); // another writer committed: its offsets count, and the files it removed
-        return attemptRound(
-            tableName, id, table, round, SourceOffsets.of(table, Branches.REALTIME), started, true);
-      });
-    } catch (Conflict e) {
-      throw new IllegalStateException(
-          "cannot commit to " + id + " branch realtime: another writer keeps adding files ("
-              + e.getCause().getMessage() + ")",
-          e.getCause());
-    }
-  }
-
-  /** The commit of a round lost to another writer's: attempted again from the branch as it is now. */
-  private static final class Conflict extends RuntimeException {
-    Conflict(ValidationException cause) {
-      super(cause.getMessage(), cause);
-    }
-  }
-
-  private SourceOffsets attemptRound(
-      String tableName,
-      TableIdentifier id,
-      Table table,
-      List<FilesWritten> round,
-      SourceOffsets committed,
-      long started,
-      boolean retried) {
-    SourceOffsets next = committed;
-    List<FilesWritten> fresh = new ArrayList<>();
-    for (FilesWritten batch : round) {
-      if (alreadyCommitted(batch, committed)) {
-        metrics.replaysSkipped.increment();
-        pending.delete(pendingKey(batch));
-      } else {
-        noteOverlap(batch, committed);
-        fresh.add(batch);
-        next = next.with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
-      }
-    }
-    if (fresh.isEmpty()) {
-      if (retried) {
-        // Another writer (a zombie of this task) committed the round; its trigger may be lost.
-        announce(
-            tableName,
-            table,
-            round.stream().mapToLong(FilesWritten::maxSourceTsMs).max().orElse(0),
-            0,
-            0,
-            0,
-            nowMs());
-      }
-      return committed;
-    }
-    // The round's change-log rows first (exactly once by their own offsets), then the table.
-    ChangeLogCommitter.commit(tables, fresh);
-    RoundDelta delta = RoundDelta.of(table, tableName, fresh, next);
-    try {
-      delta.delta.commit();
-    } catch (ValidationException e) {
-      delta.writtenHere.forEach(
-          path -> table.io().deleteFile(path)); // written again from the new state
-      LOG.warn(
-          "Commit to {} realtime conflicted ({}); re-reading committed offsets",
-          id,
-          e.getMessage());
-      throw new Conflict(e);
-    }
-    long committedAt = nowMs();
-    delta.obsolete.forEach(path -> table.io().deleteFile(path));
-    fresh.forEach(batch -> pending.delete(pendingKey(batch)));
-    for (FilesWritten batch : fresh) {
-      if (!batch.dataFiles().isEmpty() || !batch.deleteFiles().isEmpty()) {
-        metrics.hops.record(Hop.FLUSH_TO_REALTIME, batch.writtenAtMs(), committedAt);
-      }
-    }
-    counted(delta, started, committedAt);
-    announce(
-        tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys, committedAt);
-    return next.truncatedAt(delta.truncatedAt);
-  }
-
-  /** Kafka Streams' clock, read once per punctuation or record; {@link #nowMs} adds the time since. */
-  private void startClock() {
-    clockMs = context.currentSystemTimeMs();
-    clockNanos = System.nanoTime();
-  }
-
-  /** The time now: the clock of this punctuation or record, plus the time its work took so far. */
-  private long nowMs() {
-    return clockMs + (System.nanoTime() - clockNanos) / 1_000_000;
-  }
-
-  private void counted(RoundDelta round, long startedNanos, long now) {
-    metrics.committed(round, startedNanos, now);
-    progressCommits++;
-    progressRows += round.rows;
-  }
-
-  private void announce(
-      String tableName, Table table, long maxTs, int batches, long rows, long keys, long now) {
-    Snapshot head = table.snapshot(Branches.REALTIME);
-    RealtimeCommitted event = new RealtimeCommitted(
-        tableName, head.snapshotId(), head.sequenceNumber(), maxTs, batches, rows, keys, now);
-    context.forward(new Record<String, Object>(event.table(), event, now));
-  }
-
-  private void logProgress() {
-    long now = context.currentSystemTimeMs();
+  private void logProgress(long now) {
     if (now - progressAtMs >= PROGRESS_EVERY_MS) {
       double seconds = (now - progressAtMs) / 1000.0;
       if (progressCommits > 0) {
@@ -459,7 +292,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
   }
 
-  private static String pendingKey(FilesWritten batch) {
+  static String pendingKey(FilesWritten batch) {
     return batch.table()
         + '\u0000'
         + batch.sourceTopic()

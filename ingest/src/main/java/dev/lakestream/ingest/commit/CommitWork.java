@@ -1,0 +1,366 @@
+package dev.lakestream.ingest.commit;
+
+import dev.lakestream.common.app.Health;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CommitRetry;
+import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.common.metrics.Hops.Hop;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.changelog.ChangeLogCommitter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One commit of the batches the {@link RealtimeCommitter} holds, table by table: what reaches the
+ * catalog and the table's storage. It touches neither the committer's store nor its Kafka context,
+ * so it may run on a thread other than the stream thread; what the store and the topics must learn
+ * of it (the batches no longer pending, the events to forward) it returns as a {@link Done}, which
+ * the committer applies on the stream thread, in the task's transaction.
+ *
+ * <p>Until that transaction commits, the batches stay pending: after a crash they are read again,
+ * found at or below the source offsets the branch records, and skipped (see {@link
+ * RealtimeCommitter}).
+ */
+final class CommitWork {
+
+  /**
+   * A batch this run committed, skipped as committed before, or refused: it leaves the store unless
+   * the store meanwhile holds another batch under its key (one that starts at the same offset, after
+   * the source offsets were reset), which is still to commit.
+   */
+  record Settled(String key, long lastOffset, long writtenAtMs) {
+    Settled(FilesWritten batch) {
+      this(RealtimeCommitter.pendingKey(batch), batch.lastOffset(), batch.writtenAtMs());
+    }
+
+    boolean is(FilesWritten stored) {
+      return stored != null
+          && stored.lastOffset() == lastOffset
+          && stored.writtenAtMs() == writtenAtMs;
+    }
+  }
+
+  /**
+   * What a run did: the batches it settled; {@code forwards} the realtime-commit events and dead
+   * letters, in order; {@code missingTables} the tables not in the catalog, whose batches stay
+   * pending.
+   */
+  record Done(
+      List<Settled> settled,
+      List<Record<String, Object>> forwards,
+      List<String> missingTables,
+      int commits,
+      long rows) {}
+
+  private static final Logger LOG = LoggerFactory.getLogger(CommitWork.class);
+
+  private final IngestConfig config;
+  private final TableManager tables;
+  private final RealtimeMetrics metrics;
+  private final Health health;
+  private final long startMs;
+  private final long startNanos;
+  private final List<Settled> settled = new ArrayList<>();
+  private final List<Record<String, Object>> forwards = new ArrayList<>();
+  private final List<String> missingTables = new ArrayList<>();
+  private int commits;
+  private long rows;
+
+  /** A run begun at {@code startMs}, on the clock of the committer's stream thread. */
+  CommitWork(
+      IngestConfig config,
+      TableManager tables,
+      RealtimeMetrics metrics,
+      Health health,
+      long startMs) {
+    this.config = config;
+    this.tables = tables;
+    this.metrics = metrics;
+    this.health = health;
+    this.startMs = startMs;
+    this.startNanos = System.nanoTime();
+  }
+
+  /** Commits the pending batches of each table (in the order given); call once. */
+  Done run(Map<String, List<FilesWritten>> batchesByTable) {
+    batchesByTable.forEach(this::commitTable);
+    return new Done(settled, forwards, missingTables, commits, rows);
+  }
+
+  /**
+   * Commits the pending batches of {@code tableName}. A table dropped from the catalog keeps its
+   * batches pending: ingest creates it again with the next change it receives for it (the way to
+   * change a table's primary key is to drop it and snapshot the source again), and they are
+   * committed to the new table.
+   */
+  private void commitTable(String tableName, List<FilesWritten> batches) {
+    try {
+      commitPending(tableName, batches);
+    } catch (NoSuchTableException e) {
+      tables.forget(tableName);
+      missingTables.add(tableName);
+    }
+  }
+
+  private void commitPending(String tableName, List<FilesWritten> batches) {
+    if (batches.isEmpty()) {
+      return;
+    }
+    TableIdentifier id = TableIdentifier.parse(tableName);
+    Table table = tables.refresh(id);
+    SourceOffsets committed = SourceOffsets.of(table, Branches.REALTIME);
+    List<FilesWritten> toCommit = new ArrayList<>();
+    long now = nowMs();
+    for (FilesWritten batch : batches) {
+      String problem = alreadyCommitted(batch, committed) ? null : problem(table, batch, now);
+      if (problem != null) {
+        // Its offsets are committed without its files: the partition's later batches (and the
+        // flushes that wait for it) go on; its changes are in the dead-letter topic.
+        refuse(batch, problem);
+        toCommit.add(batch.withoutFiles());
+      } else if (alreadyCommitted(batch, committed)) {
+        metrics.replaysSkipped.increment();
+        LOG.info(
+            "Skipping batch {} offsets {}..{} of {}: already committed to {} (last offset {})",
+            batch.sourcePartitionName(),
+            batch.firstOffset(),
+            batch.lastOffset(),
+            tableName,
+            Branches.REALTIME,
+            committed.last(batch.sourceTopic(), batch.sourcePartition()));
+        settled.add(new Settled(batch));
+      } else {
+        toCommit.add(batch);
+      }
+    }
+    if (toCommit.isEmpty()) {
+      // The trigger for the skipped batches may have been lost with the crashed transaction.
+      announce(tableName, table, batches.get(batches.size() - 1).maxSourceTsMs(), 0, 0, 0, nowMs());
+      return;
+    }
+    for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
+      // A truncate first, alone: the round's other batches are then measured against it.
+      List<FilesWritten> truncates =
+          round.stream().filter(FilesWritten::isTruncate).toList();
+      for (FilesWritten truncate : truncates) {
+        committed = commitRound(tableName, id, table, List.of(truncate), committed);
+      }
+      List<FilesWritten> batchesOfRound =
+          round.stream().filter(b -> !b.isTruncate()).toList();
+      if (!batchesOfRound.isEmpty()) {
+        committed = commitRound(tableName, id, table, batchesOfRound, committed);
+      }
+    }
+  }
+
+  private static boolean alreadyCommitted(FilesWritten batch, SourceOffsets committed) {
+    return batch.lastOffset() <= committed.last(batch.sourceTopic(), batch.sourcePartition());
+  }
+
+  /**
+   * Why {@code batch} must not be committed (its files are gone), or null. A batch that waited
+   * longer than the longest stall is reported either way; only batches that waited at all have
+   * their files looked up.
+   */
+  private String problem(Table table, FilesWritten batch, long now) {
+    if (batch.tableUuid() != null && !batch.tableUuid().equals(table.uuid().toString())) {
+      return "it was written for table " + batch.table() + " " + batch.tableUuid()
+          + ", which was dropped; the table of" + " that name now is another (" + table.uuid()
+          + ")";
+    }
+    try {
+      batch.dataFiles(table.specs());
+      batch.deleteFiles(table.specs());
+    } catch (RuntimeException e) {
+      return "its files cannot be read as the files they claim to be: " + e.getMessage();
+    }
+    long waited = now - batch.writtenAtMs();
+    if (waited > config.pipeline().maxStallMs()) {
+      String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets "
+          + batch.firstOffset()
+          + ".." + batch.lastOffset() + ") waited " + waited / 60_000
+          + " min for its commit, longer than "
+          + PipelineConfig.MAX_STALL_MS + " (" + config.pipeline().maxStallMs() / 60_000
+          + " min): batches before it"
+          + " may have been dropped by the topics' retention; run `lakestream verify` and re-snapshot the table if it"
+          + " differs";
+      LOG.error("{}", what);
+      health.problem("ingest table " + batch.table(), what);
+    }
+    if (waited < RealtimeCommitter.CHECK_FILES_AFTER_MS) {
+      return null;
+    }
+    List<String> files = new ArrayList<>();
+    batch.dataFiles().forEach(f -> files.add(f.path()));
+    batch.deleteFiles().forEach(f -> files.add(f.path()));
+    for (String path : files) {
+      if (!table.io().newInputFile(path).exists()) {
+        return "file " + path + " of the batch is gone (written " + waited / 60_000
+            + " min ago); committing it would" + " break every reader of " + batch.table();
+      }
+    }
+    return null;
+  }
+
+  /** Dead-letters {@code batch}: its source offsets are named, so the user knows what to re-snapshot. */
+  private void refuse(FilesWritten batch, String why) {
+    metrics.refused.increment();
+    String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
+        + ".." + batch.lastOffset()
+        + " not committed to " + batch.table() + ": " + why + "; its " + batch.changes()
+        + " changes are not on the"
+        + " table: re-snapshot it (README, \"When main differs from the source\")";
+    LOG.error("{}", reason);
+    health.problem("ingest table " + batch.table(), reason);
+    forwards.add(new Record<String, Object>(
+        batch.table(),
+        batch,
+        nowMs(),
+        DeadLetters.headers(
+            new RecordHeaders(),
+            batch.sourceTopic(),
+            batch.sourcePartition(),
+            batch.firstOffset(),
+            "realtime-commit",
+            reason)));
+  }
+
+  /** Logs a batch that starts at or below the committed offset: its source offsets were reset. */
+  private void noteOverlap(FilesWritten batch, SourceOffsets committed) {
+    long last = committed.last(batch.sourceTopic(), batch.sourcePartition());
+    if (batch.firstOffset() <= last) {
+      metrics.overlapping.increment();
+      LOG.warn(
+          "Batch {} offsets {}..{} of {} starts at or below the committed offset {} of branch realtime (the source"
+              + " offsets were reset): committing it, its changes applied again as upserts",
+          batch.sourcePartitionName(),
+          batch.firstOffset(),
+          batch.lastOffset(),
+          batch.table(),
+          last);
+    }
+  }
+
+  private SourceOffsets commitRound(
+      String tableName,
+      TableIdentifier id,
+      Table table,
+      List<FilesWritten> round,
+      SourceOffsets committed) {
+    long started = System.nanoTime();
+    try {
+      return CommitRetry.onConflict(Conflict.class, attempt -> {
+        if (attempt == 1) {
+          return attemptRound(tableName, id, table, round, committed, started, false);
+        }
+        metrics.retries.increment();
+        table.refresh(); // another writer committed: its offsets count, and the files it removed
+        return attemptRound(
+            tableName, id, table, round, SourceOffsets.of(table, Branches.REALTIME), started, true);
+      });
+    } catch (Conflict e) {
+      throw new IllegalStateException(
+          "cannot commit to " + id + " branch realtime: another writer keeps adding files ("
+              + e.getCause().getMessage() + ")",
+          e.getCause());
+    }
+  }
+
+  /** The commit of a round lost to another writer's: attempted again from the branch as it is now. */
+  private static final class Conflict extends RuntimeException {
+    Conflict(ValidationException cause) {
+      super(cause.getMessage(), cause);
+    }
+  }
+
+  private SourceOffsets attemptRound(
+      String tableName,
+      TableIdentifier id,
+      Table table,
+      List<FilesWritten> round,
+      SourceOffsets committed,
+      long started,
+      boolean retried) {
+    SourceOffsets next = committed;
+    List<FilesWritten> fresh = new ArrayList<>();
+    for (FilesWritten batch : round) {
+      if (alreadyCommitted(batch, committed)) {
+        metrics.replaysSkipped.increment();
+        settled.add(new Settled(batch));
+      } else {
+        noteOverlap(batch, committed);
+        fresh.add(batch);
+        next = next.with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
+      }
+    }
+    if (fresh.isEmpty()) {
+      if (retried) {
+        // Another writer (a zombie of this task) committed the round; its trigger may be lost.
+        announce(
+            tableName,
+            table,
+            round.stream().mapToLong(FilesWritten::maxSourceTsMs).max().orElse(0),
+            0,
+            0,
+            0,
+            nowMs());
+      }
+      return committed;
+    }
+    // The round's change-log rows first (exactly once by their own offsets), then the table.
+    ChangeLogCommitter.commit(tables, fresh);
+    RoundDelta delta = RoundDelta.of(table, tableName, fresh, next);
+    try {
+      delta.delta.commit();
+    } catch (ValidationException e) {
+      delta.writtenHere.forEach(
+          path -> table.io().deleteFile(path)); // written again from the new state
+      LOG.warn(
+          "Commit to {} realtime conflicted ({}); re-reading committed offsets",
+          id,
+          e.getMessage());
+      throw new Conflict(e);
+    }
+    long committedAt = nowMs();
+    delta.obsolete.forEach(path -> table.io().deleteFile(path));
+    fresh.forEach(batch -> settled.add(new Settled(batch)));
+    for (FilesWritten batch : fresh) {
+      if (!batch.dataFiles().isEmpty() || !batch.deleteFiles().isEmpty()) {
+        metrics.hops.record(Hop.FLUSH_TO_REALTIME, batch.writtenAtMs(), committedAt);
+      }
+    }
+    metrics.committed(delta, started, committedAt);
+    commits++;
+    rows += delta.rows;
+    announce(
+        tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys, committedAt);
+    return next.truncatedAt(delta.truncatedAt);
+  }
+
+  /** The time now: the clock of the run's start, plus the time its work took so far. */
+  private long nowMs() {
+    return startMs + (System.nanoTime() - startNanos) / 1_000_000;
+  }
+
+  private void announce(
+      String tableName, Table table, long maxTs, int batches, long rows, long keys, long now) {
+    Snapshot head = table.snapshot(Branches.REALTIME);
+    RealtimeCommitted event = new RealtimeCommitted(
+        tableName, head.snapshotId(), head.sequenceNumber(), maxTs, batches, rows, keys, now);
+    forwards.add(new Record<String, Object>(event.table(), event, now));
+  }
+}
