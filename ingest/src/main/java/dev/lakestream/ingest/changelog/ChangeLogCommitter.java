@@ -48,7 +48,9 @@ public final class ChangeLogCommitter {
   private static List<FilesWritten> append(
       TableManager tables, TableIdentifier id, List<FilesWritten> logged) {
     Table log = tables.refresh(id);
-    SourceOffsets done = SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH);
+    // The offsets and the validation from one snapshot (other threads refresh the shared table).
+    Snapshot base = log.snapshot(SnapshotRef.MAIN_BRANCH);
+    SourceOffsets done = SourceOffsets.at(log, base);
     List<FilesWritten> todo = new ArrayList<>();
     SourceOffsets next = done;
     for (FilesWritten b : logged) {
@@ -60,7 +62,6 @@ public final class ChangeLogCommitter {
     if (todo.isEmpty()) {
       return List.of();
     }
-    Snapshot base = log.currentSnapshot();
     RowDelta append = InlineManifestWork.on(log.newRowDelta());
     if (base != null) {
       append

@@ -157,12 +157,12 @@ final class CommitWork {
       List<FilesWritten> truncates =
           round.stream().filter(FilesWritten::isTruncate).toList();
       for (FilesWritten truncate : truncates) {
-        committed = commitRound(tableName, id, table, List.of(truncate), committed);
+        commitRound(tableName, id, table, List.of(truncate));
       }
       List<FilesWritten> batchesOfRound =
           round.stream().filter(b -> !b.isTruncate()).toList();
       if (!batchesOfRound.isEmpty()) {
-        committed = commitRound(tableName, id, table, batchesOfRound, committed);
+        commitRound(tableName, id, table, batchesOfRound);
       }
     }
   }
@@ -256,21 +256,15 @@ final class CommitWork {
   }
 
   private SourceOffsets commitRound(
-      String tableName,
-      TableIdentifier id,
-      Table table,
-      List<FilesWritten> round,
-      SourceOffsets committed) {
+      String tableName, TableIdentifier id, Table table, List<FilesWritten> round) {
     long started = System.nanoTime();
     try {
       return CommitRetry.onConflict(Conflict.class, attempt -> {
-        if (attempt == 1) {
-          return attemptRound(tableName, id, table, round, committed, started, false);
+        if (attempt > 1) {
+          metrics.retries.increment();
+          table.refresh(); // another writer committed: its offsets count, and the files it removed
         }
-        metrics.retries.increment();
-        table.refresh(); // another writer committed: its offsets count, and the files it removed
-        return attemptRound(
-            tableName, id, table, round, SourceOffsets.of(table, Branches.REALTIME), started, true);
+        return attemptRound(tableName, id, table, round, started, attempt > 1);
       });
     } catch (Conflict e) {
       throw new IllegalStateException(
@@ -292,9 +286,13 @@ final class CommitWork {
       TableIdentifier id,
       Table table,
       List<FilesWritten> round,
-      SourceOffsets committed,
       long started,
       boolean retried) {
+    // One snapshot for both the offsets and the commit's validation: the table is shared with
+    // other threads, which refresh it, and offsets older than the validation's base would let a
+    // batch another writer committed in between be committed again.
+    Snapshot base = table.snapshot(Branches.REALTIME);
+    SourceOffsets committed = SourceOffsets.at(table, base);
     SourceOffsets next = committed;
     List<FilesWritten> fresh = new ArrayList<>();
     for (FilesWritten batch : round) {
@@ -323,7 +321,7 @@ final class CommitWork {
     }
     // The round's change-log rows first (exactly once by their own offsets), then the table.
     ChangeLogCommitter.commit(tables, fresh);
-    RoundDelta delta = RoundDelta.of(table, tableName, fresh, next);
+    RoundDelta delta = RoundDelta.of(table, base, tableName, fresh, next);
     try {
       delta.delta.commit();
     } catch (ValidationException e) {

@@ -75,8 +75,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private static final long PROGRESS_EVERY_MS = 10_000;
   /** How often the stream thread looks for the outcome of a commit in flight. */
   private static final long POLL_MS = 20;
-  /** How long a closing task waits for its commit in flight. */
-  private static final Duration CLOSE_WAIT = Duration.ofMinutes(2);
+  /** How long a closing task waits for its commit in flight (well within the transaction timeout). */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
 
   private final IngestConfig config;
   private final TableManager tables;
@@ -105,6 +105,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   public void init(ProcessorContext<String, Object> context) {
     this.context = context;
     this.pending = context.getStateStore(STORE);
+    pendingPerTable.clear(); // a suspended task is initialized again
     try (KeyValueIterator<String, FilesWritten> it = pending.all()) {
       it.forEachRemaining(e -> pendingPerTable.merge(e.value.table(), 1, Integer::sum));
     }
@@ -260,9 +261,14 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     if (worker == null) {
       return;
     }
-    worker.shutdown();
+    ExecutorService closing = worker;
+    worker = null; // a suspended task that resumes starts another
+    closing.shutdown();
     try {
-      if (!worker.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+      if (closing.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        inFlight = null;
+      } else {
+        // Kept: a resumed task starts no commit before this one ends.
         LOG.warn(
             "The realtime commit of task {} still runs after {} s; closing without it (the task's next"
                 + " owner's commit is validated against it)",

@@ -47,9 +47,13 @@ final class RoundDelta {
     this.truncatedAt = truncatedAt;
   }
 
+  /** The round over {@code base}, the realtime head its offsets {@code next} were read from. */
   static RoundDelta of(
-      Table table, String tableName, List<FilesWritten> batches, SourceOffsets next) {
-    Snapshot base = table.snapshot(Branches.REALTIME);
+      Table table,
+      Snapshot base,
+      String tableName,
+      List<FilesWritten> batches,
+      SourceOffsets next) {
     RowDelta delta = InlineManifestWork.on(table.newRowDelta()).toBranch(Branches.REALTIME);
     if (base != null) {
       delta
