@@ -255,16 +255,17 @@ final class CommitWork {
     }
   }
 
-  private SourceOffsets commitRound(
+  private void commitRound(
       String tableName, TableIdentifier id, Table table, List<FilesWritten> round) {
     long started = System.nanoTime();
     try {
-      return CommitRetry.onConflict(Conflict.class, attempt -> {
+      CommitRetry.onConflict(Conflict.class, attempt -> {
         if (attempt > 1) {
           metrics.retries.increment();
           table.refresh(); // another writer committed: its offsets count, and the files it removed
         }
-        return attemptRound(tableName, id, table, round, started, attempt > 1);
+        attemptRound(tableName, id, table, round, started, attempt > 1);
+        return null;
       });
     } catch (Conflict e) {
       throw new IllegalStateException(
@@ -281,7 +282,7 @@ final class CommitWork {
     }
   }
 
-  private SourceOffsets attemptRound(
+  private void attemptRound(
       String tableName,
       TableIdentifier id,
       Table table,
@@ -317,7 +318,7 @@ final class CommitWork {
             0,
             nowMs());
       }
-      return committed;
+      return;
     }
     // The round's change-log rows first (exactly once by their own offsets), then the table.
     ChangeLogCommitter.commit(tables, fresh);
@@ -346,7 +347,6 @@ final class CommitWork {
     rows += delta.rows;
     announce(
         tableName, table, delta.maxSourceTsMs, fresh.size(), delta.rows, delta.keys, committedAt);
-    return next.truncatedAt(delta.truncatedAt);
   }
 
   /** The time now: the clock of the run's start, plus the time its work took so far. */

@@ -166,12 +166,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     Map<String, List<FilesWritten>> batches = new LinkedHashMap<>();
     for (String table : pendingPerTable.keySet()) {
-      List<FilesWritten> ofTable = new ArrayList<>();
-      try (KeyValueIterator<String, FilesWritten> it =
-          pending.prefixScan(table + '\u0000', Serdes.String().serializer())) {
-        it.forEachRemaining((KeyValue<String, FilesWritten> e) -> ofTable.add(e.value));
-      }
-      batches.put(table, ofTable);
+      batches.put(table, pendingOf(table));
     }
     pendingPerTable.clear();
     nextCommitAtMs = now + config.commitIntervalMs();
@@ -218,14 +213,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     done.forwards().forEach(context::forward);
     for (String table : done.missingTables()) {
-      int waiting = 0;
-      try (KeyValueIterator<String, FilesWritten> it =
-          pending.prefixScan(table + '\u0000', Serdes.String().serializer())) {
-        while (it.hasNext()) {
-          it.next();
-          waiting++;
-        }
-      }
+      int waiting = pendingOf(table).size();
       if (waiting > 0) {
         pendingPerTable.put(table, waiting);
       }
@@ -237,6 +225,16 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     progressCommits += done.commits();
     progressRows += done.rows();
+  }
+
+  /** The batches of {@code table} in the store, in key order (by source partition and offset). */
+  private List<FilesWritten> pendingOf(String table) {
+    List<FilesWritten> batches = new ArrayList<>();
+    try (KeyValueIterator<String, FilesWritten> it =
+        pending.prefixScan(table + '\u0000', Serdes.String().serializer())) {
+      it.forEachRemaining((KeyValue<String, FilesWritten> e) -> batches.add(e.value));
+    }
+    return batches;
   }
 
   private ExecutorService worker() {
