@@ -1,6 +1,7 @@
 package dev.lakestream.ingest.buffer;
 
 import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -63,8 +64,8 @@ public final class BatchWriter {
       List<DataFile> dataFiles = List.of();
       long bytes = 0;
       if (!rows.isEmpty()) {
-        DataWriter<Record> writer =
-            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+        DataWriter<Record> writer = WithoutHadoopDefaults.open(
+            () -> writers.newDataWriter(files.newOutputFile(), table.spec(), null));
         try (writer) {
           rows.forEach(writer::write);
         }
@@ -74,8 +75,8 @@ public final class BatchWriter {
       }
       List<DeleteFile> deleteFiles = List.of();
       if (!keys.isEmpty()) {
-        EqualityDeleteWriter<Record> writer =
-            writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+        EqualityDeleteWriter<Record> writer = WithoutHadoopDefaults.open(
+            () -> writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null));
         try (writer) {
           keys.forEach(writer::write);
         }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -126,7 +127,8 @@ public final class ChangeLog {
         .format(FileFormat.PARQUET)
         .operationId(UUID.randomUUID().toString())
         .build();
-    DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), log.spec(), null);
+    DataWriter<Record> writer = WithoutHadoopDefaults.open(
+        () -> writers.newDataWriter(files.newOutputFile(), log.spec(), null));
     try (writer) {
       rows.forEach(writer::write);
     } catch (IOException e) {

@@ -6,6 +6,7 @@ import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.iceberg.SharedDeletes;
 import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import dev.lakestream.ingest.buffer.BatchWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -155,7 +156,8 @@ final class Truncation {
         .format(FileFormat.PARQUET)
         .operationId("truncate-" + UUID.randomUUID())
         .build();
-    DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+    DataWriter<Record> writer = WithoutHadoopDefaults.open(
+        () -> writers.newDataWriter(files.newOutputFile(), table.spec(), null));
     long dropped = 0;
     try (writer;
         CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))

@@ -7,6 +7,7 @@ import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.SharedDeletes;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -201,8 +202,8 @@ public final class RealtimeCompaction {
     SharedDeletes deletes = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
       for (List<DataFile> bin : bins(selected, targetBytes)) {
-        DataWriter<Record> writer =
-            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+        DataWriter<Record> writer = WithoutHadoopDefaults.open(
+            () -> writers.newDataWriter(files.newOutputFile(), table.spec(), null));
         try (writer) {
           for (DataFile f : bin) {
             FileScanTask task = tasks.get(f.location());

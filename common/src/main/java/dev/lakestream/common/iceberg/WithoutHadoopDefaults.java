@@ -1,0 +1,88 @@
+package dev.lakestream.common.iceberg;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URL;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Opens Iceberg's Parquet writers without Hadoop reading its configuration files for each one.
+ *
+ * <p>For a file that is not a {@code HadoopOutputFile} (this project's {@link LocalFileIO}, {@code
+ * S3FileIO}, any object store's FileIO), Iceberg 1.12's {@code Parquet.WriteBuilder} makes a new
+ * Hadoop {@code Configuration} per file, and the first key it sets makes that configuration parse
+ * {@code core-default.xml} (and {@code core-site.xml} if there is one) from the classpath: about
+ * 2 ms of CPU per file, which was a fifth of ingest's stream threads at 5,000 changes/s with a
+ * 500 ms flush (docs/benchmarks.md, Profile). A Parquet writer on such a file reads only Parquet's
+ * own keys ({@code parquet.*}, each with its default in Parquet's code, and the ones Iceberg sets
+ * from the table's {@code write.parquet.*} properties); neither file holds one.
+ *
+ * <p>A {@code Configuration} takes its class loader from the thread's context class loader when it
+ * is made, and reads those two files through it. {@link #open} runs the opening of a writer with a
+ * context class loader that does not find them and hands everything else (every class and every
+ * other resource) to the thread's own. The writer's output is byte for byte the same (pinned by
+ * {@code WithoutHadoopDefaultsTest}).
+ *
+ * <p>Caveat: a {@code core-site.xml} on the classpath is not read by these writers; this project
+ * configures Parquet through table properties, as Iceberg does.
+ */
+public final class WithoutHadoopDefaults {
+
+  static final Set<String> FILES = Set.of("core-default.xml", "core-site.xml");
+
+  private static volatile Hiding last;
+
+  private WithoutHadoopDefaults() {}
+
+  /** Runs {@code open} (the call that makes a Parquet writer) without Hadoop's default files. */
+  public static <T> T open(Supplier<T> open) {
+    Thread thread = Thread.currentThread();
+    ClassLoader own = thread.getContextClassLoader();
+    thread.setContextClassLoader(
+        hidingFor(own != null ? own : WithoutHadoopDefaults.class.getClassLoader()));
+    try {
+      return open.get();
+    } finally {
+      thread.setContextClassLoader(own);
+    }
+  }
+
+  private static Hiding hidingFor(ClassLoader parent) {
+    Hiding hiding = last;
+    if (hiding == null || hiding.getParent() != parent) {
+      hiding = new Hiding(parent);
+      last = hiding;
+    }
+    return hiding;
+  }
+
+  /** Delegates everything to its parent except Hadoop's two default configuration files. */
+  private static final class Hiding extends ClassLoader {
+
+    static {
+      registerAsParallelCapable();
+    }
+
+    Hiding(ClassLoader parent) {
+      super(parent);
+    }
+
+    @Override
+    public URL getResource(String name) {
+      return FILES.contains(name) ? null : super.getResource(name);
+    }
+
+    @Override
+    public Enumeration<URL> getResources(String name) throws IOException {
+      return FILES.contains(name) ? Collections.emptyEnumeration() : super.getResources(name);
+    }
+
+    @Override
+    public InputStream getResourceAsStream(String name) {
+      return FILES.contains(name) ? null : super.getResourceAsStream(name);
+    }
+  }
+}
