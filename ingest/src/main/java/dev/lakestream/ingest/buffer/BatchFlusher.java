@@ -117,8 +117,9 @@ final class BatchFlusher {
       if (entry.movedOut()) {
         continue;
       }
-      ChangeEvent event =
-          decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
+      ChangeEvent event = entry.decoded() != null
+          ? entry.decoded()
+          : decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
       Set<String> missing = event.op().leavesRow()
               && (event.op() == ChangeOp.UPDATE || entry.change().previousKey() != null)
           ? unavailable.columns(event.after(), event.rowSchema())

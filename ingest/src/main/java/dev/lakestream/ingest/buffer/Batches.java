@@ -58,8 +58,18 @@ final class Batches {
     }
   }
 
-  /** One entry of a batch: a change, or a moved-out key. */
-  record Entry(String storeKey, BufferedChange change, boolean movedOut) {}
+  /**
+   * One entry of a batch: a change, or a moved-out key. {@code decoded}: the change as admission
+   * decoded it from the same bytes, or null (decode {@code change} then).
+   */
+  record Entry(String storeKey, BufferedChange change, boolean movedOut, ChangeEvent decoded) {}
+
+  /**
+   * The most decoded changes a task keeps for its flushes. A batch of the demo's settings holds a
+   * few thousand; a larger one (a long flush interval while draining a backlog) has the rest decoded
+   * again at its flush, so the heap holds at most this many trees per task.
+   */
+  static final int MAX_DECODED = 20_000;
 
   static final String NEW_KEY_HEADER = "__debezium.newkey";
   private static final char SEP = '\u0000';
@@ -78,6 +88,11 @@ final class Batches {
    * mirrors the store: both change only here, and both are rebuilt when the task is (re)initialized.
    */
   private final Map<String, Integer> sizes = new HashMap<>();
+  /**
+   * The decoded form of changes stored unchanged (as they came from Kafka), by store key, so their
+   * flush need not decode them again. Not rebuilt after a restart: those flushes decode.
+   */
+  private final Map<String, ChangeEvent> decoded = new HashMap<>();
 
   Batches(
       KeyValueStore<String, BufferedChange> store,
@@ -162,12 +177,17 @@ final class Batches {
       batch.keys++;
     }
     put(batch, prefix + keyJson, change);
+    // Only a change stored as it came holds exactly what the event was decoded from.
+    if (change.value() == value && change.key() == key && decoded.size() < MAX_DECODED) {
+      decoded.put(prefix + keyJson, event);
+    }
     return batch;
   }
 
   private void put(Batch batch, String storeKey, BufferedChange change) {
     int size = change.sizeInBytes();
     Integer replaced = sizes.put(storeKey, size);
+    decoded.remove(storeKey);
     if (replaced != null) {
       batch.bytes -= replaced;
     }
@@ -246,8 +266,9 @@ final class Batches {
         store.prefixScan(batch.prefix(), Serdes.String().serializer())) {
       while (it.hasNext()) {
         KeyValue<String, BufferedChange> e = it.next();
+        boolean movedOut = e.key.charAt(batch.prefix().length()) == MOVED;
         out.add(new Entry(
-            e.key, schemaTexts.expand(e.value), e.key.charAt(batch.prefix().length()) == MOVED));
+            e.key, schemaTexts.expand(e.value), movedOut, movedOut ? null : decoded.get(e.key)));
       }
     }
     return out;
@@ -259,6 +280,7 @@ final class Batches {
     entries.forEach(e -> {
       store.put(e.storeKey(), null);
       sizes.remove(e.storeKey());
+      decoded.remove(e.storeKey());
     });
     open.remove(batch.prefix());
   }

@@ -97,6 +97,42 @@ class BatchesTest {
     assertThat(batches.open().values().iterator().next().keys).isEqualTo(1);
   }
 
+  @Test
+  void aChangeStoredAsItCameKeepsItsDecodedFormAndAFilledOrRestoredOneDoesNot() {
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 5).keepingValues(1.0);
+    List<Change> rows = gen.snapshot(3);
+    Batches batches = batches();
+    for (int i = 0; i < rows.size(); i++) {
+      add(batches, rows.get(i), i, Set.of());
+    }
+    // Filled from the key's change in the batch: stored with other bytes than it came with.
+    add(batches, gen.updates(List.of(rows.get(0).key())).get(0), 3, TOASTED);
+    Batches.Batch batch = batches.open().values().iterator().next();
+
+    for (Batches.Entry e : batches.entries(batch)) {
+      if (e.change().offset() == 3) {
+        assertThat(e.decoded()).as("the filled change").isNull();
+      } else {
+        assertThat(e.decoded()).as("change at %d", e.change().offset()).isNotNull();
+        assertThat(e.decoded())
+            .as("the kept form is what its stored bytes decode to")
+            .isEqualTo(decode(e.change().key(), e.change().value()));
+      }
+    }
+
+    Batches restarted = batches();
+    restarted.restore(0);
+    assertThat(restarted.entries(restarted.open().values().iterator().next()))
+        .as("after a restart every change is decoded from the store")
+        .allSatisfy(e -> assertThat(e.decoded()).isNull());
+
+    batches.clear(batch, batches.entries(batch));
+    add(batches, rows.get(1), 4, Set.of());
+    Batches.Batch next = batches.open().values().iterator().next();
+    assertThat(batches.entries(next)).singleElement().satisfies(e -> assertThat(e.decoded())
+        .isEqualTo(decode(e.change().key(), e.change().value())));
+  }
+
   private void add(Batches batches, Change change, long offset, Set<String> toasted) {
     byte[] key = DebeziumJson.key(change, true);
     byte[] value = DebeziumJson.value(change, true, toasted);
