@@ -36,6 +36,13 @@ class IngestAppTest {
   }
 
   @Test
+  void tasksDoNotIdleUnlessTheUserSaysSo() {
+    assertThat(props(Map.of()).getProperty("max.task.idle.ms")).isEqualTo("-1");
+    assertThat(props(Map.of("max.task.idle.ms", "0")).getProperty("max.task.idle.ms"))
+        .isEqualTo("0");
+  }
+
+  @Test
   void onlyAPatternSubscriptionRefreshesMetadataEveryTenSeconds() {
     assertThat(props(Map.of())).doesNotContainKey("metadata.max.age.ms");
     Properties pattern = props(Map.of(IngestConfig.TOPICS_REGEX, "dbserver1\\.inventory\\..*"));
