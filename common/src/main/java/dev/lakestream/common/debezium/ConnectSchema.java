@@ -24,7 +24,8 @@ public record ConnectSchema(
     ConnectSchema items,
     ConnectSchema keys,
     ConnectSchema values,
-    String fingerprint) {
+    String fingerprint,
+    Map<String, Field> fieldsByName) {
 
   /** One field of a struct schema. */
   public record Field(String name, ConnectSchema schema) {}
@@ -33,13 +34,9 @@ public record ConnectSchema(
     return "struct".equals(type);
   }
 
+  /** The field of that name (the first, should a schema repeat a name), or null. */
   public Field field(String fieldName) {
-    for (Field f : fields) {
-      if (f.name().equals(fieldName)) {
-        return f;
-      }
-    }
-    return null;
+    return fieldsByName.get(fieldName);
   }
 
   /** Parses a Connect JSON schema node; throws {@link IllegalArgumentException} when it is not one. */
@@ -67,6 +64,9 @@ public record ConnectSchema(
     ConnectSchema items = "array".equals(type) ? parse(node.get("items")) : null;
     ConnectSchema keys = "map".equals(type) ? parse(node.get("keys")) : null;
     ConnectSchema values = "map".equals(type) ? parse(node.get("values")) : null;
+    // Row conversion looks every column up by name: a map, not a scan of a wide table's fields.
+    Map<String, Field> byName = new LinkedHashMap<>();
+    fields.forEach(f -> byName.putIfAbsent(f.name(), f));
     return new ConnectSchema(
         type,
         name,
@@ -76,7 +76,8 @@ public record ConnectSchema(
         items,
         keys,
         values,
-        fingerprintOf(node));
+        fingerprintOf(node),
+        Collections.unmodifiableMap(byName));
   }
 
   private static String fingerprintOf(JsonNode node) {

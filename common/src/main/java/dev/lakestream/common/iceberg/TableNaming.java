@@ -1,5 +1,7 @@
 package dev.lakestream.common.iceberg;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.iceberg.catalog.Namespace;
@@ -18,6 +20,8 @@ public final class TableNaming {
 
   private final Pattern pattern;
   private final String replacement;
+  /** Every record asks for its topic's table: the answers, by topic (a pipeline's topics are few). */
+  private final Map<String, TableIdentifier> tables = new ConcurrentHashMap<>();
 
   public TableNaming(String regex, String replacement) {
     this.pattern = Pattern.compile(regex);
@@ -37,6 +41,16 @@ public final class TableNaming {
 
   /** The table of {@code topic}; throws {@link IllegalArgumentException} when the topic does not match. */
   public TableIdentifier tableFor(String topic) {
+    TableIdentifier known = tables.get(topic);
+    if (known != null) {
+      return known;
+    }
+    TableIdentifier table = map(topic);
+    tables.put(topic, table);
+    return table;
+  }
+
+  private TableIdentifier map(String topic) {
     Matcher m = pattern.matcher(topic);
     if (!m.matches()) {
       throw new IllegalArgumentException(

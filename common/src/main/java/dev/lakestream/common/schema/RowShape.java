@@ -28,28 +28,49 @@ public record RowShape(Types.StructType type, List<String> keyColumns, String fi
       }
     };
 
+    /**
+     * The last shape by the very schema instance it came from: the decoder hands out one instance
+     * per distinct schema text, so most records skip building and hashing the fingerprint (the
+     * schema's whole text).
+     */
+    private ConnectSchema lastSchema;
+
+    private List<String> lastKeyColumns;
+    private RowShape lastShape;
+
     public RowShape of(ChangeEvent event) {
       List<String> keyColumns = new ArrayList<>();
       event.key().fieldNames().forEachRemaining(keyColumns::add);
       if (event.hasSchemas()) {
         ConnectSchema schema = event.rowSchema();
-        String fingerprint = keyColumns + schema.fingerprint();
-        RowShape shape = cache.get(fingerprint);
-        if (shape == null) {
-          for (String key : keyColumns) {
-            if (schema.field(key) == null) {
-              throw new BadChangeException("row schema lacks primary-key column \"" + key + "\"");
-            }
-          }
-          shape = new RowShape(
-              TypeMapping.rowType(schema, keyColumns), List.copyOf(keyColumns), fingerprint);
-          cache.put(fingerprint, shape);
+        if (schema == lastSchema && keyColumns.equals(lastKeyColumns)) {
+          return lastShape;
         }
+        RowShape shape = byFingerprint(schema, keyColumns);
+        lastSchema = schema;
+        lastKeyColumns = keyColumns;
+        lastShape = shape;
         return shape;
       }
       Types.StructType type =
           TypeMapping.inferRowType(event.after() != null ? event.after() : event.key(), keyColumns);
       return new RowShape(type, List.copyOf(keyColumns), keyColumns + type.toString());
+    }
+
+    private RowShape byFingerprint(ConnectSchema schema, List<String> keyColumns) {
+      String fingerprint = keyColumns + schema.fingerprint();
+      RowShape shape = cache.get(fingerprint);
+      if (shape == null) {
+        for (String key : keyColumns) {
+          if (schema.field(key) == null) {
+            throw new BadChangeException("row schema lacks primary-key column \"" + key + "\"");
+          }
+        }
+        shape = new RowShape(
+            TypeMapping.rowType(schema, keyColumns), List.copyOf(keyColumns), fingerprint);
+        cache.put(fingerprint, shape);
+      }
+      return shape;
     }
   }
 }

@@ -27,6 +27,40 @@ class SourcePositionTest {
   }
 
   @Test
+  void debeziumsSequenceFormReadsAsJsonWouldReadIt() {
+    long[] first = new long[1];
+    assertThat(DebeziumDecoder.firstOfTwoLsns("[\"22212912\",\"22217936\"]", first))
+        .isEqualTo(DebeziumDecoder.Read.NUMBER);
+    assertThat(first[0]).isEqualTo(22212912L);
+    assertThat(DebeziumDecoder.firstOfTwoLsns("[null,\"7\"]", first))
+        .isEqualTo(DebeziumDecoder.Read.NULL);
+    for (String other : new String[] {
+      "[\"1\", \"2\"]",
+      "[\"1\"]",
+      "[\"1\",\"2\",\"3\"]",
+      "[\"x\",\"2\"]",
+      "[1,2]",
+      "[\"\",\"2\"]",
+      "[\"1234567890123456789\",\"2\"]",
+      "[\"1\",\"2\"] ",
+      "[]"
+    }) {
+      assertThat(DebeziumDecoder.firstOfTwoLsns(other, first))
+          .as(other)
+          .isEqualTo(DebeziumDecoder.Read.OTHER);
+    }
+    // What the JSON reading makes of the other forms stays as it was.
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":2,\"sequence\":\"[\\\"1\\\", \\\"2\\\"]\"}")
+            .commitLsn())
+        .isEqualTo(1L);
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":2,\"sequence\":\"[\\\"1\\\"]\"}").commitLsn())
+        .isNull();
+    assertThat(decode("{\"ts_ms\":1,\"lsn\":2,\"sequence\":\"[\\\"x\\\",\\\"2\\\"]\"}")
+            .commitLsn())
+        .isNull();
+  }
+
+  @Test
   void mysqlOrdersByBinlogFileNumberPositionAndRow() {
     SourcePosition p = decode("{\"ts_ms\":1,\"file\":\"mysql-bin.000003\",\"pos\":154,\"row\":2}");
     assertThat(p.order()).hasValueSatisfying(o -> assertThat(o).containsExactly(3L, 154L, 2L));
