@@ -255,6 +255,21 @@ class IngestTopologyTest {
   }
 
   @Test
+  void aColumnAddedWithinABatchIsWrittenForTheChangesAdmittedBeforeIt() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9);
+      ingest.send(gen.next(150), true);
+      TestTable altered = table.withColumn("signup", ColumnType.DATE);
+      gen.alter(altered);
+      ingest.send(gen.next(150), true);
+      ingest.flushAndCommit();
+      assertThat(ingest.table(table).schema().findField("signup")).isNotNull();
+      assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
+    }
+  }
+
+  @Test
   void deleteThenReinsertOfOneKeyInOneBatchLeavesTheReinsertedRow() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {

@@ -4,6 +4,7 @@ import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
 import dev.lakestream.common.schema.RowConverter;
@@ -44,7 +45,12 @@ import org.slf4j.LoggerFactory;
 final class Admission {
 
   /** A change that fits its table. */
-  record Admitted(TableIdentifier table, ChangeEvent event, boolean logged) {}
+  /**
+   * An admitted change; {@code row}: its row as converted for the table's schema {@code schemaId}
+   * (with the source-position column, left empty), null for a delete.
+   */
+  record Admitted(
+      TableIdentifier table, ChangeEvent event, boolean logged, int schemaId, Record row) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(Admission.class);
   /** How stale the table a batch is written for may be (one catalog read per table per second at most). */
@@ -57,6 +63,8 @@ final class Admission {
   private final RowShape.Resolver shapes = new RowShape.Resolver();
   /** Key columns by table and schema id. */
   private final Map<TableIdentifier, Map<Integer, Types.StructType>> keyTypes = new HashMap<>();
+
+  private final Map<TableIdentifier, Map<Integer, Types.StructType>> rowTypes = new HashMap<>();
   /** Shapes (the resolver returns one instance per schema) each table already holds. */
   private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
 
@@ -96,12 +104,15 @@ final class Admission {
       throw new BadChangeException("cannot decode the record: " + e, e);
     }
     Table table = ensure(id, shape);
+    Schema schema = table.schema();
+    Record row = null;
     try {
-      // Convert now so a value that does not fit its column is dead-lettered, not found at flush.
+      // Convert now so a value that does not fit its column is dead-lettered, not found at flush;
+      // the flush takes this row while the table's schema is still the same.
       if (event.op().leavesRow()) {
-        RowConverter.toRecord(event.after(), event.rowSchema(), table.schema().asStruct());
+        row = RowConverter.toRecord(event.after(), event.rowSchema(), rowType(id, schema));
       }
-      keyRecord(event, keyType(id, table.schema()));
+      keyRecord(event, keyType(id, schema));
     } catch (BadChangeException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -111,7 +122,7 @@ final class Admission {
     if (log) {
       ChangeLog.ensure(tables, id);
     }
-    return Optional.of(new Admitted(id, event, log));
+    return Optional.of(new Admitted(id, event, log, schema.schemaId(), row));
   }
 
   /**
@@ -143,7 +154,7 @@ final class Admission {
       return Optional.empty();
     }
     boolean log = logged.computeIfAbsent(id, config::changelogFor);
-    return Optional.of(new Admitted(id, event, log));
+    return Optional.of(new Admitted(id, event, log, -1, null));
   }
 
   private Table ensure(TableIdentifier id, RowShape shape) {
@@ -171,6 +182,14 @@ final class Admission {
   }
 
   /** The key columns of a table schema; computed once per schema version, not per record. */
+  /** The struct of the rows a batch writes for {@code schema}: its columns and the position. */
+  Types.StructType rowType(TableIdentifier id, Schema schema) {
+    return rowTypes
+        .computeIfAbsent(id, t -> new HashMap<>())
+        .computeIfAbsent(
+            schema.schemaId(), i -> SourcePositions.withPosition(schema).asStruct());
+  }
+
   Types.StructType keyType(TableIdentifier id, Schema schema) {
     return keyTypes
         .computeIfAbsent(id, t -> new HashMap<>())

@@ -100,7 +100,17 @@ final class BatchFlusher {
   }
 
   /** A change of the batch, decoded, with the columns it still lacks. */
-  private record Pending(Batches.Entry entry, ChangeEvent event, Set<String> missing) {}
+  private record Pending(Batches.Entry entry, ChangeEvent event, Set<String> missing) {
+
+    /** The row to write: admission's conversion when it was for this schema, else converted now. */
+    Record row(Schema schema, Types.StructType withPosition) {
+      Batches.Decoded d = entry.decoded();
+      if (d != null && d.row() != null && d.schemaId() == schema.schemaId()) {
+        return d.row();
+      }
+      return RowConverter.toRecord(event.after(), event.rowSchema(), withPosition);
+    }
+  }
 
   Outcome flush(
       Batches.Batch batch,
@@ -118,7 +128,7 @@ final class BatchFlusher {
         continue;
       }
       ChangeEvent event = entry.decoded() != null
-          ? entry.decoded()
+          ? entry.decoded().event()
           : decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
       Set<String> missing = event.op().leavesRow()
               && (event.op() == ChangeOp.UPDATE || entry.change().previousKey() != null)
@@ -143,7 +153,7 @@ final class BatchFlusher {
     }
     Schema schema = table.schema();
     Types.StructType keyType = admission.keyType(id, schema);
-    Types.StructType withPosition = SourcePositions.withPosition(schema).asStruct();
+    Types.StructType withPosition = admission.rowType(id, schema);
     List<DeadLetter> letters = new ArrayList<>();
     List<Record> rows = new ArrayList<>();
     List<Record> keys = new ArrayList<>();
@@ -156,7 +166,7 @@ final class BatchFlusher {
         continue; // dead-lettered: its row stays as it was
       }
       if (p.event().op().leavesRow()) {
-        Record row = RowConverter.toRecord(p.event().after(), p.event().rowSchema(), withPosition);
+        Record row = p.row(schema, withPosition);
         for (String column : p.missing()) {
           row.setField(column, previous.get(i).getField(column));
         }

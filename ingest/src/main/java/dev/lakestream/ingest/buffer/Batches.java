@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.iceberg.data.Record;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -60,9 +61,15 @@ final class Batches {
 
   /**
    * One entry of a batch: a change, or a moved-out key. {@code decoded}: the change as admission
-   * decoded it from the same bytes, or null (decode {@code change} then).
+   * decoded and converted it from the same bytes, or null (decode {@code change} then).
    */
-  record Entry(String storeKey, BufferedChange change, boolean movedOut, ChangeEvent decoded) {}
+  record Entry(String storeKey, BufferedChange change, boolean movedOut, Decoded decoded) {}
+
+  /**
+   * A change as admission read it: the event, and its row converted for the table's schema {@code
+   * schemaId} (null for a delete, or when not converted).
+   */
+  record Decoded(ChangeEvent event, int schemaId, Record row) {}
 
   /**
    * The most decoded changes a task keeps for its flushes. A batch of the demo's settings holds a
@@ -92,7 +99,7 @@ final class Batches {
    * The decoded form of changes stored unchanged (as they came from Kafka), by store key, so their
    * flush need not decode them again. Not rebuilt after a restart: those flushes decode.
    */
-  private final Map<String, ChangeEvent> decoded = new HashMap<>();
+  private final Map<String, Decoded> decoded = new HashMap<>();
 
   Batches(
       KeyValueStore<String, BufferedChange> store,
@@ -148,12 +155,13 @@ final class Batches {
       String topic,
       int partition,
       long offset,
-      ChangeEvent event,
+      Decoded admitted,
       byte[] key,
       byte[] value,
       byte[] oldKey,
       boolean movesOut,
       long nowMs) {
+    ChangeEvent event = admitted.event();
     String prefix = prefix(topic, partition);
     String keyJson = event.key().toString();
     boolean inBatch = sizes.containsKey(prefix + keyJson);
@@ -179,7 +187,7 @@ final class Batches {
     put(batch, prefix + keyJson, change);
     // Only a change stored as it came holds exactly what the event was decoded from.
     if (change.value() == value && change.key() == key && decoded.size() < MAX_DECODED) {
-      decoded.put(prefix + keyJson, event);
+      decoded.put(prefix + keyJson, admitted);
     }
     return batch;
   }

@@ -114,7 +114,7 @@ class BatchesTest {
         assertThat(e.decoded()).as("the filled change").isNull();
       } else {
         assertThat(e.decoded()).as("change at %d", e.change().offset()).isNotNull();
-        assertThat(e.decoded())
+        assertThat(e.decoded().event())
             .as("the kept form is what its stored bytes decode to")
             .isEqualTo(decode(e.change().key(), e.change().value()));
       }
@@ -129,14 +129,24 @@ class BatchesTest {
     batches.clear(batch, batches.entries(batch));
     add(batches, rows.get(1), 4, Set.of());
     Batches.Batch next = batches.open().values().iterator().next();
-    assertThat(batches.entries(next)).singleElement().satisfies(e -> assertThat(e.decoded())
+    assertThat(batches.entries(next)).singleElement().satisfies(e -> assertThat(
+            e.decoded().event())
         .isEqualTo(decode(e.change().key(), e.change().value())));
   }
 
   private void add(Batches batches, Change change, long offset, Set<String> toasted) {
     byte[] key = DebeziumJson.key(change, true);
     byte[] value = DebeziumJson.value(change, true, toasted);
-    batches.add(table.topic(), 0, offset, decode(key, value), key, value, null, false, 0);
+    batches.add(
+        table.topic(),
+        0,
+        offset,
+        new Batches.Decoded(decode(key, value), -1, null),
+        key,
+        value,
+        null,
+        false,
+        0);
   }
 
   private ChangeEvent decode(byte[] key, byte[] value) {
