@@ -190,6 +190,11 @@ final class IngestDriver implements AutoCloseable {
     return readerCatalog.loadTable(id);
   }
 
+  /** Drops the table from the catalog, as an operator would (its files stay). */
+  void dropTable(TableIdentifier id) {
+    readerCatalog.dropTable(id, false);
+  }
+
   boolean exists(TableIdentifier id) {
     return readerCatalog.tableExists(id);
   }

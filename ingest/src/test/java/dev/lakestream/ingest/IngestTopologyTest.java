@@ -10,6 +10,7 @@ import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.ColumnType;
+import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.Timer;
 import java.util.LinkedHashMap;
@@ -18,6 +19,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
@@ -266,6 +269,35 @@ class IngestTopologyTest {
       ingest.flushAndCommit();
       assertThat(ingest.table(table).schema().findField("signup")).isNotNull();
       assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
+    }
+  }
+
+  @Test
+  void aTableDroppedAndCreatedAgainWithOtherColumnsGetsItsRowsInItsOwnLayout() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 10);
+      ingest.send(gen.snapshot(100), true);
+      ingest.flushAndCommit();
+      TableIdentifier id = TableIdentifier.of(table.schema(), table.name());
+      int firstSchema = ingest.table(id).schema().schemaId();
+      ingest.dropTable(id);
+
+      // The same name again, created from the new records' shape: its first schema has the id the
+      // dropped table's had, with another column.
+      TestTable altered = table.withColumn("signup", ColumnType.DATE);
+      gen.alter(altered);
+      List<Change> inserts = gen.snapshot(100);
+      ingest.send(inserts, true);
+      ingest.flushAndCommit();
+
+      Table recreated = ingest.table(id);
+      assertThat(recreated.schema().schemaId()).isEqualTo(firstSchema);
+      assertThat(recreated.schema().findField("signup")).isNotNull();
+      Map<List<Object>, Map<String, Object>> expected = new LinkedHashMap<>();
+      inserts.forEach(c -> expected.put(c.key(), c.after()));
+      assertThat(TableComparison.differences(expected, ingest.realtimeRows(altered)))
+          .isNull();
     }
   }
 

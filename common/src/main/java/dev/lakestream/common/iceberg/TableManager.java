@@ -18,6 +18,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
@@ -116,6 +117,19 @@ public final class TableManager {
    * again (tables only grow, so a type that fit still fits).
    */
   public Table ensure(
+      TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
+    try {
+      return ensureOnce(id, rowType, keyColumns, fingerprint);
+    } catch (NoSuchTableException e) {
+      // Dropped since it was cached: every later record would fail the same way. Forget it and
+      // create it again from this shape, as a first record would.
+      LOG.info("Table {} was dropped; creating it again from {}", id, rowType);
+      forget(id.toString());
+      return ensureOnce(id, rowType, keyColumns, fingerprint);
+    }
+  }
+
+  private Table ensureOnce(
       TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
     String acceptedKey = id + "\u0000" + fingerprint;
     if (accepted.contains(acceptedKey)) {

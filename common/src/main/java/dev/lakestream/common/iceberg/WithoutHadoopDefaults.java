@@ -37,7 +37,11 @@ public final class WithoutHadoopDefaults {
 
   private WithoutHadoopDefaults() {}
 
-  /** Runs {@code open} (the call that makes a Parquet writer) without Hadoop's default files. */
+  /**
+   * Runs {@code open} (the call that makes a Parquet writer) without Hadoop's default files. Make
+   * the output file before: a FileIO that builds its client on first use would start that client's
+   * threads inside, and they would keep this class loader.
+   */
   public static <T> T open(Supplier<T> open) {
     Thread thread = Thread.currentThread();
     ClassLoader own = thread.getContextClassLoader();

@@ -17,6 +17,7 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -44,13 +45,23 @@ import org.slf4j.LoggerFactory;
  */
 final class Admission {
 
-  /** A change that fits its table. */
   /**
-   * An admitted change; {@code row}: its row as converted for the table's schema {@code schemaId}
-   * (with the source-position column, left empty), null for a delete.
+   * A change that fits its table; {@code row}: its row as converted to {@code rowType} (the table's
+   * columns and the source position, left empty), null for a delete or a truncate.
    */
   record Admitted(
-      TableIdentifier table, ChangeEvent event, boolean logged, int schemaId, Record row) {}
+      TableIdentifier table,
+      ChangeEvent event,
+      boolean logged,
+      Types.StructType rowType,
+      Record row) {}
+
+  /** A table (by its UUID: a table dropped and created again is another) at a schema version. */
+  private record TableSchema(UUID table, int schemaId) {
+    static TableSchema of(Table table) {
+      return new TableSchema(table.uuid(), table.schema().schemaId());
+    }
+  }
 
   private static final Logger LOG = LoggerFactory.getLogger(Admission.class);
   /** How stale the table a batch is written for may be (one catalog read per table per second at most). */
@@ -62,9 +73,9 @@ final class Admission {
   private final DebeziumDecoder decoder = new DebeziumDecoder();
   private final RowShape.Resolver shapes = new RowShape.Resolver();
   /** Key columns by table and schema id. */
-  private final Map<TableIdentifier, Map<Integer, Types.StructType>> keyTypes = new HashMap<>();
+  private final Map<TableSchema, Types.StructType> keyTypes = new HashMap<>();
 
-  private final Map<TableIdentifier, Map<Integer, Types.StructType>> rowTypes = new HashMap<>();
+  private final Map<TableSchema, Types.StructType> rowTypes = new HashMap<>();
   /** Shapes (the resolver returns one instance per schema) each table already holds. */
   private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
 
@@ -104,15 +115,15 @@ final class Admission {
       throw new BadChangeException("cannot decode the record: " + e, e);
     }
     Table table = ensure(id, shape);
-    Schema schema = table.schema();
+    Types.StructType rowType = rowType(table);
     Record row = null;
     try {
       // Convert now so a value that does not fit its column is dead-lettered, not found at flush;
       // the flush takes this row while the table's schema is still the same.
       if (event.op().leavesRow()) {
-        row = RowConverter.toRecord(event.after(), event.rowSchema(), rowType(id, schema));
+        row = RowConverter.toRecord(event.after(), event.rowSchema(), rowType);
       }
-      keyRecord(event, keyType(id, schema));
+      keyRecord(event, keyType(table));
     } catch (BadChangeException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -122,7 +133,7 @@ final class Admission {
     if (log) {
       ChangeLog.ensure(tables, id);
     }
-    return Optional.of(new Admitted(id, event, log, schema.schemaId(), row));
+    return Optional.of(new Admitted(id, event, log, rowType, row));
   }
 
   /**
@@ -154,7 +165,7 @@ final class Admission {
       return Optional.empty();
     }
     boolean log = logged.computeIfAbsent(id, config::changelogFor);
-    return Optional.of(new Admitted(id, event, log, -1, null));
+    return Optional.of(new Admitted(id, event, log, null, null));
   }
 
   private Table ensure(TableIdentifier id, RowShape shape) {
@@ -181,21 +192,21 @@ final class Admission {
     return table;
   }
 
-  /** The key columns of a table schema; computed once per schema version, not per record. */
-  /** The struct of the rows a batch writes for {@code schema}: its columns and the position. */
-  Types.StructType rowType(TableIdentifier id, Schema schema) {
-    return rowTypes
-        .computeIfAbsent(id, t -> new HashMap<>())
-        .computeIfAbsent(
-            schema.schemaId(), i -> SourcePositions.withPosition(schema).asStruct());
+  /**
+   * The struct of the rows a batch writes to {@code table} as it is now: its columns and the source
+   * position. Made once per table and schema version, not per record.
+   */
+  Types.StructType rowType(Table table) {
+    return rowTypes.computeIfAbsent(
+        TableSchema.of(table), k -> SourcePositions.withPosition(table.schema()).asStruct());
   }
 
-  Types.StructType keyType(TableIdentifier id, Schema schema) {
-    return keyTypes
-        .computeIfAbsent(id, t -> new HashMap<>())
-        .computeIfAbsent(
-            schema.schemaId(),
-            i -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
+  /** The key columns of {@code table} as it is now; made once per table and schema version. */
+  Types.StructType keyType(Table table) {
+    Schema schema = table.schema();
+    return keyTypes.computeIfAbsent(
+        TableSchema.of(table),
+        k -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
   }
 
   static Record keyRecord(ChangeEvent event, Types.StructType keyType) {

@@ -102,10 +102,15 @@ final class BatchFlusher {
   /** A change of the batch, decoded, with the columns it still lacks. */
   private record Pending(Batches.Entry entry, ChangeEvent event, Set<String> missing) {
 
-    /** The row to write: admission's conversion when it was for this schema, else converted now. */
-    Record row(Schema schema, Types.StructType withPosition) {
+    /**
+     * The row to write: admission's conversion when it was to the same struct (the same columns,
+     * ids and types), else converted now.
+     */
+    Record row(Types.StructType withPosition) {
       Batches.Decoded d = entry.decoded();
-      if (d != null && d.row() != null && d.schemaId() == schema.schemaId()) {
+      if (d != null
+          && d.row() != null
+          && (d.rowType() == withPosition || withPosition.equals(d.rowType()))) {
         return d.row();
       }
       return RowConverter.toRecord(event.after(), event.rowSchema(), withPosition);
@@ -152,8 +157,8 @@ final class BatchFlusher {
       }
     }
     Schema schema = table.schema();
-    Types.StructType keyType = admission.keyType(id, schema);
-    Types.StructType withPosition = admission.rowType(id, schema);
+    Types.StructType keyType = admission.keyType(table);
+    Types.StructType withPosition = admission.rowType(table);
     List<DeadLetter> letters = new ArrayList<>();
     List<Record> rows = new ArrayList<>();
     List<Record> keys = new ArrayList<>();
@@ -166,7 +171,7 @@ final class BatchFlusher {
         continue; // dead-lettered: its row stays as it was
       }
       if (p.event().op().leavesRow()) {
-        Record row = p.row(schema, withPosition);
+        Record row = p.row(withPosition);
         for (String column : p.missing()) {
           row.setField(column, previous.get(i).getField(column));
         }

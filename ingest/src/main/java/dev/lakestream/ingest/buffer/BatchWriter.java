@@ -15,6 +15,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
@@ -64,8 +65,9 @@ public final class BatchWriter {
       List<DataFile> dataFiles = List.of();
       long bytes = 0;
       if (!rows.isEmpty()) {
-        DataWriter<Record> writer = WithoutHadoopDefaults.open(
-            () -> writers.newDataWriter(files.newOutputFile(), table.spec(), null));
+        EncryptedOutputFile out = files.newOutputFile();
+        DataWriter<Record> writer =
+            WithoutHadoopDefaults.open(() -> writers.newDataWriter(out, table.spec(), null));
         try (writer) {
           rows.forEach(writer::write);
         }
@@ -75,8 +77,9 @@ public final class BatchWriter {
       }
       List<DeleteFile> deleteFiles = List.of();
       if (!keys.isEmpty()) {
+        EncryptedOutputFile out = files.newOutputFile();
         EqualityDeleteWriter<Record> writer = WithoutHadoopDefaults.open(
-            () -> writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null));
+            () -> writers.newEqualityDeleteWriter(out, table.spec(), null));
         try (writer) {
           keys.forEach(writer::write);
         }

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -66,10 +67,10 @@ final class Batches {
   record Entry(String storeKey, BufferedChange change, boolean movedOut, Decoded decoded) {}
 
   /**
-   * A change as admission read it: the event, and its row converted for the table's schema {@code
-   * schemaId} (null for a delete, or when not converted).
+   * A change as admission read it: the event, and its row converted to {@code rowType} (both null
+   * for a delete, or when not converted).
    */
-  record Decoded(ChangeEvent event, int schemaId, Record row) {}
+  record Decoded(ChangeEvent event, Types.StructType rowType, Record row) {}
 
   /**
    * The most decoded changes a task keeps for its flushes. A batch of the demo's settings holds a
@@ -77,6 +78,12 @@ final class Batches {
    * again at its flush, so the heap holds at most this many trees per task.
    */
   static final int MAX_DECODED = 20_000;
+
+  /**
+   * The most record bytes whose decoded form a task keeps: wide rows or large values reach it before
+   * the count (the trees and rows on the heap take about one to three times the record's bytes).
+   */
+  static final long MAX_DECODED_BYTES = 32L << 20;
 
   static final String NEW_KEY_HEADER = "__debezium.newkey";
   private static final char SEP = '\u0000';
@@ -100,6 +107,8 @@ final class Batches {
    * flush need not decode them again. Not rebuilt after a restart: those flushes decode.
    */
   private final Map<String, Decoded> decoded = new HashMap<>();
+  /** The record bytes of the changes {@link #decoded} holds. */
+  private long decodedBytes;
 
   Batches(
       KeyValueStore<String, BufferedChange> store,
@@ -186,8 +195,13 @@ final class Batches {
     }
     put(batch, prefix + keyJson, change);
     // Only a change stored as it came holds exactly what the event was decoded from.
-    if (change.value() == value && change.key() == key && decoded.size() < MAX_DECODED) {
+    int size = change.sizeInBytes();
+    if (change.value() == value
+        && change.key() == key
+        && decoded.size() < MAX_DECODED
+        && decodedBytes + size <= MAX_DECODED_BYTES) {
       decoded.put(prefix + keyJson, admitted);
+      decodedBytes += size;
     }
     return batch;
   }
@@ -195,7 +209,9 @@ final class Batches {
   private void put(Batch batch, String storeKey, BufferedChange change) {
     int size = change.sizeInBytes();
     Integer replaced = sizes.put(storeKey, size);
-    decoded.remove(storeKey);
+    if (decoded.remove(storeKey) != null) {
+      decodedBytes -= replaced; // the decoded change was the one stored under this key
+    }
     if (replaced != null) {
       batch.bytes -= replaced;
     }
@@ -287,8 +303,10 @@ final class Batches {
     // A put of null deletes without reading the old value first, as delete() would.
     entries.forEach(e -> {
       store.put(e.storeKey(), null);
-      sizes.remove(e.storeKey());
-      decoded.remove(e.storeKey());
+      Integer size = sizes.remove(e.storeKey());
+      if (decoded.remove(e.storeKey()) != null) {
+        decodedBytes -= size;
+      }
     });
     open.remove(batch.prefix());
   }

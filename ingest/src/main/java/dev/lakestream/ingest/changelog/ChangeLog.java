@@ -20,6 +20,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.DataWriter;
@@ -127,8 +128,9 @@ public final class ChangeLog {
         .format(FileFormat.PARQUET)
         .operationId(UUID.randomUUID().toString())
         .build();
-    DataWriter<Record> writer = WithoutHadoopDefaults.open(
-        () -> writers.newDataWriter(files.newOutputFile(), log.spec(), null));
+    EncryptedOutputFile out = files.newOutputFile();
+    DataWriter<Record> writer =
+        WithoutHadoopDefaults.open(() -> writers.newDataWriter(out, log.spec(), null));
     try (writer) {
       rows.forEach(writer::write);
     } catch (IOException e) {

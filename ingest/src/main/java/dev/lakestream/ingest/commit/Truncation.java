@@ -27,6 +27,7 @@ import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
@@ -156,8 +157,9 @@ final class Truncation {
         .format(FileFormat.PARQUET)
         .operationId("truncate-" + UUID.randomUUID())
         .build();
-    DataWriter<Record> writer = WithoutHadoopDefaults.open(
-        () -> writers.newDataWriter(files.newOutputFile(), table.spec(), null));
+    EncryptedOutputFile out = files.newOutputFile();
+    DataWriter<Record> writer =
+        WithoutHadoopDefaults.open(() -> writers.newDataWriter(out, table.spec(), null));
     long dropped = 0;
     try (writer;
         CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))

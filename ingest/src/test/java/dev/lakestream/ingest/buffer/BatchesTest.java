@@ -141,7 +141,7 @@ class BatchesTest {
         table.topic(),
         0,
         offset,
-        new Batches.Decoded(decode(key, value), -1, null),
+        new Batches.Decoded(decode(key, value), null, null),
         key,
         value,
         null,

@@ -30,6 +30,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
@@ -202,8 +203,9 @@ public final class RealtimeCompaction {
     SharedDeletes deletes = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
       for (List<DataFile> bin : bins(selected, targetBytes)) {
-        DataWriter<Record> writer = WithoutHadoopDefaults.open(
-            () -> writers.newDataWriter(files.newOutputFile(), table.spec(), null));
+        EncryptedOutputFile file = files.newOutputFile();
+        DataWriter<Record> writer =
+            WithoutHadoopDefaults.open(() -> writers.newDataWriter(file, table.spec(), null));
         try (writer) {
           for (DataFile f : bin) {
             FileScanTask task = tasks.get(f.location());
