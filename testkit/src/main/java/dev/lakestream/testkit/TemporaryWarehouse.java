@@ -7,7 +7,13 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
  * A fresh local warehouse folder (under {@code java.io.tmpdir}) with the embedded default catalog
@@ -50,6 +56,21 @@ public final class TemporaryWarehouse implements AutoCloseable {
       shared = openCatalog();
     }
     return shared;
+  }
+
+  /**
+   * A builder of an unpartitioned format-v3 table {@code namespace.name} in {@link #catalog()}, the
+   * namespace created if it is missing; add properties, then {@code create()}.
+   */
+  public Catalog.TableBuilder v3Table(String namespace, String name, Schema schema) {
+    Namespace ns = Namespace.of(namespace);
+    if (!((SupportsNamespaces) catalog()).namespaceExists(ns)) {
+      ((SupportsNamespaces) catalog()).createNamespace(ns);
+    }
+    return catalog()
+        .buildTable(TableIdentifier.of(ns, name), schema)
+        .withPartitionSpec(PartitionSpec.unpartitioned())
+        .withProperty(TableProperties.FORMAT_VERSION, "3");
   }
 
   @Override

@@ -16,13 +16,9 @@ import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.SupportsNamespaces;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
@@ -49,12 +45,8 @@ class WithoutHadoopDefaultsTest {
   @Test
   void dataAndEqualityDeleteFilesAreByteForByteTheSameAsWithHadoopsDefaults() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      ((SupportsNamespaces) warehouse.catalog()).createNamespace(Namespace.of("t"));
       Table table = warehouse
-          .catalog()
-          .buildTable(TableIdentifier.of("t", "items"), SCHEMA)
-          .withPartitionSpec(PartitionSpec.unpartitioned())
-          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .v3Table("t", "items", SCHEMA)
           .withProperty(TableProperties.PARQUET_COMPRESSION, "gzip")
           .withProperty(TableProperties.PARQUET_PAGE_ROW_LIMIT, "500")
           .create();

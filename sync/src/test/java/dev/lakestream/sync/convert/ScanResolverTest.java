@@ -14,13 +14,8 @@ import java.util.TreeSet;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.SupportsNamespaces;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
@@ -48,13 +43,7 @@ class ScanResolverTest {
   @Test
   void eachTaskMatchesTheKeysOfItsOwnDeleteFilesOnlyWhateverWasResolvedBefore() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      ((SupportsNamespaces) warehouse.catalog()).createNamespace(Namespace.of("t"));
-      Table table = warehouse
-          .catalog()
-          .buildTable(TableIdentifier.of("t", "items"), SCHEMA)
-          .withPartitionSpec(PartitionSpec.unpartitioned())
-          .withProperty(TableProperties.FORMAT_VERSION, "3")
-          .create();
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
       Random random = new Random(7);
       List<List<Long>> fileKeys = new ArrayList<>();
       List<DataFile> dataFiles = new ArrayList<>();
