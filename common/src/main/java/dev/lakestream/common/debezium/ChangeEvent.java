@@ -13,6 +13,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * @param rowSchema the Connect schema of the row (the envelope's {@code after} field), or null when
  *     the converter embeds no schemas
  * @param source where the change happened in the source database
+ * @param keyJson {@code key} as compact JSON text, made once: the buffer and the source fence key
+ *     their state by it
  */
 public record ChangeEvent(
     ChangeOp op,
@@ -20,7 +22,18 @@ public record ChangeEvent(
     ConnectSchema keySchema,
     ObjectNode after,
     ConnectSchema rowSchema,
-    SourcePosition source) {
+    SourcePosition source,
+    String keyJson) {
+
+  public ChangeEvent(
+      ChangeOp op,
+      ObjectNode key,
+      ConnectSchema keySchema,
+      ObjectNode after,
+      ConnectSchema rowSchema,
+      SourcePosition source) {
+    this(op, key, keySchema, after, rowSchema, source, key.toString());
+  }
 
   public boolean hasSchemas() {
     return rowSchema != null;

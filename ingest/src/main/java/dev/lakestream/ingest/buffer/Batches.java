@@ -172,7 +172,7 @@ final class Batches {
       long nowMs) {
     ChangeEvent event = admitted.event();
     String prefix = prefix(topic, partition);
-    String keyJson = event.key().toString();
+    String keyJson = event.keyJson();
     boolean inBatch = sizes.containsKey(prefix + keyJson);
     Set<String> missing = event.op() == ChangeOp.UPDATE || oldKey != null
         ? unavailable.columns(event.after(), event.rowSchema())

@@ -105,7 +105,7 @@ public final class SourceFence {
     }
     Optional<long[]> order = event.source().order();
     Long lsn = event.source().lsn();
-    String key = event.key().toString();
+    String key = event.keyJson();
     if (order.isEmpty() && lsn != null) {
       RecentLsns seen = recent.computeIfAbsent(partitionKey, k -> new RecentLsns());
       if (seen.contains(lsn, primaryKeyUpdateCreate, key)) {
