@@ -7,6 +7,13 @@ import java.util.Collections;
 import java.util.Enumeration;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.deletes.PositionDeleteWriter;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.FileWriterFactory;
 
 /**
  * Opens Iceberg's Parquet writers without Hadoop reading its configuration files for each one.
@@ -23,8 +30,8 @@ import java.util.function.Supplier;
  * <p>A {@code Configuration} takes its class loader from the thread's context class loader when it
  * is made, and reads those two files through it. {@link #open} runs the opening of a writer with a
  * context class loader that does not find them and hands everything else (every class and every
- * other resource) to the thread's own. The writer's output is byte for byte the same (pinned by
- * {@code WithoutHadoopDefaultsTest}).
+ * other resource) to the thread's own; {@link #writers} wraps a writer factory so. The writer's
+ * output is byte for byte the same (pinned by {@code WithoutHadoopDefaultsTest}).
  *
  * <p>Caveat: a {@code core-site.xml} on the classpath is not read by these writers; this project
  * configures Parquet through table properties, as Iceberg does.
@@ -38,10 +45,33 @@ public final class WithoutHadoopDefaults {
   private WithoutHadoopDefaults() {}
 
   /**
-   * Runs {@code open} (the call that makes a Parquet writer) without Hadoop's default files. Make
-   * the output file before: a FileIO that builds its client on first use would start that client's
-   * threads inside, and they would keep this class loader.
+   * {@code writers}, each writer it makes opened without Hadoop's default files. The output file is
+   * made by the caller, outside: a FileIO that builds its client on first use would otherwise start
+   * that client's threads with this class loader.
    */
+  public static <T> FileWriterFactory<T> writers(FileWriterFactory<T> writers) {
+    return new FileWriterFactory<>() {
+      @Override
+      public DataWriter<T> newDataWriter(
+          EncryptedOutputFile file, PartitionSpec spec, StructLike partition) {
+        return open(() -> writers.newDataWriter(file, spec, partition));
+      }
+
+      @Override
+      public EqualityDeleteWriter<T> newEqualityDeleteWriter(
+          EncryptedOutputFile file, PartitionSpec spec, StructLike partition) {
+        return open(() -> writers.newEqualityDeleteWriter(file, spec, partition));
+      }
+
+      @Override
+      public PositionDeleteWriter<T> newPositionDeleteWriter(
+          EncryptedOutputFile file, PartitionSpec spec, StructLike partition) {
+        return open(() -> writers.newPositionDeleteWriter(file, spec, partition));
+      }
+    };
+  }
+
+  /** Runs {@code open} (the call that makes a Parquet writer) without Hadoop's default files. */
   public static <T> T open(Supplier<T> open) {
     Thread thread = Thread.currentThread();
     ClassLoader own = thread.getContextClassLoader();

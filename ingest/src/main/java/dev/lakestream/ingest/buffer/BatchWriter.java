@@ -15,8 +15,8 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
-import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
 
@@ -50,13 +50,15 @@ public final class BatchWriter {
     }
     Set<Integer> keyIds = schema.identifierFieldIds();
     Schema keySchema = TypeUtil.select(schema, keyIds);
-    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET)
-        .deleteFileFormat(FileFormat.PARQUET)
-        .dataSchema(SourcePositions.withPosition(schema))
-        .equalityFieldIds(keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
-        .equalityDeleteRowSchema(keySchema)
-        .build();
+    FileWriterFactory<Record> writers =
+        WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
+            .dataFileFormat(FileFormat.PARQUET)
+            .deleteFileFormat(FileFormat.PARQUET)
+            .dataSchema(SourcePositions.withPosition(schema))
+            .equalityFieldIds(
+                keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
+            .equalityDeleteRowSchema(keySchema)
+            .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, partitionId, taskId)
         .format(FileFormat.PARQUET)
         .operationId(UUID.randomUUID().toString())
@@ -65,9 +67,8 @@ public final class BatchWriter {
       List<DataFile> dataFiles = List.of();
       long bytes = 0;
       if (!rows.isEmpty()) {
-        EncryptedOutputFile out = files.newOutputFile();
         DataWriter<Record> writer =
-            WithoutHadoopDefaults.open(() -> writers.newDataWriter(out, table.spec(), null));
+            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           rows.forEach(writer::write);
         }
@@ -77,9 +78,8 @@ public final class BatchWriter {
       }
       List<DeleteFile> deleteFiles = List.of();
       if (!keys.isEmpty()) {
-        EncryptedOutputFile out = files.newOutputFile();
-        EqualityDeleteWriter<Record> writer = WithoutHadoopDefaults.open(
-            () -> writers.newEqualityDeleteWriter(out, table.spec(), null));
+        EqualityDeleteWriter<Record> writer =
+            writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           keys.forEach(writer::write);
         }

@@ -20,10 +20,10 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
@@ -120,17 +120,16 @@ public final class ChangeLog {
 
   /** Writes {@code rows} as one Parquet data file of the change log; commits nothing. */
   public static DataFile write(Table log, List<Record> rows, int partitionId, long taskId) {
-    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(log)
-        .dataFileFormat(FileFormat.PARQUET)
-        .dataSchema(log.schema())
-        .build();
+    FileWriterFactory<Record> writers =
+        WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(log)
+            .dataFileFormat(FileFormat.PARQUET)
+            .dataSchema(log.schema())
+            .build());
     OutputFileFactory files = OutputFileFactory.builderFor(log, partitionId, taskId)
         .format(FileFormat.PARQUET)
         .operationId(UUID.randomUUID().toString())
         .build();
-    EncryptedOutputFile out = files.newOutputFile();
-    DataWriter<Record> writer =
-        WithoutHadoopDefaults.open(() -> writers.newDataWriter(out, log.spec(), null));
+    DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), log.spec(), null);
     try (writer) {
       rows.forEach(writer::write);
     } catch (IOException e) {

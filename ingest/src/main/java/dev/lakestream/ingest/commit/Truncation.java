@@ -27,9 +27,9 @@ import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
-import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.TypeUtil;
@@ -149,17 +149,16 @@ final class Truncation {
   /** The data file with only its rows at or after {@code position} (or without one); null when none is left. */
   private static Rewritten rewriteFrom(Table table, DataFile file, ByteBuffer position) {
     Schema schema = SourcePositions.withPosition(table.schema());
-    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET)
-        .dataSchema(schema)
-        .build();
+    FileWriterFactory<Record> writers =
+        WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
+            .dataFileFormat(FileFormat.PARQUET)
+            .dataSchema(schema)
+            .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, System.nanoTime())
         .format(FileFormat.PARQUET)
         .operationId("truncate-" + UUID.randomUUID())
         .build();
-    EncryptedOutputFile out = files.newOutputFile();
-    DataWriter<Record> writer =
-        WithoutHadoopDefaults.open(() -> writers.newDataWriter(out, table.spec(), null));
+    DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
     long dropped = 0;
     try (writer;
         CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))

@@ -30,10 +30,10 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
 
 /**
@@ -188,10 +188,11 @@ public final class RealtimeCompaction {
     }
     // Rows keep the source positions ingest gave them, so a TRUNCATE still finds them.
     Schema withPositions = SourcePositions.withPosition(table.schema());
-    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET)
-        .dataSchema(withPositions)
-        .build();
+    FileWriterFactory<Record> writers =
+        WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
+            .dataFileFormat(FileFormat.PARQUET)
+            .dataSchema(withPositions)
+            .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
         .format(FileFormat.PARQUET)
         .operationId("compaction-" + UUID.randomUUID())
@@ -203,9 +204,8 @@ public final class RealtimeCompaction {
     SharedDeletes deletes = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
       for (List<DataFile> bin : bins(selected, targetBytes)) {
-        EncryptedOutputFile file = files.newOutputFile();
         DataWriter<Record> writer =
-            WithoutHadoopDefaults.open(() -> writers.newDataWriter(file, table.spec(), null));
+            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           for (DataFile f : bin) {
             FileScanTask task = tasks.get(f.location());
