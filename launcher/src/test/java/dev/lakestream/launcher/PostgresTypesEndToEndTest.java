@@ -2,9 +2,14 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ChangeOp;
+import dev.lakestream.common.debezium.ConnectSchema;
+import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.embedded.EmbeddedConnect;
@@ -102,7 +107,8 @@ class PostgresTypesEndToEndTest {
         ZOO_TABLE,
         TOAST_TABLE,
         TOAST_STORAGE,
-        "CREATE TABLE inventory.unsupported (id int PRIMARY KEY, v numeric(60,40))");
+        "CREATE TABLE inventory.unsupported (id int PRIMARY KEY, v numeric(60,40))",
+        "CREATE TABLE inventory.positions (id int PRIMARY KEY, name text, n numeric(10,2))");
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
     connect = EmbeddedConnect.start(kafka.bootstrapServers());
     ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
@@ -122,6 +128,62 @@ class PostgresTypesEndToEndTest {
         part.close();
       }
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // What ingest's decoder reads without a JSON parser, on what Debezium really publishes
+
+  @Test
+  void whatDebeziumPublishesDecodesToTheKeysCommitPositionsAndColumnsItsJsonHolds()
+      throws Exception {
+    postgres.execute(
+        "INSERT INTO inventory.positions SELECT g, 'row ' || g, g * 1.5 FROM generate_series(1, 20) g",
+        "UPDATE inventory.positions SET name = 'changed' WHERE id <= 5",
+        "DELETE FROM inventory.positions WHERE id > 15");
+    String topic = "dbserver1.inventory.positions";
+    List<ConsumerRecord<byte[], byte[]>> changes = new ArrayList<>();
+    Eventually.until(SYNCED, "Debezium to publish the 30 changes of " + topic, () -> {
+      changes.clear();
+      feed.readAvailable(topic).stream().filter(r -> r.value() != null).forEach(changes::add);
+      return changes.size() >= 30;
+    });
+
+    DebeziumDecoder decoder = new DebeziumDecoder();
+    Map<String, Integer> ops = new HashMap<>();
+    for (ConsumerRecord<byte[], byte[]> record : changes) {
+      String where = topic + "@" + record.offset();
+      ChangeEvent event = decoder.decode(record.key(), record.value()).orElseThrow();
+      JsonNode payload = JSON.readTree(record.value()).get("payload");
+      String sequence = payload.get("source").get("sequence").asText();
+      assertThat(sequence)
+          .as("%s: the form the decoder reads without a JSON parser", where)
+          .matches("\\[(\"\\d{1,18}\"|null),\"\\d{1,18}\"]");
+      JsonNode first = JSON.readTree(sequence).get(0);
+      assertThat(event.source().commitLsn())
+          .as("%s: commit LSN of %s", where, sequence)
+          .isEqualTo(first.isNull() ? null : Long.parseLong(first.asText()));
+      assertThat(event.keyJson())
+          .as("%s: key text", where)
+          .isEqualTo(JSON.readTree(record.key()).get("payload").toString());
+      if (!payload.get("after").isNull()) {
+        payload.get("after").fieldNames().forEachRemaining(column -> assertThat(
+                event.rowSchema().field(column))
+            .as("%s: column %s in the row schema", where, column)
+            .isNotNull()
+            .extracting(ConnectSchema.Field::name)
+            .isEqualTo(column));
+      }
+      if (!event.op().leavesRow() || event.op() == ChangeOp.UPDATE) {
+        assertThat(event.source().commitLsn())
+            .as("%s: a change after an earlier commit has its commit LSN", where)
+            .isNotNull();
+      }
+      ops.merge(event.op().name(), 1, Integer::sum);
+    }
+    assertThat(ops)
+        .containsEntry("CREATE", 20)
+        .containsEntry("UPDATE", 5)
+        .containsEntry("DELETE", 5);
   }
 
   // ---------------------------------------------------------------------------------------------
