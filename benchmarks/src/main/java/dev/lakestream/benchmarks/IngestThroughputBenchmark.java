@@ -1,5 +1,6 @@
 package dev.lakestream.benchmarks;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.debezium.DebeziumDecoder;
@@ -13,11 +14,13 @@ import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import dev.lakestream.testkit.TestTable;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -59,7 +62,11 @@ public final class IngestThroughputBenchmark {
         "realtime commits",
         "drain time (s)",
         "changes/s",
-        "of the floor");
+        "of the floor",
+        "CPU ms per 1,000 changes: JVM",
+        "of it ingest's threads",
+        "Kafka records per change",
+        "Kafka bytes per change");
     TestTable table = TestTable.wide("bench", "customers");
     try (EmbeddedKafka kafka = EmbeddedKafka.start()) {
       kafka.createTopic(table.topic(), PARTITIONS);
@@ -92,7 +99,11 @@ public final class IngestThroughputBenchmark {
           "-",
           String.format("%.1f", floorSeconds),
           String.format("%,.0f", floorRate),
-          "100%");
+          "100%",
+          "-",
+          "-",
+          "-",
+          "-");
 
       int run = 0;
       for (int flushMs : new int[] {500, 5_000}) {
@@ -103,6 +114,13 @@ public final class IngestThroughputBenchmark {
                 config(kafka, warehouse, "bench-ingest-" + run, flushMs, threads);
             Catalog catalog = warehouse.catalog();
             TableIdentifier id = TableIdentifier.of("bench", "customers");
+            String prefix = "bench-ingest-" + run;
+            KafkaWrites writesBefore = KafkaWrites.of(kafka, prefix);
+            Predicate<String> ingestThreads = name -> name.contains(prefix)
+                || name.startsWith("lakestream-realtime-commit")
+                || name.startsWith("iceberg-worker-pool");
+            ThreadCpu threadCpu0 = ThreadCpu.of(ingestThreads);
+            long cpu0 = processCpuNanos();
             long t0 = System.nanoTime();
             try (StreamsApp app = IngestApp.create(config)) {
               app.start();
@@ -121,6 +139,12 @@ public final class IngestThroughputBenchmark {
                 }
               }
               double seconds = (System.nanoTime() - t0) / 1e9;
+              double cpuMs = (processCpuNanos() - cpu0) / 1e6;
+              double threadCpuMs = ThreadCpu.of(ingestThreads).nanosSince(threadCpu0) / 1e6;
+              KafkaWrites written = KafkaWrites.of(kafka, prefix).minus(writesBefore);
+              System.out.printf(
+                  "  flush %d ms, %d threads: Kafka writes by topic%n%s",
+                  flushMs, threads, written.perChange(events));
               Table t = catalog.loadTable(id);
               long commits = 0;
               for (var s : SnapshotUtil.ancestorsOf(
@@ -134,7 +158,11 @@ public final class IngestThroughputBenchmark {
                   commits,
                   String.format("%.1f", seconds),
                   String.format("%,.0f", events / seconds),
-                  String.format("%.0f%%", 100 * events / seconds / floorRate));
+                  String.format("%.0f%%", 100 * events / seconds / floorRate),
+                  String.format("%.1f", cpuMs * 1000 / events),
+                  String.format("%.1f", threadCpuMs * 1000 / events),
+                  String.format("%.2f", (double) written.records() / events),
+                  String.format("%.0f", (double) written.bytes() / events));
             }
           }
         }
@@ -149,7 +177,13 @@ public final class IngestThroughputBenchmark {
         + " share the machine; the warehouse is the local file system. The floor is a plain consumer on one thread"
         + " that reads the same backlog (read committed) and decodes every record with ingest's decoder, writing"
         + " nothing; \"of the floor\" is each run's rate as a share of it, which drifts less than absolute rates on"
-        + " a shared machine.");
+        + " a shared machine. CPU is the whole JVM's (broker and app; the producer had finished) from the app's"
+        + " start to the drain's end, per 1,000 changes of the backlog, and of it the app's own threads (stream"
+        + " threads, their Kafka clients, the realtime committer, Iceberg's worker pool), which leaves out the broker,"
+        + " the garbage collector and the JIT compiler; Kafka records and bytes are those the run"
+        + " added to the app's own topics (changelogs, files written, commits) and to Kafka's offsets and"
+        + " transaction-state topics, transaction markers included, per change of the backlog. Both measure"
+        + " work, not speed, and vary far less between runs than the rates do.");
     report.publish();
     System.exit(0);
   }
@@ -173,6 +207,11 @@ public final class IngestThroughputBenchmark {
     warehouse.catalogProperties().forEach((k, v) -> s.put(PipelineConfig.CATALOG_PREFIX + k, v));
     s.putAll(BenchSettings.given());
     return new PipelineConfig(s);
+  }
+
+  private static long processCpuNanos() {
+    return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   /**
