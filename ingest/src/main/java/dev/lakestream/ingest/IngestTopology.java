@@ -53,9 +53,12 @@ public final class IngestTopology {
             Serdes.String(),
             BufferedChange.serde()),
         "change-buffer");
+    // Cached: the fence overwrites its partition's position with every change; the cache writes
+    // the store and its changelog once per commit (Kafka Streams flushes it before each commit).
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(SourceFence.STORE), Serdes.String(), Serdes.String()),
+                Stores.persistentKeyValueStore(SourceFence.STORE), Serdes.String(), Serdes.String())
+            .withCachingEnabled(),
         "change-buffer");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(

@@ -11,6 +11,7 @@ import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.commit.SourceOffsets;
+import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.Eventually;
@@ -331,6 +332,41 @@ class IngestOnKafkaTest {
       assertThat(count(app, "lakestream.app.thread.failures"))
           .as("stream threads that died")
           .isZero();
+    }
+  }
+
+  @Test
+  void theSourceFenceWritesItsPositionOncePerCommitNotOncePerChange() throws Exception {
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "fenced", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 1);
+    // Commits 5 s apart: however slowly the machine processes the backlog, far fewer commits
+    // happen than there are changes.
+    PipelineConfig config = config(source.topic(), "ingest-fence-writes")
+        .with(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2028);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      List<Change> streamed = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        streamed.addAll(gen.next(500));
+      }
+      feed.send(gen.snapshot(100));
+      feed.send(streamed);
+      long changes = streamed.stream().filter(c -> !c.isTombstone()).count();
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(app, "lakestream.ingest.fenced")).as("changes fenced").isZero();
+      }
+      // Every streamed change moved the fence's position; the store's changelog holds the
+      // position as of each commit, not each change.
+      int writes = feed.readAvailable("ingest-fence-writes-" + SourceFence.STORE + "-changelog")
+          .size();
+      assertThat(writes)
+          .as("fence changelog records for %d changes", changes)
+          .isPositive()
+          .isLessThan((int) (changes / 10));
     }
   }
 
