@@ -21,7 +21,10 @@ import org.apache.iceberg.io.FileWriterFactory;
  * <p>For a file that is not a {@code HadoopOutputFile} (this project's {@link LocalFileIO}, {@code
  * S3FileIO}, any object store's FileIO), Iceberg 1.12's {@code Parquet.WriteBuilder} makes a new
  * Hadoop {@code Configuration} per file, and the first key it sets makes that configuration parse
- * {@code core-default.xml} (and {@code core-site.xml} if there is one) from the classpath: about
+ * {@code core-default.xml} (and {@code core-site.xml} if there is one) from the classpath, and
+ * every default resource Hadoop's other classes added once loaded ({@code mapred-default.xml} and
+ * {@code yarn-default.xml} after {@code JobConf}; a lookup of each missing {@code *-site.xml}
+ * searches every jar): about
  * 2 ms of CPU per file, which was a fifth of ingest's stream threads at 5,000 changes/s with a
  * 500 ms flush (docs/benchmarks.md, Profile). A Parquet writer on such a file reads only Parquet's
  * own keys ({@code parquet.*}, each with its default in Parquet's code, and the ones Iceberg sets
@@ -29,16 +32,31 @@ import org.apache.iceberg.io.FileWriterFactory;
  *
  * <p>A {@code Configuration} takes its class loader from the thread's context class loader when it
  * is made, and reads those two files through it. {@link #open} runs the opening of a writer with a
- * context class loader that does not find them and hands everything else (every class and every
+ * context class loader that does not find these files and hands everything else (every class and every
  * other resource) to the thread's own; {@link #writers} wraps a writer factory so. The writer's
  * output is byte for byte the same (pinned by {@code WithoutHadoopDefaultsTest}).
  *
- * <p>Caveat: a {@code core-site.xml} on the classpath is not read by these writers; this project
+ * <p>Caveat: a {@code core-site.xml} (or another Hadoop site file) on the classpath is not read by
+ * these writers; this project
  * configures Parquet through table properties, as Iceberg does.
  */
 public final class WithoutHadoopDefaults {
 
-  static final Set<String> FILES = Set.of("core-default.xml", "core-site.xml");
+  /**
+   * Hadoop's default resources: core's, and those its HDFS, YARN and MapReduce classes add to
+   * every configuration once loaded ({@code JobConf} adds MapReduce's and YARN's, 300 kB of XML).
+   */
+  static final Set<String> FILES = Set.of(
+      "core-default.xml",
+      "core-site.xml",
+      "hdfs-default.xml",
+      "hdfs-site.xml",
+      "hdfs-rbf-default.xml",
+      "hdfs-rbf-site.xml",
+      "mapred-default.xml",
+      "mapred-site.xml",
+      "yarn-default.xml",
+      "yarn-site.xml");
 
   private static volatile Hiding last;
 

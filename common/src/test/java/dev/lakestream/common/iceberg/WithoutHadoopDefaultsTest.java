@@ -93,6 +93,22 @@ class WithoutHadoopDefaultsTest {
   }
 
   @Test
+  void aConfigurationMadeInsideSkipsTheDefaultFilesHadoopsOtherClassesAdd() throws Exception {
+    // Loading JobConf adds MapReduce's and YARN's default files to every configuration made after.
+    Class.forName("org.apache.hadoop.mapred.JobConf", true, getClass().getClassLoader());
+    String fromMapredDefault = "mapreduce.job.maps";
+    String fromYarnDefault = "yarn.resourcemanager.hostname";
+    Configuration outside = new Configuration();
+    assertThat(outside.get(fromMapredDefault)).as("outside").isNotNull();
+    assertThat(outside.get(fromYarnDefault)).as("outside").isNotNull();
+
+    Configuration inside = WithoutHadoopDefaults.open(Configuration::new);
+
+    assertThat(inside.get(fromMapredDefault)).as("inside").isNull();
+    assertThat(inside.get(fromYarnDefault)).as("inside").isNull();
+  }
+
+  @Test
   void theThreadsOwnClassLoaderIsBackAfterAFailure() {
     ClassLoader own = Thread.currentThread().getContextClassLoader();
     try {
