@@ -372,8 +372,10 @@ public final class RowConverter {
             + " has digits below a microsecond, which " + type + " cannot hold");
       }
     }
-    OffsetDateTime utc = instant.atOffset(ZoneOffset.UTC);
-    return withZone ? utc : utc.toLocalDateTime();
+    // Not instant.atOffset(UTC): on Java 17 that makes a new ZoneRules for every value.
+    LocalDateTime local =
+        LocalDateTime.ofEpochSecond(instant.getEpochSecond(), instant.getNano(), ZoneOffset.UTC);
+    return withZone ? OffsetDateTime.of(local, ZoneOffset.UTC) : local;
   }
 
   private static Instant micros(long micros) {

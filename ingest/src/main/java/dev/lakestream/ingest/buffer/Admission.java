@@ -76,6 +76,9 @@ final class Admission {
   private final Map<TableSchema, Types.StructType> keyTypes = new HashMap<>();
 
   private final Map<TableSchema, Types.StructType> rowTypes = new HashMap<>();
+  private Table lastTable;
+  private Schema lastSchema;
+  private TableSchema lastTableSchema;
   /** Shapes (the resolver returns one instance per schema) each table already holds. */
   private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
 
@@ -198,14 +201,28 @@ final class Admission {
    */
   Types.StructType rowType(Table table) {
     return rowTypes.computeIfAbsent(
-        TableSchema.of(table), k -> SourcePositions.withPosition(table.schema()).asStruct());
+        tableSchema(table), k -> SourcePositions.withPosition(table.schema()).asStruct());
+  }
+
+  /**
+   * The table's UUID and schema id, remembered for the last table and schema instance seen (a
+   * table's UUID is parsed from its metadata's text at every call).
+   */
+  private TableSchema tableSchema(Table table) {
+    Schema schema = table.schema();
+    if (table != lastTable || schema != lastSchema) {
+      lastTableSchema = TableSchema.of(table);
+      lastTable = table;
+      lastSchema = schema;
+    }
+    return lastTableSchema;
   }
 
   /** The key columns of {@code table} as it is now; made once per table and schema version. */
   Types.StructType keyType(Table table) {
     Schema schema = table.schema();
     return keyTypes.computeIfAbsent(
-        TableSchema.of(table),
+        tableSchema(table),
         k -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
   }
 
