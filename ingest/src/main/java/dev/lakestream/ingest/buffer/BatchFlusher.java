@@ -135,10 +135,10 @@ final class BatchFlusher {
       ChangeEvent event = entry.decoded() != null
           ? entry.decoded().event()
           : decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
-      Set<String> missing = event.op().leavesRow()
-              && (event.op() == ChangeOp.UPDATE || entry.change().previousKey() != null)
-          ? unavailable.columns(event.after(), event.rowSchema())
-          : Set.of();
+      Set<String> missing =
+          event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || entry.previousKey() != null)
+              ? unavailable.columns(event.after(), event.rowSchema())
+              : Set.of();
       lookups |= !missing.isEmpty();
       changes.add(new Pending(entry, event, missing));
     }
@@ -166,7 +166,7 @@ final class BatchFlusher {
     List<Record> previous = lookups ? fillFromTable(table, keyType, changes, letters, batch) : null;
     for (int i = 0; i < changes.size(); i++) {
       Pending p = changes.get(i);
-      ByteBuffer position = span.add(p.entry().change(), p.event());
+      ByteBuffer position = span.add(p.entry().offset(), p.entry().sourceTsMs(), p.event());
       if (previous != null && previous.get(i) == null && !p.missing().isEmpty()) {
         continue; // dead-lettered: its row stays as it was
       }
@@ -224,10 +224,10 @@ final class BatchFlusher {
     Span span = new Span();
     for (Batches.Entry entry : entries) {
       if (!entry.movedOut()) {
-        span.add(entry.change(), null);
+        span.add(entry.offset(), entry.sourceTsMs(), null);
       }
     }
-    span.add(truncate, event);
+    span.add(truncate.offset(), truncate.sourceTsMs(), event);
     FilesWritten written = write(
         id,
         table,
@@ -281,10 +281,10 @@ final class BatchFlusher {
     ByteBuffer maxPosition;
 
     /** Adds a change; returns its source position, null when the source gives none. */
-    ByteBuffer add(BufferedChange change, ChangeEvent event) {
-      firstOffset = Math.min(firstOffset, change.offset());
-      lastOffset = Math.max(lastOffset, change.offset());
-      maxTs = Math.max(maxTs, change.sourceTsMs());
+    ByteBuffer add(long offset, long sourceTsMs, ChangeEvent event) {
+      firstOffset = Math.min(firstOffset, offset);
+      lastOffset = Math.max(lastOffset, offset);
+      maxTs = Math.max(maxTs, sourceTsMs);
       changes++;
       if (event == null || event.source().order().isEmpty()) {
         return null;
@@ -318,7 +318,7 @@ final class BatchFlusher {
         continue;
       }
       columns.addAll(p.missing());
-      byte[] from = p.entry().change().previousKey();
+      byte[] from = p.entry().previousKey();
       lookupKeys.add(
           from == null
               ? Admission.keyRecord(p.event(), keyType)
@@ -357,7 +357,7 @@ final class BatchFlusher {
   }
 
   private static byte[] from(Pending p) {
-    return p.entry().change().previousKey();
+    return p.entry().previousKey();
   }
 
   private FilesWritten write(

@@ -61,10 +61,65 @@ final class Batches {
   }
 
   /**
-   * One entry of a batch: a change, or a moved-out key. {@code decoded}: the change as admission
-   * decoded and converted it from the same bytes, or null (decode {@code change} then).
+   * One entry of a batch: a change, or a moved-out key, as the store holds it. {@code decoded}: the
+   * change as admission decoded and converted it from the same bytes, or null (decode {@link
+   * #change()} then). The record's bytes are put back together (their schema texts spliced in) only
+   * when {@link #change()} is asked for: a flush of decoded changes needs only their offsets.
    */
-  record Entry(String storeKey, BufferedChange change, boolean movedOut, Decoded decoded) {}
+  static final class Entry {
+    private final String storeKey;
+    private final BufferedChange stored;
+    private final boolean movedOut;
+    private final Decoded decoded;
+    private final SchemaTexts schemaTexts;
+    private BufferedChange change;
+
+    Entry(
+        String storeKey,
+        BufferedChange stored,
+        boolean movedOut,
+        Decoded decoded,
+        SchemaTexts schemaTexts) {
+      this.storeKey = storeKey;
+      this.stored = stored;
+      this.movedOut = movedOut;
+      this.decoded = decoded;
+      this.schemaTexts = schemaTexts;
+    }
+
+    String storeKey() {
+      return storeKey;
+    }
+
+    boolean movedOut() {
+      return movedOut;
+    }
+
+    Decoded decoded() {
+      return decoded;
+    }
+
+    long offset() {
+      return stored.offset();
+    }
+
+    long sourceTsMs() {
+      return stored.sourceTsMs();
+    }
+
+    /** The Debezium key whose current row fills this change's unavailable values, or null. */
+    byte[] previousKey() {
+      return stored.previousKey();
+    }
+
+    /** The change with the record's bytes as they came. */
+    BufferedChange change() {
+      if (change == null) {
+        change = schemaTexts.expand(stored);
+      }
+      return change;
+    }
+  }
 
   /**
    * A change as admission read it: the event, and its row converted to {@code rowType} (both null
@@ -291,8 +346,8 @@ final class Batches {
       while (it.hasNext()) {
         KeyValue<String, BufferedChange> e = it.next();
         boolean movedOut = e.key.charAt(batch.prefix().length()) == MOVED;
-        out.add(new Entry(
-            e.key, schemaTexts.expand(e.value), movedOut, movedOut ? null : decoded.get(e.key)));
+        out.add(
+            new Entry(e.key, e.value, movedOut, movedOut ? null : decoded.get(e.key), schemaTexts));
       }
     }
     return out;

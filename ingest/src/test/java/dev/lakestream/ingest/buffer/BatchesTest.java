@@ -110,6 +110,10 @@ class BatchesTest {
     Batches.Batch batch = batches.open().values().iterator().next();
 
     for (Batches.Entry e : batches.entries(batch)) {
+      // What a flush reads without putting the record's bytes back together.
+      assertThat(e.offset()).isEqualTo(e.change().offset());
+      assertThat(e.sourceTsMs()).isEqualTo(e.change().sourceTsMs());
+      assertThat(e.previousKey()).isEqualTo(e.change().previousKey());
       if (e.change().offset() == 3) {
         assertThat(e.decoded()).as("the filled change").isNull();
       } else {
