@@ -343,7 +343,7 @@ class IngestOnKafkaTest {
     // Commits 5 s apart: however slowly the machine processes the backlog, far fewer commits
     // happen than there are changes.
     PipelineConfig config = config(source.topic(), "ingest-fence-writes")
-        .with(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+        .with(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "5000");
     TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
     ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2028);
     try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {

@@ -58,8 +58,8 @@ final class Admission {
 
   /** A table (by its UUID: a table dropped and created again is another) at a schema version. */
   private record TableSchema(UUID table, int schemaId) {
-    static TableSchema of(Table table) {
-      return new TableSchema(table.uuid(), table.schema().schemaId());
+    static TableSchema of(Table table, Schema schema) {
+      return new TableSchema(table.uuid(), schema.schemaId());
     }
   }
 
@@ -200,18 +200,19 @@ final class Admission {
    * position. Made once per table and schema version, not per record.
    */
   Types.StructType rowType(Table table) {
+    Schema schema = table.schema();
     return rowTypes.computeIfAbsent(
-        tableSchema(table), k -> SourcePositions.withPosition(table.schema()).asStruct());
+        tableSchema(table, schema), k -> SourcePositions.withPosition(schema).asStruct());
   }
 
   /**
-   * The table's UUID and schema id, remembered for the last table and schema instance seen (a
+   * The table's UUID and the id of {@code schema} (read once by the caller: another thread may
+   * refresh the shared table meanwhile), remembered for the last table and schema instance seen (a
    * table's UUID is parsed from its metadata's text at every call).
    */
-  private TableSchema tableSchema(Table table) {
-    Schema schema = table.schema();
+  private TableSchema tableSchema(Table table, Schema schema) {
     if (table != lastTable || schema != lastSchema) {
-      lastTableSchema = TableSchema.of(table);
+      lastTableSchema = TableSchema.of(table, schema);
       lastTable = table;
       lastSchema = schema;
     }
@@ -222,7 +223,7 @@ final class Admission {
   Types.StructType keyType(Table table) {
     Schema schema = table.schema();
     return keyTypes.computeIfAbsent(
-        tableSchema(table),
+        tableSchema(table, schema),
         k -> TypeUtil.select(schema, schema.identifierFieldIds()).asStruct());
   }
 
