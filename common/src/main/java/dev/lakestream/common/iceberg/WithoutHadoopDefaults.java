@@ -24,21 +24,20 @@ import org.apache.iceberg.io.FileWriterFactory;
  * {@code core-default.xml} (and {@code core-site.xml} if there is one) from the classpath, and
  * every default resource Hadoop's other classes added once loaded ({@code mapred-default.xml} and
  * {@code yarn-default.xml} after {@code JobConf}; a lookup of each missing {@code *-site.xml}
- * searches every jar): about
- * 2 ms of CPU per file, which was a fifth of ingest's stream threads at 5,000 changes/s with a
- * 500 ms flush (docs/benchmarks.md, Profile). A Parquet writer on such a file reads only Parquet's
- * own keys ({@code parquet.*}, each with its default in Parquet's code, and the ones Iceberg sets
- * from the table's {@code write.parquet.*} properties); neither file holds one.
+ * searches every jar): about 2 ms of CPU per file, which was a fifth of ingest's stream threads at
+ * 5,000 changes/s with a 500 ms flush (docs/benchmarks.md, Profile). A Parquet writer on such a
+ * file reads only Parquet's own keys ({@code parquet.*}, each with its default in Parquet's code,
+ * and the ones Iceberg sets from the table's {@code write.parquet.*} properties); none of these
+ * files holds one.
  *
  * <p>A {@code Configuration} takes its class loader from the thread's context class loader when it
- * is made, and reads those two files through it. {@link #open} runs the opening of a writer with a
- * context class loader that does not find these files and hands everything else (every class and every
- * other resource) to the thread's own; {@link #writers} wraps a writer factory so. The writer's
- * output is byte for byte the same (pinned by {@code WithoutHadoopDefaultsTest}).
+ * is made, and reads those files through it. {@link #open} runs the opening of a writer with a
+ * context class loader that does not find these files and hands everything else (every class and
+ * every other resource) to the thread's own; {@link #writers} wraps a writer factory so. The
+ * writer's output is byte for byte the same (pinned by {@code WithoutHadoopDefaultsTest}).
  *
  * <p>Caveat: a {@code core-site.xml} (or another Hadoop site file) on the classpath is not read by
- * these writers; this project
- * configures Parquet through table properties, as Iceberg does.
+ * these writers; this project configures Parquet through table properties, as Iceberg does.
  */
 public final class WithoutHadoopDefaults {
 
