@@ -28,7 +28,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
  */
 public final class BigTransactionBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.BigTransactionBenchmark"
       + " [-Dexec.args=ROWS]";
 

@@ -25,7 +25,7 @@ import org.apache.iceberg.Table;
  */
 public final class ConversionBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx16g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.ConversionBenchmark"
       + " [-Dexec.args=\"ROWS...\"]";
 

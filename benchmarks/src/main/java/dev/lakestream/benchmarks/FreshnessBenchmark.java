@@ -17,7 +17,7 @@ import java.util.List;
  */
 public final class FreshnessBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.FreshnessBenchmark"
       + " [-Dbench.warmup=SECONDS] [-Dbench.set=\"KEY=VALUE;...\"] [-Dexec.args=\"SECONDS RATE...\"]";
 

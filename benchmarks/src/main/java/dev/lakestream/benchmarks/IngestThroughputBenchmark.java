@@ -43,7 +43,7 @@ import org.apache.kafka.streams.StreamsConfig;
  */
 public final class IngestThroughputBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.IngestThroughputBenchmark"
       + " [-Dexec.args=CHANGES]";
 

@@ -26,7 +26,7 @@ import org.apache.iceberg.Table;
  */
 public final class MergeBaselineBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx12g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.MergeBaselineBenchmark"
       + " [-Dexec.args=\"ROWS BATCHES BATCH_CHANGES\"]";
 

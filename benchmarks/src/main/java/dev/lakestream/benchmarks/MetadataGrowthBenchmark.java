@@ -30,7 +30,7 @@ import org.apache.iceberg.types.Types;
  */
 public final class MetadataGrowthBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx4g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.MetadataGrowthBenchmark"
       + " [-Dexec.args=\"SNAPSHOTS STEP\"]";
 

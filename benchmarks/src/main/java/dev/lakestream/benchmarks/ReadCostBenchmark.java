@@ -23,7 +23,7 @@ import org.apache.iceberg.io.CloseableIterable;
  */
 public final class ReadCostBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx12g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.ReadCostBenchmark"
       + " [-Dexec.args=\"ROWS BATCH_CHANGES K...\"]";
 

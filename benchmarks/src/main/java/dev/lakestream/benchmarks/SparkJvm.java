@@ -40,7 +40,7 @@ final class SparkJvm {
     Path classpathFile = module.resolve("target/spark-classpath.txt");
     if (!Files.exists(classpathFile)) {
       throw new IllegalStateException("no " + classpathFile
-          + ": run mvn -B -q install -DskipTests from the project root first");
+          + ": run mvn -B -q clean install -DskipTests from the project root first");
     }
     String classpath = module.resolve("target/test-classes")
         + File.pathSeparator

@@ -24,7 +24,7 @@ import org.apache.iceberg.Table;
  */
 public final class ToastFillBenchmark {
 
-  static final String COMMAND = "mvn -B -q install -DskipTests\n"
+  static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.ToastFillBenchmark"
       + " [-Dexec.args=ROWS]";
 

@@ -22,7 +22,7 @@ import org.apache.iceberg.types.Types;
  * consumer has without it: reading both versions in full and diffing them. Not a test; run with
  *
  * <pre>
- * mvn -B -q install -DskipTests &amp;&amp; MAVEN_OPTS=-Xmx14g mvn -q -pl launcher org.codehaus.mojo:exec-maven-plugin:3.6.2:java -Dexec.classpathScope=test \
+ * mvn -B -q clean install -DskipTests &amp;&amp; MAVEN_OPTS=-Xmx14g mvn -q -pl launcher org.codehaus.mojo:exec-maven-plugin:3.6.2:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=dev.lakestream.launcher.DeltaBenchmark [-Dexec.args="ROWS"]
  * </pre>
  */
