@@ -107,7 +107,7 @@ final class BatchFlusher {
      * ids and types), else converted now.
      */
     Record row(Types.StructType withPosition) {
-      Batches.Decoded d = entry.decoded();
+      Admission.Admitted d = entry.decoded();
       if (d != null
           && d.row() != null
           && (d.rowType() == withPosition || withPosition.equals(d.rowType()))) {
@@ -115,6 +115,10 @@ final class BatchFlusher {
       }
       return RowConverter.toRecord(event.after(), event.rowSchema(), withPosition);
     }
+  }
+
+  private ChangeEvent decode(BufferedChange change) {
+    return decoder.decode(change.key(), change.value()).orElseThrow();
   }
 
   Outcome flush(
@@ -132,9 +136,8 @@ final class BatchFlusher {
       if (entry.movedOut()) {
         continue;
       }
-      ChangeEvent event = entry.decoded() != null
-          ? entry.decoded().event()
-          : decoder.decode(entry.change().key(), entry.change().value()).orElseThrow();
+      ChangeEvent event =
+          entry.decoded() != null ? entry.decoded().event() : decode(entry.change());
       Set<String> missing =
           event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || entry.previousKey() != null)
               ? unavailable.columns(event.after(), event.rowSchema())
@@ -387,7 +390,7 @@ final class BatchFlusher {
         while (it.hasNext()) {
           KeyValue<String, BufferedChange> entry = it.next();
           BufferedChange change = schemaTexts.expand(entry.value);
-          ChangeEvent event = decoder.decode(change.key(), change.value()).orElseThrow();
+          ChangeEvent event = decode(change);
           logRows.add(
               ChangeLog.row(event, change.value(), batch.topic, batch.partition, change.offset()));
           logKeys.add(entry.key);

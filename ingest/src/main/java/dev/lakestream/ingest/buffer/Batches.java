@@ -15,8 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -61,43 +59,18 @@ final class Batches {
   }
 
   /**
-   * One entry of a batch: a change, or a moved-out key, as the store holds it. {@code decoded}: the
-   * change as admission decoded and converted it from the same bytes, or null (decode {@link
-   * #change()} then). The record's bytes are put back together (their schema texts spliced in) only
-   * when {@link #change()} is asked for: a flush of decoded changes needs only their offsets.
+   * One entry of a batch: a change, or a moved-out key, as the store holds it ({@code stored}, its
+   * schema texts left out). {@code decoded}: the change as admission decoded and converted it from
+   * the same bytes, or null (decode {@link #change()} then). The record's bytes are put back
+   * together only when {@link #change()} is asked for: a flush of decoded changes needs only their
+   * offsets.
    */
-  static final class Entry {
-    private final String storeKey;
-    private final BufferedChange stored;
-    private final boolean movedOut;
-    private final Decoded decoded;
-    private final SchemaTexts schemaTexts;
-    private BufferedChange change;
-
-    Entry(
-        String storeKey,
-        BufferedChange stored,
-        boolean movedOut,
-        Decoded decoded,
-        SchemaTexts schemaTexts) {
-      this.storeKey = storeKey;
-      this.stored = stored;
-      this.movedOut = movedOut;
-      this.decoded = decoded;
-      this.schemaTexts = schemaTexts;
-    }
-
-    String storeKey() {
-      return storeKey;
-    }
-
-    boolean movedOut() {
-      return movedOut;
-    }
-
-    Decoded decoded() {
-      return decoded;
-    }
+  record Entry(
+      String storeKey,
+      BufferedChange stored,
+      boolean movedOut,
+      Admission.Admitted decoded,
+      SchemaTexts schemaTexts) {
 
     long offset() {
       return stored.offset();
@@ -112,20 +85,11 @@ final class Batches {
       return stored.previousKey();
     }
 
-    /** The change with the record's bytes as they came. */
+    /** The change with the record's bytes as they came (put together at each call). */
     BufferedChange change() {
-      if (change == null) {
-        change = schemaTexts.expand(stored);
-      }
-      return change;
+      return schemaTexts.expand(stored);
     }
   }
-
-  /**
-   * A change as admission read it: the event, and its row converted to {@code rowType} (both null
-   * for a delete, or when not converted).
-   */
-  record Decoded(ChangeEvent event, Types.StructType rowType, Record row) {}
 
   /**
    * The most decoded changes a task keeps for its flushes. A batch of the demo's settings holds a
@@ -161,7 +125,7 @@ final class Batches {
    * The decoded form of changes stored unchanged (as they came from Kafka), by store key, so their
    * flush need not decode them again. Not rebuilt after a restart: those flushes decode.
    */
-  private final Map<String, Decoded> decoded = new HashMap<>();
+  private final Map<String, Admission.Admitted> decoded = new HashMap<>();
   /** The record bytes of the changes {@link #decoded} holds. */
   private long decodedBytes;
 
@@ -219,7 +183,7 @@ final class Batches {
       String topic,
       int partition,
       long offset,
-      Decoded admitted,
+      Admission.Admitted admitted,
       byte[] key,
       byte[] value,
       byte[] oldKey,
@@ -346,8 +310,8 @@ final class Batches {
       while (it.hasNext()) {
         KeyValue<String, BufferedChange> e = it.next();
         boolean movedOut = e.key.charAt(batch.prefix().length()) == MOVED;
-        out.add(
-            new Entry(e.key, e.value, movedOut, movedOut ? null : decoded.get(e.key), schemaTexts));
+        // A moved-out key is never among the decoded ones.
+        out.add(new Entry(e.key, e.value, movedOut, decoded.get(e.key), schemaTexts));
       }
     }
     return out;

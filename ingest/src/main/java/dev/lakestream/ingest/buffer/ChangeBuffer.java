@@ -159,7 +159,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           meta.topic(),
           meta.partition(),
           meta.offset(),
-          new Batches.Decoded(event, admitted.rowType(), admitted.row()),
+          admitted,
           record.key(),
           record.value(),
           oldKey == null ? null : oldKey.value(),

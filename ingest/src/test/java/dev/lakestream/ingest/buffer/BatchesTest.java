@@ -145,7 +145,7 @@ class BatchesTest {
         table.topic(),
         0,
         offset,
-        new Batches.Decoded(decode(key, value), null, null),
+        new Admission.Admitted(null, decode(key, value), false, null, null),
         key,
         value,
         null,
