@@ -1,11 +1,19 @@
 package dev.lakestream.common.debezium;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.BigIntegerNode;
+import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.LongNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +39,15 @@ import java.util.regex.Pattern;
  */
 public final class DebeziumDecoder {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * Parsers take their buffers from a pool of this mapper's own, not from Jackson's default (one
+   * per thread, found through a {@code ThreadLocal}): on ingest's stream threads that lookup was a
+   * fifth of decoding, a {@code ThreadLocal} map crowded by the other libraries on the thread.
+   */
+  private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
+      .recyclerPool(JsonRecyclerPools.newConcurrentDequePool())
+      .build());
+
   private static final int SCHEMA_CACHE_SIZE = 64;
   /** Schema texts compared byte for byte before a record is parsed (tables a task is busy with). */
   private static final int RECENT_SCHEMAS = 8;
@@ -230,6 +246,89 @@ public final class DebeziumDecoder {
   private record Envelope(ConnectSchema schema, JsonNode payload) {}
 
   /**
+   * The payload the parser is at (its first token read). A key's is read whole. Of a value's
+   * envelope only what {@link #decode} reads becomes a tree: {@code op}, {@code after}, {@code
+   * ts_ms} and the position fields of {@code source}; the rest ({@code before}, {@code
+   * transaction}, the source's names and versions) is skipped, which still checks its syntax.
+   * Building the trees of {@code before} and {@code source} was more than half of decoding.
+   */
+  private static JsonNode payload(JsonParser parser, String what) throws IOException {
+    if (!"value".equals(what) || parser.currentToken() != JsonToken.START_OBJECT) {
+      return JSON.readTree(parser);
+    }
+    return fieldsOf(parser, PAYLOAD_FIELDS);
+  }
+
+  /** The fields of the envelope's payload that {@link #decode} and {@link #source} read. */
+  private static final Map<String, Boolean> PAYLOAD_FIELDS =
+      Map.of("op", false, "after", false, "ts_ms", false, "source", true);
+
+  /** The fields of {@code source} that {@link #source} reads. */
+  private static final Map<String, Boolean> SOURCE_FIELDS = Map.of(
+      "ts_ms", false,
+      "lsn", false,
+      "sequence", false,
+      "file", false,
+      "pos", false,
+      "row", false,
+      "snapshot", false);
+
+  /**
+   * The object the parser is at, with only the {@code wanted} fields: those mapped to true read
+   * the same way (with {@link #SOURCE_FIELDS}) when they are objects, the others as trees. A field
+   * that occurs twice keeps its last value, as a whole tree would.
+   */
+  private static ObjectNode fieldsOf(JsonParser parser, Map<String, Boolean> wanted)
+      throws IOException {
+    ObjectNode node = JSON.createObjectNode();
+    JsonToken token;
+    while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
+      String name = parser.currentName();
+      JsonToken value = parser.nextToken();
+      Boolean nested = wanted.get(name);
+      if (nested == null) {
+        parser.skipChildren();
+      } else if (nested && value == JsonToken.START_OBJECT) {
+        node.set(name, fieldsOf(parser, SOURCE_FIELDS));
+      } else {
+        node.set(name, value(parser, value));
+      }
+    }
+    if (token != JsonToken.END_OBJECT) {
+      throw new IOException("unexpected " + token + " in an object");
+    }
+    return node;
+  }
+
+  /**
+   * The value the parser is at, as the node a whole tree would hold: a scalar made directly (a
+   * tree read per scalar costs more than the scalar), anything else read as a tree.
+   */
+  private static JsonNode value(JsonParser parser, JsonToken token) throws IOException {
+    switch (token) {
+      case VALUE_STRING:
+        return TextNode.valueOf(parser.getText());
+      case VALUE_NUMBER_INT:
+        switch (parser.getNumberType()) {
+          case INT:
+            return IntNode.valueOf(parser.getIntValue());
+          case LONG:
+            return LongNode.valueOf(parser.getLongValue());
+          default:
+            return BigIntegerNode.valueOf(parser.getBigIntegerValue());
+        }
+      case VALUE_TRUE:
+        return BooleanNode.TRUE;
+      case VALUE_FALSE:
+        return BooleanNode.FALSE;
+      case VALUE_NULL:
+        return NullNode.getInstance();
+      default:
+        return JSON.readTree(parser);
+    }
+  }
+
+  /**
    * Reads {@code {"schema": {...}, "payload": ...}} without building a tree of the schema: every
    * record of a table repeats the same schema text (1 to 2 kB, most of the record), so it is
    * looked up by its bytes and parsed only the first time they are seen. Null for anything else
@@ -237,7 +336,7 @@ public final class DebeziumDecoder {
    * which also gives the errors their wording.
    */
   private Envelope envelope(byte[] bytes, String what) {
-    Envelope known = knownSchemaEnvelope(bytes);
+    Envelope known = knownSchemaEnvelope(bytes, what);
     if (known != null) {
       return known;
     }
@@ -261,7 +360,7 @@ public final class DebeziumDecoder {
             return null;
           }
         } else if ("payload".equals(name) && payload == null) {
-          payload = JSON.readTree(parser);
+          payload = payload(parser, what);
         } else {
           return null;
         }
@@ -283,7 +382,7 @@ public final class DebeziumDecoder {
    * spaces) when S is, byte for byte, a schema text seen recently: S is then not read at all, only
    * compared, and P alone is parsed. Null when the record is not of that form.
    */
-  private Envelope knownSchemaEnvelope(byte[] bytes) {
+  private Envelope knownSchemaEnvelope(byte[] bytes, String what) {
     if (!startsWith(bytes, 0, SCHEMA_FIELD)) {
       return null;
     }
@@ -304,7 +403,8 @@ public final class DebeziumDecoder {
           return null;
         }
         try (JsonParser parser = JSON.getFactory().createParser(bytes, from, last - from)) {
-          JsonNode payload = JSON.readTree(parser);
+          parser.nextToken();
+          JsonNode payload = payload(parser, what);
           return payload == null || parser.nextToken() != null
               ? null
               : new Envelope(known.schema(), payload);

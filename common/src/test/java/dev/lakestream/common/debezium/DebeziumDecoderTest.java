@@ -135,6 +135,98 @@ class DebeziumDecoderTest {
   }
 
   @Test
+  void aValueReadForItsFieldsDecodesAsTheWholeTreeDoes() {
+    // With schemas, a value's payload is read for the fields decoding needs (before, transaction
+    // and the source's names skipped); without, it is read as a whole tree. Same events.
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(TestTable.wide("inventory", "customers"), 4);
+    List<Change> changes = gen.snapshot(5);
+    changes.addAll(gen.next(300));
+    int compared = 0;
+    for (Change change : changes) {
+      if (change.isTombstone()) {
+        continue;
+      }
+      ChangeEvent fields = decoder
+          .decode(DebeziumJson.key(change, true), DebeziumJson.value(change, true))
+          .orElseThrow();
+      ChangeEvent tree = decoder
+          .decode(DebeziumJson.key(change, false), DebeziumJson.value(change, false))
+          .orElseThrow();
+      assertThat(fields.op()).isEqualTo(tree.op());
+      assertThat(fields.key()).isEqualTo(tree.key());
+      assertThat(fields.keyJson()).isEqualTo(tree.keyJson());
+      assertThat(fields.after()).isEqualTo(tree.after());
+      assertThat(fields.source()).isEqualTo(tree.source());
+      compared++;
+    }
+    assertThat(compared).isGreaterThan(250);
+  }
+
+  @Test
+  void readsTheSourcePositionWhereverItsFieldsAreAndWhateverSurroundsThem() {
+    // As Debezium 3.6.1's PostgreSQL connector writes an update with transaction metadata, the
+    // fields in another order, nested objects in the skipped parts, and ts_ms given twice.
+    String schema = "{\"type\":\"struct\",\"fields\":[{\"type\":\"struct\",\"fields\":"
+        + "[{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
+        + "{\"type\":\"string\",\"optional\":true,\"field\":\"name\"}],"
+        + "\"optional\":true,\"field\":\"after\"}],\"optional\":false}";
+    String payload = "{\"transaction\":{\"id\":\"771:24001\",\"total_order\":3,"
+        + "\"data_collection_order\":2,\"nested\":{\"a\":[1,{\"b\":null}]}},"
+        + "\"source\":{\"version\":\"3.6.1.Final\",\"connector\":\"postgresql\","
+        + "\"name\":\"dbserver1\",\"ts_ms\":1,\"snapshot\":\"false\",\"db\":\"postgres\","
+        + "\"sequence\":\"[\\\"24000\\\",\\\"24056\\\"]\",\"ts_us\":1796038805726001,"
+        + "\"ts_ns\":1796038805726001000,\"schema\":\"inventory\",\"table\":\"customers\","
+        + "\"txId\":771,\"lsn\":24056,\"xmin\":null,\"extra\":{\"x\":[true,false]},"
+        + "\"ts_ms\":1796038805726},"
+        + "\"before\":{\"id\":7,\"name\":\"old\",\"tags\":[\"a\",{\"b\":1.5e3}]},"
+        + "\"op\":\"u\",\"ts_us\":1796038805730001,\"after\":{\"id\":7,\"name\":\"new\"},"
+        + "\"ts_ms\":1796038805730}";
+    byte[] key = bytes("{\"id\":7}");
+    ChangeEvent withSchema = decoder
+        .decode(key, bytes("{\"schema\":" + schema + ",\"payload\":" + payload + "}"))
+        .orElseThrow();
+    // Twice: the second time the schema's text is known and only the payload is parsed.
+    ChangeEvent again = decoder
+        .decode(key, bytes("{\"schema\":" + schema + ",\"payload\":" + payload + "}"))
+        .orElseThrow();
+    ChangeEvent whole = decoder.decode(key, bytes(payload)).orElseThrow();
+    for (ChangeEvent event : List.of(withSchema, again, whole)) {
+      assertThat(event.op()).isEqualTo(ChangeOp.UPDATE);
+      assertThat(event.after().get("name").asText()).isEqualTo("new");
+      assertThat(event.source())
+          .isEqualTo(new SourcePosition(1796038805726L, 24056L, 24000L, null, -1, 0, false));
+    }
+    assertThat(again).isEqualTo(withSchema);
+  }
+
+  @Test
+  void whatDecodingSkipsMustStillBeWellFormed() {
+    Change change = new ChangeStreamGenerator(TestTable.wide("inventory", "customers"), 5)
+        .next(20).stream().filter(c -> c.op() == 'u').findFirst().orElseThrow();
+    byte[] key = DebeziumJson.key(change, true);
+    byte[] value = DebeziumJson.value(change, true);
+    decoder.decode(key, value).orElseThrow(); // its schema's text is now known
+    String text = new String(value, StandardCharsets.UTF_8);
+    int before = text.indexOf("\"before\":{");
+    assertThat(before).isPositive();
+    // A bad literal inside the skipped before-image.
+    byte[] badLiteral =
+        bytes(text.substring(0, before) + "\"before\":{\"id\":tru," + text.substring(before + 10));
+    assertThatThrownBy(() -> decoder.decode(key, badLiteral))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("malformed JSON in record value");
+    // A byte that is not UTF-8 inside a string of the skipped before-image.
+    int name = text.indexOf("\"name\":\"", before);
+    byte[] badUtf8 = value.clone();
+    badUtf8[text.substring(0, name).getBytes(StandardCharsets.UTF_8).length + 8] = (byte) 0xC3;
+    badUtf8[text.substring(0, name).getBytes(StandardCharsets.UTF_8).length + 9] = (byte) 0x28;
+    assertThatThrownBy(() -> decoder.decode(key, badUtf8))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("record value");
+  }
+
+  @Test
   void rejectsMalformedJson() {
     assertThatThrownBy(() -> decoder.decode(bytes("{\"id\":1}"), bytes("{\"op\": \"c\", ")))
         .isInstanceOf(BadChangeException.class)
