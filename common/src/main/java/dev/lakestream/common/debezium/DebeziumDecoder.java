@@ -24,8 +24,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Decodes a Kafka record written by Debezium through Connect's {@code JsonConverter} into a {@link
@@ -221,25 +219,61 @@ public final class DebeziumDecoder {
     OTHER
   }
 
-  /** Two LSNs of 1 to 18 digits (a long), each quoted or null; the first captured. */
-  private static final Pattern SEQUENCE =
-      Pattern.compile("\\[(?:\"(\\d{1,18})\"|null),(?:\"\\d{1,18}\"|null)]");
-
   /**
    * Debezium writes every change's sequence as {@code ["<digits>","<digits>"]}, either element
-   * possibly {@code null}: read that form with a pattern, not a JSON parser (one per change was 2%
-   * of ingest's stream threads). Anything else, spaces included, is {@code OTHER}.
+   * possibly {@code null}: read that form directly, not with a JSON parser (one per change was 2%
+   * of ingest's stream threads) nor a regular expression (1.5%). Each element is {@code null} or 1
+   * to 18 ASCII digits in quotes (a long); anything else, spaces included, is {@code OTHER}.
    */
   static Read firstOfTwoLsns(String text, long[] first) {
-    Matcher m = SEQUENCE.matcher(text);
-    if (!m.matches()) {
+    int last = text.length() - 1;
+    if (last < 1 || text.charAt(0) != '[' || text.charAt(last) != ']') {
       return Read.OTHER;
     }
-    if (m.group(1) == null) {
+    long[] value = new long[1];
+    int comma = lsnAt(text, 1, last, value);
+    if (comma < 0 || comma >= last || text.charAt(comma) != ',') {
+      return Read.OTHER;
+    }
+    long firstValue = value[0];
+    if (lsnAt(text, comma + 1, last, value) != last) {
+      return Read.OTHER;
+    }
+    if (firstValue < 0) {
       return Read.NULL;
     }
-    first[0] = Long.parseLong(m.group(1));
+    first[0] = firstValue;
     return Read.NUMBER;
+  }
+
+  /**
+   * Reads {@code null} or a quoted LSN of 1 to 18 digits at {@code at}, ending by {@code limit}:
+   * its value into {@code out[0]} (-1 for null); returns where it ends, or -1 when it is neither.
+   */
+  private static int lsnAt(String text, int at, int limit, long[] out) {
+    if (at + 4 <= limit && text.startsWith("null", at)) {
+      out[0] = -1;
+      return at + 4;
+    }
+    if (at >= limit || text.charAt(at) != '"') {
+      return -1;
+    }
+    int i = at + 1;
+    long lsn = 0;
+    while (i < limit && i - at <= 18) {
+      char c = text.charAt(i);
+      if (c < '0' || c > '9') {
+        break;
+      }
+      lsn = lsn * 10 + (c - '0');
+      i++;
+    }
+    int digits = i - at - 1;
+    if (digits < 1 || i >= limit || text.charAt(i) != '"') {
+      return -1; // no digits, more than 18, or not closed by a quote
+    }
+    out[0] = lsn;
+    return i + 1;
   }
 
   /** A JsonConverter record with its schema: the schema, parsed, and the payload as a tree. */
