@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
@@ -47,6 +46,20 @@ public final class SourcePositions {
       out.putLong(part);
     }
     return out.flip();
+  }
+
+  /**
+   * The order of two source orders as {@link #compare(ByteBuffer, ByteBuffer)} orders their
+   * encodings: each number unsigned, then the shorter first.
+   */
+  public static int compare(long[] a, long[] b) {
+    for (int i = 0; i < Math.min(a.length, b.length); i++) {
+      int c = Long.compareUnsigned(a[i], b[i]);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return Integer.compare(a.length, b.length);
   }
 
   /** Unsigned byte order: the source order of two encoded positions. */

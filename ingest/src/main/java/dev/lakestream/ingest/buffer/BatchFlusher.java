@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
@@ -282,6 +283,8 @@ final class BatchFlusher {
     long maxTs = -1;
     ByteBuffer minPosition;
     ByteBuffer maxPosition;
+    private long[] minOrder;
+    private long[] maxOrder;
 
     /** Adds a change; returns its source position, null when the source gives none. */
     ByteBuffer add(long offset, long sourceTsMs, ChangeEvent event) {
@@ -289,14 +292,19 @@ final class BatchFlusher {
       lastOffset = Math.max(lastOffset, offset);
       maxTs = Math.max(maxTs, sourceTsMs);
       changes++;
-      if (event == null || event.source().order().isEmpty()) {
+      Optional<long[]> order = event == null ? Optional.empty() : event.source().order();
+      if (order.isEmpty()) {
         return null;
       }
-      ByteBuffer position = SourcePositions.encode(event.source().order().get());
-      if (minPosition == null || SourcePositions.compare(position, minPosition) < 0) {
+      long[] o = order.get();
+      ByteBuffer position = SourcePositions.encode(o);
+      // Compared as the numbers they encode (the order of their bytes), not byte by byte.
+      if (minOrder == null || SourcePositions.compare(o, minOrder) < 0) {
+        minOrder = o;
         minPosition = position;
       }
-      if (maxPosition == null || SourcePositions.compare(position, maxPosition) > 0) {
+      if (maxOrder == null || SourcePositions.compare(o, maxOrder) > 0) {
+        maxOrder = o;
         maxPosition = position;
       }
       return position;

@@ -42,6 +42,7 @@ final class Batches {
     final String topic;
     final int partition;
     final long openedAtMs;
+    private final String prefix;
     long keys;
     long bytes;
     /** While the flush waits for the partition's earlier batches, when to look again. */
@@ -51,10 +52,11 @@ final class Batches {
       this.topic = topic;
       this.partition = partition;
       this.openedAtMs = openedAtMs;
+      this.prefix = Batches.prefix(topic, partition);
     }
 
     String prefix() {
-      return Batches.prefix(topic, partition);
+      return prefix;
     }
   }
 
@@ -128,6 +130,11 @@ final class Batches {
   private final Map<String, Admission.Admitted> decoded = new HashMap<>();
   /** The record bytes of the changes {@link #decoded} holds. */
   private long decodedBytes;
+  /** The partition of the last record and its {@link #prefix}. */
+  private String lastTopic;
+
+  private int lastPartition = -1;
+  private String lastPrefix;
 
   Batches(
       KeyValueStore<String, BufferedChange> store,
@@ -171,7 +178,21 @@ final class Batches {
 
   /** The open batch of a source partition, opened now when there is none. */
   Batch of(String topic, int partition, long nowMs) {
-    return open.computeIfAbsent(prefix(topic, partition), p -> new Batch(topic, partition, nowMs));
+    return open.computeIfAbsent(
+        prefixOf(topic, partition), p -> new Batch(topic, partition, nowMs));
+  }
+
+  /**
+   * {@link #prefix}, the same string while records come from the same partition (most often): no
+   * string to build per record, and its hash computed once.
+   */
+  private String prefixOf(String topic, int partition) {
+    if (partition != lastPartition || !topic.equals(lastTopic)) {
+      lastPrefix = prefix(topic, partition);
+      lastTopic = topic;
+      lastPartition = partition;
+    }
+    return lastPrefix;
   }
 
   /**
@@ -190,15 +211,16 @@ final class Batches {
       boolean movesOut,
       long nowMs) {
     ChangeEvent event = admitted.event();
-    String prefix = prefix(topic, partition);
+    String prefix = prefixOf(topic, partition);
     String keyJson = event.keyJson();
-    boolean inBatch = sizes.containsKey(prefix + keyJson);
+    // One string for the key's entry: its hash is computed once for the maps and the store.
+    String storeKey = prefix + keyJson;
+    boolean inBatch = sizes.containsKey(storeKey);
     Set<String> missing = event.op() == ChangeOp.UPDATE || oldKey != null
         ? unavailable.columns(event.after(), event.rowSchema())
         : Set.of();
     // The store is read only when the key's earlier change in the batch is needed.
-    BufferedChange previous =
-        inBatch && (movesOut || !missing.isEmpty()) ? get(prefix + keyJson) : null;
+    BufferedChange previous = inBatch && (movesOut || !missing.isEmpty()) ? get(storeKey) : null;
     Batch batch = of(topic, partition, nowMs);
     if (movesOut) {
       BufferedChange moved =
@@ -212,14 +234,14 @@ final class Batches {
     if (!inBatch) {
       batch.keys++;
     }
-    put(batch, prefix + keyJson, change);
+    put(batch, storeKey, change);
     // Only a change stored as it came holds exactly what the event was decoded from.
     int size = change.sizeInBytes();
     if (change.value() == value
         && change.key() == key
         && decoded.size() < MAX_DECODED
         && decodedBytes + size <= MAX_DECODED_BYTES) {
-      decoded.put(prefix + keyJson, admitted);
+      decoded.put(storeKey, admitted);
       decodedBytes += size;
     }
     return batch;
