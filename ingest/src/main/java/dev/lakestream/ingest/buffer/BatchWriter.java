@@ -50,11 +50,17 @@ public final class BatchWriter {
     }
     Set<Integer> keyIds = schema.identifierFieldIds();
     Schema keySchema = TypeUtil.select(schema, keyIds);
-    FileWriterFactory<Record> writers =
+    // Two factories: the data writer's properties name the position column, which the
+    // equality-delete files do not have (Iceberg warns of a setting for a missing column).
+    FileWriterFactory<Record> dataWriters =
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
-            .deleteFileFormat(FileFormat.PARQUET)
             .dataSchema(SourcePositions.withPosition(schema))
+            .writerProperties(SourcePositions.DATA_WRITER_PROPERTIES)
+            .build());
+    FileWriterFactory<Record> deleteWriters =
+        WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
+            .deleteFileFormat(FileFormat.PARQUET)
             .equalityFieldIds(
                 keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
             .equalityDeleteRowSchema(keySchema)
@@ -68,7 +74,7 @@ public final class BatchWriter {
       long bytes = 0;
       if (!rows.isEmpty()) {
         DataWriter<Record> writer =
-            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+            dataWriters.newDataWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           rows.forEach(writer::write);
         }
@@ -79,7 +85,7 @@ public final class BatchWriter {
       List<DeleteFile> deleteFiles = List.of();
       if (!keys.isEmpty()) {
         EqualityDeleteWriter<Record> writer =
-            writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+            deleteWriters.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
         try (writer) {
           keys.forEach(writer::write);
         }

@@ -153,6 +153,7 @@ final class Truncation {
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
             .dataSchema(schema)
+            .writerProperties(SourcePositions.DATA_WRITER_PROPERTIES)
             .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, System.nanoTime())
         .format(FileFormat.PARQUET)

@@ -192,6 +192,7 @@ public final class RealtimeCompaction {
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
             .dataSchema(withPositions)
+            .writerProperties(SourcePositions.DATA_WRITER_PROPERTIES)
             .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
         .format(FileFormat.PARQUET)
