@@ -68,12 +68,22 @@ public final class SourceFence {
   private final Map<String, Run> runs = new HashMap<>();
   private final Set<String> unordered = new HashSet<>();
   private final Map<String, RecentLsns> recent = new HashMap<>();
+  /** The partition of the last change and its key in the maps and the store. */
+  private String lastTopic;
+
+  private int lastPartition = -1;
+  private String lastPartitionKey;
 
   /** The highest position applied on a partition and the keys applied at it. */
   private static final class High {
     final long[] position;
-    final Set<String> keys = new HashSet<>();
+    /** The key of the first change applied at the position (null in legacy state). */
     String firstKey;
+    /**
+     * The keys of further changes at the position; null while there are none (a position holds one
+     * change in the usual case: no set made per change).
+     */
+    Set<String> others;
     /** How many changes the stored state says were applied at the position. */
     int applied;
     /** State without keys: every change at the position counts as applied. */
@@ -84,7 +94,22 @@ public final class SourceFence {
     }
 
     boolean applied(String key) {
-      return legacy || keys.contains(key);
+      return legacy || key.equals(firstKey) || (others != null && others.contains(key));
+    }
+
+    /** Another key applied at the position. */
+    void addOther(String key) {
+      if (!key.equals(firstKey)) {
+        if (others == null) {
+          others = new HashSet<>();
+        }
+        others.add(key);
+      }
+    }
+
+    /** How many changes were applied at the position (as far as their keys are known). */
+    int keyCount() {
+      return (firstKey == null ? 0 : 1) + (others == null ? 0 : others.size());
     }
   }
 
@@ -99,7 +124,7 @@ public final class SourceFence {
    */
   public boolean admit(
       String topic, int partition, long offset, ChangeEvent event, boolean primaryKeyUpdateCreate) {
-    String partitionKey = topic + "-" + partition;
+    String partitionKey = partitionKey(topic, partition);
     if (event.source().snapshot()) {
       endRun(partitionKey);
       return true;
@@ -137,20 +162,17 @@ public final class SourceFence {
     endRun(partitionKey);
     if (c == 0) {
       // Another change at the highest position: a row of the same source record.
-      high.keys.add(key);
+      high.addOther(key);
       store.put(partitionKey + SEP + key, "");
       store.put(partitionKey, encode(high));
     } else {
-      if (high != null && high.keys.size() > 1) {
-        for (String k : high.keys) {
-          if (!k.equals(high.firstKey)) {
-            store.delete(partitionKey + SEP + k);
-          }
+      if (high != null && high.others != null) {
+        for (String k : high.others) {
+          store.delete(partitionKey + SEP + k);
         }
       }
       High next = new High(position);
       next.firstKey = key;
-      next.keys.add(key);
       highest.put(partitionKey, next);
       store.put(partitionKey, encode(next));
     }
@@ -160,6 +182,19 @@ public final class SourceFence {
           .add(lsn, primaryKeyUpdateCreate, key);
     }
     return true;
+  }
+
+  /**
+   * {@code topic-partition}, the same string while changes come from the same partition (most
+   * often): none built per change, and its hash computed once.
+   */
+  private String partitionKey(String topic, int partition) {
+    if (partition != lastPartition || !topic.equals(lastTopic)) {
+      lastPartitionKey = topic + "-" + partition;
+      lastTopic = topic;
+      lastPartition = partition;
+    }
+    return lastPartitionKey;
   }
 
   /** Counts a dropped replay into the run of its partition; returns false (not admitted). */
@@ -209,7 +244,7 @@ public final class SourceFence {
           try (KeyValueIterator<String, String> it =
               store.prefixScan(partitionKey + SEP, Serdes.String().serializer())) {
             High high = cached;
-            it.forEachRemaining(e -> high.keys.add(e.key.substring(partitionKey.length() + 1)));
+            it.forEachRemaining(e -> high.addOther(e.key.substring(partitionKey.length() + 1)));
           }
         }
         highest.put(partitionKey, cached);
@@ -238,7 +273,7 @@ public final class SourceFence {
       out.append(p);
     }
     return out.append(';')
-        .append(high.keys.size())
+        .append(high.keyCount())
         .append(';')
         .append(high.firstKey)
         .toString();
@@ -255,21 +290,20 @@ public final class SourceFence {
     }
     high.applied = Integer.parseInt(parts[1]);
     high.firstKey = parts[2];
-    high.keys.add(parts[2]);
     return high;
   }
 
   /** The LSNs and keys of the changes applied last on one partition (the create of a key update apart), bounded. */
   private static final class RecentLsns {
     private static final int CAPACITY = 50_000;
-    private final LinkedHashSet<String> seen = new LinkedHashSet<>();
+    private final LinkedHashSet<Seen> seen = new LinkedHashSet<>();
 
     boolean contains(long lsn, boolean create, String key) {
-      return seen.contains(entry(lsn, create, key));
+      return seen.contains(new Seen(lsn, create, key));
     }
 
     void add(long lsn, boolean create, String key) {
-      seen.add(entry(lsn, create, key));
+      seen.add(new Seen(lsn, create, key));
       if (seen.size() > CAPACITY) {
         var it = seen.iterator();
         it.next();
@@ -277,9 +311,8 @@ public final class SourceFence {
       }
     }
 
-    private static String entry(long lsn, boolean create, String key) {
-      return (create ? "c" : "") + lsn + key;
-    }
+    /** One applied change: no text made of it (the key's hash is the key string's own, cached). */
+    private record Seen(long lsn, boolean create, String key) {}
   }
 
   private static final class Run {
