@@ -65,6 +65,7 @@ public final class IngestThroughputBenchmark {
         "of the floor",
         "CPU ms per 1,000 changes: JVM",
         "of it ingest's threads",
+        "kB allocated per change by ingest's threads",
         "Kafka records per change",
         "Kafka bytes per change");
     TestTable table = TestTable.wide("bench", "customers");
@@ -90,7 +91,8 @@ public final class IngestThroughputBenchmark {
           "backlog: %,d events on %d partitions, produced in %.1f s; extra settings %s%n",
           events, PARTITIONS, (System.nanoTime() - started) / 1e9, BenchSettings.given());
       // The floor: a bare consumer that only reads the backlog and decodes every record.
-      double floorSeconds = floorSeconds(kafka, table.topic(), ends);
+      Floor floor = floor(kafka, table.topic(), ends);
+      double floorSeconds = floor.seconds();
       double floorRate = events / floorSeconds;
       report.row(
           "floor: read + decode only",
@@ -102,6 +104,7 @@ public final class IngestThroughputBenchmark {
           "100%",
           "-",
           "-",
+          String.format("%.2f", floor.allocatedBytes() / 1024.0 / events),
           "-",
           "-");
 
@@ -140,7 +143,9 @@ public final class IngestThroughputBenchmark {
               }
               double seconds = (System.nanoTime() - t0) / 1e9;
               double cpuMs = (processCpuNanos() - cpu0) / 1e6;
-              double threadCpuMs = ThreadCpu.of(ingestThreads).nanosSince(threadCpu0) / 1e6;
+              ThreadCpu threadCpu1 = ThreadCpu.of(ingestThreads);
+              double threadCpuMs = threadCpu1.nanosSince(threadCpu0) / 1e6;
+              double allocatedKb = threadCpu1.bytesAllocatedSince(threadCpu0) / 1024.0;
               KafkaWrites written = KafkaWrites.of(kafka, prefix).minus(writesBefore);
               System.out.printf(
                   "  flush %d ms, %d threads: Kafka writes by topic%n%s",
@@ -161,6 +166,7 @@ public final class IngestThroughputBenchmark {
                   String.format("%.0f%%", 100 * events / seconds / floorRate),
                   String.format("%.1f", cpuMs * 1000 / events),
                   String.format("%.1f", threadCpuMs * 1000 / events),
+                  String.format("%.2f", allocatedKb / events),
                   String.format("%.2f", (double) written.records() / events),
                   String.format("%.0f", (double) written.bytes() / events));
             }
@@ -180,10 +186,12 @@ public final class IngestThroughputBenchmark {
         + " a shared machine. CPU is the whole JVM's (broker and app; the producer had finished) from the app's"
         + " start to the drain's end, per 1,000 changes of the backlog, and of it the app's own threads (stream"
         + " threads, their Kafka clients, the realtime committer, Iceberg's worker pool), which leaves out the broker,"
-        + " the garbage collector and the JIT compiler; Kafka records and bytes are those the run"
+        + " the garbage collector and the JIT compiler; the bytes those threads allocated (the floor's: its"
+        + " thread's, reading and decoding); Kafka records and bytes are those the run"
         + " added to the app's own topics (changelogs, files written, commits) and to Kafka's offsets and"
-        + " transaction-state topics, transaction markers included, per change of the backlog. Both measure"
-        + " work, not speed, and vary far less between runs than the rates do.");
+        + " transaction-state topics, transaction markers included, per change of the backlog. CPU,"
+        + " allocation and Kafka writes measure work, not speed; allocation and Kafka writes vary far less"
+        + " between runs than the rates and the CPU do.");
     report.publish();
     System.exit(0);
   }
@@ -218,7 +226,10 @@ public final class IngestThroughputBenchmark {
    * Seconds a plain consumer (one thread, read committed) takes to read the whole backlog and decode
    * every record with ingest's decoder: the least work per change here, nothing written.
    */
-  private static double floorSeconds(EmbeddedKafka kafka, String topic, Map<Integer, Long> ends) {
+  /** The floor's time, and the bytes its thread allocated reading and decoding. */
+  private record Floor(double seconds, long allocatedBytes) {}
+
+  private static Floor floor(EmbeddedKafka kafka, String topic, Map<Integer, Long> ends) {
     Map<String, Object> props = Map.of(
         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
         kafka.bootstrapServers(),
@@ -229,6 +240,7 @@ public final class IngestThroughputBenchmark {
     DebeziumDecoder decoder = new DebeziumDecoder();
     long decoded = 0;
     long t0 = System.nanoTime();
+    long allocated0 = ThreadCpu.allocatedByThisThread();
     try (var consumer = new KafkaConsumer<byte[], byte[]>(
         props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> partitions =
@@ -244,9 +256,10 @@ public final class IngestThroughputBenchmark {
       }
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
+    long allocated = ThreadCpu.allocatedByThisThread() - allocated0;
     System.out.printf(
         "floor: %,d changes read and decoded by a bare consumer in %.1f s%n", decoded, seconds);
-    return seconds;
+    return new Floor(seconds, allocated);
   }
 
   /** Per partition, the offset of the last record that is not a tombstone. */

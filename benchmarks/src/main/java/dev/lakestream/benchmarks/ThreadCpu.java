@@ -1,38 +1,60 @@
 package dev.lakestream.benchmarks;
 
+import com.sun.management.ThreadMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Predicate;
 
 /**
- * The CPU time of the live threads whose names match, by thread id: taken before and after a run,
- * the difference is the CPU an app's own threads spent, without the broker, the garbage collector
- * or the JIT compiler that share the JVM.
+ * The CPU time and the bytes allocated of the live threads whose names match, by thread id: taken
+ * before and after a run, the difference is what an app's own threads spent, without the broker,
+ * the garbage collector or the JIT compiler that share the JVM. Bytes allocated depend on the work
+ * done, not on the machine's load: they compare runs of different hours.
  */
 final class ThreadCpu {
 
-  private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  private static final ThreadMXBean THREADS = (ThreadMXBean) ManagementFactory.getThreadMXBean();
 
   private final Map<Long, Long> nanosById;
+  private final Map<Long, Long> bytesById;
 
-  private ThreadCpu(Map<Long, Long> nanosById) {
+  private ThreadCpu(Map<Long, Long> nanosById, Map<Long, Long> bytesById) {
     this.nanosById = nanosById;
+    this.bytesById = bytesById;
   }
 
   static ThreadCpu of(Predicate<String> names) {
     Map<Long, Long> out = new HashMap<>();
+    Map<Long, Long> bytes = new HashMap<>();
     for (ThreadInfo info : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
       if (info != null && names.test(info.getThreadName())) {
         long nanos = THREADS.getThreadCpuTime(info.getThreadId());
         if (nanos >= 0) {
           out.put(info.getThreadId(), nanos);
         }
+        long allocated = THREADS.getThreadAllocatedBytes(info.getThreadId());
+        if (allocated >= 0) {
+          bytes.put(info.getThreadId(), allocated);
+        }
       }
     }
-    return new ThreadCpu(out);
+    return new ThreadCpu(out, bytes);
+  }
+
+  /** The bytes the calling thread has allocated so far. */
+  static long allocatedByThisThread() {
+    return THREADS.getCurrentThreadAllocatedBytes();
+  }
+
+  /** Bytes allocated since {@code before} by the threads now matching. */
+  long bytesAllocatedSince(ThreadCpu before) {
+    long sum = 0;
+    for (var e : bytesById.entrySet()) {
+      sum += e.getValue() - before.bytesById.getOrDefault(e.getKey(), 0L);
+    }
+    return sum;
   }
 
   /** Nanoseconds spent since {@code before} by the threads now matching. */
