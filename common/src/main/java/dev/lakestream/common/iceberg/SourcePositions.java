@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.types.Types;
 
 /**
@@ -33,15 +32,6 @@ public final class SourcePositions {
       Types.NestedField.optional(FIELD_ID, NAME, Types.BinaryType.get());
 
   private SourcePositions() {}
-
-  /**
-   * Writer properties for data files with the position column: no dictionary for it. Positions are
-   * unique per row, so a dictionary only adds work (every value hashed into it) and bytes (the
-   * values once in the dictionary, then an index per row). Iceberg's name for a column's setting;
-   * given to a writer factory, not set on the table (a user's table keeps its properties).
-   */
-  public static final Map<String, String> DATA_WRITER_PROPERTIES =
-      Map.of(TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + NAME, "false");
 
   /** The table's schema with the position column after its own columns: what ingest writes. */
   public static Schema withPosition(Schema schema) {

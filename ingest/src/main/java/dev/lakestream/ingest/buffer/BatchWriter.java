@@ -1,6 +1,7 @@
 package dev.lakestream.ingest.buffer;
 
 import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.UniqueColumns;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -52,11 +53,12 @@ public final class BatchWriter {
     Schema keySchema = TypeUtil.select(schema, keyIds);
     // Two factories: the data writer's properties name the position column, which the
     // equality-delete files do not have (Iceberg warns of a setting for a missing column).
+    // Neither writes a dictionary for a column whose values are unique in the file.
     FileWriterFactory<Record> dataWriters =
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
             .dataSchema(SourcePositions.withPosition(schema))
-            .writerProperties(SourcePositions.DATA_WRITER_PROPERTIES)
+            .writerProperties(UniqueColumns.dataFile(schema))
             .build());
     FileWriterFactory<Record> deleteWriters =
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
@@ -64,6 +66,7 @@ public final class BatchWriter {
             .equalityFieldIds(
                 keyIds.stream().mapToInt(Integer::intValue).sorted().toArray())
             .equalityDeleteRowSchema(keySchema)
+            .writerProperties(UniqueColumns.equalityDeleteFile())
             .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, partitionId, taskId)
         .format(FileFormat.PARQUET)

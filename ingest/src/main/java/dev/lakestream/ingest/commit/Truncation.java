@@ -6,6 +6,7 @@ import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.iceberg.SharedDeletes;
 import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.UniqueColumns;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import dev.lakestream.ingest.buffer.BatchWriter;
 import java.io.IOException;
@@ -153,7 +154,7 @@ final class Truncation {
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
             .dataSchema(schema)
-            .writerProperties(SourcePositions.DATA_WRITER_PROPERTIES)
+            .writerProperties(UniqueColumns.dataFile(schema))
             .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, System.nanoTime())
         .format(FileFormat.PARQUET)

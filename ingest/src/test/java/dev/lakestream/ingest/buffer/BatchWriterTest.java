@@ -40,7 +40,7 @@ class BatchWriterTest {
   File dir;
 
   @Test
-  void thePositionColumnIsWrittenWithoutADictionaryAndTheTablesColumnsKeepTheirs()
+  void theKeyAndPositionColumnsAreWrittenWithoutADictionaryAndTheOthersKeepTheirs()
       throws IOException {
     Table table = new HadoopTables(new Configuration())
         .create(
@@ -51,16 +51,16 @@ class BatchWriterTest {
     Schema withPosition = SourcePositions.withPosition(SCHEMA);
     List<Record> rows = new ArrayList<>();
     List<Record> keys = new ArrayList<>();
-    for (long id = 0; id < 2_000; id++) {
+    for (long i = 0; i < 2_000; i++) {
+      // Values that repeat in every column (a batch's keys and positions never do): Parquet keeps
+      // a dictionary wherever it is allowed one, so where there is none, it was turned off.
       Record row = GenericRecord.create(withPosition);
-      row.setField("id", id);
-      row.setField("qty", (int) (id % 3));
-      // One position for every row (as the rows of one source record would share): a dictionary
-      // would hold a single value, so Parquet keeps one where it is allowed to.
+      row.setField("id", i % 5);
+      row.setField("qty", (int) (i % 3));
       row.setField(SourcePositions.NAME, SourcePositions.encode(new long[] {5, 7}));
       rows.add(row);
       Record key = GenericRecord.create(SCHEMA.select("id"));
-      key.setField("id", id);
+      key.setField("id", i % 5);
       keys.add(key);
     }
 
@@ -73,13 +73,21 @@ class BatchWriterTest {
     assertThat(columns.get(SourcePositions.NAME).hasDictionaryPage())
         .as("a dictionary page for the position column")
         .isFalse();
+    assertThat(columns.get("id").hasDictionaryPage())
+        .as("a dictionary page for the key column")
+        .isFalse();
     assertThat(columns.get("qty").hasDictionaryPage())
         .as("a dictionary page for a column of the table")
         .isTrue();
     // The bounds sync and TRUNCATE read are kept.
     assertThat(SourcePositions.lower(file))
         .isEqualTo(ByteBuffer.wrap(SourcePositions.encode(new long[] {5, 7}).array()));
-    assertThat(columns(written.deleteFiles().get(0).location())).containsOnlyKeys("id");
+    Map<String, ColumnChunkMetaData> deleted =
+        columns(written.deleteFiles().get(0).location());
+    assertThat(deleted).containsOnlyKeys("id");
+    assertThat(deleted.get("id").hasDictionaryPage())
+        .as("a dictionary page for the key column of the equality-delete file")
+        .isFalse();
   }
 
   private static Map<String, ColumnChunkMetaData> columns(String location) throws IOException {

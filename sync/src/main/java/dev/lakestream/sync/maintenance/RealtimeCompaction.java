@@ -7,6 +7,7 @@ import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.SharedDeletes;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.common.iceberg.UniqueColumns;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -192,7 +193,7 @@ public final class RealtimeCompaction {
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
             .dataSchema(withPositions)
-            .writerProperties(SourcePositions.DATA_WRITER_PROPERTIES)
+            .writerProperties(UniqueColumns.dataFile(withPositions))
             .build());
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
         .format(FileFormat.PARQUET)
