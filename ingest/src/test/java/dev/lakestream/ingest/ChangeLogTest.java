@@ -8,6 +8,7 @@ import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.TestTable;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -88,6 +89,37 @@ class ChangeLogTest {
       ingest.flushAndCommit();
       assertThat(ingest.exists(ChangeLog.of(TABLE))).isFalse();
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+    }
+  }
+
+  @Test
+  void aBeforeImageWithAStringLongerThanJacksonsLimitIsLoggedNotAWedge() throws Exception {
+    // Decoding skips the before-image without Jackson's 20,000,000-character limit on a string;
+    // the change log reads the whole value again at flush, and must take what admission took.
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(table.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 93);
+      List<Change> changes = new ArrayList<>(gen.snapshot(5));
+      ingest.send(changes, true);
+      Change update =
+          gen.next(40).stream().filter(c -> c.op() == 'u').findFirst().orElseThrow();
+      String value = new String(DebeziumJson.value(update, true), StandardCharsets.UTF_8);
+      int before = value.indexOf("\"before\":{");
+      String longName = "x".repeat(20_000_001);
+      byte[] big = (value.substring(0, before) + "\"before\":{\"long\":\"" + longName + "\","
+              + value.substring(before + "\"before\":{".length()))
+          .getBytes(StandardCharsets.UTF_8);
+      ingest.sendRaw(table.topic(), DebeziumJson.key(update, true), big);
+      ingest.flushAndCommit();
+
+      List<Record> log = read(ingest, ChangeLog.of(TABLE));
+      assertThat(log)
+          .filteredOn(r -> "u".equals(r.getField("op")))
+          .singleElement()
+          .satisfies(
+              r -> assertThat(((String) r.getField("before")).length()).isGreaterThan(20_000_001));
+      assertThat(log).hasSize(6);
     }
   }
 

@@ -49,7 +49,7 @@ public record ChangeEvent(
    * same characters: strings escaped as Jackson's generator escapes them by default. Any other
    * value takes {@code toString}.
    */
-  static String keyJson(ObjectNode key) {
+  public static String keyJson(ObjectNode key) {
     StringBuilder out = new StringBuilder(32).append('{');
     JsonStringEncoder quote = JsonStringEncoder.getInstance();
     boolean first = true;

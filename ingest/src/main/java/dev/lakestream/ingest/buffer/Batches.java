@@ -356,10 +356,15 @@ final class Batches {
     return topic + SEP + partition + SEP;
   }
 
-  /** A Debezium JSON key (a header's text) in the form {@link ChangeEvent#key()} prints. */
+  /**
+   * A Debezium JSON key (a header's text) in the form {@link ChangeEvent#keyJson()} has: the same
+   * function, so a moved-out entry stored under an event's key is found by the header's.
+   */
   static byte[] normalized(byte[] keyJson) {
     try {
-      return JSON.readTree(keyJson).toString().getBytes(StandardCharsets.UTF_8);
+      JsonNode key = JSON.readTree(keyJson);
+      String text = key instanceof ObjectNode o ? ChangeEvent.keyJson(o) : key.toString();
+      return text.getBytes(StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new BadChangeException(
           "unreadable primary-key header " + new String(keyJson, StandardCharsets.UTF_8), e);

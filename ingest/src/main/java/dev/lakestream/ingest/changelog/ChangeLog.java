@@ -1,5 +1,7 @@
 package dev.lakestream.ingest.changelog;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.debezium.ChangeEvent;
@@ -58,7 +60,15 @@ public final class ChangeLog {
       Types.NestedField.required(10, "kafka_offset", Types.LongType.get()));
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangeLog.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
+  /**
+   * Reads back what admission accepted: the decoder skips the parts of a value it does not use
+   * ({@code before} among them) without Jackson's limit on a string's length, so this reader has
+   * none either, or a record admitted with a longer string would fail its flush at every retry.
+   */
+  private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
+      .streamReadConstraints(
+          StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build())
+      .build());
 
   private ChangeLog() {}
 
