@@ -244,7 +244,7 @@ public final class DemoCommand {
       say(String.format(
           "stopped the workload after %d changes (%.0f changes/s); waiting for main to catch up",
           workload.changes(), changesPerSecond));
-      long deadline = System.currentTimeMillis() + 60_000;
+      long deadline = System.currentTimeMillis() + CATCH_UP_MS;
       while (System.currentTimeMillis() < deadline && mainRows(catalog) != count(source)) {
         Thread.sleep(1_000);
       }
@@ -314,6 +314,9 @@ public final class DemoCommand {
     }
   }
 
+  /** How long the demo waits, after its workload stops, for main to hold the source's rows. */
+  private static final long CATCH_UP_MS = 60_000;
+
   private void summary(
       DemoSource source,
       DemoWorkload workload,
@@ -336,7 +339,12 @@ public final class DemoCommand {
     ChangeFreshness.Measured measured = freshness(source, kafka, table);
     List<List<Long>> freshness = List.of(measured.realtime(), measured.main());
     long sourceRows = count(source);
-    say("rows in " + source.name() + ": " + sourceRows + " | rows in main: " + mainRows[0]);
+    say("rows in " + source.name() + ": " + sourceRows + " | rows in main: " + mainRows[0]
+        + (sourceRows == mainRows[0]
+            ? ""
+            : " (main was still catching up " + CATCH_UP_MS / 1000
+                + " s after the workload stopped: see its lag above; it goes on until the apps"
+                + " stop, and `verify` reads the table as they left it)"));
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: "
         + dvs + " (and no equality delete)");
     String[] branches = {"realtime", "main"};
