@@ -284,7 +284,7 @@ public final class DebeziumDecoder {
    * envelope only what {@link #decode} reads becomes a tree: {@code op}, {@code after}, {@code
    * ts_ms} and the position fields of {@code source}; the rest ({@code before}, {@code
    * transaction}, the source's names and versions) is skipped, which still checks its syntax.
-   * Building the trees of {@code before} and {@code source} was more than half of decoding.
+   * Building the trees of {@code before} and {@code source} was a third of decoding.
    */
   private static JsonNode payload(JsonParser parser, String what) throws IOException {
     if (!"value".equals(what) || parser.currentToken() != JsonToken.START_OBJECT) {
