@@ -281,8 +281,6 @@ final class BatchFlusher {
     long lastOffset = Long.MIN_VALUE;
     long changes;
     long maxTs = -1;
-    ByteBuffer minPosition;
-    ByteBuffer maxPosition;
     private long[] minOrder;
     private long[] maxOrder;
 
@@ -297,17 +295,24 @@ final class BatchFlusher {
         return null;
       }
       long[] o = order.get();
-      ByteBuffer position = SourcePositions.encode(o);
       // Compared as the numbers they encode (the order of their bytes), not byte by byte.
       if (minOrder == null || SourcePositions.compare(o, minOrder) < 0) {
         minOrder = o;
-        minPosition = position;
       }
       if (maxOrder == null || SourcePositions.compare(o, maxOrder) > 0) {
         maxOrder = o;
-        maxPosition = position;
       }
-      return position;
+      return SourcePositions.encode(o);
+    }
+
+    /** The lowest source position added, in hex, or null when none had one. */
+    String minPositionHex() {
+      return minOrder == null ? null : SourcePositions.toHex(SourcePositions.encode(minOrder));
+    }
+
+    /** The highest source position added, in hex, or null when none had one. */
+    String maxPositionHex() {
+      return maxOrder == null ? null : SourcePositions.toHex(SourcePositions.encode(maxOrder));
     }
   }
 
@@ -429,8 +434,8 @@ final class BatchFlusher {
         nowMs,
         logName,
         logFiles,
-        span.minPosition == null ? null : SourcePositions.toHex(span.minPosition),
-        span.maxPosition == null ? null : SourcePositions.toHex(span.maxPosition),
+        span.minPositionHex(),
+        span.maxPositionHex(),
         truncatedAt,
         table.uuid().toString());
   }

@@ -51,9 +51,9 @@ public final class BatchWriter {
     }
     Set<Integer> keyIds = schema.identifierFieldIds();
     Schema keySchema = TypeUtil.select(schema, keyIds);
-    // Two factories: the data writer's properties name the position column, which the
-    // equality-delete files do not have (Iceberg warns of a setting for a missing column).
-    // Neither writes a dictionary for a column whose values are unique in the file.
+    // Two factories, neither writing a dictionary for a column unique in the file: data files turn
+    // it off per column (keys, positions), equality-delete files (all keys) with Parquet's global
+    // switch, the only one Iceberg's delete writers read, which would reach every data column too.
     FileWriterFactory<Record> dataWriters =
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
