@@ -7,6 +7,7 @@ import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.common.kafka.PartitionText;
 import dev.lakestream.ingest.toast.UnavailableValues;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -130,11 +131,8 @@ final class Batches {
   private final Map<String, Admission.Admitted> decoded = new HashMap<>();
   /** The record bytes of the changes {@link #decoded} holds. */
   private long decodedBytes;
-  /** The partition of the last record and its {@link #prefix}. */
-  private String lastTopic;
-
-  private int lastPartition = -1;
-  private String lastPrefix;
+  /** {@link #prefix}, built once per run of a partition's records. */
+  private final PartitionText prefixes = new PartitionText(Batches::prefix);
 
   Batches(
       KeyValueStore<String, BufferedChange> store,
@@ -179,20 +177,7 @@ final class Batches {
   /** The open batch of a source partition, opened now when there is none. */
   Batch of(String topic, int partition, long nowMs) {
     return open.computeIfAbsent(
-        prefixOf(topic, partition), p -> new Batch(topic, partition, nowMs));
-  }
-
-  /**
-   * {@link #prefix}, the same string while records come from the same partition (most often): no
-   * string to build per record, and its hash computed once.
-   */
-  private String prefixOf(String topic, int partition) {
-    if (partition != lastPartition || !topic.equals(lastTopic)) {
-      lastPrefix = prefix(topic, partition);
-      lastTopic = topic;
-      lastPartition = partition;
-    }
-    return lastPrefix;
+        prefixes.of(topic, partition), p -> new Batch(topic, partition, nowMs));
   }
 
   /**
@@ -211,7 +196,7 @@ final class Batches {
       boolean movesOut,
       long nowMs) {
     ChangeEvent event = admitted.event();
-    String prefix = prefixOf(topic, partition);
+    String prefix = prefixes.of(topic, partition);
     String keyJson = event.keyJson();
     // One string for the key's entry: its hash is computed once for the maps and the store.
     String storeKey = prefix + keyJson;

@@ -1,6 +1,7 @@
 package dev.lakestream.ingest.fence;
 
 import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.kafka.PartitionText;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Arrays;
@@ -68,11 +69,8 @@ public final class SourceFence {
   private final Map<String, Run> runs = new HashMap<>();
   private final Set<String> unordered = new HashSet<>();
   private final Map<String, RecentLsns> recent = new HashMap<>();
-  /** The partition of the last change and its key in the maps and the store. */
-  private String lastTopic;
-
-  private int lastPartition = -1;
-  private String lastPartitionKey;
+  /** {@code topic-partition}: a partition's key in the maps and the store. */
+  private final PartitionText partitionKeys = new PartitionText((t, p) -> t + "-" + p);
 
   /** The highest position applied on a partition and the keys applied at it. */
   private static final class High {
@@ -124,7 +122,7 @@ public final class SourceFence {
    */
   public boolean admit(
       String topic, int partition, long offset, ChangeEvent event, boolean primaryKeyUpdateCreate) {
-    String partitionKey = partitionKey(topic, partition);
+    String partitionKey = partitionKeys.of(topic, partition);
     if (event.source().snapshot()) {
       endRun(partitionKey);
       return true;
@@ -182,19 +180,6 @@ public final class SourceFence {
           .add(lsn, primaryKeyUpdateCreate, key);
     }
     return true;
-  }
-
-  /**
-   * {@code topic-partition}, the same string while changes come from the same partition (most
-   * often): none built per change, and its hash computed once.
-   */
-  private String partitionKey(String topic, int partition) {
-    if (partition != lastPartition || !topic.equals(lastTopic)) {
-      lastPartitionKey = topic + "-" + partition;
-      lastTopic = topic;
-      lastPartition = partition;
-    }
-    return lastPartitionKey;
   }
 
   /** Counts a dropped replay into the run of its partition; returns false (not admitted). */
