@@ -47,12 +47,31 @@ public final class IngestTopology {
     }
     topology.addProcessor(
         "change-buffer", () -> new ChangeBuffer(config, tables, meters), "changes");
+    // The open batches have no changelog: a restarted task reads them again from the source
+    // topics, from where the batch-starts store says each begins.
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(ChangeBuffer.STORE),
-            Serdes.String(),
-            BufferedChange.serde()),
+                Stores.persistentKeyValueStore(ChangeBuffer.STORE),
+                Serdes.String(),
+                BufferedChange.serde())
+            .withLoggingDisabled(),
         "change-buffer");
+    topology.addStateStore(
+        Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(ChangeBuffer.STARTS_STORE),
+                Serdes.String(),
+                Serdes.ByteArray())
+            .withCachingEnabled(),
+        "change-buffer");
+    // An earlier version's open batches, restored from their changelogs after an upgrade; on the
+    // heap, as they are empty but for the batches open at the upgrade.
+    for (String legacy :
+        new String[] {ChangeBuffer.LEGACY_STORE, ChangeBuffer.LEGACY_CHANGELOG_STORE}) {
+      topology.addStateStore(
+          Stores.keyValueStoreBuilder(
+              Stores.inMemoryKeyValueStore(legacy), Serdes.String(), BufferedChange.serde()),
+          "change-buffer");
+    }
     // Cached: the fence overwrites its partition's position with every change; the cache writes
     // the store and its changelog once per commit (Kafka Streams flushes it before each commit).
     topology.addStateStore(
@@ -62,9 +81,10 @@ public final class IngestTopology {
         "change-buffer");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore(ChangeBuffer.CHANGELOG_STORE),
-            Serdes.String(),
-            BufferedChange.serde()),
+                Stores.persistentKeyValueStore(ChangeBuffer.CHANGELOG_STORE),
+                Serdes.String(),
+                BufferedChange.serde())
+            .withLoggingDisabled(),
         "change-buffer");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(

@@ -14,6 +14,7 @@ import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
@@ -368,6 +369,78 @@ class IngestOnKafkaTest {
           .isPositive()
           .isLessThan((int) (changes / 10));
     }
+  }
+
+  /**
+   * The change buffer keeps no changelog: a task that starts again, here on another machine (a new
+   * state directory), reads its open batches again from the source topic. What the fence dropped
+   * and what was dead-lettered the first time stays out, so no row moves back and no dead letter is
+   * sent twice.
+   */
+  @Test
+  void openBatchesAreReadAgainFromTheSourceTopicOnAnotherMachine() throws Exception {
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "reread", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 2);
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    // No batch is flushed while the first instance runs.
+    PipelineConfig first = config(source.topic(), "ingest-reread")
+        .with(IngestConfig.FLUSH_INTERVAL_MS, "3600000")
+        .with(IngestConfig.FLUSH_MAX_ROWS, "1000000");
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2031);
+    long records = 0;
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      feed.send(gen.snapshot(300));
+      List<Change> changes = gen.next(900);
+      feed.send(changes.subList(0, 600));
+      // A connector restart publishes changes 200..399 again: the fence drops them; applied again
+      // they would move rows that changed in 400..599 back.
+      for (Change c : changes.subList(200, 400)) {
+        feed.sendRaw(source.topic(), DebeziumJson.key(c, true), DebeziumJson.value(c, true));
+      }
+      feed.sendRaw(source.topic(), utf8("{\"id\":1}"), utf8("{not json"));
+      feed.send(changes.subList(600, 900));
+      // Tombstones are among the generator's changes.
+      records = 300 + 900 + 200 + 1;
+      final long expected = records;
+      double fenced;
+      try (StreamsApp app = IngestApp.create(first)) {
+        app.start();
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the first instance to read all " + expected + " records",
+            () -> count(app, "lakestream.ingest.changes") >= expected);
+        fenced = count(app, "lakestream.ingest.fenced");
+        assertThat(fenced).as("changes the fence dropped").isPositive();
+      }
+      assertThat(realtimeRowCount(id)).as("rows on realtime before the restart").isZero();
+
+      PipelineConfig second = first
+          .with(
+              StreamsConfig.STATE_DIR_CONFIG,
+              Files.createTempDirectory("streams-").toString())
+          .with(IngestConfig.FLUSH_INTERVAL_MS, "300");
+      try (StreamsApp app = IngestApp.create(second)) {
+        app.start();
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(app, "lakestream.ingest.changes.read.again"))
+            .as("records read again from the source topic (tombstones included)")
+            .isGreaterThanOrEqualTo(300 + 900);
+        assertThat(count(app, "lakestream.ingest.changes"))
+            .as("changes read as new")
+            .isZero();
+      }
+      List<ConsumerRecord<byte[], byte[]>> letters =
+          feed.readAvailable(first.topicPrefix() + ".dlq");
+      assertThat(letters).as("dead letters").hasSize(1);
+    }
+  }
+
+  private long realtimeRowCount(TableIdentifier id) {
+    if (!reader.tableExists(id)) {
+      return 0;
+    }
+    return TableRows.read(reader.loadTable(id), Branches.REALTIME).size();
   }
 
   private static double count(StreamsApp app, String name) {

@@ -7,6 +7,7 @@ import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.common.kafka.PartitionText;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLog;
@@ -22,6 +23,7 @@ import java.util.Map;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -29,6 +31,7 @@ import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,9 +55,22 @@ import org.slf4j.LoggerFactory;
  */
 public final class ChangeBuffer implements Processor<byte[], byte[], Object, Object> {
 
-  public static final String STORE = "change-buffer";
-  /** Every change of the open batches of tables that keep a change log, by partition and offset. */
-  public static final String CHANGELOG_STORE = "changelog-buffer";
+  /**
+   * The open batches' changes, without a changelog: after a restart they are read again from the
+   * source topics ({@link BatchStarts}, {@link SourceReplay}).
+   */
+  public static final String STORE = "change-buffer-unlogged";
+  /**
+   * Every change of the open batches of tables that keep a change log, by partition and offset;
+   * without a changelog, like {@link #STORE}.
+   */
+  public static final String CHANGELOG_STORE = "changelog-buffer-unlogged";
+  /** Where each partition's open batch starts ({@link BatchStarts}). */
+  public static final String STARTS_STORE = "batch-starts";
+  /** The two stores above as earlier versions kept them, with changelogs ({@link LegacyBuffers}). */
+  public static final String LEGACY_STORE = "change-buffer";
+
+  public static final String LEGACY_CHANGELOG_STORE = "changelog-buffer";
   /** The schema texts the entries of the two stores above refer to ({@link SchemaTexts}). */
   public static final String SCHEMA_STORE = SchemaTexts.STORE;
   /** The last offset each source partition flushed. */
@@ -75,6 +91,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final BatchFlusher flusher;
   /** Per source partition: the highest offset the table (and its change log) already holds. */
   private final Map<String, Long> committedOffsets = new HashMap<>();
+  /** {@link Batches#prefix}, built once per run of a partition's records. */
+  private final PartitionText prefixes = new PartitionText(Batches::prefix);
 
   private ProcessorContext<Object, Object> context;
   private Batches batches;
@@ -82,6 +100,11 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private KeyValueStore<String, BufferedChange> changelog;
   private KeyValueStore<String, Long> flushedOffsets;
   private SourceFence fence;
+  private BatchStarts starts;
+  private LegacyBuffers legacy;
+  /** Dead letters found while reading open batches again, sent with the task's first output. */
+  private final List<Refusal> pending = new ArrayList<>();
+
   private long tickMs;
   private long progressAtMs;
   private long progressChanges;
@@ -106,10 +129,26 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.changelog = context.getStateStore(CHANGELOG_STORE);
     this.flushedOffsets = context.getStateStore(FLUSHED_STORE);
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
+    this.starts = new BatchStarts(context.getStateStore(STARTS_STORE));
+    // What the unlogged stores hold from an earlier run is not what the task committed: start
+    // empty.
+    KeyValueStore<String, BufferedChange> store = context.getStateStore(STORE);
+    clear(store);
+    clear(changelog);
+    this.legacy = new LegacyBuffers(
+        List.of(context.getStateStore(LEGACY_STORE), context.getStateStore(LEGACY_CHANGELOG_STORE)),
+        List.of(store, changelog));
+    int migrated = legacy.migrate();
     int restored = batches.restore(context.currentSystemTimeMs());
-    if (restored > 0) {
-      LOG.info("Restored {} open batch(es) of task {}", restored, context.taskId());
+    if (migrated > 0) {
+      LOG.info(
+          "Task {}: {} open batch(es) ({} entries) restored from the changelogged stores of an"
+              + " earlier version",
+          context.taskId(),
+          restored,
+          migrated);
     }
+    readOpenBatchesAgain();
     progressAtMs = context.currentSystemTimeMs();
     tickMs = Math.max(10, Math.min(100, config.flushIntervalMs() / 4));
     context.schedule(Duration.ofMillis(tickMs), PunctuationType.WALL_CLOCK_TIME, this::flushDue);
@@ -117,48 +156,71 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   @Override
   public void process(Record<byte[], byte[]> record) {
+    sendPending();
     RecordMetadata meta = context.recordMetadata().orElseThrow();
     metrics.changesIn.increment();
     progressChanges++;
+    apply(meta.topic(), meta.partition(), meta.offset(), record, false);
+  }
+
+  /**
+   * Adds a record to its partition's batch, or drops or dead-letters it. {@code again}: the record
+   * is read again from the source topic after a restart ({@link #readOpenBatchesAgain()}); it passed
+   * the fence the first time (those the fence dropped, or dead-lettered, are not read again), a
+   * dead letter waits until the task may send, and no batch is flushed yet.
+   */
+  private void apply(
+      String topic, int partition, long offset, Record<byte[], byte[]> record, boolean again) {
     Admission.Admitted admitted;
     try {
-      var result = admission.admit(meta.topic(), record.key(), record.value());
+      var result = admission.admit(topic, record.key(), record.value());
       if (result.isEmpty()) {
-        metrics.tombstones.increment();
+        if (!again) {
+          metrics.tombstones.increment();
+          starts.passedOver(prefixes.of(topic, partition), offset);
+        }
         return;
       }
       admitted = result.get();
     } catch (BadChangeException e) {
-      deadLetter(record, meta.topic(), meta.partition(), meta.offset(), e.getMessage());
+      refuse(record, topic, partition, offset, e.getMessage(), again);
       return;
     }
     ChangeEvent event = admitted.event();
     // Offsets the table already holds come back only when ingest's consumer offsets were reset:
     // skipping them keeps every batch above what is committed.
-    if (meta.offset()
-        <= committedOffset(admitted.table(), meta.topic(), meta.partition(), admitted.logged())) {
-      metrics.alreadyCommitted.increment();
+    if (offset <= committedOffset(admitted.table(), topic, partition, admitted.logged())) {
+      if (!again) {
+        metrics.alreadyCommitted.increment();
+      }
       return;
     }
     Header oldKey = record.headers().lastHeader(SourceFence.OLD_KEY_HEADER);
     // After the checks: the fence holds the highest position applied, and a bad record applies
     // nothing.
-    if (config.sourceFence()
-        && !fence.admit(meta.topic(), meta.partition(), meta.offset(), event, oldKey != null)) {
+    if (!again
+        && config.sourceFence()
+        && !fence.admit(topic, partition, offset, event, oldKey != null)) {
+      starts.leftOut(prefixes.of(topic, partition), offset);
       return;
     }
     long now = context.currentSystemTimeMs();
     if (event.op() == ChangeOp.TRUNCATE) {
+      if (again) {
+        // A TRUNCATE ends its batch when it is applied, so none is inside an open one.
+        throw new IllegalStateException("a TRUNCATE at " + topic + "-" + partition + "@" + offset
+            + " is inside an open batch read again from the source topic");
+      }
       hops(event, record.timestamp(), now);
-      truncate(record, meta, event, admitted.logged());
+      truncate(record, topic, partition, offset, event, admitted.logged());
       return;
     }
     Batches.Batch batch;
     try {
       batch = batches.add(
-          meta.topic(),
-          meta.partition(),
-          meta.offset(),
+          topic,
+          partition,
+          offset,
           admitted,
           record.key(),
           record.value(),
@@ -166,20 +228,111 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           !event.op().leavesRow() && record.headers().lastHeader(Batches.NEW_KEY_HEADER) != null,
           now);
     } catch (BadChangeException e) {
-      deadLetter(record, meta.topic(), meta.partition(), meta.offset(), e.getMessage());
+      refuse(record, topic, partition, offset, e.getMessage(), again);
       return;
     }
-    hops(event, record.timestamp(), now);
+    starts.added(batch.prefix(), offset);
+    if (!again) {
+      hops(event, record.timestamp(), now);
+    }
     if (admitted.logged()) {
       BufferedChange raw =
-          new BufferedChange(meta.offset(), event.source().tsMs(), record.key(), record.value());
-      changelog.put(
-          batch.prefix() + String.format("%020d", meta.offset()), schemaTexts.compact(raw));
+          new BufferedChange(offset, event.source().tsMs(), record.key(), record.value());
+      changelog.put(batch.prefix() + String.format("%020d", offset), schemaTexts.compact(raw));
       batch.bytes += raw.sizeInBytes();
     }
-    if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
+    if (!again && (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes())) {
       flush(batch, now);
     }
+  }
+
+  /** A record that cannot be applied: dead-lettered now, or, when read again, with the next output. */
+  private void refuse(
+      Record<byte[], byte[]> record,
+      String topic,
+      int partition,
+      long offset,
+      String reason,
+      boolean again) {
+    if (again) {
+      pending.add(new Refusal(record, topic, partition, offset, reason));
+    } else {
+      deadLetter(record, topic, partition, offset, reason);
+      starts.leftOut(prefixes.of(topic, partition), offset);
+    }
+  }
+
+  /** A record read again that is to be dead-lettered. */
+  private record Refusal(
+      Record<byte[], byte[]> record, String topic, int partition, long offset, String reason) {}
+
+  /**
+   * Sends the dead letters of records read again, and marks them left out, in the task's first
+   * transaction that sends anything: processor initialization may not send.
+   */
+  private void sendPending() {
+    if (!pending.isEmpty()) {
+      for (Refusal r : pending) {
+        deadLetter(r.record(), r.topic(), r.partition(), r.offset(), r.reason());
+        starts.leftOut(Batches.prefix(r.topic(), r.partition()), r.offset());
+      }
+      pending.clear();
+    }
+  }
+
+  /**
+   * Reads the open batches of the task's source partitions again, from each batch's first offset to
+   * the committed offset, after a restart or a rebalance: the buffer's stores have no changelog.
+   */
+  private void readOpenBatchesAgain() {
+    Map<String, BatchStarts.Start> open = starts.load();
+    if (open.isEmpty()) {
+      return;
+    }
+    long startedNs = System.nanoTime();
+    Map<TopicPartition, Long> from = new HashMap<>();
+    Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
+    open.forEach((prefix, start) -> {
+      TopicPartition tp = BatchStarts.partitionOf(prefix);
+      from.put(tp, start.first);
+      byPartition.put(tp, start);
+    });
+    long[] skipped = {0};
+    SourceReplay.Read read = SourceReplay.read(
+        context.appConfigs(),
+        config.applicationId() + "-" + context.taskId() + "-buffer-replay",
+        from,
+        r -> {
+          if (byPartition.get(new TopicPartition(r.topic(), r.partition())).leftOut(r.offset())) {
+            skipped[0]++;
+            return;
+          }
+          apply(
+              r.topic(),
+              r.partition(),
+              r.offset(),
+              new Record<>(r.key(), r.value(), r.timestamp(), r.headers()),
+              true);
+        });
+    metrics.replayed.increment(read.records() - skipped[0]);
+    double seconds = (System.nanoTime() - startedNs) / 1e9;
+    LOG.info(
+        "Task {}: read {} open batch(es) again from the source topics: {} records ({} left out as"
+            + " before, {} sent to the dead-letter topic) in {}s",
+        context.taskId(),
+        read.partitions(),
+        read.records(),
+        skipped[0],
+        pending.size(),
+        String.format("%.1f", seconds));
+  }
+
+  private static void clear(KeyValueStore<String, BufferedChange> store) {
+    List<String> keys = new ArrayList<>();
+    try (KeyValueIterator<String, BufferedChange> it = store.all()) {
+      it.forEachRemaining(e -> keys.add(e.key));
+    }
+    keys.forEach(k -> store.put(k, null));
   }
 
   /** A snapshot read's time is the snapshot's, not a commit's: only changes time the hop to Kafka. */
@@ -191,6 +344,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   }
 
   private void flushDue(long nowMs) {
+    sendPending();
     for (Batches.Batch batch : new ArrayList<>(batches.open().values())) {
       if (nowMs - batch.openedAtMs >= config.flushIntervalMs()) {
         flush(batch, nowMs);
@@ -250,6 +404,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       progressFlushes++;
     }
     batches.clear(batch, entries);
+    starts.closed(batch.prefix());
+    legacy.cleared(batch.prefix());
   }
 
   /**
@@ -258,29 +414,35 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * after the partition's earlier batches and before its later ones.
    */
   private void truncate(
-      Record<byte[], byte[]> record, RecordMetadata meta, ChangeEvent event, boolean logged) {
+      Record<byte[], byte[]> record,
+      String topic,
+      int partition,
+      long offset,
+      ChangeEvent event,
+      boolean logged) {
     try {
       BatchFlusher.truncatePosition(event);
     } catch (BadChangeException e) {
-      deadLetter(record, meta.topic(), meta.partition(), meta.offset(), e.getMessage());
+      refuse(record, topic, partition, offset, e.getMessage(), false);
       return;
     }
     long now = context.currentSystemTimeMs();
-    Batches.Batch batch = batches.of(meta.topic(), meta.partition(), now);
+    Batches.Batch batch = batches.of(topic, partition, now);
     BufferedChange raw = new BufferedChange(
-        meta.offset(),
+        offset,
         event.source().tsMs(),
         record.key() == null ? new byte[0] : record.key(),
         record.value());
     if (logged) {
-      changelog.put(
-          batch.prefix() + String.format("%020d", meta.offset()), schemaTexts.compact(raw));
+      changelog.put(batch.prefix() + String.format("%020d", offset), schemaTexts.compact(raw));
     }
     List<Batches.Entry> entries = batches.entries(batch);
     FilesWritten written =
         flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     batches.clear(batch, entries);
+    starts.closed(batch.prefix());
+    legacy.cleared(batch.prefix());
   }
 
   /**

@@ -29,6 +29,8 @@ final class IngestMetrics {
   final Counter previousRowBytes;
   /** Flushes held back until the partition's earlier batches were on realtime. */
   final Counter flushesPostponed;
+  /** Changes of open batches read again from the source topics after a restart or rebalance. */
+  final Counter replayed;
   /** The hops of a change through ingest: to Kafka, to ingest, in the buffer. */
   final Hops hops;
 
@@ -51,6 +53,7 @@ final class IngestMetrics {
     previousRowFiles = meters.counter("lakestream.ingest.previous.row.files.read");
     previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");
     flushesPostponed = meters.counter("lakestream.ingest.flushes.postponed");
+    replayed = meters.counter("lakestream.ingest.changes.read.again");
     hops = new Hops(meters, Hops.INGEST);
   }
 }
