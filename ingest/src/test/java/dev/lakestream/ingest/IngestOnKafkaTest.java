@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.ingest.buffer.BufferedChange;
+import dev.lakestream.ingest.buffer.ChangeBuffer;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.testkit.Change;
@@ -32,6 +35,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -39,10 +43,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -433,6 +442,78 @@ class IngestOnKafkaTest {
       List<ConsumerRecord<byte[], byte[]>> letters =
           feed.readAvailable(first.topicPrefix() + ".dlq");
       assertThat(letters).as("dead letters").hasSize(1);
+    }
+  }
+
+  /**
+   * An upgrade from a version whose change buffer had a changelog: the batch that version left open
+   * is restored from that changelog (its records are behind the committed offsets, so they are not
+   * read again), flushed, and then removed from it.
+   */
+  @Test
+  void aBatchAnEarlierVersionLeftOpenInItsChangelogIsFlushedAfterTheUpgrade() throws Exception {
+    TestTable source = TestTable.plain("inventory", "upgraded");
+    kafka.createTopic(source.topic(), 1);
+    String app = "ingest-upgrade";
+    String legacyChangelog = app + "-" + ChangeBuffer.LEGACY_STORE + "-changelog";
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2033);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      feed.send(gen.snapshot(200));
+      feed.send(gen.next(300));
+      // What the earlier version's buffer held: the latest change of every key, by store key.
+      DebeziumDecoder decoder = new DebeziumDecoder();
+      Map<String, byte[]> entries = new LinkedHashMap<>();
+      long end = 0;
+      for (ConsumerRecord<byte[], byte[]> r : feed.readAvailable(source.topic())) {
+        end = r.offset() + 1;
+        var event = decoder.decode(r.key(), r.value());
+        if (event.isPresent()) {
+          BufferedChange change =
+              new BufferedChange(r.offset(), event.get().source().tsMs(), r.key(), r.value());
+          String storeKey =
+              source.topic() + "\u0000" + r.partition() + "\u0000" + event.get().keyJson();
+          entries.remove(storeKey);
+          entries.put(storeKey, BufferedChange.serde().serializer().serialize(null, change));
+        }
+      }
+      try (Admin admin = kafka.admin()) {
+        admin
+            .createTopics(List.of(new NewTopic(legacyChangelog, 1, (short) 1)
+                .configs(Map.of("cleanup.policy", "compact"))))
+            .all()
+            .get();
+        Properties props = new Properties();
+        props.put("bootstrap.servers", kafka.bootstrapServers());
+        try (KafkaProducer<String, byte[]> producer =
+            new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+          for (var e : entries.entrySet()) {
+            producer
+                .send(new ProducerRecord<>(legacyChangelog, 0, e.getKey(), e.getValue()))
+                .get();
+          }
+        }
+        admin
+            .alterConsumerGroupOffsets(
+                app, Map.of(new TopicPartition(source.topic(), 0), new OffsetAndMetadata(end)))
+            .all()
+            .get();
+      }
+
+      try (StreamsApp ingest = IngestApp.create(config(source.topic(), app))) {
+        ingest.start();
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(ingest, "lakestream.ingest.changes"))
+            .as("records read from the source topic")
+            .isZero();
+        Eventually.until(
+            Duration.ofSeconds(60),
+            "a tombstone in the old changelog for each of its " + entries.size() + " entries",
+            () -> feed.readAvailable(legacyChangelog).stream()
+                    .filter(r -> r.value() == null)
+                    .count()
+                == entries.size());
+      }
     }
   }
 
