@@ -53,11 +53,14 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -517,6 +520,62 @@ class IngestOnKafkaTest {
     }
   }
 
+  /**
+   * A topic deleted while its partition had an open batch: the task, which reads that partition
+   * number of every matching topic, starts again, reads the other topics' batches and forgets that
+   * one (its records are gone), instead of failing its start over and over.
+   */
+  @Test
+  void anOpenBatchOfADeletedTopicIsForgottenAndTheTaskStarts() throws Exception {
+    TestTable kept = TestTable.plain("gone", "kept");
+    TestTable dropped = TestTable.plain("gone", "dropped");
+    kafka.createTopic(kept.topic(), 1);
+    kafka.createTopic(dropped.topic(), 1);
+    SourceTableModel droppedModel = new SourceTableModel();
+    Map<String, String> pattern = Map.of(
+        IngestConfig.TOPICS_REGEX,
+        kept.serverName() + "\\.gone\\..*",
+        IngestConfig.FLUSH_INTERVAL_MS,
+        "3600000");
+    PipelineConfig first = config(null, "ingest-gone", pattern);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model);
+        KafkaChangeFeed other = new KafkaChangeFeed(kafka.bootstrapServers(), droppedModel)) {
+      feed.send(new ChangeStreamGenerator(kept, 2035).snapshot(100));
+      other.send(new ChangeStreamGenerator(dropped, 2036).snapshot(100));
+      try (StreamsApp app = IngestApp.create(first)) {
+        app.start();
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the first instance to read both topics' 200 records",
+            () -> count(app, "lakestream.ingest.changes") >= 200);
+      }
+      try (Admin admin = kafka.admin()) {
+        admin.deleteTopics(List.of(dropped.topic())).all().get();
+        Eventually.until(
+            Duration.ofSeconds(60),
+            "topic " + dropped.topic() + " to be deleted",
+            () -> !admin.listTopics().names().get().contains(dropped.topic()));
+      }
+      PipelineConfig second = first.with(IngestConfig.FLUSH_INTERVAL_MS, "300");
+      TableIdentifier id = TableIdentifier.of(kept.schema(), kept.name());
+      try (StreamsApp app = IngestApp.create(second)) {
+        app.start();
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, kept));
+        assertThat(count(app, "lakestream.app.thread.failures"))
+            .as("stream threads that died")
+            .isZero();
+        ReadOnlyKeyValueStore<String, byte[]> starts = app.streams()
+            .store(StoreQueryParameters.fromNameAndType(
+                ChangeBuffer.STARTS_STORE, QueryableStoreTypes.<String, byte[]>keyValueStore()));
+        List<String> open = new ArrayList<>();
+        try (var it = starts.all()) {
+          it.forEachRemaining(e -> open.add(e.key.replace('\u0000', '/')));
+        }
+        assertThat(open).as("open batches the task still knows of").isEmpty();
+      }
+    }
+  }
+
   private long realtimeRowCount(TableIdentifier id) {
     if (!reader.tableExists(id)) {
       return 0;
@@ -540,6 +599,12 @@ class IngestOnKafkaTest {
   }
 
   private PipelineConfig config(String topic, String applicationId) throws Exception {
+    return config(topic, applicationId, Map.of());
+  }
+
+  /** {@code topic} null: the topics are {@code extra}'s {@link IngestConfig#TOPICS_REGEX}. */
+  private PipelineConfig config(String topic, String applicationId, Map<String, String> extra)
+      throws Exception {
     Map<String, String> settings = new HashMap<>();
     settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     settings.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
@@ -550,7 +615,9 @@ class IngestOnKafkaTest {
     // A replaced stream thread's tasks move once its old consumer's session expires: keep it short.
     settings.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
     settings.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
-    settings.put(IngestConfig.TOPICS, topic);
+    if (topic != null) {
+      settings.put(IngestConfig.TOPICS, topic);
+    }
     settings.put(IngestConfig.FLUSH_INTERVAL_MS, "300");
     settings.put(IngestConfig.COMMIT_INTERVAL_MS, "100");
     settings.put(PipelineConfig.METRICS_PORT, "0");
@@ -558,6 +625,7 @@ class IngestOnKafkaTest {
     warehouse
         .catalogProperties()
         .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    settings.putAll(extra);
     return new PipelineConfig(settings);
   }
 

@@ -314,6 +314,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
               new Record<>(r.key(), r.value(), r.timestamp(), r.headers()),
               true);
         });
+    read.gone().forEach(tp -> starts.closed(Batches.prefix(tp.topic(), tp.partition())));
     metrics.replayed.increment(read.records() - skipped[0]);
     double seconds = (System.nanoTime() - startedNs) / 1e9;
     LOG.info(

@@ -33,8 +33,11 @@ final class SourceReplay {
   /** How long reading may make no progress before the task's initialization fails (and retries). */
   static final Duration STALL = Duration.ofMinutes(2);
 
-  /** Counts of one replay. */
-  record Read(long records, int partitions, long missing) {}
+  /**
+   * Counts of one replay; {@code gone}: partitions whose topic no longer exists (nothing to read, and
+   * their batches are to be forgotten).
+   */
+  record Read(long records, int partitions, long missing, Set<TopicPartition> gone) {}
 
   private SourceReplay() {}
 
@@ -56,12 +59,27 @@ final class SourceReplay {
     props.remove(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     long records = 0;
     long missing = 0;
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      Set<TopicPartition> gone = new HashSet<>();
+      for (TopicPartition tp : from.keySet()) {
+        if (consumer.partitionsFor(tp.topic()).stream()
+            .noneMatch(p -> p.partition() == tp.partition())) {
+          LOG.warn(
+              "The open batch of {} (from offset {}) is not read again: the partition no longer"
+                  + " exists",
+              tp,
+              from.get(tp));
+          gone.add(tp);
+        }
+      }
+      Set<TopicPartition> present = new HashSet<>(from.keySet());
+      present.removeAll(gone);
       Map<TopicPartition, OffsetAndMetadata> committed =
-          consumer.committed(from.keySet(), Duration.ofMinutes(1));
+          present.isEmpty() ? Map.of() : consumer.committed(present, Duration.ofMinutes(1));
       Map<TopicPartition, Long> until = new HashMap<>();
       for (var e : from.entrySet()) {
         OffsetAndMetadata end = committed.get(e.getKey());
@@ -70,7 +88,7 @@ final class SourceReplay {
         }
       }
       if (until.isEmpty()) {
-        return new Read(0, 0, 0);
+        return new Read(0, 0, 0, gone);
       }
       consumer.assign(until.keySet());
       Map<TopicPartition, Long> begin = consumer.beginningOffsets(until.keySet());
@@ -129,7 +147,7 @@ final class SourceReplay {
             until.keySet(),
             missing);
       }
-      return new Read(records, until.size(), missing);
+      return new Read(records, until.size(), missing, gone);
     }
   }
 
