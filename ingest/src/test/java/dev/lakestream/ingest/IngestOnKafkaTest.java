@@ -391,16 +391,29 @@ class IngestOnKafkaTest {
    */
   @Test
   void openBatchesAreReadAgainFromTheSourceTopicOnAnotherMachine() throws Exception {
-    TestTable source =
-        new TestTable(table.serverName(), table.schema(), "reread", table.columns(), table.key());
+    fillOpenBatchesThenStartAgain("ingest-reread", false);
+  }
+
+  /**
+   * The application's offsets reset to the start while ingest is stopped: the open batches are read
+   * again to their own end, not to the reset offset, and the records consumed again after it change
+   * nothing (the fence drops the flushed ones, the open batches already hold theirs).
+   */
+  @Test
+  void openBatchesSurviveAnOffsetResetWhileIngestIsStopped() throws Exception {
+    fillOpenBatchesThenStartAgain("ingest-reread-reset", true);
+  }
+
+  private void fillOpenBatchesThenStartAgain(String app, boolean resetOffsets) throws Exception {
+    TestTable source = new TestTable(
+        table.serverName(), table.schema(), app.replace('-', '_'), table.columns(), table.key());
     kafka.createTopic(source.topic(), 2);
     TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
     // No batch is flushed while the first instance runs.
-    PipelineConfig first = config(source.topic(), "ingest-reread")
+    PipelineConfig first = config(source.topic(), app)
         .with(IngestConfig.FLUSH_INTERVAL_MS, "3600000")
         .with(IngestConfig.FLUSH_MAX_ROWS, "1000000");
     ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2031);
-    long records = 0;
     try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       feed.send(gen.snapshot(300));
       List<Change> changes = gen.next(900);
@@ -413,38 +426,62 @@ class IngestOnKafkaTest {
       feed.sendRaw(source.topic(), utf8("{\"id\":1}"), utf8("{not json"));
       feed.send(changes.subList(600, 900));
       // Tombstones are among the generator's changes.
-      records = 300 + 900 + 200 + 1;
-      final long expected = records;
-      double fenced;
-      try (StreamsApp app = IngestApp.create(first)) {
-        app.start();
+      long records = 300 + 900 + 200 + 1;
+      try (StreamsApp ingest = IngestApp.create(first)) {
+        ingest.start();
         Eventually.until(
             Duration.ofSeconds(120),
-            "the first instance to read all " + expected + " records",
-            () -> count(app, "lakestream.ingest.changes") >= expected);
-        fenced = count(app, "lakestream.ingest.fenced");
-        assertThat(fenced).as("changes the fence dropped").isPositive();
+            "the first instance to read all " + records + " records",
+            () -> count(ingest, "lakestream.ingest.changes") >= records);
+        assertThat(count(ingest, "lakestream.ingest.fenced"))
+            .as("changes the fence dropped")
+            .isPositive();
       }
       assertThat(realtimeRowCount(id)).as("rows on realtime before the restart").isZero();
+      if (resetOffsets) {
+        try (Admin admin = kafka.admin()) {
+          Map<TopicPartition, OffsetAndMetadata> start = new HashMap<>();
+          for (int p = 0; p < 2; p++) {
+            start.put(new TopicPartition(source.topic(), p), new OffsetAndMetadata(0));
+          }
+          admin.alterConsumerGroupOffsets(app, start).all().get();
+        }
+      }
 
       PipelineConfig second = first
           .with(
               StreamsConfig.STATE_DIR_CONFIG,
               Files.createTempDirectory("streams-").toString())
           .with(IngestConfig.FLUSH_INTERVAL_MS, "300");
-      try (StreamsApp app = IngestApp.create(second)) {
-        app.start();
+      try (StreamsApp ingest = IngestApp.create(second)) {
+        ingest.start();
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
-        assertThat(count(app, "lakestream.ingest.changes.read.again"))
+        assertThat(count(ingest, "lakestream.ingest.changes.read.again"))
             .as("records read again from the source topic (tombstones included)")
             .isGreaterThanOrEqualTo(300 + 900);
-        assertThat(count(app, "lakestream.ingest.changes"))
-            .as("changes read as new")
-            .isZero();
+        if (resetOffsets) {
+          Eventually.until(
+              Duration.ofSeconds(60),
+              "the second instance to consume all " + records + " records again",
+              () -> count(ingest, "lakestream.ingest.changes") >= records);
+          // What was consumed again after the reset is flushed too: realtime still equals the
+          // model.
+          Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        } else {
+          assertThat(count(ingest, "lakestream.ingest.changes"))
+              .as("changes read as new")
+              .isZero();
+        }
       }
       List<ConsumerRecord<byte[], byte[]>> letters =
           feed.readAvailable(first.topicPrefix() + ".dlq");
-      assertThat(letters).as("dead letters").hasSize(1);
+      if (resetOffsets) {
+        // Consumed again after its batch was flushed, the bad record is refused again: a reset
+        // processes records again, as it does in any Kafka Streams application.
+        assertThat(letters).as("dead letters").hasSizeBetween(1, 2);
+      } else {
+        assertThat(letters).as("dead letters").hasSize(1);
+      }
     }
   }
 

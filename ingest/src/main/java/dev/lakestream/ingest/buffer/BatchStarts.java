@@ -16,37 +16,54 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * dropped them, or they were dead-lettered): all a restarted task needs to read the open batches
  * again from the source topics ({@link SourceReplay}), so the batches themselves need no changelog.
  *
- * <p>Written once when a batch opens, once more per record left out, and removed with the flush, in
- * the task's exactly-once state: what it says always matches the consumer offsets committed with
- * it. The store is cached, so a run of records left out (a connector's replay the fence drops)
- * reaches the changelog once per commit. Left-out offsets are kept as ranges: such records come in
- * runs.
+ * <p>Its own end, not the application's committed offset, bounds what is read again: offsets reset
+ * back or forth while ingest was stopped, or a commit that failed after the state was written
+ * (at-least-once), change the committed offset but not what the batch holds.
+ *
+ * <p>Written with every record of a partition whose batch is open, and removed with the flush, in
+ * the task's state. The store is cached: it reaches the changelog once per commit, in the same
+ * transaction as the offsets under exactly-once. Left-out offsets are kept as ranges: such records
+ * come in runs.
  *
  * <p>Store key: the batch's prefix ({@code topic NUL partition NUL}); value: version, first offset,
- * and the left-out ranges.
+ * end, and the left-out ranges.
  */
 final class BatchStarts {
 
-  /** An open batch's start and the ranges of offsets after it that are not to be added again. */
+  /**
+   * An open batch's first offset, the offset after the last record of the partition consumed since
+   * ({@code end}), and the ranges of offsets in between that are not to be added again.
+   */
   static final class Start {
     final long first;
-    /** Inclusive ranges {@code [from, to]}, ascending. */
+    long end;
+    /** Inclusive ranges {@code [from, to]}, ascending and disjoint. */
     final List<long[]> leftOut = new ArrayList<>();
 
-    Start(long first) {
+    Start(long first, long end) {
       this.first = first;
+      this.end = end;
     }
 
     boolean leftOut(long offset) {
-      for (long[] range : leftOut) {
-        if (offset >= range[0] && offset <= range[1]) {
+      int low = 0;
+      int high = leftOut.size() - 1;
+      while (low <= high) {
+        int mid = (low + high) >>> 1;
+        long[] range = leftOut.get(mid);
+        if (offset < range[0]) {
+          high = mid - 1;
+        } else if (offset > range[1]) {
+          low = mid + 1;
+        } else {
           return true;
         }
       }
       return false;
     }
 
-    void leaveOut(long offset) {
+    /** Leaves out {@code offset}, at or above {@link #end}: joined to the last range when next to it. */
+    private void leaveOut(long offset) {
       long[] last = leftOut.isEmpty() ? null : leftOut.get(leftOut.size() - 1);
       if (last != null && offset == last[1] + 1) {
         last[1] = offset;
@@ -78,11 +95,26 @@ final class BatchStarts {
     return Map.copyOf(open);
   }
 
+  /**
+   * Whether the partition's open batch already accounts for the record at {@code offset}: it was
+   * consumed before (it is below the batch's end and not below its start), and is consumed again
+   * only after the application's offsets were reset back, or after a commit failed under
+   * at-least-once. Added, left out or passed over, it was decided then.
+   */
+  boolean covers(String prefix, long offset) {
+    Start start = open.get(prefix);
+    return start != null && offset >= start.first && offset < start.end;
+  }
+
   /** A record at {@code offset} was added to the partition's batch. */
   void added(String prefix, long offset) {
-    if (!open.containsKey(prefix)) {
-      Start start = new Start(offset);
+    Start start = open.get(prefix);
+    if (start == null) {
+      start = new Start(offset, offset + 1);
       open.put(prefix, start);
+      store.put(prefix, encode(start));
+    } else if (offset >= start.end) {
+      start.end = offset + 1;
       store.put(prefix, encode(start));
     }
   }
@@ -93,25 +125,45 @@ final class BatchStarts {
    */
   void leftOut(String prefix, long offset) {
     Start start = open.get(prefix);
-    if (start != null && offset > start.first && !start.leftOut(offset)) {
+    if (start != null && offset >= start.end) {
       start.leaveOut(offset);
+      start.end = offset + 1;
       store.put(prefix, encode(start));
     }
   }
 
   /**
-   * A record at {@code offset} that reading again passes over as well (a tombstone): joined to a
-   * left-out range that ends just before it, so a connector's replay of deletes and their
-   * tombstones stays one range.
+   * A record inside the open batch, read again after a restart, was dead-lettered this time (it was
+   * added the first time): later readings leave it out too.
+   */
+  void refusedOnReading(String prefix, long offset) {
+    Start start = open.get(prefix);
+    if (start != null && offset >= start.first && offset < start.end && !start.leftOut(offset)) {
+      int at = 0;
+      while (at < start.leftOut.size() && start.leftOut.get(at)[0] < offset) {
+        at++;
+      }
+      start.leftOut.add(at, new long[] {offset, offset});
+      store.put(prefix, encode(start));
+    }
+  }
+
+  /**
+   * A record at {@code offset} that reading again passes over as well (a tombstone): the batch's end
+   * moves past it, and it joins a left-out range that ends just before it, so a connector's replay
+   * of deletes and their tombstones stays one range.
    */
   void passedOver(String prefix, long offset) {
     Start start = open.get(prefix);
-    if (start != null && !start.leftOut.isEmpty()) {
-      long[] last = start.leftOut.get(start.leftOut.size() - 1);
-      if (offset == last[1] + 1) {
-        last[1] = offset;
-        store.put(prefix, encode(start));
+    if (start != null && offset >= start.end) {
+      if (!start.leftOut.isEmpty()) {
+        long[] last = start.leftOut.get(start.leftOut.size() - 1);
+        if (offset == last[1] + 1) {
+          last[1] = offset;
+        }
       }
+      start.end = offset + 1;
+      store.put(prefix, encode(start));
     }
   }
 
@@ -131,8 +183,8 @@ final class BatchStarts {
   }
 
   static byte[] encode(Start start) {
-    ByteBuffer buf = ByteBuffer.allocate(1 + 8 + 4 + 16 * start.leftOut.size());
-    buf.put(VERSION).putLong(start.first).putInt(start.leftOut.size());
+    ByteBuffer buf = ByteBuffer.allocate(1 + 8 + 8 + 4 + 16 * start.leftOut.size());
+    buf.put(VERSION).putLong(start.first).putLong(start.end).putInt(start.leftOut.size());
     for (long[] range : start.leftOut) {
       buf.putLong(range[0]).putLong(range[1]);
     }
@@ -145,7 +197,7 @@ final class BatchStarts {
     if (version != VERSION) {
       throw new IllegalStateException("batch-start entry has unknown format version " + version);
     }
-    Start start = new Start(buf.getLong());
+    Start start = new Start(buf.getLong(), buf.getLong());
     int ranges = buf.getInt();
     for (int i = 0; i < ranges; i++) {
       start.leftOut.add(new long[] {buf.getLong(), buf.getLong()});

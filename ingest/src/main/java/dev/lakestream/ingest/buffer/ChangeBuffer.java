@@ -130,6 +130,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.flushedOffsets = context.getStateStore(FLUSHED_STORE);
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
     this.starts = new BatchStarts(context.getStateStore(STARTS_STORE));
+    // Kafka Streams initializes a processor again when it resumes or revives its task.
+    pending.clear();
+    committedOffsets.clear();
     // What the unlogged stores hold from an earlier run is not what the task committed: start
     // empty.
     KeyValueStore<String, BufferedChange> store = context.getStateStore(STORE);
@@ -171,6 +174,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    */
   private void apply(
       String topic, int partition, long offset, Record<byte[], byte[]> record, boolean again) {
+    if (!again && starts.covers(prefixes.of(topic, partition), offset)) {
+      return; // consumed again after an offset reset: the open batch has it as it was decided
+    }
     Admission.Admitted admitted;
     try {
       var result = admission.admit(topic, record.key(), record.value());
@@ -207,9 +213,15 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     long now = context.currentSystemTimeMs();
     if (event.op() == ChangeOp.TRUNCATE) {
       if (again) {
-        // A TRUNCATE ends its batch when it is applied, so none is inside an open one.
-        throw new IllegalStateException("a TRUNCATE at " + topic + "-" + partition + "@" + offset
-            + " is inside an open batch read again from the source topic");
+        // Applied, a TRUNCATE ends its batch, so the first time this one was not applied (its table
+        // did not exist then): it is not applied now either.
+        LOG.warn(
+            "TRUNCATE at {}-{}@{} inside an open batch read again: not applied, as it was not the"
+                + " first time",
+            topic,
+            partition,
+            offset);
+        return;
       }
       hops(event, record.timestamp(), now);
       truncate(record, topic, partition, offset, event, admitted.logged());
@@ -274,7 +286,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (!pending.isEmpty()) {
       for (Refusal r : pending) {
         deadLetter(r.record(), r.topic(), r.partition(), r.offset(), r.reason());
-        starts.leftOut(Batches.prefix(r.topic(), r.partition()), r.offset());
+        starts.refusedOnReading(Batches.prefix(r.topic(), r.partition()), r.offset());
       }
       pending.clear();
     }
@@ -290,18 +302,18 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     long startedNs = System.nanoTime();
-    Map<TopicPartition, Long> from = new HashMap<>();
+    Map<TopicPartition, long[]> ranges = new HashMap<>();
     Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
     open.forEach((prefix, start) -> {
       TopicPartition tp = BatchStarts.partitionOf(prefix);
-      from.put(tp, start.first);
+      ranges.put(tp, new long[] {start.first, start.end});
       byPartition.put(tp, start);
     });
     long[] skipped = {0};
     SourceReplay.Read read = SourceReplay.read(
         context.appConfigs(),
         config.applicationId() + "-" + context.taskId() + "-buffer-replay",
-        from,
+        ranges,
         r -> {
           if (byPartition.get(new TopicPartition(r.topic(), r.partition())).leftOut(r.offset())) {
             skipped[0]++;
@@ -315,6 +327,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
               true);
         });
     read.gone().forEach(tp -> starts.closed(Batches.prefix(tp.topic(), tp.partition())));
+    // A batch whose every record is now refused or passed over has nothing to flush.
+    open.keySet().stream()
+        .filter(prefix -> !batches.open().containsKey(prefix))
+        .forEach(starts::closed);
     metrics.replayed.increment(read.records() - skipped[0]);
     double seconds = (System.nanoTime() - startedNs) / 1e9;
     LOG.info(

@@ -9,7 +9,6 @@ import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -18,20 +17,22 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads a restarted task's open batches again from their source topics: for each partition, the
- * records from its batch's first offset up to the offset the application committed for it (the
- * next record Kafka Streams hands the task). The source topic is the batch's log: the change buffer
- * keeps no changelog of its own, and what it held is exactly what these records give again.
+ * records from its batch's first offset up to its end, the offset after the last record the task
+ * had consumed when it last committed ({@link BatchStarts}). The source topic is the batch's log:
+ * the change buffer keeps no changelog of its own, and what it held is what these records give
+ * again.
  *
  * <p>The consumer is Kafka Streams' restore consumer as the application configures it (the same
  * brokers, security and {@code read_committed} under exactly-once), assigned to the partitions; it
- * joins no group, and reads the committed offsets under the application id, which are stable by the
- * time a task initializes its processors.
+ * has no group.
  */
 final class SourceReplay {
 
   private static final Logger LOG = LoggerFactory.getLogger(SourceReplay.class);
   /** How long reading may make no progress before the task's initialization fails (and retries). */
   static final Duration STALL = Duration.ofMinutes(2);
+
+  private static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
 
   /**
    * Counts of one replay; {@code gone}: partitions whose topic no longer exists (nothing to read, and
@@ -42,21 +43,20 @@ final class SourceReplay {
   private SourceReplay() {}
 
   /**
-   * Hands {@code sink} every record of each partition from its first offset ({@code from}) to below
-   * its committed offset, in offset order per partition. Offsets that hold no record (transaction
-   * markers, compacted-away records) are counted in {@link Read#missing()}; records retention deleted
-   * are warned of.
+   * Hands {@code sink} every record of each partition from {@code ranges}' first offset to below its
+   * end, in offset order per partition. Offsets that hold no record (transaction markers,
+   * compacted-away records) are counted in {@link Read#missing()}; records retention deleted, and
+   * an end past the partition's last record, are warned of.
    */
   static Read read(
       Map<String, Object> appConfigs,
       String clientId,
-      Map<TopicPartition, Long> from,
+      Map<TopicPartition, long[]> ranges,
       Consumer<ConsumerRecord<byte[], byte[]>> sink) {
     Map<String, Object> props =
         new QuietStreamsConfig(appConfigs).getRestoreConsumerConfigs(clientId);
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, appConfigs.get(StreamsConfig.APPLICATION_ID_CONFIG));
+    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
     props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-    props.remove(ConsumerConfig.GROUP_PROTOCOL_CONFIG);
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
@@ -65,48 +65,63 @@ final class SourceReplay {
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       Set<TopicPartition> gone = new HashSet<>();
-      for (TopicPartition tp : from.keySet()) {
+      for (TopicPartition tp : ranges.keySet()) {
         if (consumer.partitionsFor(tp.topic()).stream()
             .noneMatch(p -> p.partition() == tp.partition())) {
           LOG.warn(
-              "The open batch of {} (from offset {}) is not read again: the partition no longer"
+              "The open batch of {} (offsets {} to {}) is not read again: the partition no longer"
                   + " exists",
               tp,
-              from.get(tp));
+              ranges.get(tp)[0],
+              ranges.get(tp)[1] - 1);
           gone.add(tp);
         }
       }
-      Set<TopicPartition> present = new HashSet<>(from.keySet());
+      Set<TopicPartition> present = new HashSet<>(ranges.keySet());
       present.removeAll(gone);
-      Map<TopicPartition, OffsetAndMetadata> committed =
-          present.isEmpty() ? Map.of() : consumer.committed(present, Duration.ofMinutes(1));
+      if (present.isEmpty()) {
+        return new Read(0, 0, 0, gone);
+      }
+      Map<TopicPartition, Long> begin = consumer.beginningOffsets(present);
+      Map<TopicPartition, Long> logEnd = consumer.endOffsets(present);
+      Map<TopicPartition, Long> from = new HashMap<>();
       Map<TopicPartition, Long> until = new HashMap<>();
-      for (var e : from.entrySet()) {
-        OffsetAndMetadata end = committed.get(e.getKey());
-        if (end != null && end.offset() > e.getValue()) {
-          until.put(e.getKey(), end.offset());
+      for (TopicPartition tp : present) {
+        long first = ranges.get(tp)[0];
+        long end = ranges.get(tp)[1];
+        if (begin.get(tp) > first) {
+          LOG.warn(
+              "The open batch of {} starts at offset {}, but the topic holds records from {} only"
+                  + " (retention deleted the rest before the batch was flushed): those changes are"
+                  + " not read again",
+              tp,
+              first,
+              begin.get(tp));
+        }
+        if (logEnd.get(tp) < end) {
+          LOG.warn(
+              "The open batch of {} ends at offset {}, but the topic ends at {} (it was truncated or"
+                  + " created again): read up to its end",
+              tp,
+              end,
+              logEnd.get(tp));
+          end = logEnd.get(tp);
+        }
+        if (end > first) {
+          from.put(tp, first);
+          until.put(tp, end);
         }
       }
       if (until.isEmpty()) {
         return new Read(0, 0, 0, gone);
       }
       consumer.assign(until.keySet());
-      Map<TopicPartition, Long> begin = consumer.beginningOffsets(until.keySet());
-      for (TopicPartition tp : until.keySet()) {
-        if (begin.get(tp) > from.get(tp)) {
-          LOG.warn(
-              "The open batch of {} starts at offset {}, but the topic holds records from {} only"
-                  + " (retention deleted the rest before the batch was flushed): those changes are"
-                  + " not read again",
-              tp,
-              from.get(tp),
-              begin.get(tp));
-        }
-      }
       until.keySet().forEach(tp -> consumer.seek(tp, from.get(tp)));
       Map<TopicPartition, Long> expected = new HashMap<>(from);
       Set<TopicPartition> reading = new HashSet<>(until.keySet());
-      long progressAt = System.nanoTime();
+      long startedNs = System.nanoTime();
+      long progressAt = startedNs;
+      long loggedAt = startedNs;
       while (!reading.isEmpty()) {
         var polled = consumer.poll(Duration.ofMillis(500));
         boolean progress = !polled.isEmpty();
@@ -131,13 +146,22 @@ final class SourceReplay {
             progress = true;
           }
         }
+        long now = System.nanoTime();
         if (progress) {
-          progressAt = System.nanoTime();
-        } else if (System.nanoTime() - progressAt > STALL.toNanos()) {
+          progressAt = now;
+        } else if (now - progressAt > STALL.toNanos()) {
           throw new IllegalStateException("reading the open batches of " + reading
               + " again from their source topics made no progress for " + STALL.toSeconds()
               + " s (positions " + positions(consumer, reading) + ", reading up to "
               + until + ")");
+        }
+        if (now - loggedAt > PROGRESS_EVERY.toNanos()) {
+          LOG.info(
+              "Reading open batches again: {} records in {}s, {} partition(s) still reading",
+              records,
+              String.format("%.0f", (now - startedNs) / 1e9),
+              reading.size());
+          loggedAt = now;
         }
       }
       if (missing > 0) {
