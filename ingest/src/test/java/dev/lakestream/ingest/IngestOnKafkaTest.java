@@ -492,9 +492,23 @@ class IngestOnKafkaTest {
    */
   @Test
   void aBatchAnEarlierVersionLeftOpenInItsChangelogIsFlushedAfterTheUpgrade() throws Exception {
-    TestTable source = TestTable.plain("inventory", "upgraded");
+    upgradeWithABatchLeftOpen("ingest-upgrade", false);
+  }
+
+  /**
+   * The batch an earlier version left open takes new changes after the upgrade, and ingest stops
+   * before it is flushed: the earlier version's entries are still in its changelog (removed only
+   * with the flush), the new ones are read again from the source topic.
+   */
+  @Test
+  void aBatchLeftOpenByAnEarlierVersionAndNewChangesSurviveARestartBeforeItsFlush()
+      throws Exception {
+    upgradeWithABatchLeftOpen("ingest-upgrade-restart", true);
+  }
+
+  private void upgradeWithABatchLeftOpen(String app, boolean moreThenRestart) throws Exception {
+    TestTable source = TestTable.plain("inventory", app.replace('-', '_'));
     kafka.createTopic(source.topic(), 1);
-    String app = "ingest-upgrade";
     String legacyChangelog = app + "-" + ChangeBuffer.LEGACY_STORE + "-changelog";
     TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
     ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2033);
@@ -540,7 +554,27 @@ class IngestOnKafkaTest {
             .get();
       }
 
-      try (StreamsApp ingest = IngestApp.create(config(source.topic(), app))) {
+      if (moreThenRestart) {
+        PipelineConfig unflushed = config(source.topic(), app)
+            .with(IngestConfig.FLUSH_INTERVAL_MS, "3600000")
+            .with(IngestConfig.FLUSH_MAX_ROWS, "1000000");
+        List<Change> more = gen.next(300);
+        feed.send(more);
+        try (StreamsApp ingest = IngestApp.create(unflushed)) {
+          ingest.start();
+          Eventually.until(
+              Duration.ofSeconds(120),
+              "the upgraded instance to read the 300 new records",
+              () -> count(ingest, "lakestream.ingest.changes") >= more.size());
+        }
+        assertThat(realtimeRowCount(id))
+            .as("rows on realtime before the restart")
+            .isZero();
+      }
+      try (StreamsApp ingest = IngestApp.create(config(source.topic(), app)
+          .with(
+              StreamsConfig.STATE_DIR_CONFIG,
+              Files.createTempDirectory("streams-").toString()))) {
         ingest.start();
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
         assertThat(count(ingest, "lakestream.ingest.changes"))
