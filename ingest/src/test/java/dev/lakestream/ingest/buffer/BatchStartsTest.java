@@ -1,0 +1,119 @@
+package dev.lakestream.ingest.buffer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Random;
+import java.util.TreeSet;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a restarted task reads again is decided by the batch-starts entry alone: its start, its end
+ * and the offsets left out, as the store holds them.
+ */
+class BatchStartsTest {
+
+  private static final String P = Batches.prefix("dbserver1.inventory.customers", 3);
+
+  private final KeyValueStore<String, byte[]> store = store();
+
+  @Test
+  void aBatchCoversWhatItsPartitionConsumedFromItsFirstAddUntilItIsClosed() {
+    BatchStarts starts = new BatchStarts(store);
+    starts.leftOut(P, 5); // no open batch: nothing to remember
+    starts.passedOver(P, 6);
+    assertThat(store.get(P)).isNull();
+    starts.added(P, 7);
+    starts.passedOver(P, 8);
+    starts.added(P, 9);
+    assertThat(starts.covers(P, 6)).isFalse();
+    assertThat(starts.covers(P, 7)).isTrue();
+    assertThat(starts.covers(P, 9)).isTrue();
+    assertThat(starts.covers(P, 10)).isFalse();
+
+    BatchStarts.Start restarted = new BatchStarts(store).load().get(P);
+    assertThat(restarted.first).isEqualTo(7);
+    assertThat(restarted.end).isEqualTo(10);
+    assertThat(BatchStarts.partitionOf(P).toString()).isEqualTo("dbserver1.inventory.customers-3");
+
+    starts.closed(P);
+    assertThat(starts.covers(P, 8)).isFalse();
+    assertThat(store.get(P)).isNull();
+  }
+
+  @Test
+  void aConnectorReplayOfDeletesAndTheirTombstonesIsOneRange() {
+    BatchStarts starts = new BatchStarts(store);
+    starts.added(P, 100);
+    for (long offset = 101; offset < 181; offset += 2) {
+      starts.leftOut(P, offset); // a delete the fence drops
+      starts.passedOver(P, offset + 1); // its tombstone
+    }
+    starts.added(P, 181);
+    starts.passedOver(P, 182); // a tombstone after an added record joins nothing
+    BatchStarts.Start start = new BatchStarts(store).load().get(P);
+    assertThat(start.leftOut).hasSize(1);
+    assertThat(start.leftOut.get(0)).containsExactly(101, 180);
+    assertThat(start.end).isEqualTo(183);
+  }
+
+  @Test
+  void whatIsLeftOutIsExactlyWhatWasRecordedInWhateverOrder() {
+    Random random = new Random(17);
+    for (int round = 0; round < 200; round++) {
+      KeyValueStore<String, byte[]> store = store();
+      BatchStarts starts = new BatchStarts(store);
+      TreeSet<Long> model = new TreeSet<>();
+      long offset = random.nextInt(1_000);
+      starts.added(P, offset);
+      for (int i = 0; i < 300; i++) {
+        offset += 1 + (random.nextInt(4) == 0 ? random.nextInt(5) : 0);
+        switch (random.nextInt(3)) {
+          case 0 -> starts.added(P, offset);
+          case 1 -> {
+            starts.leftOut(P, offset);
+            model.add(offset);
+          }
+          default -> {
+            starts.passedOver(P, offset);
+            // A tombstone right after a left-out record joins its range: read again, it is passed
+            // over either way.
+            if (model.contains(offset - 1)) {
+              model.add(offset);
+            }
+          }
+        }
+      }
+      BatchStarts.Start first = starts.load().get(P);
+      // Records refused only when read again, anywhere in the batch, in any order.
+      for (int i = 0; i < 20; i++) {
+        long refused = first.first + random.nextInt((int) (first.end - first.first));
+        starts.refusedOnReading(P, refused);
+        model.add(refused);
+      }
+      BatchStarts.Start start = new BatchStarts(store).load().get(P);
+      for (long o = start.first - 3; o < start.end + 3; o++) {
+        assertThat(start.leftOut(o))
+            .as("offset %d left out (round %d)", o, round)
+            .isEqualTo(model.contains(o));
+      }
+      for (int i = 1; i < start.leftOut.size(); i++) {
+        assertThat(start.leftOut.get(i)[0])
+            .as("ranges ascending and disjoint")
+            .isGreaterThan(start.leftOut.get(i - 1)[1]);
+      }
+    }
+  }
+
+  private static KeyValueStore<String, byte[]> store() {
+    KeyValueStore<String, byte[]> store = Stores.keyValueStoreBuilder(
+            Stores.inMemoryKeyValueStore("batch-starts"), Serdes.String(), Serdes.ByteArray())
+        .withLoggingDisabled()
+        .build();
+    store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+    return store;
+  }
+}
