@@ -9,6 +9,7 @@ import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.common.metrics.MetricsEndpoint;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -53,6 +54,17 @@ public final class IngestApp {
             new Topics.Spec(config.deadLetterTopic(), 1)));
     Topics.requireRetention(
         props, config.filesWrittenTopic(), pipeline.maxStallMs(), PipelineConfig.MAX_STALL_MS);
+    Set<String> compacted = Topics.compacted(props, config.topics(), config.topicsPattern());
+    if (!compacted.isEmpty()) {
+      // A task that starts reads its open batches again from these topics; compaction may have
+      // removed a delete event there and kept only its tombstone.
+      LOG.warn(
+          "Source topic(s) {} have cleanup.policy=compact: ingest reads an open batch again from its"
+              + " source topic when a task starts, and compaction removes delete events (keeping"
+              + " their tombstones), so a delete in a batch open at a restart can be lost. Use"
+              + " cleanup.policy=delete (Kafka Connect's default for Debezium's topics)",
+          compacted);
+    }
     MetricsEndpoint metrics = new MetricsEndpoint(
         pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9400));
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());

@@ -40,6 +40,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.admin.Admin;
@@ -645,6 +646,32 @@ class IngestOnKafkaTest {
         assertThat(open).as("open batches the task still knows of").isEmpty();
       }
     }
+  }
+
+  /**
+   * Ingest warns at start of source topics that are compacted (open batches are read again from
+   * them): the check names those, by list or by pattern, and no other.
+   */
+  @Test
+  void compactedSourceTopicsAreFoundByListAndByPattern() throws Exception {
+    String compacted = "dbserver1.compacted.accounts";
+    String deleting = "dbserver1.compacted.orders";
+    try (Admin admin = kafka.admin()) {
+      admin
+          .createTopics(List.of(
+              new NewTopic(compacted, 1, (short) 1)
+                  .configs(Map.of("cleanup.policy", "compact,delete")),
+              new NewTopic(deleting, 1, (short) 1)))
+          .all()
+          .get();
+    }
+    Properties props = new Properties();
+    props.put("bootstrap.servers", kafka.bootstrapServers());
+    assertThat(Topics.compacted(props, List.of(compacted, deleting, "absent"), null))
+        .containsExactly(compacted);
+    assertThat(Topics.compacted(props, null, Pattern.compile("dbserver1\\.compacted\\..*")))
+        .containsExactly(compacted);
+    assertThat(Topics.compacted(props, List.of(deleting), null)).isEmpty();
   }
 
   private long realtimeRowCount(TableIdentifier id) {

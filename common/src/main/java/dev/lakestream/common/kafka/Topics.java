@@ -1,12 +1,15 @@
 package dev.lakestream.common.kafka;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -115,6 +118,37 @@ public final class Topics {
     } catch (ExecutionException e) {
       throw new IllegalStateException(
           "cannot describe topic " + topic + ": " + e.getCause().getMessage(), e);
+    }
+  }
+
+  /**
+   * The topics among those named, or matching {@code pattern} when {@code names} is null, whose
+   * {@code cleanup.policy} includes {@code compact}. Topics that do not exist yet are left out.
+   */
+  public static Set<String> compacted(
+      Properties appProps, Collection<String> names, Pattern pattern) throws InterruptedException {
+    try (Admin admin = Admin.create(adminProperties(appProps))) {
+      Set<String> existing = admin.listTopics().names().get();
+      List<ConfigResource> resources = existing.stream()
+          .filter(t -> names != null ? names.contains(t) : pattern.matcher(t).matches())
+          .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t))
+          .toList();
+      Set<String> out = new TreeSet<>();
+      if (resources.isEmpty()) {
+        return out;
+      }
+      admin.describeConfigs(resources).all().get().forEach((resource, config) -> {
+        ConfigEntry policy = config.get(TopicConfig.CLEANUP_POLICY_CONFIG);
+        if (policy != null
+            && policy.value() != null
+            && policy.value().contains(TopicConfig.CLEANUP_POLICY_COMPACT)) {
+          out.add(resource.name());
+        }
+      });
+      return out;
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(
+          "cannot describe the source topics: " + e.getCause().getMessage(), e);
     }
   }
 
