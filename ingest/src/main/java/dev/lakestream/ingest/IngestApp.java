@@ -61,8 +61,10 @@ public final class IngestApp {
       LOG.warn(
           "Source topic(s) {} have cleanup.policy=compact: ingest reads an open batch again from its"
               + " source topic when a task starts, and compaction removes delete events (keeping"
-              + " their tombstones), so a delete in a batch open at a restart can be lost. Use"
-              + " cleanup.policy=delete (Kafka Connect's default for Debezium's topics)",
+              + " their tombstones) and earlier changes of a key, so a delete in a batch open at a"
+              + " restart can be lost, and an unchanged TOAST value filled from an older row. Use"
+              + " cleanup.policy=delete (Kafka Connect's default for Debezium's topics), or at"
+              + " least min.compaction.lag.ms longer than a batch can stay open",
           compacted);
     }
     MetricsEndpoint metrics = new MetricsEndpoint(

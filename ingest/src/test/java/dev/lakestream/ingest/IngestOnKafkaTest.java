@@ -487,6 +487,62 @@ class IngestOnKafkaTest {
   }
 
   /**
+   * Snapshot rows in a flushed batch, their updates in an open one, and the offsets reset to the
+   * start while ingest is stopped: consumed again, the snapshot rows (which the fence never drops)
+   * must not replace the open batch's newer changes. Here the flushed batch is on realtime before
+   * the restart, so the table's committed offsets skip its records too; a flushed batch still
+   * waiting for its commit (which only the open batch's end then covers) is not reached.
+   */
+  @Test
+  void anOffsetResetBelowAnOpenBatchDoesNotMoveItsRowsBack() throws Exception {
+    TestTable source = TestTable.plain("inventory", "reset_below");
+    kafka.createTopic(source.topic(), 1);
+    String app = "ingest-reset-below";
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    // The snapshot's 300 keys fill a batch, which is flushed; the updates after it stay open.
+    PipelineConfig first = config(source.topic(), app)
+        .with(IngestConfig.FLUSH_INTERVAL_MS, "3600000")
+        .with(IngestConfig.FLUSH_MAX_ROWS, "300");
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(source, 2037, new ChangeStreamGenerator.Mix(0, 1, 0, 0, 0, 0));
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      feed.send(gen.snapshot(300));
+      List<Change> updates = gen.next(200);
+      feed.send(updates);
+      try (StreamsApp ingest = IngestApp.create(first)) {
+        ingest.start();
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the first instance to read all 500 records and flush the snapshot's batch",
+            () -> count(ingest, "lakestream.ingest.changes") >= 500 && realtimeRowCount(id) == 300);
+      }
+      assertThat(realtimeDiffers(id, source))
+          .as("realtime holds the open batch's updates")
+          .isNotNull();
+      try (Admin admin = kafka.admin()) {
+        admin
+            .alterConsumerGroupOffsets(
+                app, Map.of(new TopicPartition(source.topic(), 0), new OffsetAndMetadata(0)))
+            .all()
+            .get();
+      }
+      PipelineConfig second = first
+          .with(
+              StreamsConfig.STATE_DIR_CONFIG,
+              Files.createTempDirectory("streams-").toString())
+          .with(IngestConfig.FLUSH_INTERVAL_MS, "300");
+      try (StreamsApp ingest = IngestApp.create(second)) {
+        ingest.start();
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the second instance to consume all 500 records again",
+            () -> count(ingest, "lakestream.ingest.changes") >= 500);
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      }
+    }
+  }
+
+  /**
    * An upgrade from a version whose change buffer had a changelog: the batch that version left open
    * is restored from that changelog (its records are behind the committed offsets, so they are not
    * read again), flushed, and then removed from it.

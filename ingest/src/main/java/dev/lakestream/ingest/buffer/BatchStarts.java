@@ -73,7 +73,8 @@ final class BatchStarts {
     }
   }
 
-  private static final byte VERSION = 1;
+  /** 2: with the batch's end (1 was never released: it had no end). */
+  private static final byte VERSION = 2;
 
   private final KeyValueStore<String, byte[]> store;
   /** The store's entries, by prefix: opening a batch that is open reads nothing. */
@@ -96,14 +97,16 @@ final class BatchStarts {
   }
 
   /**
-   * Whether the partition's open batch already accounts for the record at {@code offset}: it was
-   * consumed before (it is below the batch's end and not below its start), and is consumed again
-   * only after the application's offsets were reset back, or after a commit failed under
-   * at-least-once. Added, left out or passed over, it was decided then.
+   * Whether the record at {@code offset} was decided before, while the partition has an open batch:
+   * it is below the batch's end, and is consumed again only after the application's offsets were
+   * reset back, or after a commit failed under at-least-once. Within the batch it was added, left
+   * out or passed over; below the batch's start it is in a batch already flushed (committed with
+   * its files), or was dropped or dead-lettered then. Applied again, an older change would replace
+   * the batch's newer one of the same key.
    */
   boolean covers(String prefix, long offset) {
     Start start = open.get(prefix);
-    return start != null && offset >= start.first && offset < start.end;
+    return start != null && offset < start.end;
   }
 
   /** A record at {@code offset} was added to the partition's batch. */

@@ -206,15 +206,16 @@ final class Batches {
         : Set.of();
     // The store is read only when the key's earlier change in the batch is needed.
     BufferedChange previous = inBatch && (movesOut || !missing.isEmpty()) ? get(storeKey) : null;
+    BufferedChange change = new BufferedChange(offset, event.source().tsMs(), key, value);
+    if (!missing.isEmpty()) {
+      change = fillFromBatch(prefix, event, change, previous, oldKey, missing);
+    }
+    // Opened only once the change is known to be added: a refused one leaves no empty batch.
     Batch batch = of(topic, partition, nowMs);
     if (movesOut) {
       BufferedChange moved =
           previous != null && !isDelete(previous) ? previous : BufferedChange.movedOut(offset);
       put(batch, prefix + MOVED + keyJson, moved);
-    }
-    BufferedChange change = new BufferedChange(offset, event.source().tsMs(), key, value);
-    if (!missing.isEmpty()) {
-      change = fillFromBatch(prefix, event, change, previous, oldKey, missing);
     }
     if (!inBatch) {
       batch.keys++;

@@ -18,8 +18,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -104,6 +106,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private LegacyBuffers legacy;
   /** Dead letters found while reading open batches again, sent with the task's first output. */
   private final List<Refusal> pending = new ArrayList<>();
+  /** Batches found with nothing to read or flush, forgotten with the task's first output. */
+  private final Set<String> toClose = new LinkedHashSet<>();
 
   private long tickMs;
   private long progressAtMs;
@@ -132,6 +136,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.starts = new BatchStarts(context.getStateStore(STARTS_STORE));
     // Kafka Streams initializes a processor again when it resumes or revives its task.
     pending.clear();
+    toClose.clear();
     committedOffsets.clear();
     // What the unlogged stores hold from an earlier run is not what the task committed: start
     // empty.
@@ -290,6 +295,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       }
       pending.clear();
     }
+    if (!toClose.isEmpty()) {
+      toClose.forEach(starts::closed);
+      toClose.clear();
+    }
   }
 
   /**
@@ -326,11 +335,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
               new Record<>(r.key(), r.value(), r.timestamp(), r.headers()),
               true);
         });
-    read.gone().forEach(tp -> starts.closed(Batches.prefix(tp.topic(), tp.partition())));
-    // A batch whose every record is now refused or passed over has nothing to flush.
+    // Batches forgotten (their topic is gone) or with nothing to flush (every record refused or
+    // passed over now) are closed with the task's first output, after its dead letters: state
+    // written here could be committed without them (when the task is closed before it runs).
+    read.gone().forEach(tp -> toClose.add(Batches.prefix(tp.topic(), tp.partition())));
     open.keySet().stream()
         .filter(prefix -> !batches.open().containsKey(prefix))
-        .forEach(starts::closed);
+        .forEach(toClose::add);
     metrics.replayed.increment(read.records() - skipped[0]);
     double seconds = (System.nanoTime() - startedNs) / 1e9;
     LOG.info(

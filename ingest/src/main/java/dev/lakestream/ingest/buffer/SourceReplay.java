@@ -35,8 +35,8 @@ final class SourceReplay {
   private static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
 
   /**
-   * Counts of one replay; {@code gone}: partitions whose topic no longer exists (nothing to read, and
-   * their batches are to be forgotten).
+   * Counts of one replay; {@code gone}: partitions whose topic no longer exists, or now ends before
+   * the batch did (nothing to read, and their batches are to be forgotten).
    */
   record Read(long records, int partitions, long missing, Set<TopicPartition> gone) {}
 
@@ -45,8 +45,8 @@ final class SourceReplay {
   /**
    * Hands {@code sink} every record of each partition from {@code ranges}' first offset to below its
    * end, in offset order per partition. Offsets that hold no record (transaction markers,
-   * compacted-away records) are counted in {@link Read#missing()}; records retention deleted, and
-   * an end past the partition's last record, are warned of.
+   * compacted-away records) are counted in {@link Read#missing()}; records retention deleted are
+   * warned of; a partition that now ends before the batch's end is not read ({@link Read#gone()}).
    */
   static Read read(
       Map<String, Object> appConfigs,
@@ -99,13 +99,17 @@ final class SourceReplay {
               begin.get(tp));
         }
         if (logEnd.get(tp) < end) {
+          // Not the log the batch was read from (created again, or truncated): nothing in it can
+          // be trusted to be the batch's records.
           LOG.warn(
-              "The open batch of {} ends at offset {}, but the topic ends at {} (it was truncated or"
-                  + " created again): read up to its end",
+              "The open batch of {} (offsets {} to {}) is not read again: the topic now ends at {}"
+                  + " (it was created again, or truncated)",
               tp,
-              end,
+              first,
+              end - 1,
               logEnd.get(tp));
-          end = logEnd.get(tp);
+          gone.add(tp);
+          continue;
         }
         if (end > first) {
           from.put(tp, first);
