@@ -33,6 +33,11 @@ public final class KafkaChangeFeed implements AutoCloseable {
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    // One request in flight: a batch retried after NOT_LEADER_OR_FOLLOWER (a topic just created)
+    // goes before the next one. With five, the retried first batch of a partition reached the
+    // embedded broker behind later ones, and the idempotent producer retried it forever as out of
+    // order, so the feed never delivered its last records.
+    props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
     this.producer =
         new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
   }
