@@ -449,11 +449,7 @@ class IngestOnKafkaTest {
         }
       }
 
-      PipelineConfig second = first
-          .with(
-              StreamsConfig.STATE_DIR_CONFIG,
-              Files.createTempDirectory("streams-").toString())
-          .with(IngestConfig.FLUSH_INTERVAL_MS, "300");
+      PipelineConfig second = elsewhere(first);
       try (StreamsApp ingest = IngestApp.create(second)) {
         ingest.start();
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
@@ -526,11 +522,7 @@ class IngestOnKafkaTest {
             .all()
             .get();
       }
-      PipelineConfig second = first
-          .with(
-              StreamsConfig.STATE_DIR_CONFIG,
-              Files.createTempDirectory("streams-").toString())
-          .with(IngestConfig.FLUSH_INTERVAL_MS, "300");
+      PipelineConfig second = elsewhere(first);
       try (StreamsApp ingest = IngestApp.create(second)) {
         ingest.start();
         Eventually.until(
@@ -628,10 +620,7 @@ class IngestOnKafkaTest {
             .as("rows on realtime before the restart")
             .isZero();
       }
-      try (StreamsApp ingest = IngestApp.create(config(source.topic(), app)
-          .with(
-              StreamsConfig.STATE_DIR_CONFIG,
-              Files.createTempDirectory("streams-").toString()))) {
+      try (StreamsApp ingest = IngestApp.create(elsewhere(config(source.topic(), app)))) {
         ingest.start();
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
         assertThat(count(ingest, "lakestream.ingest.changes"))
@@ -728,6 +717,15 @@ class IngestOnKafkaTest {
     assertThat(Topics.compacted(props, null, Pattern.compile("dbserver1\\.compacted\\..*")))
         .containsExactly(compacted);
     assertThat(Topics.compacted(props, List.of(deleting), null)).isEmpty();
+  }
+
+  /** {@code config} on another machine (a new state directory), flushing every 300 ms. */
+  private static PipelineConfig elsewhere(PipelineConfig config) throws Exception {
+    return config
+        .with(
+            StreamsConfig.STATE_DIR_CONFIG,
+            Files.createTempDirectory("streams-").toString())
+        .with(IngestConfig.FLUSH_INTERVAL_MS, "300");
   }
 
   private long realtimeRowCount(TableIdentifier id) {
