@@ -38,7 +38,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  */
 final class Batches {
 
-  /** What is known of one source partition's open batch (rebuilt from the store after a restart). */
+  /** What is known of one source partition's open batch (rebuilt when a task starts). */
   static final class Batch {
     final String topic;
     final int partition;
@@ -147,7 +147,10 @@ final class Batches {
     this.metrics = metrics;
   }
 
-  /** Rebuilds the open batches' bookkeeping from the store after a restart or a rebalance. */
+  /**
+   * Rebuilds the open batches' bookkeeping from the store when a task starts: it holds only what
+   * an earlier version left open ({@link LegacyBuffers}); the rest is added again as it is read.
+   */
   int restore(long nowMs) {
     try (KeyValueIterator<String, BufferedChange> it = store.all()) {
       while (it.hasNext()) {

@@ -48,7 +48,9 @@ import org.slf4j.LoggerFactory;
  * <p>The roles: {@link Admission} decides whether a record can be applied and to which table;
  * {@link SourceFence} drops what the source connector published again; {@link Batches} keeps one
  * batch per partition in the state store, the latest change per key; {@link BatchFlusher} writes a
- * batch. A batch is flushed when it reaches {@code ingest.flush.max.rows} keys or {@code
+ * batch; {@link BatchStarts} keeps where each open batch starts and ends in its source topic, so a
+ * task that starts reads its open batches again from there ({@link SourceReplay}): the buffer's
+ * stores have no changelog. A batch is flushed when it reaches {@code ingest.flush.max.rows} keys or {@code
  * ingest.flush.max.bytes}, or {@code ingest.flush.interval.ms} after its first change.
  *
  * <p>A record that cannot be applied (malformed, no key, unknown op, a type, value or schema change
@@ -303,7 +305,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   /**
    * Reads the open batches of the task's source partitions again, from each batch's first offset to
-   * the committed offset, after a restart or a rebalance: the buffer's stores have no changelog.
+   * its end, after a restart or a rebalance: the buffer's stores have no changelog.
    */
   private void readOpenBatchesAgain() {
     Map<String, BatchStarts.Start> open = starts.load();
@@ -311,18 +313,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     long startedNs = System.nanoTime();
-    Map<TopicPartition, long[]> ranges = new HashMap<>();
     Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
-    open.forEach((prefix, start) -> {
-      TopicPartition tp = BatchStarts.partitionOf(prefix);
-      ranges.put(tp, new long[] {start.first, start.end});
-      byPartition.put(tp, start);
-    });
+    open.forEach((prefix, start) -> byPartition.put(BatchStarts.partitionOf(prefix), start));
     long[] skipped = {0};
     SourceReplay.Read read = SourceReplay.read(
         context.appConfigs(),
         config.applicationId() + "-" + context.taskId() + "-buffer-replay",
-        ranges,
+        byPartition,
         r -> {
           if (byPartition.get(new TopicPartition(r.topic(), r.partition())).leftOut(r.offset())) {
             skipped[0]++;
@@ -346,7 +343,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     double seconds = (System.nanoTime() - startedNs) / 1e9;
     LOG.info(
         "Task {}: read {} open batch(es) again from the source topics: {} records ({} left out as"
-            + " before, {} sent to the dead-letter topic) in {}s",
+            + " before, {} to the dead-letter topic with the task's first output) in {}s",
         context.taskId(),
         read.partitions(),
         read.records(),

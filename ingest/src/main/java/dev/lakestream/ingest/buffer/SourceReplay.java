@@ -43,7 +43,7 @@ final class SourceReplay {
   private SourceReplay() {}
 
   /**
-   * Hands {@code sink} every record of each partition from {@code ranges}' first offset to below its
+   * Hands {@code sink} every record of each partition from its batch's first offset to below its
    * end, in offset order per partition. Offsets that hold no record (transaction markers,
    * compacted-away records) are counted in {@link Read#missing()}; records retention deleted are
    * warned of; a partition that now ends before the batch's end is not read ({@link Read#gone()}).
@@ -51,7 +51,7 @@ final class SourceReplay {
   static Read read(
       Map<String, Object> appConfigs,
       String clientId,
-      Map<TopicPartition, long[]> ranges,
+      Map<TopicPartition, BatchStarts.Start> batches,
       Consumer<ConsumerRecord<byte[], byte[]>> sink) {
     Map<String, Object> props =
         new QuietStreamsConfig(appConfigs).getRestoreConsumerConfigs(clientId);
@@ -65,19 +65,19 @@ final class SourceReplay {
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       Set<TopicPartition> gone = new HashSet<>();
-      for (TopicPartition tp : ranges.keySet()) {
+      for (TopicPartition tp : batches.keySet()) {
         if (consumer.partitionsFor(tp.topic()).stream()
             .noneMatch(p -> p.partition() == tp.partition())) {
           LOG.warn(
               "The open batch of {} (offsets {} to {}) is not read again: the partition no longer"
                   + " exists",
               tp,
-              ranges.get(tp)[0],
-              ranges.get(tp)[1] - 1);
+              batches.get(tp).first,
+              batches.get(tp).end - 1);
           gone.add(tp);
         }
       }
-      Set<TopicPartition> present = new HashSet<>(ranges.keySet());
+      Set<TopicPartition> present = new HashSet<>(batches.keySet());
       present.removeAll(gone);
       if (present.isEmpty()) {
         return new Read(0, 0, 0, gone);
@@ -87,8 +87,8 @@ final class SourceReplay {
       Map<TopicPartition, Long> from = new HashMap<>();
       Map<TopicPartition, Long> until = new HashMap<>();
       for (TopicPartition tp : present) {
-        long first = ranges.get(tp)[0];
-        long end = ranges.get(tp)[1];
+        long first = batches.get(tp).first;
+        long end = batches.get(tp).end;
         if (begin.get(tp) > first) {
           LOG.warn(
               "The open batch of {} starts at offset {}, but the topic holds records from {} only"
