@@ -368,6 +368,9 @@ class MariaDbEndToEndTest {
    */
   @Test
   void booleansAreBooleansWhetherTheTableWasThereAtTheSnapshotOrCreatedLater() throws Exception {
+    // Created once the connector streams the binary log, so it learns the table from the DDL. A
+    // table created while the snapshot runs is in neither the snapshot nor the log it reads.
+    Eventually.until(SYNCED, "the connector reading MariaDB's binary log", this::binlogIsRead);
     mariadb.execute(flagsTable("flags_created_later"));
     for (String name : List.of("flags_at_snapshot", "flags_created_later")) {
       mariadb.execute(
@@ -402,6 +405,16 @@ class MariaDbEndToEndTest {
 
   // ---------------------------------------------------------------------------------------------
   // A connector restarted from older offsets
+
+  /** Whether a replica connection (the connector's binlog client) is reading the binary log. */
+  private boolean binlogIsRead() throws Exception {
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")) {
+      return rs.next() && rs.getInt(1) > 0;
+    }
+  }
 
   private static final String COUNTERS_TABLE =
       "CREATE TABLE inventory.counters (id BIGINT PRIMARY KEY," + " version BIGINT NOT NULL)";
