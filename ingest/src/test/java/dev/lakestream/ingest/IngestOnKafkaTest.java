@@ -535,6 +535,63 @@ class IngestOnKafkaTest {
   }
 
   /**
+   * An open batch that takes far longer to read again than {@code max.poll.interval.ms} (a flush
+   * held back for long, then a restart): it is read in steps between the task's polls, so the
+   * instance stays in its group instead of being removed, rebalanced and made to read it again,
+   * forever. Changes consumed while it is read are read after it, in order, and decided then.
+   */
+  @Test
+  void aBatchLongerToReadAgainThanThePollIntervalIsReadBetweenPolls() throws Exception {
+    TestTable source = TestTable.plain("inventory", "long_batch");
+    kafka.createTopic(source.topic(), 1);
+    String app = "ingest-long-batch";
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    PipelineConfig first = config(source.topic(), app)
+        .with(IngestConfig.FLUSH_INTERVAL_MS, "3600000")
+        .with(IngestConfig.FLUSH_MAX_ROWS, "1000000");
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(source, 2039, new ChangeStreamGenerator.Mix(0, 1, 0, 0, 0, 0));
+    int updates = 400_000;
+    // Not flushed when the first instance stops.
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      feed.send(gen.snapshot(1_000));
+      feed.send(gen.next(updates));
+      long records = 1_000 + updates;
+      try (StreamsApp ingest = IngestApp.create(first)) {
+        ingest.start();
+        Eventually.until(
+            Duration.ofSeconds(300),
+            "the first instance to read all " + records + " records",
+            () -> count(ingest, "lakestream.ingest.changes") >= records);
+      }
+      assertThat(realtimeRowCount(id)).as("rows on realtime before the restart").isZero();
+      // Reading the batch again alone (one record of it at a time) takes longer than this.
+      PipelineConfig second =
+          elsewhere(first).with(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "4000");
+      try (StreamsApp ingest = IngestApp.create(second)) {
+        ingest.start();
+        // Consumed while the batch is read again: read after it, and decided then. A connector
+        // replay among them is dropped by the fence, as it would be when consumed.
+        List<Change> meanwhile = gen.next(3_000);
+        feed.send(meanwhile);
+        for (Change c : meanwhile.subList(1_000, 2_000)) {
+          feed.sendRaw(source.topic(), DebeziumJson.key(c, true), DebeziumJson.value(c, true));
+        }
+        Eventually.noDifference(Duration.ofSeconds(300), () -> realtimeDiffers(id, source));
+        assertThat(count(ingest, "lakestream.ingest.fenced"))
+            .as("changes the fence dropped")
+            .isEqualTo(1_000);
+        assertThat(count(ingest, "lakestream.ingest.changes.read.again"))
+            .as("records read again from the source topic")
+            .isGreaterThanOrEqualTo(records);
+        assertThat(count(ingest, "lakestream.app.thread.failures"))
+            .as("stream threads that died")
+            .isZero();
+      }
+    }
+  }
+
+  /**
    * An upgrade from a version whose change buffer had a changelog: the batch that version left open
    * is restored from that changelog (its records are behind the committed offsets, so they are not
    * read again), flushed, and then removed from it.

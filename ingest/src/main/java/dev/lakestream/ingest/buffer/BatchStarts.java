@@ -20,13 +20,19 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * back or forth while ingest was stopped, or a commit that failed after the state was written
  * (at-least-once), change the committed offset but not what the batch holds.
  *
+ * <p>A task reads its open batches again in steps, between its polls, and consumes on meanwhile:
+ * what it consumes while a partition is still being read is not added then but read after, from
+ * the source topic (its end moves past it, {@link #deferred}). Everything below {@code checked}
+ * was decided (added, left out or passed over); above it, up to the end, the records were consumed
+ * but not yet decided, and the fence decides them when they are read.
+ *
  * <p>Written with every record of a partition whose batch is open, and removed with the flush, in
  * the task's state. The store is cached: it reaches the changelog once per commit, in the same
  * transaction as the offsets under exactly-once. Left-out offsets are kept as ranges: such records
  * come in runs.
  *
  * <p>Store key: the batch's prefix ({@code topic NUL partition NUL}); value: version, first offset,
- * end, and the left-out ranges.
+ * end, checked, and the left-out ranges.
  */
 final class BatchStarts {
 
@@ -37,12 +43,21 @@ final class BatchStarts {
   static final class Start {
     final long first;
     long end;
-    /** Inclusive ranges {@code [from, to]}, ascending and disjoint. */
+    /** The offset after the last record decided: from here to {@link #end}, none is yet. */
+    long checked;
+    /** Inclusive ranges {@code [from, to]}, ascending and disjoint, all below {@link #checked}. */
     final List<long[]> leftOut = new ArrayList<>();
 
-    Start(long first, long end) {
+    Start(long first, long end, long checked) {
       this.first = first;
       this.end = end;
+      this.checked = checked;
+    }
+
+    /** A record at {@code offset} was decided. */
+    private void decided(long offset) {
+      checked = Math.max(checked, offset + 1);
+      end = Math.max(end, offset + 1);
     }
 
     boolean leftOut(long offset) {
@@ -62,7 +77,7 @@ final class BatchStarts {
       return false;
     }
 
-    /** Leaves out {@code offset}, at or above {@link #end}: joined to the last range when next to it. */
+    /** Leaves out {@code offset}, at or above {@link #checked}: joined to the last range when next to it. */
     private void leaveOut(long offset) {
       long[] last = leftOut.isEmpty() ? null : leftOut.get(leftOut.size() - 1);
       if (last != null && offset == last[1] + 1) {
@@ -73,8 +88,13 @@ final class BatchStarts {
     }
   }
 
-  /** 2: with the batch's end (1 was never released: it had no end). */
-  private static final byte VERSION = 2;
+  /**
+   * 3: with the offset up to which records were decided; 2 had none (all up to the end were); 1
+   * was never released.
+   */
+  private static final byte VERSION = 3;
+
+  private static final byte VERSION_WITHOUT_CHECKED = 2;
 
   private final KeyValueStore<String, byte[]> store;
   /** The store's entries, by prefix: opening a batch that is open reads nothing. */
@@ -96,6 +116,11 @@ final class BatchStarts {
     return Map.copyOf(open);
   }
 
+  /** The partition's open batch, or null. */
+  Start get(String prefix) {
+    return open.get(prefix);
+  }
+
   /**
    * Whether the record at {@code offset} was decided before, while the partition has an open batch:
    * it is below the batch's end, and is consumed again only after the application's offsets were
@@ -113,10 +138,22 @@ final class BatchStarts {
   void added(String prefix, long offset) {
     Start start = open.get(prefix);
     if (start == null) {
-      start = new Start(offset, offset + 1);
+      start = new Start(offset, offset + 1, offset + 1);
       open.put(prefix, start);
       store.put(prefix, encode(start));
-    } else if (offset >= start.end) {
+    } else if (offset >= start.checked) {
+      start.decided(offset);
+      store.put(prefix, encode(start));
+    }
+  }
+
+  /**
+   * A record at {@code offset} was consumed while the partition's batch is still being read again:
+   * it is read after the ones before it, and decided then.
+   */
+  void deferred(String prefix, long offset) {
+    Start start = open.get(prefix);
+    if (start != null && offset >= start.end) {
       start.end = offset + 1;
       store.put(prefix, encode(start));
     }
@@ -128,9 +165,9 @@ final class BatchStarts {
    */
   void leftOut(String prefix, long offset) {
     Start start = open.get(prefix);
-    if (start != null && offset >= start.end) {
+    if (start != null && offset >= start.checked) {
       start.leaveOut(offset);
-      start.end = offset + 1;
+      start.decided(offset);
       store.put(prefix, encode(start));
     }
   }
@@ -141,7 +178,10 @@ final class BatchStarts {
    */
   void refusedOnReading(String prefix, long offset) {
     Start start = open.get(prefix);
-    if (start != null && offset >= start.first && offset < start.end && !start.leftOut(offset)) {
+    if (start != null
+        && offset >= start.first
+        && offset < start.checked
+        && !start.leftOut(offset)) {
       int at = 0;
       while (at < start.leftOut.size() && start.leftOut.get(at)[0] < offset) {
         at++;
@@ -158,16 +198,39 @@ final class BatchStarts {
    */
   void passedOver(String prefix, long offset) {
     Start start = open.get(prefix);
-    if (start != null && offset >= start.end) {
+    if (start != null && offset >= start.checked) {
       if (!start.leftOut.isEmpty()) {
         long[] last = start.leftOut.get(start.leftOut.size() - 1);
         if (offset == last[1] + 1) {
           last[1] = offset;
         }
       }
-      start.end = offset + 1;
+      start.decided(offset);
       store.put(prefix, encode(start));
     }
+  }
+
+  /**
+   * The partition's batch, read again up to {@code next}, was flushed (or ended by a TRUNCATE)
+   * while the rest of what was consumed is still to be read: the next batch starts there.
+   */
+  void restartAt(String prefix, long next) {
+    Start start = open.get(prefix);
+    if (start == null) {
+      return;
+    }
+    if (next >= start.end) {
+      closed(prefix);
+      return;
+    }
+    Start rest = new Start(next, start.end, Math.max(start.checked, next));
+    for (long[] range : start.leftOut) {
+      if (range[1] >= next) {
+        rest.leftOut.add(new long[] {Math.max(range[0], next), range[1]});
+      }
+    }
+    open.put(prefix, rest);
+    store.put(prefix, encode(rest));
   }
 
   /** The partition's batch was flushed (or ended by a TRUNCATE). */
@@ -186,8 +249,12 @@ final class BatchStarts {
   }
 
   static byte[] encode(Start start) {
-    ByteBuffer buf = ByteBuffer.allocate(1 + 8 + 8 + 4 + 16 * start.leftOut.size());
-    buf.put(VERSION).putLong(start.first).putLong(start.end).putInt(start.leftOut.size());
+    ByteBuffer buf = ByteBuffer.allocate(1 + 8 + 8 + 8 + 4 + 16 * start.leftOut.size());
+    buf.put(VERSION)
+        .putLong(start.first)
+        .putLong(start.end)
+        .putLong(start.checked)
+        .putInt(start.leftOut.size());
     for (long[] range : start.leftOut) {
       buf.putLong(range[0]).putLong(range[1]);
     }
@@ -197,10 +264,12 @@ final class BatchStarts {
   static Start decode(byte[] bytes) {
     ByteBuffer buf = ByteBuffer.wrap(bytes);
     byte version = buf.get();
-    if (version != VERSION) {
+    if (version != VERSION && version != VERSION_WITHOUT_CHECKED) {
       throw new IllegalStateException("batch-start entry has unknown format version " + version);
     }
-    Start start = new Start(buf.getLong(), buf.getLong());
+    long first = buf.getLong();
+    long end = buf.getLong();
+    Start start = new Start(first, end, version == VERSION ? buf.getLong() : end);
     int ranges = buf.getInt();
     for (int i = 0; i < ranges; i++) {
       start.leftOut.add(new long[] {buf.getLong(), buf.getLong()});

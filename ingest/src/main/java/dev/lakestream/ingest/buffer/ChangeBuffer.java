@@ -18,7 +18,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -49,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * {@link SourceFence} drops what the source connector published again; {@link Batches} keeps one
  * batch per partition in the state store, the latest change per key; {@link BatchFlusher} writes a
  * batch; {@link BatchStarts} keeps where each open batch starts and ends in its source topic, so a
- * task that starts reads its open batches again from there ({@link SourceReplay}): the buffer's
- * stores have no changelog. A batch is flushed when it reaches {@code ingest.flush.max.rows} keys or {@code
+ * task that starts reads its open batches again from there ({@link SourceReplay}), in steps between
+ * its polls: the buffer's stores have no changelog. A batch is flushed when it reaches {@code ingest.flush.max.rows} keys or {@code
  * ingest.flush.max.bytes}, or {@code ingest.flush.interval.ms} after its first change.
  *
  * <p>A record that cannot be applied (malformed, no key, unknown op, a type, value or schema change
@@ -106,10 +105,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private SourceFence fence;
   private BatchStarts starts;
   private LegacyBuffers legacy;
-  /** Dead letters found while reading open batches again, sent with the task's first output. */
-  private final List<Refusal> pending = new ArrayList<>();
-  /** Batches found with nothing to read or flush, forgotten with the task's first output. */
-  private final Set<String> toClose = new LinkedHashSet<>();
+  /** Reads the open batches again, in steps; null when none is being read. */
+  private SourceReplay replay;
 
   private long tickMs;
   private long progressAtMs;
@@ -137,8 +134,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
     this.starts = new BatchStarts(context.getStateStore(STARTS_STORE));
     // Kafka Streams initializes a processor again when it resumes or revives its task.
-    pending.clear();
-    toClose.clear();
+    closeReplay();
     committedOffsets.clear();
     // What the unlogged stores hold from an earlier run is not what the task committed: start
     // empty.
@@ -158,7 +154,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           restored,
           migrated);
     }
-    readOpenBatchesAgain();
+    startReadingOpenBatchesAgain();
     progressAtMs = context.currentSystemTimeMs();
     tickMs = Math.max(10, Math.min(100, config.flushIntervalMs() / 4));
     context.schedule(Duration.ofMillis(tickMs), PunctuationType.WALL_CLOCK_TIME, this::flushDue);
@@ -166,24 +162,38 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   @Override
   public void process(Record<byte[], byte[]> record) {
-    sendPending();
     RecordMetadata meta = context.recordMetadata().orElseThrow();
     metrics.changesIn.increment();
     progressChanges++;
-    apply(meta.topic(), meta.partition(), meta.offset(), record, false);
-  }
-
-  /**
-   * Adds a record to its partition's batch, or drops or dead-letters it. {@code again}: the record
-   * is read again from the source topic after a restart ({@link #readOpenBatchesAgain()}); it passed
-   * the fence the first time (those the fence dropped, or dead-lettered, are not read again), a
-   * dead letter waits until the task may send, and no batch is flushed yet.
-   */
-  private void apply(
-      String topic, int partition, long offset, Record<byte[], byte[]> record, boolean again) {
-    if (!again && starts.covers(prefixes.of(topic, partition), offset)) {
+    String prefix = prefixes.of(meta.topic(), meta.partition());
+    if (starts.covers(prefix, meta.offset())) {
       return; // consumed again after an offset reset: the open batch has it as it was decided
     }
+    if (replay != null && replay.reading(new TopicPartition(meta.topic(), meta.partition()))) {
+      // Its batch is still being read again: this record is read after the ones before it.
+      starts.deferred(prefix, meta.offset());
+      return;
+    }
+    apply(meta.topic(), meta.partition(), meta.offset(), record, Reading.LIVE);
+  }
+
+  /** How a record reaches {@link #apply}. */
+  private enum Reading {
+    /** Consumed, and decided now. */
+    LIVE,
+    /**
+     * Read again from the source topic, decided before: it passed the fence then (those the fence
+     * dropped, or dead-lettered, are not read again).
+     */
+    AGAIN,
+    /** Read from the source topic after it was consumed while its batch was being read again. */
+    DEFERRED
+  }
+
+  /** Adds a record to its partition's batch, or drops or dead-letters it. */
+  private void apply(
+      String topic, int partition, long offset, Record<byte[], byte[]> record, Reading reading) {
+    boolean again = reading == Reading.AGAIN;
     Admission.Admitted admitted;
     try {
       var result = admission.admit(topic, record.key(), record.value());
@@ -260,12 +270,15 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       changelog.put(batch.prefix() + String.format("%020d", offset), schemaTexts.compact(raw));
       batch.bytes += raw.sizeInBytes();
     }
-    if (!again && (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes())) {
+    if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
       flush(batch, now);
     }
   }
 
-  /** A record that cannot be applied: dead-lettered now, or, when read again, with the next output. */
+  /**
+   * A record that cannot be applied: dead-lettered, and left out when its partition's batch is read
+   * again. {@code again}: it was added the first time, and is refused only on reading it again.
+   */
   private void refuse(
       Record<byte[], byte[]> record,
       String topic,
@@ -273,83 +286,107 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       long offset,
       String reason,
       boolean again) {
+    deadLetter(record, topic, partition, offset, reason);
     if (again) {
-      pending.add(new Refusal(record, topic, partition, offset, reason));
+      starts.refusedOnReading(prefixes.of(topic, partition), offset);
     } else {
-      deadLetter(record, topic, partition, offset, reason);
       starts.leftOut(prefixes.of(topic, partition), offset);
     }
   }
 
-  /** A record read again that is to be dead-lettered. */
-  private record Refusal(
-      Record<byte[], byte[]> record, String topic, int partition, long offset, String reason) {}
-
   /**
-   * Sends the dead letters of records read again, and marks them left out, in the task's first
-   * transaction that sends anything: processor initialization may not send.
+   * Starts reading the open batches of the task's source partitions again, from each batch's first
+   * offset to its end, after a restart or a rebalance (the buffer's stores have no changelog): in
+   * steps, with the flushes ({@link #readOpenBatchesAgain}), so the thread keeps polling. A batch
+   * whose partition is gone is forgotten now.
    */
-  private void sendPending() {
-    if (!pending.isEmpty()) {
-      for (Refusal r : pending) {
-        deadLetter(r.record(), r.topic(), r.partition(), r.offset(), r.reason());
-        starts.refusedOnReading(Batches.prefix(r.topic(), r.partition()), r.offset());
-      }
-      pending.clear();
-    }
-    if (!toClose.isEmpty()) {
-      toClose.forEach(starts::closed);
-      toClose.clear();
-    }
-  }
-
-  /**
-   * Reads the open batches of the task's source partitions again, from each batch's first offset to
-   * its end, after a restart or a rebalance: the buffer's stores have no changelog.
-   */
-  private void readOpenBatchesAgain() {
+  private void startReadingOpenBatchesAgain() {
     Map<String, BatchStarts.Start> open = starts.load();
     if (open.isEmpty()) {
       return;
     }
-    long startedNs = System.nanoTime();
     Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
     open.forEach((prefix, start) -> byPartition.put(BatchStarts.partitionOf(prefix), start));
-    long[] skipped = {0};
-    SourceReplay.Read read = SourceReplay.read(
-        context.appConfigs(),
-        config.applicationId() + "-" + context.taskId() + "-buffer-replay",
-        byPartition,
+    replay = new SourceReplay(
+        context.appConfigs(), config.applicationId() + "-" + context.taskId() + "-buffer-replay");
+    replaySkipped = 0;
+    for (TopicPartition gone : replay.start(byPartition)) {
+      starts.closed(Batches.prefix(gone.topic(), gone.partition()));
+    }
+    if (!replay.reading()) {
+      closeReplay();
+      return;
+    }
+    LOG.info(
+        "Task {}: reading {} open batch(es) again from the source topics, between polls",
+        context.taskId(),
+        byPartition.size());
+  }
+
+  /** Records read again and skipped: the fence dropped them, or they were dead-lettered, before. */
+  private long replaySkipped;
+
+  /**
+   * One step of reading the open batches again: a record decided before is applied as it was
+   * decided (left out, or added past the fence), one consumed meanwhile is decided now.
+   */
+  private void readOpenBatchesAgain() {
+    if (replay == null) {
+      return;
+    }
+    Set<TopicPartition> done = replay.step(
+        tp -> {
+          BatchStarts.Start start = starts.get(Batches.prefix(tp.topic(), tp.partition()));
+          return start == null ? Long.MIN_VALUE : start.end;
+        },
         r -> {
-          if (byPartition.get(new TopicPartition(r.topic(), r.partition())).leftOut(r.offset())) {
-            skipped[0]++;
+          BatchStarts.Start start = starts.get(prefixes.of(r.topic(), r.partition()));
+          if (start == null) {
+            // Reading stops at the end; a batch ended while read starts again where reading is.
+            throw new IllegalStateException("read " + r.topic() + "-" + r.partition() + "@"
+                + r.offset() + " again, but its partition has no open batch");
+          }
+          if (r.offset() < start.checked && start.leftOut(r.offset())) {
+            replaySkipped++;
             return;
           }
+          metrics.replayed.increment();
           apply(
               r.topic(),
               r.partition(),
               r.offset(),
               new Record<>(r.key(), r.value(), r.timestamp(), r.headers()),
-              true);
+              r.offset() < start.checked ? Reading.AGAIN : Reading.DEFERRED);
         });
-    // Batches forgotten (their topic is gone) or with nothing to flush (every record refused or
-    // passed over now) are closed with the task's first output, after its dead letters: state
-    // written here could be committed without them (when the task is closed before it runs).
-    read.gone().forEach(tp -> toClose.add(Batches.prefix(tp.topic(), tp.partition())));
-    open.keySet().stream()
-        .filter(prefix -> !batches.open().containsKey(prefix))
-        .forEach(toClose::add);
-    metrics.replayed.increment(read.records() - skipped[0]);
-    double seconds = (System.nanoTime() - startedNs) / 1e9;
-    LOG.info(
-        "Task {}: read {} open batch(es) again from the source topics: {} records ({} left out as"
-            + " before, {} to the dead-letter topic with the task's first output) in {}s",
-        context.taskId(),
-        read.partitions(),
-        read.records(),
-        skipped[0],
-        pending.size(),
-        String.format("%.1f", seconds));
+    for (TopicPartition tp : done) {
+      String prefix = Batches.prefix(tp.topic(), tp.partition());
+      // Nothing to flush (every record refused or passed over now): nothing to read again.
+      if (!batches.open().containsKey(prefix)) {
+        starts.closed(prefix);
+      }
+    }
+    if (!replay.reading()) {
+      LOG.info(
+          "Task {}: read the open batches again from the source topics: {} records ({} left out as"
+              + " before) in {}s",
+          context.taskId(),
+          replay.records(),
+          replaySkipped,
+          String.format("%.1f", replay.seconds()));
+      closeReplay();
+    }
+  }
+
+  private void closeReplay() {
+    if (replay != null) {
+      replay.close();
+      replay = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    closeReplay();
   }
 
   private static void clear(KeyValueStore<String, BufferedChange> store) {
@@ -369,7 +406,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   }
 
   private void flushDue(long nowMs) {
-    sendPending();
+    readOpenBatchesAgain();
     for (Batches.Batch batch : new ArrayList<>(batches.open().values())) {
       if (nowMs - batch.openedAtMs >= config.flushIntervalMs()) {
         flush(batch, nowMs);
@@ -429,8 +466,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       progressFlushes++;
     }
     batches.clear(batch, entries);
-    starts.closed(batch.prefix());
-    legacy.cleared(batch.prefix());
+    ended(batch);
   }
 
   /**
@@ -466,7 +502,20 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     batches.clear(batch, entries);
-    starts.closed(batch.prefix());
+    ended(batch);
+  }
+
+  /**
+   * The batch was flushed or ended by a TRUNCATE: forgotten, or, while its partition is still read
+   * again, the next batch starts where reading goes on.
+   */
+  private void ended(Batches.Batch batch) {
+    TopicPartition tp = new TopicPartition(batch.topic, batch.partition);
+    if (replay != null && replay.reading(tp)) {
+      starts.restartAt(batch.prefix(), replay.next(tp));
+    } else {
+      starts.closed(batch.prefix());
+    }
     legacy.cleared(batch.prefix());
   }
 

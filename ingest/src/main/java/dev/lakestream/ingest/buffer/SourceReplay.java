@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -16,174 +17,253 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads a restarted task's open batches again from their source topics: for each partition, the
- * records from its batch's first offset up to its end, the offset after the last record the task
- * had consumed when it last committed ({@link BatchStarts}). The source topic is the batch's log:
- * the change buffer keeps no changelog of its own, and what it held is what these records give
- * again.
+ * Reads a task's open batches again from their source topics, in steps: for each partition, the
+ * records from its batch's first offset up to its end ({@link BatchStarts}), which moves on while
+ * the task consumes meanwhile. The source topic is the batch's log: the change buffer keeps no
+ * changelog of its own, and what it held is what these records give again.
+ *
+ * <p>Each step reads for a bounded time and returns, so the stream thread goes back to polling
+ * well within {@code max.poll.interval.ms} however long the batches are; one thread's tasks share a
+ * budget (at most half of each second).
  *
  * <p>The consumer is Kafka Streams' restore consumer as the application configures it (the same
  * brokers, security and {@code read_committed} under exactly-once), assigned to the partitions; it
  * has no group.
  */
-final class SourceReplay {
+final class SourceReplay implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(SourceReplay.class);
-  /** How long reading may make no progress before the task's initialization fails (and retries). */
+  /** How long reading may make no progress before the task fails (and starts again). */
   static final Duration STALL = Duration.ofMinutes(2);
+
+  /** The reading time one stream thread may spend per {@link #WINDOW_NS}. */
+  static final long BUDGET_NS = Duration.ofMillis(500).toNanos();
+
+  private static final long WINDOW_NS = Duration.ofSeconds(1).toNanos();
+  /** Per stream thread: when its window started, and the reading time spent in it. */
+  private static final ThreadLocal<long[]> SPENT = ThreadLocal.withInitial(() -> new long[2]);
 
   private static final Duration PROGRESS_EVERY = Duration.ofSeconds(10);
 
-  /**
-   * Counts of one replay; {@code gone}: partitions whose topic no longer exists, or now ends before
-   * the batch did (nothing to read, and their batches are to be forgotten).
-   */
-  record Read(long records, int partitions, long missing, Set<TopicPartition> gone) {}
+  private final Map<String, Object> props;
+  private KafkaConsumer<byte[], byte[]> consumer;
+  /** The next offset to read, per partition still being read. */
+  private final Map<TopicPartition, Long> next = new HashMap<>();
 
-  private SourceReplay() {}
+  private long records;
+  private long missing;
+  private long startedNs;
+  private long progressAtNs;
+  private long loggedAtNs;
+
+  SourceReplay(Map<String, Object> appConfigs, String clientId) {
+    Map<String, Object> p = new QuietStreamsConfig(appConfigs).getRestoreConsumerConfigs(clientId);
+    p.remove(ConsumerConfig.GROUP_ID_CONFIG);
+    p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+    this.props = p;
+  }
 
   /**
-   * Hands {@code sink} every record of each partition from its batch's first offset to below its
-   * end, in offset order per partition. Offsets that hold no record (transaction markers,
-   * compacted-away records) are counted in {@link Read#missing()}; records retention deleted are
-   * warned of; a partition that now ends before the batch's end is not read ({@link Read#gone()}).
+   * Starts reading the open batches: returns the partitions that cannot be read (their topic is
+   * gone, or now ends before the batch did; warned), whose batches are to be forgotten. Records
+   * retention deleted before the batch was flushed are warned of, and the rest is read.
    */
-  static Read read(
-      Map<String, Object> appConfigs,
-      String clientId,
-      Map<TopicPartition, BatchStarts.Start> batches,
-      Consumer<ConsumerRecord<byte[], byte[]>> sink) {
-    Map<String, Object> props =
-        new QuietStreamsConfig(appConfigs).getRestoreConsumerConfigs(clientId);
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    props.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-    long records = 0;
-    long missing = 0;
-    try (KafkaConsumer<byte[], byte[]> consumer =
-        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      Set<TopicPartition> gone = new HashSet<>();
-      for (TopicPartition tp : batches.keySet()) {
-        if (consumer.partitionsFor(tp.topic()).stream()
-            .noneMatch(p -> p.partition() == tp.partition())) {
-          LOG.warn(
-              "The open batch of {} (offsets {} to {}) is not read again: the partition no longer"
-                  + " exists",
-              tp,
-              batches.get(tp).first,
-              batches.get(tp).end - 1);
-          gone.add(tp);
-        }
+  Set<TopicPartition> start(Map<TopicPartition, BatchStarts.Start> batches) {
+    Set<TopicPartition> gone = new HashSet<>();
+    if (batches.isEmpty()) {
+      return gone;
+    }
+    if (consumer == null) {
+      consumer =
+          new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+    for (TopicPartition tp : batches.keySet()) {
+      if (consumer.partitionsFor(tp.topic()).stream()
+          .noneMatch(p -> p.partition() == tp.partition())) {
+        LOG.warn(
+            "The open batch of {} (offsets {} to {}) is not read again: the partition no longer"
+                + " exists",
+            tp,
+            batches.get(tp).first,
+            batches.get(tp).end - 1);
+        gone.add(tp);
       }
-      Set<TopicPartition> present = new HashSet<>(batches.keySet());
-      present.removeAll(gone);
-      if (present.isEmpty()) {
-        return new Read(0, 0, 0, gone);
+    }
+    Set<TopicPartition> present = new HashSet<>(batches.keySet());
+    present.removeAll(gone);
+    if (present.isEmpty()) {
+      return gone;
+    }
+    Map<TopicPartition, Long> begin = consumer.beginningOffsets(present);
+    Map<TopicPartition, Long> logEnd = consumer.endOffsets(present);
+    for (TopicPartition tp : present) {
+      long first = batches.get(tp).first;
+      long end = batches.get(tp).end;
+      if (begin.get(tp) > first) {
+        LOG.warn(
+            "The open batch of {} starts at offset {}, but the topic holds records from {} only"
+                + " (retention deleted the rest before the batch was flushed): those changes are"
+                + " not read again",
+            tp,
+            first,
+            begin.get(tp));
       }
-      Map<TopicPartition, Long> begin = consumer.beginningOffsets(present);
-      Map<TopicPartition, Long> logEnd = consumer.endOffsets(present);
-      Map<TopicPartition, Long> from = new HashMap<>();
-      Map<TopicPartition, Long> until = new HashMap<>();
-      for (TopicPartition tp : present) {
-        long first = batches.get(tp).first;
-        long end = batches.get(tp).end;
-        if (begin.get(tp) > first) {
-          LOG.warn(
-              "The open batch of {} starts at offset {}, but the topic holds records from {} only"
-                  + " (retention deleted the rest before the batch was flushed): those changes are"
-                  + " not read again",
-              tp,
-              first,
-              begin.get(tp));
-        }
-        if (logEnd.get(tp) < end) {
-          // Not the log the batch was read from (created again, or truncated): nothing in it can
-          // be trusted to be the batch's records.
-          LOG.warn(
-              "The open batch of {} (offsets {} to {}) is not read again: the topic now ends at {}"
-                  + " (it was created again, or truncated)",
-              tp,
-              first,
-              end - 1,
-              logEnd.get(tp));
-          gone.add(tp);
-          continue;
-        }
-        if (end > first) {
-          from.put(tp, first);
-          until.put(tp, end);
-        }
+      if (logEnd.get(tp) < end) {
+        // Not the log the batch was read from (created again, or truncated): nothing in it can be
+        // trusted to be the batch's records.
+        LOG.warn(
+            "The open batch of {} (offsets {} to {}) is not read again: the topic now ends at {}"
+                + " (it was created again, or truncated)",
+            tp,
+            first,
+            end - 1,
+            logEnd.get(tp));
+        gone.add(tp);
+        continue;
       }
-      if (until.isEmpty()) {
-        return new Read(0, 0, 0, gone);
+      next.put(tp, first);
+    }
+    consumer.assign(next.keySet());
+    next.forEach(consumer::seek);
+    startedNs = System.nanoTime();
+    progressAtNs = startedNs;
+    loggedAtNs = startedNs;
+    return gone;
+  }
+
+  /** Whether any partition is still being read. */
+  boolean reading() {
+    return !next.isEmpty();
+  }
+
+  /** Whether {@code tp} is still being read. */
+  boolean reading(TopicPartition tp) {
+    return next.containsKey(tp);
+  }
+
+  /** The offset {@code tp} is read from next. */
+  long next(TopicPartition tp) {
+    return next.get(tp);
+  }
+
+  /**
+   * Reads for at most the thread's remaining budget, handing {@code sink} each record below its
+   * partition's end ({@code endOf}, which moves only between steps), in offset order per partition;
+   * {@link #next} is already past the record when the sink sees it. Returns the partitions read to
+   * their end in this step.
+   */
+  Set<TopicPartition> step(
+      ToLongFunction<TopicPartition> endOf, Consumer<ConsumerRecord<byte[], byte[]>> sink) {
+    Set<TopicPartition> done = new HashSet<>();
+    if (next.isEmpty()) {
+      return done;
+    }
+    long stepStartNs = System.nanoTime();
+    long[] spent = SPENT.get();
+    if (stepStartNs - spent[0] > WINDOW_NS) {
+      spent[0] = stepStartNs;
+      spent[1] = 0;
+    }
+    long budgetNs = BUDGET_NS - spent[1];
+    if (budgetNs <= 0) {
+      return done;
+    }
+    // Records fetched past an end before it moved on are fetched again.
+    next.forEach((tp, offset) -> {
+      if (consumer.position(tp) != offset) {
+        consumer.seek(tp, offset);
       }
-      consumer.assign(until.keySet());
-      until.keySet().forEach(tp -> consumer.seek(tp, from.get(tp)));
-      Map<TopicPartition, Long> expected = new HashMap<>(from);
-      Set<TopicPartition> reading = new HashSet<>(until.keySet());
-      long startedNs = System.nanoTime();
-      long progressAt = startedNs;
-      long loggedAt = startedNs;
-      while (!reading.isEmpty()) {
-        var polled = consumer.poll(Duration.ofMillis(500));
-        boolean progress = !polled.isEmpty();
-        for (ConsumerRecord<byte[], byte[]> record : polled) {
-          TopicPartition tp = new TopicPartition(record.topic(), record.partition());
-          if (!reading.contains(tp) || record.offset() >= until.get(tp)) {
-            continue;
+    });
+    boolean progress = false;
+    long now = stepStartNs;
+    while (!finished(endOf, done) && now - stepStartNs < budgetNs) {
+      long waitMs = Math.max(1, Math.min(100, (budgetNs - (now - stepStartNs)) / 1_000_000));
+      var polled = consumer.poll(Duration.ofMillis(waitMs));
+      for (TopicPartition tp : polled.partitions()) {
+        long end = endOf.applyAsLong(tp);
+        for (ConsumerRecord<byte[], byte[]> record : polled.records(tp)) {
+          if (record.offset() >= end) {
+            consumer.seek(tp, record.offset()); // the end: read when it has moved past
+            break;
           }
-          long gap = record.offset() - expected.get(tp);
+          long gap = record.offset() - next.get(tp);
           if (gap > 0) {
             missing += gap;
           }
-          expected.put(tp, record.offset() + 1);
-          sink.accept(record);
+          next.put(tp, record.offset() + 1);
           records++;
-        }
-        for (TopicPartition tp : Set.copyOf(reading)) {
-          long position = consumer.position(tp);
-          if (position >= until.get(tp)) {
-            reading.remove(tp);
-            consumer.pause(Set.of(tp));
-            progress = true;
-          }
-        }
-        long now = System.nanoTime();
-        if (progress) {
-          progressAt = now;
-        } else if (now - progressAt > STALL.toNanos()) {
-          throw new IllegalStateException("reading the open batches of " + reading
-              + " again from their source topics made no progress for " + STALL.toSeconds()
-              + " s (positions " + positions(consumer, reading) + ", reading up to "
-              + until + ")");
-        }
-        if (now - loggedAt > PROGRESS_EVERY.toNanos()) {
-          LOG.info(
-              "Reading open batches again: {} records in {}s, {} partition(s) still reading",
-              records,
-              String.format("%.0f", (now - startedNs) / 1e9),
-              reading.size());
-          loggedAt = now;
+          progress = true;
+          sink.accept(record);
         }
       }
-      if (missing > 0) {
-        LOG.info(
-            "Reading open batches again from {}: {} offset(s) held no record (transaction"
-                + " markers, or records compaction removed)",
-            until.keySet(),
-            missing);
-      }
-      return new Read(records, until.size(), missing, gone);
+      now = System.nanoTime();
     }
+    finished(endOf, done);
+    progress |= !done.isEmpty();
+    spent[1] += now - stepStartNs;
+    if (progress) {
+      progressAtNs = now;
+    } else if (now - progressAtNs > STALL.toNanos()) {
+      throw new IllegalStateException("reading the open batches of " + next.keySet()
+          + " again from their source topics made no progress for " + STALL.toSeconds()
+          + " s (reading from " + next + ")");
+    }
+    if (now - loggedAtNs > PROGRESS_EVERY.toNanos()) {
+      LOG.info(
+          "Reading open batches again: {} records in {}s, {} partition(s) still reading",
+          records,
+          String.format("%.0f", (now - startedNs) / 1e9),
+          next.size());
+      loggedAtNs = now;
+    }
+    if (next.isEmpty() && missing > 0) {
+      LOG.info(
+          "Reading open batches again: {} offset(s) held no record (transaction markers, or"
+              + " records compaction removed)",
+          missing);
+    }
+    return done;
   }
 
-  private static Map<TopicPartition, Long> positions(
-      KafkaConsumer<?, ?> consumer, Set<TopicPartition> partitions) {
-    Map<TopicPartition, Long> out = new HashMap<>();
-    partitions.forEach(tp -> out.put(tp, consumer.position(tp)));
-    return out;
+  /**
+   * Moves the partitions whose position reached their end from {@link #next} to {@code done};
+   * whether none is left to read.
+   */
+  private boolean finished(ToLongFunction<TopicPartition> endOf, Set<TopicPartition> done) {
+    boolean assigned = false;
+    for (TopicPartition tp : Set.copyOf(next.keySet())) {
+      if (consumer.position(tp) >= endOf.applyAsLong(tp)) {
+        next.remove(tp);
+        done.add(tp);
+        assigned = true;
+      }
+    }
+    if (assigned) {
+      consumer.assign(next.keySet());
+    }
+    return next.isEmpty();
+  }
+
+  /** Records read so far. */
+  long records() {
+    return records;
+  }
+
+  /** Seconds since reading started. */
+  double seconds() {
+    return (System.nanoTime() - startedNs) / 1e9;
+  }
+
+  @Override
+  public void close() {
+    next.clear();
+    if (consumer != null) {
+      consumer.close();
+      consumer = null;
+    }
   }
 
   /** Streams' configuration without its INFO dump of every setting at each task's start. */

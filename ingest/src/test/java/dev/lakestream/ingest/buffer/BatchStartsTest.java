@@ -2,6 +2,7 @@ package dev.lakestream.ingest.buffer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.ByteBuffer;
 import java.util.Random;
 import java.util.TreeSet;
 import org.apache.kafka.common.serialization.Serdes;
@@ -107,6 +108,75 @@ class BatchStartsTest {
             .isGreaterThan(start.leftOut.get(i - 1)[1]);
       }
     }
+  }
+
+  /**
+   * While a batch is read again, what is consumed meanwhile only moves its end; those records are
+   * decided when they are read, in order, and a restart before that reads them as undecided.
+   */
+  @Test
+  void recordsConsumedWhileABatchIsReadAgainAreDecidedWhenRead() {
+    BatchStarts starts = new BatchStarts(store);
+    starts.added(P, 10);
+    starts.leftOut(P, 11);
+    starts.added(P, 12);
+    BatchStarts again = new BatchStarts(store);
+    again.load();
+    again.deferred(P, 13);
+    again.deferred(P, 14);
+    again.deferred(P, 15);
+    assertThat(again.covers(P, 15)).isTrue();
+    again.refusedOnReading(P, 12); // decided before: now refused on reading
+    again.refusedOnReading(P, 14); // not decided yet: not a refusal on reading
+    again.leftOut(P, 13); // the fence drops it now
+    BatchStarts.Start start = new BatchStarts(store).load().get(P);
+    assertThat(start.first).isEqualTo(10);
+    assertThat(start.end).isEqualTo(16);
+    assertThat(start.checked).isEqualTo(14);
+    for (long o = 10; o <= 15; o++) {
+      assertThat(start.leftOut(o)).as("offset %d left out", o).isEqualTo(o >= 11 && o <= 13);
+    }
+
+    again.added(P, 14);
+    again.passedOver(P, 15);
+    start = new BatchStarts(store).load().get(P);
+    assertThat(start.checked).isEqualTo(16);
+    assertThat(start.end).isEqualTo(16);
+  }
+
+  /** A batch flushed while its partition is still read again: the next one starts where reading is. */
+  @Test
+  void aBatchFlushedWhileReadAgainLeavesTheRestToRead() {
+    BatchStarts starts = new BatchStarts(store);
+    starts.added(P, 100);
+    starts.leftOut(P, 101);
+    starts.leftOut(P, 102);
+    starts.added(P, 103);
+    starts.leftOut(P, 104);
+    starts.added(P, 105);
+    starts.deferred(P, 110);
+    starts.restartAt(P, 102);
+    BatchStarts.Start rest = new BatchStarts(store).load().get(P);
+    assertThat(rest.first).isEqualTo(102);
+    assertThat(rest.end).isEqualTo(111);
+    assertThat(rest.checked).isEqualTo(106);
+    assertThat(rest.leftOut).hasSize(2);
+    assertThat(rest.leftOut.get(0)).containsExactly(102, 102);
+    assertThat(rest.leftOut.get(1)).containsExactly(104, 104);
+    starts.restartAt(P, 111);
+    assertThat(store.get(P)).as("read to its end: nothing left open").isNull();
+  }
+
+  /** An entry an earlier version wrote (format 2, no checked offset): all up to its end decided. */
+  @Test
+  void anEntryWithoutACheckedOffsetWasDecidedToItsEnd() {
+    ByteBuffer v2 = ByteBuffer.allocate(1 + 8 + 8 + 4 + 16);
+    v2.put((byte) 2).putLong(40).putLong(50).putInt(1).putLong(44).putLong(45);
+    BatchStarts.Start start = BatchStarts.decode(v2.array());
+    assertThat(start.first).isEqualTo(40);
+    assertThat(start.end).isEqualTo(50);
+    assertThat(start.checked).isEqualTo(50);
+    assertThat(start.leftOut(45)).isTrue();
   }
 
   private static KeyValueStore<String, byte[]> store() {
