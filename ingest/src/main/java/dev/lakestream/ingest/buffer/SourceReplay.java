@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Each step reads for a bounded time and returns, so the stream thread goes back to polling
  * well within {@code max.poll.interval.ms} however long the batches are; one thread's tasks share a
- * budget (at most half of each second).
+ * budget (at most 0.8 s of each second: the read comes first, and the thread's other tasks keep going
+ * in the rest).
  *
  * <p>The consumer is Kafka Streams' restore consumer as the application configures it (the same
  * brokers, security and {@code read_committed} under exactly-once), assigned to the partitions; it
@@ -37,7 +38,7 @@ final class SourceReplay implements AutoCloseable {
   static final Duration STALL = Duration.ofMinutes(2);
 
   /** The reading time one stream thread may spend per {@link #WINDOW_NS}. */
-  static final long BUDGET_NS = Duration.ofMillis(500).toNanos();
+  static final long BUDGET_NS = Duration.ofMillis(800).toNanos();
 
   private static final long WINDOW_NS = Duration.ofSeconds(1).toNanos();
   /** Per stream thread: when its window started, and the reading time spent in it. */
