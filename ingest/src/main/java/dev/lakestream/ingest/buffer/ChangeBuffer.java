@@ -169,10 +169,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (starts.covers(prefix, meta.offset())) {
       return; // consumed again after an offset reset: the open batch has it as it was decided
     }
-    if (replay != null && replay.reading(new TopicPartition(meta.topic(), meta.partition()))) {
-      // Its batch is still being read again: this record is read after the ones before it.
-      starts.deferred(prefix, meta.offset());
-      return;
+    TopicPartition tp = new TopicPartition(meta.topic(), meta.partition());
+    if (replay != null && replay.reading(tp)) {
+      BatchStarts.Start start = starts.get(prefix);
+      if (!replay.caughtUp(tp, start == null ? Long.MIN_VALUE : start.end)) {
+        // Its batch is still being read again: this record is read after the ones before it.
+        starts.deferred(prefix, meta.offset());
+        metrics.deferred.increment();
+        return;
+      }
+      doneReading(Set.of(tp));
     }
     apply(meta.topic(), meta.partition(), meta.offset(), record, Reading.LIVE);
   }
@@ -358,6 +364,11 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
               new Record<>(r.key(), r.value(), r.timestamp(), r.headers()),
               r.offset() < start.checked ? Reading.AGAIN : Reading.DEFERRED);
         });
+    doneReading(done);
+  }
+
+  /** Partitions read again to their end: what is consumed from them now is applied as it comes. */
+  private void doneReading(Set<TopicPartition> done) {
     for (TopicPartition tp : done) {
       String prefix = Batches.prefix(tp.topic(), tp.partition());
       // Nothing to flush (every record refused or passed over now): nothing to read again.
@@ -365,7 +376,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         starts.closed(prefix);
       }
     }
-    if (!replay.reading()) {
+    if (replay != null && !replay.reading()) {
       LOG.info(
           "Task {}: read the open batches again from the source topics: {} records ({} left out as"
               + " before) in {}s",

@@ -31,6 +31,8 @@ final class IngestMetrics {
   final Counter flushesPostponed;
   /** Changes of open batches read again from the source topics after a restart or rebalance. */
   final Counter replayed;
+
+  final Counter deferred;
   /** The hops of a change through ingest: to Kafka, to ingest, in the buffer. */
   final Hops hops;
 
@@ -54,6 +56,7 @@ final class IngestMetrics {
     previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");
     flushesPostponed = meters.counter("lakestream.ingest.flushes.postponed");
     replayed = meters.counter("lakestream.ingest.changes.read.again");
+    deferred = meters.counter("lakestream.ingest.changes.deferred");
     hops = new Hops(meters, Hops.INGEST);
   }
 }

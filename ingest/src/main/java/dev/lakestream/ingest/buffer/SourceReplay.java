@@ -54,7 +54,9 @@ final class SourceReplay implements AutoCloseable {
   private long records;
   private long missing;
   private long startedNs;
-  private long progressAtNs;
+  /** Reading time, within the budget, since the last record read or partition finished. */
+  private long idleNs;
+
   private long loggedAtNs;
 
   SourceReplay(Map<String, Object> appConfigs, String clientId) {
@@ -62,7 +64,9 @@ final class SourceReplay implements AutoCloseable {
     p.remove(ConsumerConfig.GROUP_ID_CONFIG);
     p.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    // Each partition is sought to where its batch starts; a log truncated under the read fails it
+    // (and the task starts again, checking the log anew) rather than reading from elsewhere.
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
     p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
     this.props = p;
   }
@@ -73,14 +77,20 @@ final class SourceReplay implements AutoCloseable {
    * retention deleted before the batch was flushed are warned of, and the rest is read.
    */
   Set<TopicPartition> start(Map<TopicPartition, BatchStarts.Start> batches) {
-    Set<TopicPartition> gone = new HashSet<>();
     if (batches.isEmpty()) {
-      return gone;
+      return Set.of();
     }
-    if (consumer == null) {
-      consumer =
-          new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    try {
+      return seek(batches);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
     }
+  }
+
+  private Set<TopicPartition> seek(Map<TopicPartition, BatchStarts.Start> batches) {
+    Set<TopicPartition> gone = new HashSet<>();
     for (TopicPartition tp : batches.keySet()) {
       if (consumer.partitionsFor(tp.topic()).stream()
           .noneMatch(p -> p.partition() == tp.partition())) {
@@ -125,12 +135,11 @@ final class SourceReplay implements AutoCloseable {
         gone.add(tp);
         continue;
       }
-      next.put(tp, first);
+      next.put(tp, Math.max(first, begin.get(tp)));
     }
     consumer.assign(next.keySet());
     next.forEach(consumer::seek);
     startedNs = System.nanoTime();
-    progressAtNs = startedNs;
     loggedAtNs = startedNs;
     return gone;
   }
@@ -148,6 +157,20 @@ final class SourceReplay implements AutoCloseable {
   /** The offset {@code tp} is read from next. */
   long next(TopicPartition tp) {
     return next.get(tp);
+  }
+
+  /**
+   * Stops reading {@code tp} when every record below {@code end} is read (a record consumed at
+   * {@code end} is then applied as it comes); whether it did.
+   */
+  boolean caughtUp(TopicPartition tp, long end) {
+    Long at = next.get(tp);
+    if (at == null || at < end) {
+      return false;
+    }
+    next.remove(tp);
+    consumer.assign(next.keySet());
+    return true;
   }
 
   /**
@@ -172,12 +195,6 @@ final class SourceReplay implements AutoCloseable {
     if (budgetNs <= 0) {
       return done;
     }
-    // Records fetched past an end before it moved on are fetched again.
-    next.forEach((tp, offset) -> {
-      if (consumer.position(tp) != offset) {
-        consumer.seek(tp, offset);
-      }
-    });
     boolean progress = false;
     long now = stepStartNs;
     while (!finished(endOf, done) && now - stepStartNs < budgetNs) {
@@ -189,6 +206,9 @@ final class SourceReplay implements AutoCloseable {
           if (record.offset() >= end) {
             consumer.seek(tp, record.offset()); // the end: read when it has moved past
             break;
+          }
+          if (record.offset() < next.get(tp)) {
+            continue; // read before
           }
           long gap = record.offset() - next.get(tp);
           if (gap > 0) {
@@ -205,9 +225,10 @@ final class SourceReplay implements AutoCloseable {
     finished(endOf, done);
     progress |= !done.isEmpty();
     spent[1] += now - stepStartNs;
-    if (progress) {
-      progressAtNs = now;
-    } else if (now - progressAtNs > STALL.toNanos()) {
+    // Only time this task had to read counts: another task of the thread may take the budget for
+    // long.
+    idleNs = progress ? 0 : idleNs + (now - stepStartNs);
+    if (idleNs > STALL.toNanos()) {
       throw new IllegalStateException("reading the open batches of " + next.keySet()
           + " again from their source topics made no progress for " + STALL.toSeconds()
           + " s (reading from " + next + ")");
