@@ -107,6 +107,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private LegacyBuffers legacy;
   /** Reads the open batches again, in steps; null when none is being read. */
   private SourceReplay replay;
+  /** Records read again and skipped: the fence dropped them, or they were dead-lettered, before. */
+  private long replaySkipped;
 
   private long tickMs;
   private long progressAtMs;
@@ -328,9 +330,6 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         context.taskId(),
         byPartition.size());
   }
-
-  /** Records read again and skipped: the fence dropped them, or they were dead-lettered, before. */
-  private long replaySkipped;
 
   /**
    * One step of reading the open batches again: a record decided before is applied as it was
