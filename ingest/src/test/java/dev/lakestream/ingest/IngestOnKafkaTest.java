@@ -535,6 +535,62 @@ class IngestOnKafkaTest {
   }
 
   /**
+   * The application's offsets moved forward while ingest is stopped with a batch open, skipping
+   * records: those are never applied, not when the batch is read again after the next restart
+   * either (read again, they would pass the fence unchecked).
+   */
+  @Test
+  void recordsAForwardOffsetResetSkipsAreNotReadWithTheOpenBatch() throws Exception {
+    TestTable source = TestTable.plain("inventory", "reset_forward");
+    kafka.createTopic(source.topic(), 1);
+    String app = "ingest-reset-forward";
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    PipelineConfig first = config(source.topic(), app)
+        .with(IngestConfig.FLUSH_INTERVAL_MS, "3600000")
+        .with(IngestConfig.FLUSH_MAX_ROWS, "1000000");
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(source, 2041, new ChangeStreamGenerator.Mix(0, 1, 0, 0, 0, 0));
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      feed.send(gen.snapshot(300));
+      feed.send(gen.next(200));
+      try (StreamsApp ingest = IngestApp.create(first)) {
+        ingest.start();
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the first instance to read all 500 records",
+            () -> count(ingest, "lakestream.ingest.changes") >= 500);
+      }
+      // Offsets 500..549: updates the operator skips (past the model); 550..649 are applied.
+      for (Change c : gen.next(50)) {
+        feed.sendRaw(source.topic(), DebeziumJson.key(c, true), DebeziumJson.value(c, true));
+      }
+      feed.send(gen.next(100));
+      try (Admin admin = kafka.admin()) {
+        admin
+            .alterConsumerGroupOffsets(
+                app, Map.of(new TopicPartition(source.topic(), 0), new OffsetAndMetadata(550)))
+            .all()
+            .get();
+      }
+      PipelineConfig second = elsewhere(first).with(IngestConfig.FLUSH_INTERVAL_MS, "3600000");
+      try (StreamsApp ingest = IngestApp.create(second)) {
+        ingest.start();
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the second instance to consume the 100 records after the reset",
+            () -> count(ingest, "lakestream.ingest.changes") >= 100);
+      }
+      assertThat(realtimeRowCount(id))
+          .as("rows on realtime before the last restart")
+          .isZero();
+      try (StreamsApp ingest = IngestApp.create(elsewhere(first))) {
+        ingest.start();
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      }
+    }
+  }
+
+  /**
    * An open batch that takes far longer to read again than {@code max.poll.interval.ms} (a flush
    * held back for long, then a restart): it is read in steps between the task's polls, so the
    * instance stays in its group instead of being removed, rebalanced and made to read it again,

@@ -45,7 +45,7 @@ final class BatchStarts {
     long end;
     /** The offset after the last record decided: from here to {@link #end}, none is yet. */
     long checked;
-    /** Inclusive ranges {@code [from, to]}, ascending and disjoint, all below {@link #checked}. */
+    /** Inclusive ranges {@code [from, to]}, ascending, disjoint and apart. */
     final List<long[]> leftOut = new ArrayList<>();
 
     Start(long first, long end, long checked) {
@@ -56,8 +56,45 @@ final class BatchStarts {
 
     /** A record at {@code offset} was decided. */
     private void decided(long offset) {
+      consumedAt(offset);
       checked = Math.max(checked, offset + 1);
       end = Math.max(end, offset + 1);
+    }
+
+    /**
+     * A record at {@code offset} was consumed: two or more offsets skipped before it, from the end,
+     * were never consumed (a forward offset reset, aborted transactions, compaction) and are left
+     * out, so reading the batch again does not add them. One skipped offset is a transaction's
+     * marker, which holds no record: not kept, as a transactional topic has one per transaction.
+     */
+    private void consumedAt(long offset) {
+      if (offset - end >= 2) {
+        insert(end, offset - 1);
+      }
+    }
+
+    /** Leaves out {@code [from, to]}: joined to the ranges it overlaps or touches. */
+    private void insert(long from, long to) {
+      int low = 0;
+      int high = leftOut.size();
+      while (low < high) {
+        int mid = (low + high) >>> 1;
+        if (leftOut.get(mid)[1] < from - 1) {
+          low = mid + 1;
+        } else {
+          high = mid;
+        }
+      }
+      int past = low;
+      long joinedFrom = from;
+      long joinedTo = to;
+      while (past < leftOut.size() && leftOut.get(past)[0] <= to + 1) {
+        joinedFrom = Math.min(joinedFrom, leftOut.get(past)[0]);
+        joinedTo = Math.max(joinedTo, leftOut.get(past)[1]);
+        past++;
+      }
+      leftOut.subList(low, past).clear();
+      leftOut.add(low, new long[] {joinedFrom, joinedTo});
     }
 
     boolean leftOut(long offset) {
@@ -75,16 +112,6 @@ final class BatchStarts {
         }
       }
       return false;
-    }
-
-    /** Leaves out {@code offset}, at or above {@link #checked}: joined to the last range when next to it. */
-    private void leaveOut(long offset) {
-      long[] last = leftOut.isEmpty() ? null : leftOut.get(leftOut.size() - 1);
-      if (last != null && offset == last[1] + 1) {
-        last[1] = offset;
-      } else {
-        leftOut.add(new long[] {offset, offset});
-      }
     }
   }
 
@@ -154,6 +181,7 @@ final class BatchStarts {
   void deferred(String prefix, long offset) {
     Start start = open.get(prefix);
     if (start != null && offset >= start.end) {
+      start.consumedAt(offset);
       start.end = offset + 1;
       store.put(prefix, encode(start));
     }
@@ -166,8 +194,8 @@ final class BatchStarts {
   void leftOut(String prefix, long offset) {
     Start start = open.get(prefix);
     if (start != null && offset >= start.checked) {
-      start.leaveOut(offset);
       start.decided(offset);
+      start.insert(offset, offset);
       store.put(prefix, encode(start));
     }
   }
@@ -182,11 +210,7 @@ final class BatchStarts {
         && offset >= start.first
         && offset < start.checked
         && !start.leftOut(offset)) {
-      int at = 0;
-      while (at < start.leftOut.size() && start.leftOut.get(at)[0] < offset) {
-        at++;
-      }
-      start.leftOut.add(at, new long[] {offset, offset});
+      start.insert(offset, offset);
       store.put(prefix, encode(start));
     }
   }
@@ -199,13 +223,10 @@ final class BatchStarts {
   void passedOver(String prefix, long offset) {
     Start start = open.get(prefix);
     if (start != null && offset >= start.checked) {
-      if (!start.leftOut.isEmpty()) {
-        long[] last = start.leftOut.get(start.leftOut.size() - 1);
-        if (offset == last[1] + 1) {
-          last[1] = offset;
-        }
-      }
       start.decided(offset);
+      if (start.leftOut(offset - 1)) {
+        start.insert(offset, offset);
+      }
       store.put(prefix, encode(start));
     }
   }

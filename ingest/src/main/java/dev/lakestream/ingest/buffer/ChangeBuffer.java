@@ -107,7 +107,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private LegacyBuffers legacy;
   /** Reads the open batches again, in steps; null when none is being read. */
   private SourceReplay replay;
-  /** Records read again and skipped: the fence dropped them, or they were dead-lettered, before. */
+  /**
+   * Records read again and skipped: the fence dropped them, they were dead-lettered, or they were
+   * never consumed (a forward offset reset).
+   */
   private long replaySkipped;
 
   private long tickMs;
@@ -171,18 +174,29 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (starts.covers(prefix, meta.offset())) {
       return; // consumed again after an offset reset: the open batch has it as it was decided
     }
-    TopicPartition tp = new TopicPartition(meta.topic(), meta.partition());
-    if (replay != null && replay.reading(tp)) {
-      BatchStarts.Start start = starts.get(prefix);
-      if (!replay.caughtUp(tp, start == null ? Long.MIN_VALUE : start.end)) {
-        // Its batch is still being read again: this record is read after the ones before it.
-        starts.deferred(prefix, meta.offset());
-        metrics.deferred.increment();
-        return;
-      }
-      doneReading(Set.of(tp));
+    if (replay != null && deferred(prefix, meta)) {
+      return;
     }
     apply(meta.topic(), meta.partition(), meta.offset(), record, Reading.LIVE);
+  }
+
+  /**
+   * Whether the record is left to the reading of its partition's open batch, which has not reached
+   * it yet: it is read after the ones before it, and decided then.
+   */
+  private boolean deferred(String prefix, RecordMetadata meta) {
+    TopicPartition tp = new TopicPartition(meta.topic(), meta.partition());
+    if (!replay.reading(tp)) {
+      return false;
+    }
+    BatchStarts.Start start = starts.get(prefix);
+    if (replay.caughtUp(tp, start == null ? Long.MIN_VALUE : start.end)) {
+      doneReading(Set.of(tp));
+      return false;
+    }
+    starts.deferred(prefix, meta.offset());
+    metrics.deferred.increment();
+    return true;
   }
 
   /** How a record reaches {@link #apply}. */
@@ -351,7 +365,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
             throw new IllegalStateException("read " + r.topic() + "-" + r.partition() + "@"
                 + r.offset() + " again, but its partition has no open batch");
           }
-          if (r.offset() < start.checked && start.leftOut(r.offset())) {
+          if (start.leftOut(r.offset())) {
             replaySkipped++;
             return;
           }

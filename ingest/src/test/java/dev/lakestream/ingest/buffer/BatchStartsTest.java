@@ -72,7 +72,14 @@ class BatchStartsTest {
       long offset = random.nextInt(1_000);
       starts.added(P, offset);
       for (int i = 0; i < 300; i++) {
+        long end = offset + 1;
         offset += 1 + (random.nextInt(4) == 0 ? random.nextInt(5) : 0);
+        if (offset - end >= 2) {
+          // Never consumed (a forward offset reset): left out too.
+          for (long o = end; o < offset; o++) {
+            model.add(o);
+          }
+        }
         switch (random.nextInt(3)) {
           case 0 -> starts.added(P, offset);
           case 1 -> {
@@ -160,11 +167,33 @@ class BatchStartsTest {
     assertThat(rest.first).isEqualTo(102);
     assertThat(rest.end).isEqualTo(111);
     assertThat(rest.checked).isEqualTo(106);
-    assertThat(rest.leftOut).hasSize(2);
+    assertThat(rest.leftOut).hasSize(3);
     assertThat(rest.leftOut.get(0)).containsExactly(102, 102);
     assertThat(rest.leftOut.get(1)).containsExactly(104, 104);
+    assertThat(rest.leftOut.get(2)).as("never consumed").containsExactly(106, 109);
     starts.restartAt(P, 111);
     assertThat(store.get(P)).as("read to its end: nothing left open").isNull();
+  }
+
+  /**
+   * Offsets the task never consumed, skipped by a forward offset reset while a batch was open, are
+   * not read with it; one skipped offset is a transaction marker and is not kept.
+   */
+  @Test
+  void offsetsNeverConsumedAreLeftOutButATransactionMarkerIsNotKept() {
+    BatchStarts starts = new BatchStarts(store);
+    starts.added(P, 10);
+    starts.added(P, 12); // 11: a commit marker
+    starts.added(P, 20); // 13..19: skipped
+    starts.deferred(P, 30); // 21..29: skipped while the batch was read again
+    starts.leftOut(P, 31);
+    BatchStarts.Start start = new BatchStarts(store).load().get(P);
+    for (long o = 10; o <= 31; o++) {
+      boolean skipped = (o >= 13 && o <= 19) || (o >= 21 && o <= 29) || o == 31;
+      assertThat(start.leftOut(o)).as("offset %d left out", o).isEqualTo(skipped);
+    }
+    assertThat(start.leftOut).as("ranges").hasSize(3);
+    assertThat(start.leftOut.get(1)).containsExactly(21, 29);
   }
 
   /** An entry an earlier version wrote (format 2, no checked offset): all up to its end decided. */
