@@ -45,7 +45,10 @@ final class BatchStarts {
     long end;
     /** The offset after the last record decided: from here to {@link #end}, none is yet. */
     long checked;
-    /** Inclusive ranges {@code [from, to]}, ascending, disjoint and apart. */
+    /**
+     * Inclusive ranges {@code [from, to]}, ascending, disjoint and apart: below {@link #checked},
+     * records decided so; above it, offsets the task never consumed.
+     */
     final List<long[]> leftOut = new ArrayList<>();
 
     Start(long first, long end, long checked) {
@@ -56,21 +59,29 @@ final class BatchStarts {
 
     /** A record at {@code offset} was decided. */
     private void decided(long offset) {
-      consumedAt(offset);
       checked = Math.max(checked, offset + 1);
       end = Math.max(end, offset + 1);
     }
 
     /**
-     * A record at {@code offset} was consumed: two or more offsets skipped before it, from the end,
-     * were never consumed (a forward offset reset, aborted transactions, compaction) and are left
-     * out, so reading the batch again does not add them. One skipped offset is a transaction's
-     * marker, which holds no record: not kept, as a transactional topic has one per transaction.
+     * The offset to read after {@code offset}: past the left-out range that holds it, or the next
+     * one.
      */
-    private void consumedAt(long offset) {
-      if (offset - end >= 2) {
-        insert(end, offset - 1);
+    long readAfter(long offset) {
+      int low = 0;
+      int high = leftOut.size() - 1;
+      while (low <= high) {
+        int mid = (low + high) >>> 1;
+        long[] range = leftOut.get(mid);
+        if (offset < range[0]) {
+          high = mid - 1;
+        } else if (offset > range[1]) {
+          low = mid + 1;
+        } else {
+          return range[1] + 1;
+        }
       }
+      return offset + 1;
     }
 
     /** Leaves out {@code [from, to]}: joined to the ranges it overlaps or touches. */
@@ -175,13 +186,28 @@ final class BatchStarts {
   }
 
   /**
+   * The task's first record of the partition since it started is at {@code offset}: the offsets
+   * from the batch's end up to it were never consumed by the task (the application's offsets were
+   * moved forward while it was stopped; or they hold transaction markers or aborted records, which
+   * reading gives none of) and are left out, so reading the batch again does not add them. Later
+   * records follow the ones before, so only the first can skip records.
+   */
+  void firstConsumed(String prefix, long offset) {
+    Start start = open.get(prefix);
+    if (start != null && offset > start.end) {
+      start.insert(start.end, offset - 1);
+      start.end = offset;
+      store.put(prefix, encode(start));
+    }
+  }
+
+  /**
    * A record at {@code offset} was consumed while the partition's batch is still being read again:
    * it is read after the ones before it, and decided then.
    */
   void deferred(String prefix, long offset) {
     Start start = open.get(prefix);
     if (start != null && offset >= start.end) {
-      start.consumedAt(offset);
       start.end = offset + 1;
       store.put(prefix, encode(start));
     }

@@ -18,6 +18,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -105,6 +106,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private SourceFence fence;
   private BatchStarts starts;
   private LegacyBuffers legacy;
+  /** The partitions consumed from since the task started. */
+  private final Set<String> consumed = new HashSet<>();
   /** Reads the open batches again, in steps; null when none is being read. */
   private SourceReplay replay;
   /**
@@ -141,6 +144,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     // Kafka Streams initializes a processor again when it resumes or revives its task.
     closeReplay();
     committedOffsets.clear();
+    consumed.clear();
     // What the unlogged stores hold from an earlier run is not what the task committed: start
     // empty.
     KeyValueStore<String, BufferedChange> store = context.getStateStore(STORE);
@@ -171,6 +175,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     metrics.changesIn.increment();
     progressChanges++;
     String prefix = prefixes.of(meta.topic(), meta.partition());
+    if (consumed.add(prefix)) {
+      starts.firstConsumed(prefix, meta.offset());
+    }
     if (starts.covers(prefix, meta.offset())) {
       return; // consumed again after an offset reset: the open batch has it as it was decided
     }
@@ -365,9 +372,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
             throw new IllegalStateException("read " + r.topic() + "-" + r.partition() + "@"
                 + r.offset() + " again, but its partition has no open batch");
           }
-          if (start.leftOut(r.offset())) {
+          long after = start.readAfter(r.offset());
+          if (after > r.offset() + 1) {
             replaySkipped++;
-            return;
+            return after;
           }
           metrics.replayed.increment();
           apply(
@@ -376,6 +384,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
               r.offset(),
               new Record<>(r.key(), r.value(), r.timestamp(), r.headers()),
               r.offset() < start.checked ? Reading.AGAIN : Reading.DEFERRED);
+          return after;
         });
     doneReading(done);
   }

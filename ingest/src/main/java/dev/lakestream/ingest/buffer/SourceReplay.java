@@ -5,7 +5,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Consumer;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -176,11 +175,12 @@ final class SourceReplay implements AutoCloseable {
   /**
    * Reads for at most the thread's remaining budget, handing {@code sink} each record below its
    * partition's end ({@code endOf}, which moves only between steps), in offset order per partition;
-   * {@link #next} is already past the record when the sink sees it. Returns the partitions read to
-   * their end in this step.
+   * {@link #next} is already past the record when the sink sees it. The sink returns the offset to
+   * read next: past the record, or past a run of offsets not to be read (sought over). Returns the
+   * partitions read to their end in this step.
    */
   Set<TopicPartition> step(
-      ToLongFunction<TopicPartition> endOf, Consumer<ConsumerRecord<byte[], byte[]>> sink) {
+      ToLongFunction<TopicPartition> endOf, ToLongFunction<ConsumerRecord<byte[], byte[]>> sink) {
     Set<TopicPartition> done = new HashSet<>();
     if (next.isEmpty()) {
       return done;
@@ -217,7 +217,12 @@ final class SourceReplay implements AutoCloseable {
           next.put(tp, record.offset() + 1);
           records++;
           progress = true;
-          sink.accept(record);
+          long resume = sink.applyAsLong(record);
+          if (resume > record.offset() + 1) {
+            next.put(tp, resume);
+            consumer.seek(tp, resume);
+            break;
+          }
         }
       }
       now = System.nanoTime();

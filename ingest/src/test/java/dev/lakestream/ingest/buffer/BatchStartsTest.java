@@ -72,14 +72,7 @@ class BatchStartsTest {
       long offset = random.nextInt(1_000);
       starts.added(P, offset);
       for (int i = 0; i < 300; i++) {
-        long end = offset + 1;
         offset += 1 + (random.nextInt(4) == 0 ? random.nextInt(5) : 0);
-        if (offset - end >= 2) {
-          // Never consumed (a forward offset reset): left out too.
-          for (long o = end; o < offset; o++) {
-            model.add(o);
-          }
-        }
         switch (random.nextInt(3)) {
           case 0 -> starts.added(P, offset);
           case 1 -> {
@@ -167,33 +160,37 @@ class BatchStartsTest {
     assertThat(rest.first).isEqualTo(102);
     assertThat(rest.end).isEqualTo(111);
     assertThat(rest.checked).isEqualTo(106);
-    assertThat(rest.leftOut).hasSize(3);
+    assertThat(rest.leftOut).hasSize(2);
     assertThat(rest.leftOut.get(0)).containsExactly(102, 102);
     assertThat(rest.leftOut.get(1)).containsExactly(104, 104);
-    assertThat(rest.leftOut.get(2)).as("never consumed").containsExactly(106, 109);
     starts.restartAt(P, 111);
     assertThat(store.get(P)).as("read to its end: nothing left open").isNull();
   }
 
   /**
-   * Offsets the task never consumed, skipped by a forward offset reset while a batch was open, are
-   * not read with it; one skipped offset is a transaction marker and is not kept.
+   * Offsets the task never consumed before its first record of a partition after a start (the
+   * application's offsets moved forward while it was stopped) are left out, and reading goes past
+   * them; a first record at the end, or below it, skips nothing.
    */
   @Test
-  void offsetsNeverConsumedAreLeftOutButATransactionMarkerIsNotKept() {
+  void offsetsSkippedBeforeTheFirstRecordAfterAStartAreLeftOut() {
     BatchStarts starts = new BatchStarts(store);
     starts.added(P, 10);
-    starts.added(P, 12); // 11: a commit marker
-    starts.added(P, 20); // 13..19: skipped
-    starts.deferred(P, 30); // 21..29: skipped while the batch was read again
-    starts.leftOut(P, 31);
+    starts.added(P, 11);
+    BatchStarts again = new BatchStarts(store);
+    again.load();
+    again.firstConsumed(P, 11); // consumed again below the end: nothing skipped
+    again.firstConsumed(P, 15);
+    again.added(P, 15);
+    again.firstConsumed(P, 16); // at the end: nothing skipped
     BatchStarts.Start start = new BatchStarts(store).load().get(P);
-    for (long o = 10; o <= 31; o++) {
-      boolean skipped = (o >= 13 && o <= 19) || (o >= 21 && o <= 29) || o == 31;
-      assertThat(start.leftOut(o)).as("offset %d left out", o).isEqualTo(skipped);
+    for (long o = 10; o <= 16; o++) {
+      assertThat(start.leftOut(o)).as("offset %d left out", o).isEqualTo(o >= 12 && o <= 14);
     }
-    assertThat(start.leftOut).as("ranges").hasSize(3);
-    assertThat(start.leftOut.get(1)).containsExactly(21, 29);
+    assertThat(start.end).isEqualTo(16);
+    assertThat(start.readAfter(11)).isEqualTo(12);
+    assertThat(start.readAfter(12)).as("past the skipped run").isEqualTo(15);
+    assertThat(start.readAfter(15)).isEqualTo(16);
   }
 
   /** An entry an earlier version wrote (format 2, no checked offset): all up to its end decided. */
