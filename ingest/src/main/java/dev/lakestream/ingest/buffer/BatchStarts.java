@@ -63,11 +63,8 @@ final class BatchStarts {
       end = Math.max(end, offset + 1);
     }
 
-    /**
-     * The offset to read after {@code offset}: past the left-out range that holds it, or the next
-     * one.
-     */
-    long readAfter(long offset) {
+    /** The left-out range that holds {@code offset}, or null. */
+    long[] rangeOf(long offset) {
       int low = 0;
       int high = leftOut.size() - 1;
       while (low <= high) {
@@ -78,10 +75,10 @@ final class BatchStarts {
         } else if (offset > range[1]) {
           low = mid + 1;
         } else {
-          return range[1] + 1;
+          return range;
         }
       }
-      return offset + 1;
+      return null;
     }
 
     /** Leaves out {@code [from, to]}: joined to the ranges it overlaps or touches. */
@@ -109,20 +106,7 @@ final class BatchStarts {
     }
 
     boolean leftOut(long offset) {
-      int low = 0;
-      int high = leftOut.size() - 1;
-      while (low <= high) {
-        int mid = (low + high) >>> 1;
-        long[] range = leftOut.get(mid);
-        if (offset < range[0]) {
-          high = mid - 1;
-        } else if (offset > range[1]) {
-          low = mid + 1;
-        } else {
-          return true;
-        }
-      }
-      return false;
+      return rangeOf(offset) != null;
     }
   }
 

@@ -372,10 +372,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
             throw new IllegalStateException("read " + r.topic() + "-" + r.partition() + "@"
                 + r.offset() + " again, but its partition has no open batch");
           }
-          long after = start.readAfter(r.offset());
-          if (after > r.offset() + 1) {
+          long[] skipped = start.rangeOf(r.offset());
+          if (skipped != null) {
             replaySkipped++;
-            return after;
+            return skipped[1] + 1; // past the run
           }
           metrics.replayed.increment();
           apply(
@@ -384,7 +384,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
               r.offset(),
               new Record<>(r.key(), r.value(), r.timestamp(), r.headers()),
               r.offset() < start.checked ? Reading.AGAIN : Reading.DEFERRED);
-          return after;
+          return r.offset() + 1;
         });
     doneReading(done);
   }

@@ -188,9 +188,8 @@ class BatchStartsTest {
       assertThat(start.leftOut(o)).as("offset %d left out", o).isEqualTo(o >= 12 && o <= 14);
     }
     assertThat(start.end).isEqualTo(16);
-    assertThat(start.readAfter(11)).isEqualTo(12);
-    assertThat(start.readAfter(12)).as("past the skipped run").isEqualTo(15);
-    assertThat(start.readAfter(15)).isEqualTo(16);
+    assertThat(start.rangeOf(11)).isNull();
+    assertThat(start.rangeOf(12)).as("the skipped run").containsExactly(12, 14);
   }
 
   /** An entry an earlier version wrote (format 2, no checked offset): all up to its end decided. */
