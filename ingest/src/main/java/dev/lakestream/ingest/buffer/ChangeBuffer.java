@@ -106,8 +106,11 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private SourceFence fence;
   private BatchStarts starts;
   private LegacyBuffers legacy;
-  /** The partitions consumed from since the task started. */
-  private final Set<String> consumed = new HashSet<>();
+  /**
+   * The partitions whose open batch the task found at its start and of which it has consumed
+   * nothing yet: only their first record can follow skipped offsets. Empty on most records.
+   */
+  private final Set<String> notYetConsumed = new HashSet<>();
   /** Reads the open batches again, in steps; null when none is being read. */
   private SourceReplay replay;
   /**
@@ -144,7 +147,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     // Kafka Streams initializes a processor again when it resumes or revives its task.
     closeReplay();
     committedOffsets.clear();
-    consumed.clear();
+    notYetConsumed.clear();
     // What the unlogged stores hold from an earlier run is not what the task committed: start
     // empty.
     KeyValueStore<String, BufferedChange> store = context.getStateStore(STORE);
@@ -175,7 +178,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     metrics.changesIn.increment();
     progressChanges++;
     String prefix = prefixes.of(meta.topic(), meta.partition());
-    if (consumed.add(prefix)) {
+    if (!notYetConsumed.isEmpty() && notYetConsumed.remove(prefix)) {
       starts.firstConsumed(prefix, meta.offset());
     }
     if (starts.covers(prefix, meta.offset())) {
@@ -334,6 +337,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (open.isEmpty()) {
       return;
     }
+    notYetConsumed.addAll(open.keySet());
     Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
     open.forEach((prefix, start) -> byPartition.put(BatchStarts.partitionOf(prefix), start));
     replay = new SourceReplay(
@@ -362,7 +366,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     Set<TopicPartition> done = replay.step(
         tp -> {
-          BatchStarts.Start start = starts.get(Batches.prefix(tp.topic(), tp.partition()));
+          BatchStarts.Start start = starts.get(prefixes.of(tp.topic(), tp.partition()));
           return start == null ? Long.MIN_VALUE : start.end;
         },
         r -> {
