@@ -22,6 +22,7 @@ public final class IngestConfig {
   public static final String FLUSH_INTERVAL_MS = "ingest.flush.interval.ms";
   public static final String FLUSH_MAX_ROWS = "ingest.flush.max.rows";
   public static final String FLUSH_MAX_BYTES = "ingest.flush.max.bytes";
+  public static final String BUFFER_MAX_BYTES = "ingest.buffer.max.bytes";
   public static final String COMMIT_INTERVAL_MS = "ingest.commit.interval.ms";
   public static final String COMMIT_ASYNC = "ingest.commit.async";
   public static final String DLQ_TOPIC = "ingest.dlq.topic";
@@ -41,9 +42,11 @@ public final class IngestConfig {
     if (flushIntervalMs() <= 0
         || flushMaxRows() <= 0
         || flushMaxBytes() <= 0
+        || bufferMaxBytes() <= 0
         || commitIntervalMs() <= 0) {
       throw new IllegalArgumentException(FLUSH_INTERVAL_MS + ", " + FLUSH_MAX_ROWS + ", "
-          + FLUSH_MAX_BYTES + " and " + COMMIT_INTERVAL_MS + " must be positive");
+          + FLUSH_MAX_BYTES + ", " + BUFFER_MAX_BYTES + " and " + COMMIT_INTERVAL_MS
+          + " must be positive");
     }
   }
 
@@ -116,6 +119,14 @@ public final class IngestConfig {
 
   public long flushMaxBytes() {
     return config.getLong(FLUSH_MAX_BYTES);
+  }
+
+  /**
+   * The most bytes a task's open batches hold (they are on the heap): past it, the task's largest
+   * batch is written before its time.
+   */
+  public long bufferMaxBytes() {
+    return config.getLong(BUFFER_MAX_BYTES);
   }
 
   /** How often the realtime committer commits the batches that have arrived. */

@@ -47,15 +47,8 @@ public final class IngestTopology {
     }
     topology.addProcessor(
         "change-buffer", () -> new ChangeBuffer(config, tables, meters), "changes");
-    // The open batches have no changelog: a restarted task reads them again from the source
-    // topics, from where the batch-starts store says each begins.
-    topology.addStateStore(
-        Stores.keyValueStoreBuilder(
-                Stores.persistentKeyValueStore(ChangeBuffer.STORE),
-                Serdes.String(),
-                BufferedChange.serde())
-            .withLoggingDisabled(),
-        "change-buffer");
+    // The open batches are on the heap, not in a store: a restarted task reads them again from the
+    // source topics, from where the batch-starts store says each begins.
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
                 Stores.persistentKeyValueStore(ChangeBuffer.STARTS_STORE),

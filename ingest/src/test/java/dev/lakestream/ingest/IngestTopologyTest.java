@@ -354,4 +354,35 @@ class IngestTopologyTest {
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
     }
   }
+
+  /**
+   * The open batches are on the heap: when a task's batches together hold more than {@code
+   * ingest.buffer.max.bytes}, its largest batch is flushed before its interval, each batch staying
+   * below its own limits; the small batch of another table waits for its interval.
+   */
+  @Test
+  void aTasksBatchesAboveTheBufferLimitFlushTheLargestEarly() throws Exception {
+    TestTable small = TestTable.plain("app", "few");
+    TestTable large = TestTable.plain("app", "many");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(small.topic(), large.topic()), Map.of(IngestConfig.BUFFER_MAX_BYTES, "30000"))) {
+      ChangeStreamGenerator few =
+          new ChangeStreamGenerator(small, 12, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      ChangeStreamGenerator many =
+          new ChangeStreamGenerator(large, 13, new ChangeStreamGenerator.Mix(1, 0, 0, 0, 0, 0));
+      ingest.send(few.next(5), true);
+      ingest.send(many.next(100), true);
+      List<FilesWritten> early = ingest.filesWritten.readValuesToList();
+      assertThat(early).as("batches flushed before the interval").isNotEmpty();
+      assertThat(early).allSatisfy(batch -> {
+        assertThat(batch.sourceTopic()).isEqualTo(large.topic());
+        assertThat(batch.changes()).isLessThan(100);
+      });
+      assertThat(ingest.meters.counter("lakestream.ingest.flushes.buffer.full").count())
+          .isEqualTo(early.size());
+      ingest.flushAndCommit();
+      assertThat(ingest.realtimeDiffersFromModel(small)).isNull();
+      assertThat(ingest.realtimeDiffersFromModel(large)).isNull();
+    }
+  }
 }

@@ -95,6 +95,11 @@ public final class Settings {
         Long.toString(64L * 1024 * 1024),
         "or this many bytes");
     define(
+        "ingest.buffer.max.bytes",
+        ConfigDef.Type.LONG,
+        Long.toString(256L * 1024 * 1024),
+        "a task's open batches held on the heap at most; past it, its largest batch is written");
+    define(
         "ingest.commit.interval.ms",
         ConfigDef.Type.LONG,
         "200",

@@ -13,17 +13,14 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * The open batches of a task's source partitions, one per partition, in the change buffer's state
- * store: per key only the latest change survives.
+ * The open batches of a task's source partitions, one per partition, on the heap: per key only the
+ * latest change survives, as the record's bytes came from Kafka.
  *
  * <p>When a later change of a key replaces an earlier one, the values the later one lacks (unchanged
  * TOAST values, Debezium's placeholder) are taken from the earlier one, so nothing the batch knew is
@@ -33,8 +30,14 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * What the batch cannot fill is left for the flush, which reads the key's current row from the
  * table; a change whose old row can be neither in the batch nor certain in the table is refused.
  *
- * <p>Store keys: {@code topic NUL partition NUL key-json} for changes and {@code topic NUL partition
- * NUL SOH key-json} for moved-out keys.
+ * <p>The batches are a cache of the source topics, not a store of their own: after a restart or a
+ * rebalance they are read again from the source topic ({@link BatchStarts}, {@link SourceReplay}),
+ * so a state store (and its serialization) buys nothing but a local copy. What they hold is bounded
+ * per partition by {@code ingest.flush.max.bytes} and per task by {@code ingest.buffer.max.bytes}
+ * (the change buffer flushes the task's largest batch when it is reached).
+ *
+ * <p>Entry keys within a batch: {@code key-json} for changes and {@code SOH key-json} for moved-out
+ * keys.
  */
 final class Batches {
 
@@ -48,6 +51,13 @@ final class Batches {
     long bytes;
     /** While the flush waits for the partition's earlier batches, when to look again. */
     long retryAtMs;
+    /** The batch's entries, by entry key, in the order their keys first came. */
+    private final Map<String, BufferedChange> entries = new LinkedHashMap<>();
+    /**
+     * The decoded form of changes held as they came from Kafka, by entry key, so their flush need
+     * not decode them again.
+     */
+    private final Map<String, Admission.Admitted> decoded = new HashMap<>();
 
     Batch(String topic, int partition, long openedAtMs) {
       this.topic = topic;
@@ -62,35 +72,22 @@ final class Batches {
   }
 
   /**
-   * One entry of a batch: a change, or a moved-out key, as the store holds it ({@code stored}, its
-   * schema texts left out). {@code decoded}: the change as admission decoded and converted it from
-   * the same bytes, or null (decode {@link #change()} then). The record's bytes are put back
-   * together only when {@link #change()} is asked for: a flush of decoded changes needs only their
-   * offsets.
+   * One entry of a batch: a change, or a moved-out key. {@code decoded}: the change as admission
+   * decoded and converted it from the same bytes, or null (decode {@link #change()} then).
    */
-  record Entry(
-      String storeKey,
-      BufferedChange stored,
-      boolean movedOut,
-      Admission.Admitted decoded,
-      SchemaTexts schemaTexts) {
+  record Entry(BufferedChange change, boolean movedOut, Admission.Admitted decoded) {
 
     long offset() {
-      return stored.offset();
+      return change.offset();
     }
 
     long sourceTsMs() {
-      return stored.sourceTsMs();
+      return change.sourceTsMs();
     }
 
     /** The Debezium key whose current row fills this change's unavailable values, or null. */
     byte[] previousKey() {
-      return stored.previousKey();
-    }
-
-    /** The change with the record's bytes as they came (put together at each call). */
-    BufferedChange change() {
-      return schemaTexts.expand(stored);
+      return change.previousKey();
     }
   }
 
@@ -112,35 +109,26 @@ final class Batches {
   private static final char MOVED = '\u0001';
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final KeyValueStore<String, BufferedChange> store;
   private final SchemaTexts schemaTexts;
   private final DebeziumDecoder decoder;
   private final UnavailableValues unavailable;
   private final IngestMetrics metrics;
   private final Map<String, Batch> open = new HashMap<>();
-  /**
-   * The size of every entry in the store, by store key: which keys a batch holds is known without
-   * reading the store, so a key's first change (most changes) costs one write and no read. It
-   * mirrors the store: both change only here, and both are rebuilt when the task is (re)initialized.
-   */
-  private final Map<String, Integer> sizes = new HashMap<>();
-  /**
-   * The decoded form of changes stored unchanged (as they came from Kafka), by store key, so their
-   * flush need not decode them again. Not rebuilt after a restart: those flushes decode.
-   */
-  private final Map<String, Admission.Admitted> decoded = new HashMap<>();
-  /** The record bytes of the changes {@link #decoded} holds. */
+  /** The bytes of every open batch's entries, as {@link Batch#bytes} counts them. */
+  private long bytes;
+  /** How many changes the batches keep decoded, and their record bytes. */
+  private int decodedCount;
+
   private long decodedBytes;
   /** {@link #prefix}, built once per run of a partition's records. */
   private final PartitionText prefixes = new PartitionText(Batches::prefix);
 
+  /** {@code schemaTexts}: to read the entries an earlier version left ({@link #restore}). */
   Batches(
-      KeyValueStore<String, BufferedChange> store,
       SchemaTexts schemaTexts,
       DebeziumDecoder decoder,
       UnavailableValues unavailable,
       IngestMetrics metrics) {
-    this.store = store;
     this.schemaTexts = schemaTexts;
     this.decoder = decoder;
     this.unavailable = unavailable;
@@ -148,29 +136,21 @@ final class Batches {
   }
 
   /**
-   * Rebuilds the open batches' bookkeeping from the store when a task starts: it holds only what
-   * an earlier version left open ({@link LegacyBuffers}); the rest is added again as it is read.
+   * Adds an entry an earlier version left open in its changelogged store ({@link LegacyBuffers}),
+   * under that store's key ({@code topic NUL partition NUL [SOH] key-json}) and with its schema
+   * texts left out, as it kept them.
    */
-  int restore(long nowMs) {
-    try (KeyValueIterator<String, BufferedChange> it = store.all()) {
-      while (it.hasNext()) {
-        KeyValue<String, BufferedChange> entry = it.next();
-        String key = entry.key;
-        int first = key.indexOf(SEP);
-        int second = key.indexOf(SEP, first + 1);
-        String topic = key.substring(0, first);
-        int partition = Integer.parseInt(key.substring(first + 1, second));
-        Batch batch =
-            open.computeIfAbsent(prefix(topic, partition), p -> new Batch(topic, partition, nowMs));
-        if (key.charAt(second + 1) != MOVED) {
-          batch.keys++;
-        }
-        int size = schemaTexts.expand(entry.value).sizeInBytes();
-        sizes.put(key, size);
-        batch.bytes += size;
-      }
+  void restore(String storeKey, BufferedChange stored, long nowMs) {
+    int first = storeKey.indexOf(SEP);
+    int second = storeKey.indexOf(SEP, first + 1);
+    String topic = storeKey.substring(0, first);
+    int partition = Integer.parseInt(storeKey.substring(first + 1, second));
+    Batch batch = of(topic, partition, nowMs);
+    String entryKey = storeKey.substring(second + 1);
+    if (entryKey.charAt(0) != MOVED && !batch.entries.containsKey(entryKey)) {
+      batch.keys++;
     }
-    return open.size();
+    put(batch, entryKey, schemaTexts.expand(stored));
   }
 
   Map<String, Batch> open() {
@@ -199,62 +179,78 @@ final class Batches {
       boolean movesOut,
       long nowMs) {
     ChangeEvent event = admitted.event();
-    String prefix = prefixes.of(topic, partition);
     String keyJson = event.keyJson();
-    // One string for the key's entry: its hash is computed once for the maps and the store.
-    String storeKey = prefix + keyJson;
-    boolean inBatch = sizes.containsKey(storeKey);
+    Batch existing = open.get(prefixes.of(topic, partition));
+    BufferedChange previous = existing == null ? null : existing.entries.get(keyJson);
     Set<String> missing = event.op() == ChangeOp.UPDATE || oldKey != null
         ? unavailable.columns(event.after(), event.rowSchema())
         : Set.of();
-    // The store is read only when the key's earlier change in the batch is needed.
-    BufferedChange previous = inBatch && (movesOut || !missing.isEmpty()) ? get(storeKey) : null;
     BufferedChange change = new BufferedChange(offset, event.source().tsMs(), key, value);
     if (!missing.isEmpty()) {
-      change = fillFromBatch(prefix, event, change, previous, oldKey, missing);
+      change = fillFromBatch(existing, event, change, previous, oldKey, missing);
     }
     // Opened only once the change is known to be added: a refused one leaves no empty batch.
-    Batch batch = of(topic, partition, nowMs);
+    Batch batch = existing != null ? existing : of(topic, partition, nowMs);
     if (movesOut) {
       BufferedChange moved =
           previous != null && !isDelete(previous) ? previous : BufferedChange.movedOut(offset);
-      put(batch, prefix + MOVED + keyJson, moved);
+      put(batch, MOVED + keyJson, moved);
     }
-    if (!inBatch) {
+    if (previous == null) {
       batch.keys++;
     }
-    put(batch, storeKey, change);
-    // Only a change stored as it came holds exactly what the event was decoded from.
+    put(batch, keyJson, change);
+    // Only a change held as it came holds exactly what the event was decoded from.
     int size = change.sizeInBytes();
     if (change.value() == value
         && change.key() == key
-        && decoded.size() < MAX_DECODED
+        && decodedCount < MAX_DECODED
         && decodedBytes + size <= MAX_DECODED_BYTES) {
-      decoded.put(storeKey, admitted);
+      batch.decoded.put(keyJson, admitted);
+      decodedCount++;
       decodedBytes += size;
     }
     return batch;
   }
 
-  private void put(Batch batch, String storeKey, BufferedChange change) {
+  private void put(Batch batch, String entryKey, BufferedChange change) {
     int size = change.sizeInBytes();
-    Integer replaced = sizes.put(storeKey, size);
-    if (decoded.remove(storeKey) != null) {
-      decodedBytes -= replaced; // the decoded change was the one stored under this key
-    }
+    BufferedChange replaced = batch.entries.put(entryKey, change);
     if (replaced != null) {
-      batch.bytes -= replaced;
+      int old = replaced.sizeInBytes();
+      if (batch.decoded.remove(entryKey) != null) {
+        decodedCount--;
+        decodedBytes -= old; // the decoded change was the one held under this key
+      }
+      counted(batch, -old);
     }
-    store.put(storeKey, schemaTexts.compact(change));
-    batch.bytes += size;
+    counted(batch, size);
   }
 
-  private BufferedChange get(String storeKey) {
-    return schemaTexts.expand(store.get(storeKey));
+  /** Counts bytes a batch holds, in its {@link Batch#bytes} and in the task's {@link #bytes()}. */
+  void counted(Batch batch, long size) {
+    batch.bytes += size;
+    bytes += size;
+  }
+
+  /** The bytes the task's open batches hold. */
+  long bytes() {
+    return bytes;
+  }
+
+  /** The open batch holding the most bytes, or null when none is open. */
+  Batch largest() {
+    Batch largest = null;
+    for (Batch batch : open.values()) {
+      if (largest == null || batch.bytes > largest.bytes) {
+        largest = batch;
+      }
+    }
+    return largest;
   }
 
   private BufferedChange fillFromBatch(
-      String prefix,
+      Batch batch,
       ChangeEvent event,
       BufferedChange change,
       BufferedChange previous,
@@ -264,7 +260,9 @@ final class Batches {
     byte[] sourceKey;
     if (oldKey != null) {
       sourceKey = normalized(oldKey);
-      source = get(prefix + MOVED + new String(sourceKey, StandardCharsets.UTF_8));
+      source = batch == null
+          ? null
+          : batch.entries.get(MOVED + new String(sourceKey, StandardCharsets.UTF_8));
       if (source == null) {
         throw new BadChangeException("the primary-key update to " + event.key() + " (from "
             + new String(oldKey, StandardCharsets.UTF_8)
@@ -315,29 +313,19 @@ final class Batches {
 
   /** The entries of a batch: its changes and its moved-out keys. */
   List<Entry> entries(Batch batch) {
-    List<Entry> out = new ArrayList<>();
-    try (KeyValueIterator<String, BufferedChange> it =
-        store.prefixScan(batch.prefix(), Serdes.String().serializer())) {
-      while (it.hasNext()) {
-        KeyValue<String, BufferedChange> e = it.next();
-        boolean movedOut = e.key.charAt(batch.prefix().length()) == MOVED;
-        // A moved-out key is never among the decoded ones.
-        out.add(new Entry(e.key, e.value, movedOut, decoded.get(e.key), schemaTexts));
-      }
-    }
+    List<Entry> out = new ArrayList<>(batch.entries.size());
+    batch.entries.forEach((entryKey, change) ->
+        out.add(new Entry(change, entryKey.charAt(0) == MOVED, batch.decoded.get(entryKey))));
     return out;
   }
 
   /** Forgets a flushed batch. */
-  void clear(Batch batch, List<Entry> entries) {
-    // A put of null deletes without reading the old value first, as delete() would.
-    entries.forEach(e -> {
-      store.put(e.storeKey(), null);
-      Integer size = sizes.remove(e.storeKey());
-      if (decoded.remove(e.storeKey()) != null) {
-        decodedBytes -= size;
-      }
-    });
+  void clear(Batch batch) {
+    for (Map.Entry<String, Admission.Admitted> e : batch.decoded.entrySet()) {
+      decodedCount--;
+      decodedBytes -= batch.entries.get(e.getKey()).sizeInBytes();
+    }
+    bytes -= batch.bytes;
     open.remove(batch.prefix());
   }
 

@@ -47,11 +47,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The roles: {@link Admission} decides whether a record can be applied and to which table;
  * {@link SourceFence} drops what the source connector published again; {@link Batches} keeps one
- * batch per partition in the state store, the latest change per key; {@link BatchFlusher} writes a
- * batch; {@link BatchStarts} keeps where each open batch starts and ends in its source topic, so a
- * task that starts reads its open batches again from there ({@link SourceReplay}), in steps between
- * its polls: the buffer's stores have no changelog. A batch is flushed when it reaches {@code ingest.flush.max.rows} keys or {@code
- * ingest.flush.max.bytes}, or {@code ingest.flush.interval.ms} after its first change.
+ * batch per partition on the heap, the latest change per key; {@link BatchFlusher} writes a batch;
+ * {@link BatchStarts} keeps where each open batch starts and ends in its source topic, so a task
+ * that starts reads its open batches again from there ({@link SourceReplay}), in steps between its
+ * polls: the open batches are not kept in a state store. A batch is flushed when it reaches {@code
+ * ingest.flush.max.rows} keys or {@code ingest.flush.max.bytes}, or {@code ingest.flush.interval.ms}
+ * after its first change; the task's largest batch is flushed early when its batches together hold
+ * more than {@code ingest.buffer.max.bytes}.
  *
  * <p>A record that cannot be applied (malformed, no key, unknown op, a type, value or schema change
  * the table cannot take, an unchanged TOAST value with no previous row) goes to the dead-letter
@@ -60,22 +62,21 @@ import org.slf4j.LoggerFactory;
 public final class ChangeBuffer implements Processor<byte[], byte[], Object, Object> {
 
   /**
-   * The open batches' changes, without a changelog: after a restart they are read again from the
-   * source topics ({@link BatchStarts}, {@link SourceReplay}).
-   */
-  public static final String STORE = "change-buffer-unlogged";
-  /**
    * Every change of the open batches of tables that keep a change log, by partition and offset;
-   * without a changelog, like {@link #STORE}.
+   * without a changelog: after a restart they are read again from the source topics ({@link
+   * BatchStarts}, {@link SourceReplay}).
    */
   public static final String CHANGELOG_STORE = "changelog-buffer-unlogged";
   /** Where each partition's open batch starts ({@link BatchStarts}). */
   public static final String STARTS_STORE = "batch-starts";
-  /** The two stores above as earlier versions kept them, with changelogs ({@link LegacyBuffers}). */
+  /**
+   * The open batches and {@link #CHANGELOG_STORE} as earlier versions kept them, with changelogs
+   * ({@link LegacyBuffers}).
+   */
   public static final String LEGACY_STORE = "change-buffer";
 
   public static final String LEGACY_CHANGELOG_STORE = "changelog-buffer";
-  /** The schema texts the entries of the two stores above refer to ({@link SchemaTexts}). */
+  /** The schema texts the entries of the stores above refer to ({@link SchemaTexts}). */
   public static final String SCHEMA_STORE = SchemaTexts.STORE;
   /** The last offset each source partition flushed. */
   public static final String FLUSHED_STORE = BatchFlusher.FLUSHED_STORE;
@@ -138,8 +139,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
     this.schemaTexts = new SchemaTexts(context.getStateStore(SCHEMA_STORE));
-    this.batches = new Batches(
-        context.getStateStore(STORE), schemaTexts, admission.decoder(), unavailable, metrics);
+    this.batches = new Batches(schemaTexts, admission.decoder(), unavailable, metrics);
     this.changelog = context.getStateStore(CHANGELOG_STORE);
     this.flushedOffsets = context.getStateStore(FLUSHED_STORE);
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
@@ -148,16 +148,15 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     closeReplay();
     committedOffsets.clear();
     notYetConsumed.clear();
-    // What the unlogged stores hold from an earlier run is not what the task committed: start
+    // What the unlogged store holds from an earlier run is not what the task committed: start
     // empty.
-    KeyValueStore<String, BufferedChange> store = context.getStateStore(STORE);
-    clear(store);
     clear(changelog);
+    long now = context.currentSystemTimeMs();
     this.legacy = new LegacyBuffers(
         List.of(context.getStateStore(LEGACY_STORE), context.getStateStore(LEGACY_CHANGELOG_STORE)),
-        List.of(store, changelog));
+        List.of((key, stored) -> batches.restore(key, stored, now), changelog::put));
     int migrated = legacy.migrate();
-    int restored = batches.restore(context.currentSystemTimeMs());
+    int restored = batches.open().size();
     if (migrated > 0) {
       LOG.info(
           "Task {}: {} open batch(es) ({} entries) restored from the changelogged stores of an"
@@ -300,10 +299,23 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       BufferedChange raw =
           new BufferedChange(offset, event.source().tsMs(), record.key(), record.value());
       changelog.put(batch.prefix() + String.format("%020d", offset), schemaTexts.compact(raw));
-      batch.bytes += raw.sizeInBytes();
+      batches.counted(batch, raw.sizeInBytes());
     }
     if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
       flush(batch, now);
+    } else if (batches.bytes() > config.bufferMaxBytes()) {
+      // The task's batches are on the heap: the largest goes first, so the fewest files are small.
+      Batches.Batch largest = batches.largest();
+      LOG.debug(
+          "Task {}: open batches hold {} bytes, above {}: flushing {}-{} ({} bytes) early",
+          context.taskId(),
+          batches.bytes(),
+          config.bufferMaxBytes(),
+          largest.topic,
+          largest.partition,
+          largest.bytes);
+      metrics.flushesForMemory.increment();
+      flush(largest, now);
     }
   }
 
@@ -502,7 +514,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           FILES_WRITTEN_CHILD);
       progressFlushes++;
     }
-    batches.clear(batch, entries);
+    batches.clear(batch);
     ended(batch);
   }
 
@@ -538,7 +550,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     FilesWritten written =
         flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
-    batches.clear(batch, entries);
+    batches.clear(batch);
     ended(batch);
   }
 

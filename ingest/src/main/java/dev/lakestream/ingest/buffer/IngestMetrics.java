@@ -29,6 +29,8 @@ final class IngestMetrics {
   final Counter previousRowBytes;
   /** Flushes held back until the partition's earlier batches were on realtime. */
   final Counter flushesPostponed;
+  /** Batches flushed early because the task's open batches held more than the heap allows. */
+  final Counter flushesForMemory;
   /** Changes of open batches read again from the source topics after a restart or rebalance. */
   final Counter replayed;
 
@@ -55,6 +57,7 @@ final class IngestMetrics {
     previousRowFiles = meters.counter("lakestream.ingest.previous.row.files.read");
     previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");
     flushesPostponed = meters.counter("lakestream.ingest.flushes.postponed");
+    flushesForMemory = meters.counter("lakestream.ingest.flushes.buffer.full");
     replayed = meters.counter("lakestream.ingest.changes.read.again");
     deferred = meters.counter("lakestream.ingest.changes.deferred");
     hops = new Hops(meters, Hops.INGEST);

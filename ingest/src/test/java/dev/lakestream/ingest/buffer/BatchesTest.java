@@ -20,10 +20,10 @@ import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.Test;
 
 /**
- * The open batches as the change buffer keeps them. Which keys a batch holds is known without
- * reading the store; after a restart or a rebalance that knowledge is rebuilt from the store, so a
- * change of a key the restored batch already holds replaces it and takes the values it lacks from
- * it.
+ * The open batches as the change buffer keeps them, on the heap. Entries an earlier version left in
+ * its changelogged store are restored into them, so a change of a key the restored batch already
+ * holds replaces it and takes the values it lacks from it; what the batches hold is counted, per
+ * batch and for the task.
  */
 class BatchesTest {
 
@@ -33,39 +33,42 @@ class BatchesTest {
   private final DebeziumDecoder decoder = new DebeziumDecoder();
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final IngestMetrics metrics = new IngestMetrics(meters);
-  private final KeyValueStore<String, BufferedChange> store = store(BufferedChange.serde());
   private final KeyValueStore<String, byte[]> schemaStore = store(Serdes.ByteArray());
 
   @Test
-  void aBatchRebuiltFromTheStoreKnowsItsKeysAndFillsFromTheChangesItHolds() {
+  void aBatchRestoredFromAnEarlierVersionsStoreKnowsItsKeysAndFillsFromTheChangesItHolds() {
     ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 3).keepingValues(1.0);
     List<Change> rows = gen.snapshot(3);
-    Batches before = batches();
+    SchemaTexts texts = new SchemaTexts(schemaStore);
+    Batches batches = batches();
     for (int i = 0; i < rows.size(); i++) {
-      add(before, rows.get(i), i, Set.of());
+      // As the earlier version's store held them: schema texts left out.
+      byte[] key = DebeziumJson.key(rows.get(i), true);
+      byte[] value = DebeziumJson.value(rows.get(i), true, Set.of());
+      BufferedChange stored = texts.compact(new BufferedChange(i, 0, key, value));
+      assertThat(stored.value())
+          .as("the legacy entry refers to its schema text")
+          .startsWith(0);
+      batches.restore(Batches.prefix(table.topic(), 0) + decode(key, value).keyJson(), stored, 0);
     }
-
-    Batches after = batches(); // the task starts again on the same store
-    assertThat(after.restore(0)).isEqualTo(1);
-    Batches.Batch batch = after.open().values().iterator().next();
+    assertThat(batches.open()).hasSize(1);
+    Batches.Batch batch = batches.open().values().iterator().next();
     assertThat(batch.keys).isEqualTo(3);
 
     Change update = gen.updates(List.of(rows.get(0).key())).get(0);
-    add(after, update, 3, TOASTED);
+    add(batches, update, 3, TOASTED);
     Change insert = gen.snapshot(1).get(0);
-    add(after, insert, 4, Set.of());
+    add(batches, insert, 4, Set.of());
 
     assertThat(batch.keys).as("the update replaced its key's change").isEqualTo(4);
-    List<Batches.Entry> entries = after.entries(batch);
+    List<Batches.Entry> entries = batches.entries(batch);
     assertThat(entries).hasSize(4);
     assertThat(batch.bytes)
         .isEqualTo(entries.stream().mapToLong(e -> e.change().sizeInBytes()).sum());
-    try (var stored = store.all()) {
-      stored.forEachRemaining(e -> assertThat(e.value.value())
-          .as("a stored entry refers to its schema text")
-          .startsWith(0)
-          .hasSizeLessThan(DebeziumJson.value(rows.get(0), true).length / 2));
-    }
+    assertThat(batches.bytes()).isEqualTo(batch.bytes);
+    assertThat(entries)
+        .as("restored entries hold the record's bytes as they came")
+        .allSatisfy(e -> assertThat(e.change().value()).startsWith('{'));
     BufferedChange filled = entries.stream()
         .filter(e -> e.change().offset() == 3)
         .findFirst()
@@ -79,6 +82,42 @@ class BatchesTest {
   }
 
   @Test
+  void theTaskCountsWhatItsBatchesHoldAndKnowsTheLargest() {
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 6);
+    Batches batches = batches();
+    List<Change> rows = gen.snapshot(6);
+    for (int i = 0; i < rows.size(); i++) {
+      add(batches, rows.get(i), i % 3 == 0 ? 0 : 1, i, Set.of());
+    }
+    // A key's later change replaces its earlier one: counted once.
+    add(batches, gen.updates(List.of(rows.get(1).key())).get(0), 1, 6, Set.of());
+    long sum = 0;
+    Batches.Batch largest = null;
+    for (Batches.Batch batch : batches.open().values()) {
+      long held = batches.entries(batch).stream()
+          .mapToLong(e -> e.change().sizeInBytes())
+          .sum();
+      assertThat(batch.bytes).as("partition %d", batch.partition).isEqualTo(held);
+      sum += held;
+      if (largest == null || batch.bytes > largest.bytes) {
+        largest = batch;
+      }
+    }
+    assertThat(batches.open()).hasSize(2);
+    assertThat(batches.bytes()).isEqualTo(sum);
+    assertThat(batches.largest()).isSameAs(largest);
+    assertThat(largest.partition).as("four keys against two").isEqualTo(1);
+
+    batches.clear(largest);
+    Batches.Batch left = batches.open().values().iterator().next();
+    assertThat(batches.bytes()).isEqualTo(left.bytes);
+    assertThat(batches.largest()).isSameAs(left);
+    batches.clear(left);
+    assertThat(batches.bytes()).isZero();
+    assertThat(batches.largest()).isNull();
+  }
+
+  @Test
   void aClearedBatchLeavesNothingBehind() {
     ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 4);
     Batches batches = batches();
@@ -87,11 +126,9 @@ class BatchesTest {
       add(batches, rows.get(i), i, Set.of());
     }
     Batches.Batch batch = batches.open().values().iterator().next();
-    batches.clear(batch, batches.entries(batch));
+    batches.clear(batch);
     assertThat(batches.open()).isEmpty();
-    try (var all = store.all()) {
-      assertThat(all.hasNext()).isFalse();
-    }
+    assertThat(batches.bytes()).isZero();
     // The same keys again open a new batch that counts them afresh.
     add(batches, rows.get(0), 5, Set.of());
     assertThat(batches.open().values().iterator().next().keys).isEqualTo(1);
@@ -124,13 +161,7 @@ class BatchesTest {
       }
     }
 
-    Batches restarted = batches();
-    restarted.restore(0);
-    assertThat(restarted.entries(restarted.open().values().iterator().next()))
-        .as("after a restart every change is decoded from the store")
-        .allSatisfy(e -> assertThat(e.decoded()).isNull());
-
-    batches.clear(batch, batches.entries(batch));
+    batches.clear(batch);
     add(batches, rows.get(1), 4, Set.of());
     Batches.Batch next = batches.open().values().iterator().next();
     assertThat(batches.entries(next)).singleElement().satisfies(e -> assertThat(
@@ -139,11 +170,16 @@ class BatchesTest {
   }
 
   private void add(Batches batches, Change change, long offset, Set<String> toasted) {
+    add(batches, change, 0, offset, toasted);
+  }
+
+  private void add(
+      Batches batches, Change change, int partition, long offset, Set<String> toasted) {
     byte[] key = DebeziumJson.key(change, true);
     byte[] value = DebeziumJson.value(change, true, toasted);
     batches.add(
         table.topic(),
-        0,
+        partition,
         offset,
         new Admission.Admitted(null, decode(key, value), false, null, null),
         key,
@@ -158,9 +194,7 @@ class BatchesTest {
   }
 
   private Batches batches() {
-    // A new instance each time: what a task knows in memory is gone when it starts again.
     return new Batches(
-        store,
         new SchemaTexts(schemaStore),
         decoder,
         new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT),
