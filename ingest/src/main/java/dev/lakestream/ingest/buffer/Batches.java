@@ -20,7 +20,7 @@ import java.util.Set;
 
 /**
  * The open batches of a task's source partitions, one per partition, on the heap: per key only the
- * latest change survives, as the record's bytes came from Kafka.
+ * latest change survives, the record's bytes without their schema texts ({@link SchemaTexts}).
  *
  * <p>When a later change of a key replaces an earlier one, the values the later one lacks (unchanged
  * TOAST values, Debezium's placeholder) are taken from the earlier one, so nothing the batch knew is
@@ -72,22 +72,31 @@ final class Batches {
   }
 
   /**
-   * One entry of a batch: a change, or a moved-out key. {@code decoded}: the change as admission
-   * decoded and converted it from the same bytes, or null (decode {@link #change()} then).
+   * One entry of a batch: a change, or a moved-out key, as the batch holds it ({@code held}, its
+   * schema texts left out). {@code decoded}: the change as admission decoded and converted it from
+   * the same bytes, or null (decode {@link #change()} then). The record's bytes are put back
+   * together only when {@link #change()} is asked for: a flush of decoded changes needs only their
+   * offsets.
    */
-  record Entry(BufferedChange change, boolean movedOut, Admission.Admitted decoded) {
+  record Entry(
+      BufferedChange held, boolean movedOut, Admission.Admitted decoded, SchemaTexts schemaTexts) {
 
     long offset() {
-      return change.offset();
+      return held.offset();
     }
 
     long sourceTsMs() {
-      return change.sourceTsMs();
+      return held.sourceTsMs();
     }
 
     /** The Debezium key whose current row fills this change's unavailable values, or null. */
     byte[] previousKey() {
-      return change.previousKey();
+      return held.previousKey();
+    }
+
+    /** The change with the record's bytes as they came (put together at each call). */
+    BufferedChange change() {
+      return schemaTexts.expand(held);
     }
   }
 
@@ -123,7 +132,7 @@ final class Batches {
   /** {@link #prefix}, built once per run of a partition's records. */
   private final PartitionText prefixes = new PartitionText(Batches::prefix);
 
-  /** {@code schemaTexts}: to read the entries an earlier version left ({@link #restore}). */
+  /** {@code schemaTexts}: where the schema texts the batches leave out are kept. */
   Batches(
       SchemaTexts schemaTexts,
       DebeziumDecoder decoder,
@@ -181,10 +190,13 @@ final class Batches {
     ChangeEvent event = admitted.event();
     String keyJson = event.keyJson();
     Batch existing = open.get(prefixes.of(topic, partition));
-    BufferedChange previous = existing == null ? null : existing.entries.get(keyJson);
+    BufferedChange held = existing == null ? null : existing.entries.get(keyJson);
     Set<String> missing = event.op() == ChangeOp.UPDATE || oldKey != null
         ? unavailable.columns(event.after(), event.rowSchema())
         : Set.of();
+    // The key's earlier change is put back together only when it is needed.
+    BufferedChange previous =
+        held != null && (movesOut || !missing.isEmpty()) ? schemaTexts.expand(held) : null;
     BufferedChange change = new BufferedChange(offset, event.source().tsMs(), key, value);
     if (!missing.isEmpty()) {
       change = fillFromBatch(existing, event, change, previous, oldKey, missing);
@@ -196,12 +208,11 @@ final class Batches {
           previous != null && !isDelete(previous) ? previous : BufferedChange.movedOut(offset);
       put(batch, MOVED + keyJson, moved);
     }
-    if (previous == null) {
+    if (held == null) {
       batch.keys++;
     }
-    put(batch, keyJson, change);
-    // Only a change held as it came holds exactly what the event was decoded from.
-    int size = change.sizeInBytes();
+    int size = put(batch, keyJson, change);
+    // Only a change stored as it came holds exactly what the event was decoded from.
     if (change.value() == value
         && change.key() == key
         && decodedCount < MAX_DECODED
@@ -213,9 +224,15 @@ final class Batches {
     return batch;
   }
 
-  private void put(Batch batch, String entryKey, BufferedChange change) {
-    int size = change.sizeInBytes();
-    BufferedChange replaced = batch.entries.put(entryKey, change);
+  /**
+   * Holds a change under its entry key, its schema texts left out (most of a record's bytes, the
+   * same for every record of a table): the record as it came is garbage at once, and the heap holds
+   * a third or less of its bytes. Returns the bytes held.
+   */
+  private int put(Batch batch, String entryKey, BufferedChange change) {
+    BufferedChange compact = schemaTexts.compact(change);
+    int size = compact.sizeInBytes();
+    BufferedChange replaced = batch.entries.put(entryKey, compact);
     if (replaced != null) {
       int old = replaced.sizeInBytes();
       if (batch.decoded.remove(entryKey) != null) {
@@ -225,6 +242,7 @@ final class Batches {
       counted(batch, -old);
     }
     counted(batch, size);
+    return size;
   }
 
   /** Counts bytes a batch holds, in its {@link Batch#bytes} and in the task's {@link #bytes()}. */
@@ -262,7 +280,8 @@ final class Batches {
       sourceKey = normalized(oldKey);
       source = batch == null
           ? null
-          : batch.entries.get(MOVED + new String(sourceKey, StandardCharsets.UTF_8));
+          : schemaTexts.expand(
+              batch.entries.get(MOVED + new String(sourceKey, StandardCharsets.UTF_8)));
       if (source == null) {
         throw new BadChangeException("the primary-key update to " + event.key() + " (from "
             + new String(oldKey, StandardCharsets.UTF_8)
@@ -314,8 +333,8 @@ final class Batches {
   /** The entries of a batch: its changes and its moved-out keys. */
   List<Entry> entries(Batch batch) {
     List<Entry> out = new ArrayList<>(batch.entries.size());
-    batch.entries.forEach((entryKey, change) ->
-        out.add(new Entry(change, entryKey.charAt(0) == MOVED, batch.decoded.get(entryKey))));
+    batch.entries.forEach((entryKey, held) -> out.add(
+        new Entry(held, entryKey.charAt(0) == MOVED, batch.decoded.get(entryKey), schemaTexts)));
     return out;
   }
 
