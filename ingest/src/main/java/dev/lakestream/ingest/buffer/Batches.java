@@ -101,17 +101,20 @@ final class Batches {
   }
 
   /**
-   * The most decoded changes a task keeps for its flushes. A batch of the demo's settings holds a
-   * few thousand; a larger one (a long flush interval while draining a backlog) has the rest decoded
-   * again at its flush, so the heap holds at most this many trees per task.
+   * The most decoded changes a task keeps for its flushes; the rest are decoded again at their
+   * flush. Few: a kept tree saves one decode, but it lives as long as its batch, and a tree that
+   * outlives a young collection is copied by the garbage collector at each one, perhaps into the
+   * old generation. With 20,000 per task, benchmark 2 drained a backlog at 5 s flushes about a
+   * quarter slower than with 2,000 (docs/benchmarks.md, section 2, eleventh step).
    */
-  static final int MAX_DECODED = 20_000;
+  static final int MAX_DECODED = 2_000;
 
   /**
-   * The most record bytes whose decoded form a task keeps: wide rows or large values reach it before
-   * the count (the trees and rows on the heap take about one to three times the record's bytes).
+   * The most held bytes (payloads, {@link #put}) whose decoded form a task keeps: wide rows or large
+   * values reach it before the count (the trees and rows on the heap take a few times the
+   * payload's bytes).
    */
-  static final long MAX_DECODED_BYTES = 32L << 20;
+  static final long MAX_DECODED_BYTES = 4L << 20;
 
   static final String NEW_KEY_HEADER = "__debezium.newkey";
   private static final char SEP = '\u0000';

@@ -174,6 +174,41 @@ class BatchesTest {
         .isEqualTo(decode(e.change().key(), e.change().value())));
   }
 
+  @Test
+  void aTaskKeepsAtMostItsShareOfDecodedChangesAndGetsItBackWhenABatchIsFlushed() {
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(TestTable.plain("inventory", "many"), 7);
+    Batches batches = batches();
+    List<Change> rows = gen.snapshot(Batches.MAX_DECODED + 10);
+    for (int i = 0; i < rows.size(); i++) {
+      add(batches, rows.get(i), i % 2, i, Set.of());
+    }
+    assertThat(decodedIn(batches)).isEqualTo(Batches.MAX_DECODED);
+    Batches.Batch first = batches.open().values().iterator().next();
+    long freed =
+        batches.entries(first).stream().filter(e -> e.decoded() != null).count();
+    batches.clear(first);
+    List<Change> more = gen.snapshot(Batches.MAX_DECODED);
+    for (int i = 0; i < more.size(); i++) {
+      add(batches, more.get(i), 2, rows.size() + i, Set.of());
+    }
+    assertThat(decodedIn(batches))
+        .as("the flushed batch's share is kept for the changes after it")
+        .isEqualTo(Batches.MAX_DECODED);
+    assertThat(batches.entries(batches.open().values().stream()
+            .filter(b -> b.partition == 2)
+            .findFirst()
+            .orElseThrow()))
+        .filteredOn(e -> e.decoded() != null)
+        .hasSize((int) freed);
+  }
+
+  private long decodedIn(Batches batches) {
+    return batches.open().values().stream()
+        .flatMap(b -> batches.entries(b).stream())
+        .filter(e -> e.decoded() != null)
+        .count();
+  }
+
   private void add(Batches batches, Change change, long offset, Set<String> toasted) {
     add(batches, change, 0, offset, toasted);
   }
