@@ -103,8 +103,11 @@ final class SchemaTexts {
     if (stored.length == 0 || stored[0] != MARKER) {
       return stored;
     }
-    String id = HEX.formatHex(stored, 1, 1 + ID_LENGTH);
-    byte[] text = texts.get(id);
+    byte[] text = recentText(stored);
+    String id = text != null ? null : HEX.formatHex(stored, 1, 1 + ID_LENGTH);
+    if (text == null) {
+      text = texts.get(id);
+    }
     if (text == null) {
       text = store.get(id);
       if (text == null) {
@@ -119,6 +122,19 @@ final class SchemaTexts {
     System.arraycopy(text, 0, out, SCHEMA_FIELD.length, text.length);
     System.arraycopy(stored, 1 + ID_LENGTH, out, SCHEMA_FIELD.length + text.length, rest);
     return out;
+  }
+
+  /**
+   * The text of a compacted entry's id when it is among the recent ones (the tables a task is busy
+   * with: nearly always), compared byte for byte, without building the id's hex text.
+   */
+  private byte[] recentText(byte[] stored) {
+    for (Known known : recent) {
+      if (Arrays.equals(stored, 1, 1 + ID_LENGTH, known.id(), 0, ID_LENGTH)) {
+        return known.text();
+      }
+    }
+    return null;
   }
 
   private Known remember(byte[] text) {
