@@ -32,9 +32,10 @@ import java.util.Set;
  *
  * <p>The batches are a cache of the source topics, not a store of their own: after a restart or a
  * rebalance they are read again from the source topic ({@link BatchStarts}, {@link SourceReplay}),
- * so a state store (and its serialization) buys nothing but a local copy. What they hold is bounded
- * per partition by {@code ingest.flush.max.bytes} and per task by {@code ingest.buffer.max.bytes}
- * (the change buffer flushes the task's largest batch when it is reached).
+ * so a state store (and its serialization) buys nothing but a local copy. What they hold ({@link
+ * #sizeOf}) is bounded per partition by {@code ingest.flush.max.bytes} and per task by {@code
+ * ingest.buffer.max.bytes} (the change buffer flushes the task's largest batch that can be flushed
+ * when it is reached; one whose flush waits for realtime cannot).
  *
  * <p>Entry keys within a batch: {@code key-json} for changes and {@code SOH key-json} for moved-out
  * keys.
@@ -79,7 +80,11 @@ final class Batches {
    * offsets.
    */
   record Entry(
-      BufferedChange held, boolean movedOut, Admission.Admitted decoded, SchemaTexts schemaTexts) {
+      String key,
+      BufferedChange held,
+      boolean movedOut,
+      Admission.Admitted decoded,
+      SchemaTexts schemaTexts) {
 
     long offset() {
       return held.offset();
@@ -115,6 +120,9 @@ final class Batches {
    * payload's bytes).
    */
   static final long MAX_DECODED_BYTES = 4L << 20;
+
+  /** The heap an entry takes beyond its bytes and its key's text ({@link #sizeOf}). */
+  static final int ENTRY_OVERHEAD = 100;
 
   static final String NEW_KEY_HEADER = "__debezium.newkey";
   private static final char SEP = '\u0000';
@@ -234,10 +242,10 @@ final class Batches {
    */
   private int put(Batch batch, String entryKey, BufferedChange change) {
     BufferedChange compact = schemaTexts.compact(change);
-    int size = compact.sizeInBytes();
+    int size = sizeOf(entryKey, compact);
     BufferedChange replaced = batch.entries.put(entryKey, compact);
     if (replaced != null) {
-      int old = replaced.sizeInBytes();
+      int old = sizeOf(entryKey, replaced);
       if (batch.decoded.remove(entryKey) != null) {
         decodedCount--;
         decodedBytes -= old; // the decoded change was the one held under this key
@@ -246,6 +254,14 @@ final class Batches {
     }
     counted(batch, size);
     return size;
+  }
+
+  /**
+   * What an entry holds on the heap, about: its bytes, its key's text, and an allowance for the
+   * objects around them (the map's node, the change, the arrays' headers).
+   */
+  static int sizeOf(String entryKey, BufferedChange held) {
+    return held.sizeInBytes() + entryKey.length() + ENTRY_OVERHEAD;
   }
 
   /** Counts bytes a batch holds, in its {@link Batch#bytes} and in the task's {@link #bytes()}. */
@@ -259,11 +275,14 @@ final class Batches {
     return bytes;
   }
 
-  /** The open batch holding the most bytes, or null when none is open. */
-  Batch largest() {
+  /**
+   * The open batch holding the most bytes of those whose flush is not waiting to be tried again at
+   * {@code nowMs}, or null when there is none.
+   */
+  Batch largest(long nowMs) {
     Batch largest = null;
     for (Batch batch : open.values()) {
-      if (largest == null || batch.bytes > largest.bytes) {
+      if (batch.retryAtMs <= nowMs && (largest == null || batch.bytes > largest.bytes)) {
         largest = batch;
       }
     }
@@ -336,8 +355,8 @@ final class Batches {
   /** The entries of a batch: its changes and its moved-out keys. */
   List<Entry> entries(Batch batch) {
     List<Entry> out = new ArrayList<>(batch.entries.size());
-    batch.entries.forEach((entryKey, held) -> out.add(
-        new Entry(held, entryKey.charAt(0) == MOVED, batch.decoded.get(entryKey), schemaTexts)));
+    batch.entries.forEach((entryKey, held) -> out.add(new Entry(
+        entryKey, held, entryKey.charAt(0) == MOVED, batch.decoded.get(entryKey), schemaTexts)));
     return out;
   }
 
@@ -345,7 +364,7 @@ final class Batches {
   void clear(Batch batch) {
     for (Map.Entry<String, Admission.Admitted> e : batch.decoded.entrySet()) {
       decodedCount--;
-      decodedBytes -= batch.entries.get(e.getKey()).sizeInBytes();
+      decodedBytes -= sizeOf(e.getKey(), batch.entries.get(e.getKey()));
     }
     bytes -= batch.bytes;
     open.remove(batch.prefix());

@@ -7,7 +7,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 
 /**
- * The latest change of one key in a batch, as held in the change buffer's state store: the record
+ * The latest change of one key in a batch, as the change buffer holds it: the record
  * bytes (decoded again at flush), where the record came from, and, for a change whose unchanged
  * TOAST values are still to be filled from the table, the key whose current row holds them.
  *

@@ -303,19 +303,34 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     if (batch.keys >= config.flushMaxRows() || batch.bytes >= config.flushMaxBytes()) {
       flush(batch, now);
-    } else if (batches.bytes() > config.bufferMaxBytes()) {
-      // The task's batches are on the heap: the largest goes first, so the fewest files are small.
-      Batches.Batch largest = batches.largest();
+    }
+    if (batches.bytes() > config.bufferMaxBytes()) {
+      flushLargest(now);
+    }
+  }
+
+  /**
+   * The task's batches are on the heap and hold more than they may: its largest batch that can be
+   * flushed now goes first, so the fewest files are small. One whose flush waits for its earlier
+   * batches to reach realtime is passed over until it can go.
+   */
+  private void flushLargest(long now) {
+    Batches.Batch largest = batches.largest(now);
+    if (largest == null) {
+      return;
+    }
+    long bytes = batches.bytes();
+    flush(largest, now);
+    if (!batches.open().containsKey(largest.prefix())) {
+      metrics.flushesForMemory.increment();
       LOG.debug(
-          "Task {}: open batches hold {} bytes, above {}: flushing {}-{} ({} bytes) early",
+          "Task {}: open batches held {} bytes, above {}: flushed {}-{} ({} bytes) early",
           context.taskId(),
-          batches.bytes(),
+          bytes,
           config.bufferMaxBytes(),
           largest.topic,
           largest.partition,
           largest.bytes);
-      metrics.flushesForMemory.increment();
-      flush(largest, now);
     }
   }
 

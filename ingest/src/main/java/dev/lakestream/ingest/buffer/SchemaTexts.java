@@ -15,10 +15,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
 /**
  * Keeps the Connect schema text out of the change buffer's entries. Every record of a table
  * repeats the same schema (as JsonConverter writes {@code {"schema":S,"payload":P}}), most of its
- * bytes; the buffer and its changelog topic would hold it once per change. An entry holds instead a
- * reference to the text, which is kept once in its own store ({@value #STORE}, changelogged like the
- * buffer, in the same transactions) and spliced back when the entry is read: the bytes read are the
- * bytes the record had.
+ * bytes; the buffer would hold it once per change. An entry holds instead a reference to the text,
+ * which is kept once in its own changelogged store ({@value #STORE}) and spliced back when the
+ * entry is read: the bytes read are the bytes the record had.
  *
  * <p>A compacted entry starts with a zero byte, then the text's 16-byte id (the start of its
  * SHA-256), then the record's bytes from {@code ,"payload":} on. Records of any other shape are kept
