@@ -362,9 +362,9 @@ final class Batches {
 
   /** Forgets a flushed batch. */
   void clear(Batch batch) {
-    for (Map.Entry<String, Admission.Admitted> e : batch.decoded.entrySet()) {
+    for (String entryKey : batch.decoded.keySet()) {
       decodedCount--;
-      decodedBytes -= sizeOf(e.getKey(), batch.entries.get(e.getKey()));
+      decodedBytes -= sizeOf(entryKey, batch.entries.get(entryKey));
     }
     bytes -= batch.bytes;
     open.remove(batch.prefix());

@@ -355,7 +355,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   /**
    * Starts reading the open batches of the task's source partitions again, from each batch's first
-   * offset to its end, after a restart or a rebalance (the buffer's stores have no changelog): in
+   * offset to its end, after a restart or a rebalance (the open batches are in no changelogged store): in
    * steps, with the flushes ({@link #readOpenBatchesAgain}), so the thread keeps polling. A batch
    * whose partition is gone is forgotten now.
    */

@@ -103,10 +103,20 @@ final class SchemaTexts {
       return stored;
     }
     byte[] text = recentText(stored);
-    String id = text != null ? null : HEX.formatHex(stored, 1, 1 + ID_LENGTH);
     if (text == null) {
-      text = texts.get(id);
+      text = knownText(HEX.formatHex(stored, 1, 1 + ID_LENGTH));
     }
+    int rest = stored.length - 1 - ID_LENGTH;
+    byte[] out = new byte[SCHEMA_FIELD.length + text.length + rest];
+    System.arraycopy(SCHEMA_FIELD, 0, out, 0, SCHEMA_FIELD.length);
+    System.arraycopy(text, 0, out, SCHEMA_FIELD.length, text.length);
+    System.arraycopy(stored, 1 + ID_LENGTH, out, SCHEMA_FIELD.length + text.length, rest);
+    return out;
+  }
+
+  /** The text with this id, from memory or else from the store. */
+  private byte[] knownText(String id) {
+    byte[] text = texts.get(id);
     if (text == null) {
       text = store.get(id);
       if (text == null) {
@@ -115,12 +125,7 @@ final class SchemaTexts {
       }
       texts.put(id, text);
     }
-    int rest = stored.length - 1 - ID_LENGTH;
-    byte[] out = new byte[SCHEMA_FIELD.length + text.length + rest];
-    System.arraycopy(SCHEMA_FIELD, 0, out, 0, SCHEMA_FIELD.length);
-    System.arraycopy(text, 0, out, SCHEMA_FIELD.length, text.length);
-    System.arraycopy(stored, 1 + ID_LENGTH, out, SCHEMA_FIELD.length + text.length, rest);
-    return out;
+    return text;
   }
 
   /**

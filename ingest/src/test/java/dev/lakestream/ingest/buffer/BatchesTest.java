@@ -63,10 +63,7 @@ class BatchesTest {
     assertThat(batch.keys).as("the update replaced its key's change").isEqualTo(4);
     List<Batches.Entry> entries = batches.entries(batch);
     assertThat(entries).hasSize(4);
-    assertThat(batch.bytes)
-        .as("the bytes the batch holds")
-        .isEqualTo(
-            entries.stream().mapToLong(e -> Batches.sizeOf(e.key(), e.held())).sum());
+    assertThat(batch.bytes).as("the bytes the batch holds").isEqualTo(held(batches, batch));
     assertThat(batches.bytes()).isEqualTo(batch.bytes);
     assertThat(entries)
         .as("entries are held without their schema texts, and read back as they came")
@@ -101,9 +98,7 @@ class BatchesTest {
     long sum = 0;
     Batches.Batch largest = null;
     for (Batches.Batch batch : batches.open().values()) {
-      long held = batches.entries(batch).stream()
-          .mapToLong(e -> Batches.sizeOf(e.key(), e.held()))
-          .sum();
+      long held = held(batches, batch);
       assertThat(batch.bytes).as("partition %d", batch.partition).isEqualTo(held);
       sum += held;
       if (largest == null || batch.bytes > largest.bytes) {
@@ -210,6 +205,13 @@ class BatchesTest {
             .orElseThrow()))
         .filteredOn(e -> e.decoded() != null)
         .hasSize((int) freed);
+  }
+
+  /** What a batch's entries hold, summed entry by entry. */
+  private static long held(Batches batches, Batches.Batch batch) {
+    return batches.entries(batch).stream()
+        .mapToLong(e -> Batches.sizeOf(e.key(), e.held()))
+        .sum();
   }
 
   private long decodedIn(Batches batches) {
