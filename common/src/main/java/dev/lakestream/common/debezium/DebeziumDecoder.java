@@ -77,26 +77,68 @@ public final class DebeziumDecoder {
     if (valueBytes == null || valueBytes.length == 0) {
       return Optional.empty();
     }
-    ConnectSchema valueSchema = null;
-    JsonNode payload;
-    Envelope valueEnvelope = envelope(valueBytes, "value");
-    if (valueEnvelope != null) {
-      valueSchema = valueEnvelope.schema();
-      payload = valueEnvelope.payload();
-    } else {
-      JsonNode value = parse(valueBytes, "value");
-      if (value.isNull()) {
+    Envelope value = envelope(valueBytes, "value");
+    if (value == null) {
+      JsonNode whole = parse(valueBytes, "value");
+      if (whole.isNull()) {
         return Optional.empty();
       }
-      payload = value;
-      if (isEnvelopeWithSchema(value)) {
-        valueSchema = parseSchema(value.get("schema"), "value");
-        payload = value.get("payload");
-      }
+      value = isEnvelopeWithSchema(whole)
+          ? new Envelope(parseSchema(whole.get("schema"), "value"), whole.get("payload"))
+          : new Envelope(null, whole);
     }
-    if (payload == null || payload.isNull()) {
+    if (value.payload() == null || value.payload().isNull()) {
       return Optional.empty();
     }
+    return Optional.of(event(value, keyBytes, null));
+  }
+
+  /**
+   * A record's key or value as Kafka Connect's JsonConverter writes it, {@code
+   * {"schema":S,"payload":P}}, whose schema S is known already (parsed from the same text, {@link
+   * #schemaOfText}): its bytes from {@code payloadFrom} on are P and the envelope's closing brace.
+   * Whatever comes before is not read.
+   */
+  public record Framed(ConnectSchema schema, byte[] bytes, int payloadFrom) {}
+
+  /**
+   * Decodes a record whose key and value are {@link Framed}: only their payloads are read. The same
+   * change as {@link #decode(byte[], byte[])} of the whole record's bytes, or null when a payload is
+   * not a JSON object ending the bytes (decode the whole record then: it gives the errors their
+   * wording).
+   */
+  public ChangeEvent decode(Framed key, Framed value) {
+    Envelope valueEnvelope = framed(value, "value");
+    Envelope keyEnvelope = valueEnvelope == null ? null : framed(key, "key");
+    return keyEnvelope == null ? null : event(valueEnvelope, null, keyEnvelope);
+  }
+
+  /**
+   * The schema whose JSON text (as records carry it in their envelope) is {@code text}, parsed once
+   * for all records that carry the same text. {@code what}: "key" or "value", for the error.
+   */
+  public ConnectSchema schemaOfText(byte[] text, String what) {
+    try {
+      return schemaAt(text, 0, text.length, what);
+    } catch (IOException e) {
+      throw new BadChangeException("malformed " + what + " schema: " + e.getMessage(), e);
+    }
+  }
+
+  private Envelope framed(Framed framed, String what) {
+    byte[] bytes = framed.bytes();
+    int from = framed.payloadFrom();
+    return from < bytes.length ? payloadAt(framed.schema(), bytes, from, what) : null;
+  }
+
+  /**
+   * The change of a value envelope (its payload not null) and its key: {@code keyEnvelope} when
+   * known, else read from {@code keyBytes} (only when the change names a row: a TRUNCATE has no
+   * key).
+   */
+  private ChangeEvent event(Envelope value, byte[] keyBytes, Envelope keyEnvelope) {
+    ConnectSchema valueSchema = value.schema();
+    JsonNode payload = value.payload();
     if (!payload.isObject()) {
       throw new BadChangeException("value is not a Debezium envelope (not a JSON object)");
     }
@@ -113,30 +155,11 @@ public final class DebeziumDecoder {
     }
     if (op == ChangeOp.TRUNCATE) {
       // A TRUNCATE names no row: no key, no before or after image.
-      return Optional.of(
-          new ChangeEvent(op, JSON.createObjectNode(), null, null, null, source(payload)));
+      return new ChangeEvent(op, JSON.createObjectNode(), null, null, null, source(payload));
     }
-
-    if (keyBytes == null || keyBytes.length == 0) {
-      throw new BadChangeException(
-          "record has no key: the source table has no primary key, so its changes cannot be applied as upserts;"
-              + " give the table a primary key, or name its key columns in the connector's message.key.columns"
-              + " (with REPLICA IDENTITY FULL or USING INDEX on the table so PostgreSQL logs them)");
-    }
-    ConnectSchema keySchema = null;
-    JsonNode keyPayload;
-    Envelope keyEnvelope = envelope(keyBytes, "key");
-    if (keyEnvelope != null) {
-      keySchema = keyEnvelope.schema();
-      keyPayload = keyEnvelope.payload();
-    } else {
-      JsonNode key = parse(keyBytes, "key");
-      keyPayload = key;
-      if (isEnvelopeWithSchema(key)) {
-        keySchema = parseSchema(key.get("schema"), "key");
-        keyPayload = key.get("payload");
-      }
-    }
+    Envelope key = keyEnvelope != null ? keyEnvelope : keyEnvelope(keyBytes);
+    ConnectSchema keySchema = key.schema();
+    JsonNode keyPayload = key.payload();
     if (keyPayload == null || !keyPayload.isObject() || keyPayload.isEmpty()) {
       throw new BadChangeException(
           "record key is not a JSON object of primary-key columns: " + abbreviate(keyPayload));
@@ -165,8 +188,26 @@ public final class DebeziumDecoder {
         }
       }
     }
-    return Optional.of(
-        new ChangeEvent(op, (ObjectNode) keyPayload, keySchema, after, rowSchema, source(payload)));
+    return new ChangeEvent(
+        op, (ObjectNode) keyPayload, keySchema, after, rowSchema, source(payload));
+  }
+
+  /** The record key's schema (null when it carries none) and payload. */
+  private Envelope keyEnvelope(byte[] keyBytes) {
+    if (keyBytes == null || keyBytes.length == 0) {
+      throw new BadChangeException(
+          "record has no key: the source table has no primary key, so its changes cannot be applied as upserts;"
+              + " give the table a primary key, or name its key columns in the connector's message.key.columns"
+              + " (with REPLICA IDENTITY FULL or USING INDEX on the table so PostgreSQL logs them)");
+    }
+    Envelope known = envelope(keyBytes, "key");
+    if (known != null) {
+      return known;
+    }
+    JsonNode key = parse(keyBytes, "key");
+    return isEnvelopeWithSchema(key)
+        ? new Envelope(parseSchema(key.get("schema"), "key"), key.get("payload"))
+        : new Envelope(null, key);
   }
 
   private static SourcePosition source(JsonNode payload) {
@@ -425,29 +466,34 @@ public final class DebeziumDecoder {
       if (end + PAYLOAD_FIELD.length < bytes.length
           && Arrays.equals(bytes, SCHEMA_FIELD.length, end, known.text(), 0, known.text().length)
           && startsWith(bytes, end, PAYLOAD_FIELD)) {
-        int from = end + PAYLOAD_FIELD.length;
-        if (bytes[from] != '{') {
-          return null; // an envelope's payload is an object; anything else takes the slow path
-        }
-        int last = bytes.length - 1;
-        while (last > from && Character.isWhitespace(bytes[last])) {
-          last--;
-        }
-        if (bytes[last] != '}') {
-          return null;
-        }
-        try (JsonParser parser = JSON.getFactory().createParser(bytes, from, last - from)) {
-          parser.nextToken();
-          JsonNode payload = payload(parser, what);
-          return payload == null || parser.nextToken() != null
-              ? null
-              : new Envelope(known.schema(), payload);
-        } catch (IOException e) {
-          return null;
-        }
+        return payloadAt(known.schema(), bytes, end + PAYLOAD_FIELD.length, what);
       }
     }
     return null;
+  }
+
+  /**
+   * The envelope whose payload is the JSON object at {@code from} and whose closing brace ends
+   * {@code bytes} (white space after it allowed), or null when they are not so.
+   */
+  private static Envelope payloadAt(ConnectSchema schema, byte[] bytes, int from, String what) {
+    if (bytes[from] != '{') {
+      return null; // an envelope's payload is an object; anything else takes the slow path
+    }
+    int last = bytes.length - 1;
+    while (last > from && Character.isWhitespace(bytes[last])) {
+      last--;
+    }
+    if (bytes[last] != '}') {
+      return null;
+    }
+    try (JsonParser parser = JSON.getFactory().createParser(bytes, from, last - from)) {
+      parser.nextToken();
+      JsonNode payload = payload(parser, what);
+      return payload == null || parser.nextToken() != null ? null : new Envelope(schema, payload);
+    } catch (IOException e) {
+      return null;
+    }
   }
 
   private static boolean startsWith(byte[] bytes, int at, byte[] prefix) {

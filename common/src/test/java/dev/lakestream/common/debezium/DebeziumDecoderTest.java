@@ -135,6 +135,56 @@ class DebeziumDecoderTest {
   }
 
   @Test
+  void aRecordFramedByItsKnownSchemaDecodesAsItsWholeBytesDo() {
+    ChangeStreamGenerator gen =
+        new ChangeStreamGenerator(TestTable.wide("inventory", "customers"), 6);
+    List<Change> changes = gen.snapshot(5);
+    changes.addAll(gen.next(300));
+    int compared = 0;
+    for (Change change : changes) {
+      if (change.isTombstone()) {
+        continue;
+      }
+      byte[] key = DebeziumJson.key(change, true);
+      byte[] value = DebeziumJson.value(change, true);
+      // A fresh decoder each time for the whole bytes, so the framed one's schemas are its own.
+      ChangeEvent whole = new DebeziumDecoder().decode(key, value).orElseThrow();
+      ChangeEvent framed = decoder.decode(framed(key, "key"), framed(value, "value"));
+      assertThat(framed).isEqualTo(whole);
+      compared++;
+    }
+    assertThat(compared).isGreaterThan(200);
+    // Whatever is before the payload is not read: only the schema given and the payload count.
+    Change any = changes.stream().filter(c -> !c.isTombstone()).findFirst().orElseThrow();
+    byte[] value = DebeziumJson.value(any, true);
+    DebeziumDecoder.Framed v = framed(value, "value");
+    Arrays.fill(value, 0, v.payloadFrom(), (byte) 'x');
+    assertThat(decoder.decode(framed(DebeziumJson.key(any, true), "key"), v))
+        .isEqualTo(new DebeziumDecoder()
+            .decode(DebeziumJson.key(any, true), DebeziumJson.value(any, true))
+            .orElseThrow());
+    // A payload that is not an object ending the bytes is left to the whole record's decoding.
+    DebeziumDecoder.Framed key = framed(DebeziumJson.key(any, true), "key");
+    for (String payload :
+        new String[] {"null}", "[1]}", "{\"op\":\"c\"}}x", "{\"op\":", "{\"op\":\"c\"},{}}"}) {
+      byte[] bytes = bytes(",\"payload\":" + payload);
+      assertThat(decoder.decode(key, new DebeziumDecoder.Framed(v.schema(), bytes, 11)))
+          .as(payload)
+          .isNull();
+    }
+  }
+
+  /** The record as the decoder reads it with its schema text known: parsed from that text. */
+  private DebeziumDecoder.Framed framed(byte[] record, String what) {
+    String text = new String(record, StandardCharsets.UTF_8);
+    assertThat(text).startsWith("{\"schema\":");
+    int payload = text.lastIndexOf(",\"payload\":");
+    byte[] schemaText = Arrays.copyOfRange(record, "{\"schema\":".length(), payload);
+    return new DebeziumDecoder.Framed(
+        decoder.schemaOfText(schemaText, what), record, payload + ",\"payload\":".length());
+  }
+
+  @Test
   void aValueReadForItsFieldsDecodesAsTheWholeTreeDoes() {
     // With schemas, a value's payload is read for the fields decoding needs (before, transaction
     // and the source's names skipped); without, it is read as a whole tree. Same events.

@@ -137,8 +137,9 @@ final class BatchFlusher {
       if (entry.movedOut()) {
         continue;
       }
-      ChangeEvent event =
-          entry.decoded() != null ? entry.decoded().event() : decode(entry.change());
+      ChangeEvent event = entry.decoded() != null
+          ? entry.decoded().event()
+          : schemaTexts.decode(entry.held(), decoder);
       Set<String> missing =
           event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || entry.previousKey() != null)
               ? unavailable.columns(event.after(), event.rowSchema())

@@ -75,9 +75,9 @@ final class Batches {
   /**
    * One entry of a batch: a change, or a moved-out key, as the batch holds it ({@code held}, its
    * schema texts left out). {@code decoded}: the change as admission decoded and converted it from
-   * the same bytes, or null (decode {@link #change()} then). The record's bytes are put back
-   * together only when {@link #change()} is asked for: a flush of decoded changes needs only their
-   * offsets.
+   * the same bytes, or null (then {@link SchemaTexts#decode} reads it from {@code held}). The
+   * record's bytes are put back together only when {@link #change()} is asked for (a dead letter):
+   * a flush needs only the decoded changes and their offsets.
    */
   record Entry(
       String key,

@@ -1,5 +1,8 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ConnectSchema;
+import dev.lakestream.common.debezium.DebeziumDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -8,6 +11,7 @@ import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -46,6 +50,8 @@ final class SchemaTexts {
   private final Map<String, byte[]> texts = new HashMap<>();
   /** Texts compared byte for byte before one is searched for (the tables a task is busy with). */
   private final Deque<Known> recent = new ArrayDeque<>();
+  /** The schemas of the texts above (the same arrays), parsed: held entries are decoded by them. */
+  private final Map<byte[], ConnectSchema> schemas = new IdentityHashMap<>();
 
   SchemaTexts(KeyValueStore<String, byte[]> store) {
     this.store = store;
@@ -95,6 +101,37 @@ final class SchemaTexts {
     return pack(known.id(), record, end);
   }
 
+  /**
+   * The change a held entry holds, decoded: when its key's and value's schema texts were left out
+   * (nearly always), only their payloads are read, by the schemas of the texts, and the record is not
+   * put back together (at a flush that was a copy of every record's bytes and a comparison of its
+   * schema text). The same change {@code decoder} reads from the record's bytes.
+   */
+  ChangeEvent decode(BufferedChange held, DebeziumDecoder decoder) {
+    DebeziumDecoder.Framed key = framed(held.key(), decoder, "key");
+    DebeziumDecoder.Framed value = key == null ? null : framed(held.value(), decoder, "value");
+    ChangeEvent event = value == null ? null : decoder.decode(key, value);
+    if (event != null) {
+      return event;
+    }
+    BufferedChange change = expand(held);
+    return decoder.decode(change.key(), change.value()).orElseThrow();
+  }
+
+  /** A compacted record as the decoder reads it without its schema text, or null if not one. */
+  DebeziumDecoder.Framed framed(byte[] stored, DebeziumDecoder decoder, String what) {
+    if (stored.length == 0 || stored[0] != MARKER) {
+      return null;
+    }
+    byte[] text = textOf(stored);
+    ConnectSchema schema = schemas.get(text);
+    if (schema == null) {
+      schema = decoder.schemaOfText(text, what);
+      schemas.put(text, schema);
+    }
+    return new DebeziumDecoder.Framed(schema, stored, 1 + ID_LENGTH + PAYLOAD_FIELD.length);
+  }
+
   byte[] expand(byte[] stored) {
     if (stored.length > 0 && stored[0] == ESCAPED) {
       return Arrays.copyOfRange(stored, 1, stored.length);
@@ -102,16 +139,19 @@ final class SchemaTexts {
     if (stored.length == 0 || stored[0] != MARKER) {
       return stored;
     }
-    byte[] text = recentText(stored);
-    if (text == null) {
-      text = knownText(HEX.formatHex(stored, 1, 1 + ID_LENGTH));
-    }
+    byte[] text = textOf(stored);
     int rest = stored.length - 1 - ID_LENGTH;
     byte[] out = new byte[SCHEMA_FIELD.length + text.length + rest];
     System.arraycopy(SCHEMA_FIELD, 0, out, 0, SCHEMA_FIELD.length);
     System.arraycopy(text, 0, out, SCHEMA_FIELD.length, text.length);
     System.arraycopy(stored, 1 + ID_LENGTH, out, SCHEMA_FIELD.length + text.length, rest);
     return out;
+  }
+
+  /** The schema text a compacted entry refers to. */
+  private byte[] textOf(byte[] stored) {
+    byte[] text = recentText(stored);
+    return text != null ? text : knownText(HEX.formatHex(stored, 1, 1 + ID_LENGTH));
   }
 
   /** The text with this id, from memory or else from the store. */
@@ -144,13 +184,16 @@ final class SchemaTexts {
   private Known remember(byte[] text) {
     byte[] id = Arrays.copyOf(sha256(text), ID_LENGTH);
     String hex = HEX.formatHex(id);
-    if (!texts.containsKey(hex)) {
+    byte[] kept = texts.get(hex);
+    if (kept == null) {
       if (store.get(hex) == null) {
         store.put(hex, text);
       }
       texts.put(hex, text);
+      kept = text;
     }
-    Known known = new Known(id, text);
+    // One array per text, whichever way it is found: the parsed schemas are kept by array.
+    Known known = new Known(id, kept);
     recent.addFirst(known);
     if (recent.size() > RECENT) {
       recent.removeLast();

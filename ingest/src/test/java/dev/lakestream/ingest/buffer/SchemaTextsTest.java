@@ -3,6 +3,8 @@ package dev.lakestream.ingest.buffer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
@@ -53,6 +55,44 @@ class SchemaTextsTest {
       }
       assertThat(count).as("one key schema and one value schema").isEqualTo(2);
     }
+  }
+
+  @Test
+  void aHeldChangeDecodesFromItsPayloadsToTheChangeItsRecordDecodesTo() {
+    TestTable table = TestTable.wide("inventory", "documents");
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9);
+    List<Change> changes = gen.snapshot(5);
+    changes.addAll(gen.next(300));
+    SchemaTexts texts = new SchemaTexts(store);
+    DebeziumDecoder decoder = new DebeziumDecoder();
+    int framed = 0;
+    for (Change change : changes) {
+      if (change.isTombstone()) {
+        continue;
+      }
+      for (boolean withSchema : new boolean[] {true, false}) {
+        BufferedChange record = new BufferedChange(
+            1, 2, DebeziumJson.key(change, withSchema), DebeziumJson.value(change, withSchema));
+        ChangeEvent expected =
+            new DebeziumDecoder().decode(record.key(), record.value()).orElseThrow();
+        BufferedChange held = texts.compact(record);
+        assertThat(texts.decode(held, decoder)).isEqualTo(expected);
+        // After a restart only the store is left.
+        assertThat(new SchemaTexts(store).decode(held, new DebeziumDecoder())).isEqualTo(expected);
+        if (withSchema) {
+          // Read from the payloads alone, not by putting the record back together.
+          DebeziumDecoder.Framed key = texts.framed(held.key(), decoder, "key");
+          DebeziumDecoder.Framed value = texts.framed(held.value(), decoder, "value");
+          assertThat(key.bytes()).isSameAs(held.key());
+          assertThat(value.bytes()).isSameAs(held.value());
+          assertThat(decoder.decode(key, value)).isEqualTo(expected);
+          framed++;
+        } else {
+          assertThat(texts.framed(held.value(), decoder, "value")).isNull();
+        }
+      }
+    }
+    assertThat(framed).isGreaterThan(200);
   }
 
   @Test
