@@ -21,7 +21,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * repeats the same schema (as JsonConverter writes {@code {"schema":S,"payload":P}}), most of its
  * bytes; the buffer would hold it once per change. An entry holds instead a reference to the text,
  * which is kept once in its own changelogged store ({@value #STORE}) and spliced back when the
- * entry is read: the bytes read are the bytes the record had.
+ * entry is read: the bytes read are the bytes the record had. An entry to be decoded is not put
+ * back together: its payloads are read by the text's schema ({@link #decode}).
  *
  * <p>A compacted entry starts with a zero byte, then the text's 16-byte id (the start of its
  * SHA-256), then the record's bytes from {@code ,"payload":} on. Records of any other shape are kept
