@@ -92,6 +92,7 @@ public final class IngestThroughputBenchmark {
       System.out.printf(
           "backlog: %,d events on %d partitions, produced in %.1f s; extra settings %s%n",
           events, PARTITIONS, (System.nanoTime() - started) / 1e9, BenchSettings.given());
+      warmUp(kafka, table.topic(), lastChanges);
       // The floor: a bare consumer that only reads the backlog and decodes every record.
       Floor floor = floor(kafka, table.topic(), ends);
       double floorSeconds = floor.seconds();
@@ -126,6 +127,8 @@ public final class IngestThroughputBenchmark {
                 || name.startsWith("lakestream-realtime-commit")
                 || name.startsWith("iceberg-worker-pool");
             ThreadCpu threadCpu0 = ThreadCpu.of(ingestThreads);
+            ThreadCpu allCpu0 = ThreadCpu.of(name -> true);
+            JvmWork jvm0 = JvmWork.now();
             long cpu0 = processCpuNanos();
             long t0 = System.nanoTime();
             try (StreamsApp app = IngestApp.create(config)) {
@@ -156,6 +159,13 @@ public final class IngestThroughputBenchmark {
               ThreadCpu threadCpu1 = ThreadCpu.of(ingestThreads);
               double threadCpuMs = threadCpu1.nanosSince(threadCpu0) / 1e6;
               double allocatedKb = threadCpu1.bytesAllocatedSince(threadCpu0) / 1024.0;
+              System.out.printf(
+                  "  flush %d ms, %d threads: CPU s by thread %s; %s%n",
+                  flushMs,
+                  threads,
+                  cpuByThread(ThreadCpu.of(name -> true)
+                      .nanosSinceByGroup(allCpu0, name -> threadGroup(name, prefix))),
+                  JvmWork.now().since(jvm0));
               KafkaWrites written = KafkaWrites.of(kafka, prefix).minus(writesBefore);
               System.out.printf(
                   "  flush %d ms, %d threads: Kafka writes by topic%n%s",
@@ -189,7 +199,9 @@ public final class IngestThroughputBenchmark {
         + " changes (a quarter snapshot reads, then the generator's mix of inserts,"
         + " updates, deletes, key updates and re-inserts, with tombstones) on " + PARTITIONS
         + " partitions, produced"
-        + " before ingest starts; the time runs from the app's start (about 2 s of it is Kafka Streams starting) to"
+        + " before ingest starts. One drain of it by ingest, not measured, comes first, so that the JIT"
+        + " compiler has compiled ingest's code and the decoder's (before it, the first row measured mostly the"
+        + " compiler). The time runs from the app's start (about 2 s of it is Kafka Streams starting) to"
         + " the realtime commit that holds the last offset of every partition; \"from the first change in\" is the"
         + " same drain timed from the moment ingest's counter of changes taken in (lakestream.ingest.changes,"
         + " checked every 20 ms) first moved, leaving out the app's start. Broker, producer-side data and the app"
@@ -235,6 +247,98 @@ public final class IngestThroughputBenchmark {
     return app.meters().find("lakestream.ingest.changes").counters().stream()
         .mapToDouble(Counter::count)
         .sum();
+  }
+
+  /**
+   * Drains the backlog once, unmeasured, so that the measured runs find ingest's code compiled: in
+   * the first drain of a JVM the JIT compiler spent 17 to 30 s of its time (on two cores, beside
+   * the stream threads), and the first row measured mostly that.
+   */
+  private static void warmUp(EmbeddedKafka kafka, String topic, Map<Integer, Long> lastChanges)
+      throws Exception {
+    JvmWork jvm0 = JvmWork.now();
+    long t0 = System.nanoTime();
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      PipelineConfig config = config(kafka, warehouse, "bench-ingest-warm-up", 500, 2);
+      Catalog catalog = warehouse.catalog();
+      TableIdentifier id = TableIdentifier.of("bench", "customers");
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        while (!drained(catalog, id, topic, lastChanges)) {
+          Thread.sleep(200);
+        }
+      }
+    }
+    System.out.printf(
+        "warm-up drain (500 ms, 2 threads, not measured): %.1f s; %s%n",
+        (System.nanoTime() - t0) / 1e9, JvmWork.now().since(jvm0));
+  }
+
+  /** A thread's group for the CPU breakdown: the app's kinds of threads, the broker's, the rest. */
+  private static String threadGroup(String name, String appPrefix) {
+    // The app's Kafka clients' own threads (a producer's sender, a consumer's heartbeat) carry the
+    // app's client ids after a "kafka-..." name.
+    if (name.contains(appPrefix)) {
+      if (name.contains("-producer")) {
+        return "stream threads' producers";
+      }
+      if (name.contains("-consumer") || name.contains("heartbeat")) {
+        return "stream threads' consumers";
+      }
+      return name.contains("StreamThread") ? "stream threads" : "app, other";
+    }
+    if (name.startsWith("lakestream-realtime-commit")) {
+      return "realtime committer";
+    }
+    if (name.startsWith("iceberg-worker-pool")) {
+      return "iceberg workers";
+    }
+    if (name.startsWith("data-plane-kafka")
+        || name.startsWith("kafka-")
+        || name.contains("Txn")
+        || name.startsWith("group-coordinator")
+        || name.startsWith("quorum-controller")
+        || name.startsWith("ExpirationReaper")) {
+      return "broker";
+    }
+    if (name.contains("CompilerThread")) {
+      return "JIT compiler";
+    }
+    return "other";
+  }
+
+  private static String cpuByThread(Map<String, Long> nanos) {
+    StringBuilder out = new StringBuilder();
+    nanos.entrySet().stream()
+        .filter(e -> e.getValue() >= 50_000_000L)
+        .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+        .forEach(e -> out.append(out.length() == 0 ? "" : ", ")
+            .append(e.getKey())
+            .append(' ')
+            .append(String.format("%.1f", e.getValue() / 1e9)));
+    return out.toString();
+  }
+
+  /** The collectors' and the JIT compiler's accumulated time, as the JVM reports them. */
+  private record JvmWork(long gcMs, long gcCount, long compileMs) {
+    static JvmWork now() {
+      long ms = 0;
+      long count = 0;
+      for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+        ms += Math.max(0, gc.getCollectionTime());
+        count += Math.max(0, gc.getCollectionCount());
+      }
+      var jit = ManagementFactory.getCompilationMXBean();
+      return new JvmWork(ms, count, jit == null ? 0 : jit.getTotalCompilationTime());
+    }
+
+    String since(JvmWork before) {
+      return String.format(
+          "GC %d collections, %.1f s; JIT %.1f s",
+          gcCount - before.gcCount,
+          (gcMs - before.gcMs) / 1e3,
+          (compileMs - before.compileMs) / 1e3);
+    }
   }
 
   private static long processCpuNanos() {

@@ -5,6 +5,8 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -19,17 +21,22 @@ final class ThreadCpu {
 
   private final Map<Long, Long> nanosById;
   private final Map<Long, Long> bytesById;
+  private final Map<Long, String> namesById;
 
-  private ThreadCpu(Map<Long, Long> nanosById, Map<Long, Long> bytesById) {
+  private ThreadCpu(
+      Map<Long, Long> nanosById, Map<Long, Long> bytesById, Map<Long, String> namesById) {
     this.nanosById = nanosById;
     this.bytesById = bytesById;
+    this.namesById = namesById;
   }
 
   static ThreadCpu of(Predicate<String> names) {
     Map<Long, Long> out = new HashMap<>();
     Map<Long, Long> bytes = new HashMap<>();
+    Map<Long, String> threadNames = new HashMap<>();
     for (ThreadInfo info : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
       if (info != null && names.test(info.getThreadName())) {
+        threadNames.put(info.getThreadId(), info.getThreadName());
         long nanos = THREADS.getThreadCpuTime(info.getThreadId());
         if (nanos >= 0) {
           out.put(info.getThreadId(), nanos);
@@ -40,7 +47,7 @@ final class ThreadCpu {
         }
       }
     }
-    return new ThreadCpu(out, bytes);
+    return new ThreadCpu(out, bytes, threadNames);
   }
 
   /** The bytes the calling thread has allocated so far. */
@@ -55,6 +62,19 @@ final class ThreadCpu {
       sum += e.getValue() - before.bytesById.getOrDefault(e.getKey(), 0L);
     }
     return sum;
+  }
+
+  /**
+   * Nanoseconds spent since {@code before} by the threads now matching, summed by the group {@code
+   * group} names for each thread's name.
+   */
+  Map<String, Long> nanosSinceByGroup(ThreadCpu before, Function<String, String> group) {
+    Map<String, Long> out = new TreeMap<>();
+    for (var e : nanosById.entrySet()) {
+      long spent = e.getValue() - before.nanosById.getOrDefault(e.getKey(), 0L);
+      out.merge(group.apply(namesById.get(e.getKey())), spent, Long::sum);
+    }
+    return out;
   }
 
   /** Nanoseconds spent since {@code before} by the threads now matching. */
