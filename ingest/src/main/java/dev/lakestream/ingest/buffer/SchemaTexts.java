@@ -1,5 +1,6 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ConnectSchema;
 import dev.lakestream.common.debezium.DebeziumDecoder;
@@ -53,6 +54,8 @@ final class SchemaTexts {
   private final Deque<Known> recent = new ArrayDeque<>();
   /** The schemas of the texts above (the same arrays), parsed: held entries are decoded by them. */
   private final Map<byte[], ConnectSchema> schemas = new IdentityHashMap<>();
+  /** How many held entries {@link #decode} put back together to decode them whole. */
+  private long wholeDecodes;
 
   SchemaTexts(KeyValueStore<String, byte[]> store) {
     this.store = store;
@@ -115,8 +118,13 @@ final class SchemaTexts {
     if (event != null) {
       return event;
     }
+    wholeDecodes++;
     BufferedChange change = expand(held);
     return decoder.decode(change.key(), change.value()).orElseThrow();
+  }
+
+  long wholeDecodes() {
+    return wholeDecodes;
   }
 
   /** A compacted record as the decoder reads it without its schema text, or null if not one. */
@@ -127,7 +135,11 @@ final class SchemaTexts {
     byte[] text = textOf(stored);
     ConnectSchema schema = schemas.get(text);
     if (schema == null) {
-      schema = decoder.schemaOfText(text, what);
+      try {
+        schema = decoder.schemaOfText(text, what);
+      } catch (BadChangeException e) {
+        return null; // decoded whole, the record gets the error its bytes cause, if any
+      }
       schemas.put(text, schema);
     }
     return new DebeziumDecoder.Framed(schema, stored, 1 + ID_LENGTH + PAYLOAD_FIELD.length);

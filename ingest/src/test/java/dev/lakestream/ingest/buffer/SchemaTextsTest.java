@@ -76,11 +76,14 @@ class SchemaTextsTest {
         ChangeEvent expected =
             new DebeziumDecoder().decode(record.key(), record.value()).orElseThrow();
         BufferedChange held = texts.compact(record);
+        long wholeBefore = texts.wholeDecodes();
         assertThat(texts.decode(held, decoder)).isEqualTo(expected);
+        // Read from the payloads alone, not by putting the record back together; a record
+        // without schemas has no text left out and is decoded whole.
+        assertThat(texts.wholeDecodes() - wholeBefore).isEqualTo(withSchema ? 0 : 1);
         // After a restart only the store is left.
         assertThat(new SchemaTexts(store).decode(held, new DebeziumDecoder())).isEqualTo(expected);
         if (withSchema) {
-          // Read from the payloads alone, not by putting the record back together.
           DebeziumDecoder.Framed key = texts.framed(held.key(), decoder, "key");
           DebeziumDecoder.Framed value = texts.framed(held.value(), decoder, "value");
           assertThat(key.bytes()).isSameAs(held.key());
