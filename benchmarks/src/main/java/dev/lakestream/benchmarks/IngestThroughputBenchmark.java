@@ -17,6 +17,7 @@ import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.Counter;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -54,6 +55,9 @@ public final class IngestThroughputBenchmark {
 
   public static void main(String[] args) throws Exception {
     int changes = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+    // Which build runs: the first jar on the classpath that holds ingest (the launcher's fat jar,
+    // when installed, comes before ingest's own), so that an A/B installs what it means to compare.
+    System.out.println("ingest's classes: " + codeSource(IngestApp.class));
     Report report = new Report(
         "2. Ingest throughput: draining a backlog into realtime",
         COMMAND,
@@ -240,6 +244,17 @@ public final class IngestThroughputBenchmark {
     warehouse.catalogProperties().forEach((k, v) -> s.put(PipelineConfig.CATALOG_PREFIX + k, v));
     s.putAll(BenchSettings.given());
     return new PipelineConfig(s);
+  }
+
+  /** Where a class was loaded from, and when that file was last written. */
+  private static String codeSource(Class<?> type) {
+    try {
+      Path where =
+          Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+      return where + " (written " + Files.getLastModifiedTime(where) + ")";
+    } catch (Exception e) {
+      return "unknown (" + e + ")";
+    }
   }
 
   /** The changes the app has taken in so far (its counter, read between the drain's checks). */
