@@ -2,6 +2,8 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.app.StreamsApp;
@@ -43,6 +45,7 @@ import java.time.Period;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -189,12 +192,47 @@ class PostgresTypesEndToEndTest {
             .as("%s: a change after an earlier commit has its commit LSN", where)
             .isNotNull();
       }
+      assertReadFromPayloadsAsWhole(record, where);
       ops.merge(event.op().name(), 1, Integer::sum);
     }
     assertThat(ops)
         .containsEntry("CREATE", 20)
         .containsEntry("UPDATE", 5)
         .containsEntry("DELETE", 5);
+  }
+
+  /**
+   * The record decoded from its key's and value's payloads alone, with each schema parsed from its
+   * text (as ingest reads a held change at flush), is the change its whole bytes decode to.
+   */
+  private static void assertReadFromPayloadsAsWhole(
+      ConsumerRecord<byte[], byte[]> record, String where) throws Exception {
+    DebeziumDecoder decoder = new DebeziumDecoder();
+    ChangeEvent whole =
+        new DebeziumDecoder().decode(record.key(), record.value()).orElseThrow();
+    assertThat(decoder.decode(
+            framed(decoder, record.key(), "key"), framed(decoder, record.value(), "value")))
+        .as("%s: decoded from its payloads", where)
+        .isEqualTo(whole);
+  }
+
+  /** A JsonConverter record ({"schema":S,"payload":P}) with S parsed from its text. */
+  private static DebeziumDecoder.Framed framed(DebeziumDecoder decoder, byte[] record, String what)
+      throws Exception {
+    try (JsonParser parser = JSON.getFactory().createParser(record)) {
+      assertThat(parser.nextToken()).isEqualTo(JsonToken.START_OBJECT);
+      assertThat(parser.nextFieldName()).isEqualTo("schema");
+      assertThat(parser.nextToken()).isEqualTo(JsonToken.START_OBJECT);
+      int from = (int) parser.currentTokenLocation().getByteOffset();
+      parser.skipChildren();
+      int to = (int) parser.currentTokenLocation().getByteOffset() + 1;
+      byte[] payloadField = ",\"payload\":".getBytes(StandardCharsets.UTF_8);
+      assertThat(Arrays.copyOfRange(record, to, to + payloadField.length)).isEqualTo(payloadField);
+      return new DebeziumDecoder.Framed(
+          decoder.schemaOfText(Arrays.copyOfRange(record, from, to), what),
+          record,
+          to + payloadField.length);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -281,6 +319,15 @@ class PostgresTypesEndToEndTest {
             + " COMMIT",
         "UPDATE inventory.zoo SET (i2, t, jb, na, pt) = (NULL, NULL, NULL, NULL, NULL) WHERE id = 5");
     Eventually.noDifference(SYNCED, () -> zooDiffers(zoo));
+    // Every type as ingest reads a held change at flush: from its payloads alone.
+    int read = 0;
+    for (ConsumerRecord<byte[], byte[]> record : feed.readAvailable("dbserver1.inventory.zoo")) {
+      if (record.value() != null) {
+        assertReadFromPayloadsAsWhole(record, "dbserver1.inventory.zoo@" + record.offset());
+        read++;
+      }
+    }
+    assertThat(read).as("zoo changes read from their payloads").isGreaterThanOrEqualTo(10);
 
     Table table = reader.loadTable(zoo);
     assertThat(table.schema().columns())
