@@ -1,19 +1,11 @@
 package dev.lakestream.common.debezium;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.BigIntegerNode;
-import com.fasterxml.jackson.databind.node.BooleanNode;
-import com.fasterxml.jackson.databind.node.IntNode;
-import com.fasterxml.jackson.databind.node.LongNode;
-import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Decodes a Kafka record written by Debezium through Connect's {@code JsonConverter} into a {@link
@@ -37,14 +30,7 @@ import java.util.Optional;
  */
 public final class DebeziumDecoder {
 
-  /**
-   * Parsers take their buffers from a pool of this mapper's own, not from Jackson's default (one
-   * per thread, found through a {@code ThreadLocal}): on ingest's stream threads that lookup was a
-   * fifth of decoding, a {@code ThreadLocal} map crowded by the other libraries on the thread.
-   */
-  private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
-      .recyclerPool(JsonRecyclerPools.newConcurrentDequePool())
-      .build());
+  private static final ObjectMapper JSON = RecordJson.JSON;
 
   private static final int SCHEMA_CACHE_SIZE = 64;
   /** Schema texts compared byte for byte before a record is parsed (tables a task is busy with). */
@@ -84,8 +70,8 @@ public final class DebeziumDecoder {
         return Optional.empty();
       }
       value = isEnvelopeWithSchema(whole)
-          ? new Envelope(parseSchema(whole.get("schema"), "value"), whole.get("payload"))
-          : new Envelope(null, whole);
+          ? new Envelope(parseSchema(whole.get("schema"), "value"), whole.get("payload"), null)
+          : new Envelope(null, whole, null);
     }
     if (value.payload() == null || value.payload().isNull()) {
       return Optional.empty();
@@ -174,13 +160,16 @@ public final class DebeziumDecoder {
       rowSchema = afterField.schema();
     }
 
-    ObjectNode after = null;
+    RowImage after = null;
     if (op.leavesRow()) {
-      JsonNode afterNode = payload.get("after");
-      if (afterNode == null || !afterNode.isObject()) {
-        throw new BadChangeException("op \"" + op.code() + "\" without an \"after\" row");
+      after = value.after();
+      if (after == null) {
+        JsonNode afterNode = payload.get("after");
+        if (afterNode == null || !afterNode.isObject()) {
+          throw new BadChangeException("op \"" + op.code() + "\" without an \"after\" row");
+        }
+        after = RowImage.of((ObjectNode) afterNode);
       }
-      after = (ObjectNode) afterNode;
       for (var it = keyPayload.fieldNames(); it.hasNext(); ) {
         String column = it.next();
         if (!after.has(column)) {
@@ -206,8 +195,8 @@ public final class DebeziumDecoder {
     }
     JsonNode key = parse(keyBytes, "key");
     return isEnvelopeWithSchema(key)
-        ? new Envelope(parseSchema(key.get("schema"), "key"), key.get("payload"))
-        : new Envelope(null, key);
+        ? new Envelope(parseSchema(key.get("schema"), "key"), key.get("payload"), null)
+        : new Envelope(null, key, null);
   }
 
   private static SourcePosition source(JsonNode payload) {
@@ -317,90 +306,115 @@ public final class DebeziumDecoder {
     return i + 1;
   }
 
-  /** A JsonConverter record with its schema: the schema, parsed, and the payload as a tree. */
-  private record Envelope(ConnectSchema schema, JsonNode payload) {}
+  /**
+   * A JsonConverter record with its schema: the schema, parsed, and the payload as a tree; {@code
+   * after}: the payload's {@code after} object where it lies in the record's bytes, then not in
+   * the tree (null when it is in the tree, or not an object).
+   */
+  private record Envelope(ConnectSchema schema, JsonNode payload, RowImage after) {}
 
   /**
-   * The payload the parser is at (its first token read). A key's is read whole. Of a value's
-   * envelope only what {@link #decode} reads becomes a tree: {@code op}, {@code after}, {@code
-   * ts_ms} and the position fields of {@code source}; the rest ({@code before}, {@code
-   * transaction}, the source's names and versions) is skipped, which still checks its syntax.
-   * Building the trees of {@code before} and {@code source} was a third of decoding.
+   * The payload the parser is at (its first token read), and its {@code after} where it lies in
+   * {@code bytes}, which the parser reads from {@code base} on. A key's is read whole. Of a value's envelope only what {@link #decode} reads becomes a tree: {@code op},
+   * {@code ts_ms} and the position fields of {@code source}; {@code after} is only read past, its
+   * top-level names noted ({@link RowImage}), and the rest ({@code before}, {@code transaction}, the
+   * source's names and versions) is skipped, which still checks its syntax. Building the trees of
+   * {@code before} and {@code source} was a third of decoding, that of {@code after} a third of what
+   * remained.
    */
-  private static JsonNode payload(JsonParser parser, String what) throws IOException {
+  private static Envelope payload(
+      ConnectSchema schema, JsonParser parser, String what, byte[] bytes, int base)
+      throws IOException {
     if (!"value".equals(what) || parser.currentToken() != JsonToken.START_OBJECT) {
-      return JSON.readTree(parser);
+      return new Envelope(schema, JSON.readTree(parser), null);
     }
-    return fieldsOf(parser, PAYLOAD_FIELDS);
+    ObjectNode node = JSON.createObjectNode();
+    RowImage after = null;
+    JsonToken token;
+    while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
+      String name = parser.currentName();
+      JsonToken value = parser.nextToken();
+      // A field that occurs twice keeps its last value, as a whole tree would.
+      if ("after".equals(name)) {
+        if (value == JsonToken.START_OBJECT) {
+          after = rowImage(parser, bytes, base);
+          node.remove(name);
+        } else {
+          after = null;
+          node.set(name, RecordJson.node(parser, value));
+        }
+      } else if ("source".equals(name) && value == JsonToken.START_OBJECT) {
+        node.set(name, sourceFields(parser));
+      } else if (PAYLOAD_FIELDS.contains(name)) {
+        node.set(name, RecordJson.node(parser, value));
+      } else {
+        parser.skipChildren();
+      }
+    }
+    if (token != JsonToken.END_OBJECT) {
+      throw new IOException("unexpected " + token + " in an object");
+    }
+    return new Envelope(schema, node, after);
   }
 
-  /** The fields of the envelope's payload that {@link #decode} and {@link #source} read. */
-  private static final Map<String, Boolean> PAYLOAD_FIELDS =
-      Map.of("op", false, "after", false, "ts_ms", false, "source", true);
+  /**
+   * The fields of the envelope's payload that {@link #decode} reads as trees, {@code source} only
+   * when it is not an object (an object's is read with {@link #sourceFields}); {@code after} is
+   * read as a tree only when it is not an object either.
+   */
+  private static final Set<String> PAYLOAD_FIELDS = Set.of("op", "ts_ms", "source");
 
   /** The fields of {@code source} that {@link #source} reads. */
-  private static final Map<String, Boolean> SOURCE_FIELDS = Map.of(
-      "ts_ms", false,
-      "lsn", false,
-      "sequence", false,
-      "file", false,
-      "pos", false,
-      "row", false,
-      "snapshot", false);
+  private static final Set<String> SOURCE_FIELDS =
+      Set.of("ts_ms", "lsn", "sequence", "file", "pos", "row", "snapshot");
 
   /**
-   * The object the parser is at, with only the {@code wanted} fields: those mapped to true read
-   * the same way (with {@link #SOURCE_FIELDS}) when they are objects, the others as trees. A field
-   * that occurs twice keeps its last value, as a whole tree would.
+   * The row image whose object the parser is at (its start read): read past, its top-level field
+   * names noted, and where it lies in {@code bytes} (the parser reads them from {@code base} on).
    */
-  private static ObjectNode fieldsOf(JsonParser parser, Map<String, Boolean> wanted)
-      throws IOException {
+  private static RowImage rowImage(JsonParser parser, byte[] bytes, int base) throws IOException {
+    long start = base + parser.currentTokenLocation().getByteOffset();
+    List<String> names = new ArrayList<>(16);
+    JsonToken token;
+    while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
+      names.add(parser.currentName());
+      parser.nextToken();
+      parser.skipChildren();
+    }
+    if (token != JsonToken.END_OBJECT) {
+      throw new IOException("unexpected " + token + " in an object");
+    }
+    long end = base + parser.currentTokenLocation().getByteOffset();
+    if (start < 0
+        || end >= bytes.length
+        || end <= start
+        || bytes[(int) start] != '{'
+        || bytes[(int) end] != '}') {
+      throw new IOException("the row image is not where the parser says it is");
+    }
+    return RowImage.inBytes(bytes, (int) start, (int) (end - start + 1), names);
+  }
+
+  /**
+   * The {@code source} object the parser is at, with only the fields of {@link #SOURCE_FIELDS}; a
+   * field that occurs twice keeps its last value, as a whole tree would.
+   */
+  private static ObjectNode sourceFields(JsonParser parser) throws IOException {
     ObjectNode node = JSON.createObjectNode();
     JsonToken token;
     while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
       String name = parser.currentName();
       JsonToken value = parser.nextToken();
-      Boolean nested = wanted.get(name);
-      if (nested == null) {
-        parser.skipChildren();
-      } else if (nested && value == JsonToken.START_OBJECT) {
-        node.set(name, fieldsOf(parser, SOURCE_FIELDS));
+      if (SOURCE_FIELDS.contains(name)) {
+        node.set(name, RecordJson.node(parser, value));
       } else {
-        node.set(name, value(parser, value));
+        parser.skipChildren();
       }
     }
     if (token != JsonToken.END_OBJECT) {
       throw new IOException("unexpected " + token + " in an object");
     }
     return node;
-  }
-
-  /**
-   * The value the parser is at, as the node a whole tree would hold: a scalar made directly (a
-   * tree read per scalar costs more than the scalar), anything else read as a tree.
-   */
-  private static JsonNode value(JsonParser parser, JsonToken token) throws IOException {
-    switch (token) {
-      case VALUE_STRING:
-        return TextNode.valueOf(parser.getText());
-      case VALUE_NUMBER_INT:
-        switch (parser.getNumberType()) {
-          case INT:
-            return IntNode.valueOf(parser.getIntValue());
-          case LONG:
-            return LongNode.valueOf(parser.getLongValue());
-          default:
-            return BigIntegerNode.valueOf(parser.getBigIntegerValue());
-        }
-      case VALUE_TRUE:
-        return BooleanNode.TRUE;
-      case VALUE_FALSE:
-        return BooleanNode.FALSE;
-      case VALUE_NULL:
-        return NullNode.getInstance();
-      default:
-        return JSON.readTree(parser);
-    }
   }
 
   /**
@@ -421,7 +435,7 @@ public final class DebeziumDecoder {
       }
       long schemaStart = -1;
       long schemaEnd = -1;
-      JsonNode payload = null;
+      Envelope payload = null;
       int fields = 0;
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
         String name = parser.currentName();
@@ -435,7 +449,7 @@ public final class DebeziumDecoder {
             return null;
           }
         } else if ("payload".equals(name) && payload == null) {
-          payload = payload(parser, what);
+          payload = payload(null, parser, what, bytes, 0);
         } else {
           return null;
         }
@@ -446,7 +460,7 @@ public final class DebeziumDecoder {
       // Only now the schema is parsed: the record is exactly {"schema": ..., "payload": ...}.
       ConnectSchema schema =
           schemaAt(bytes, (int) schemaStart, (int) (schemaEnd - schemaStart), what);
-      return new Envelope(schema, payload);
+      return new Envelope(schema, payload.payload(), payload.after());
     } catch (IOException e) {
       return null;
     }
@@ -489,8 +503,8 @@ public final class DebeziumDecoder {
     }
     try (JsonParser parser = JSON.getFactory().createParser(bytes, from, last - from)) {
       parser.nextToken();
-      JsonNode payload = payload(parser, what);
-      return payload == null || parser.nextToken() != null ? null : new Envelope(schema, payload);
+      Envelope payload = payload(schema, parser, what, bytes, from);
+      return payload.payload() == null || parser.nextToken() != null ? null : payload;
     } catch (IOException e) {
       return null;
     }

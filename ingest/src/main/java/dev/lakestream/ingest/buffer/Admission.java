@@ -54,7 +54,14 @@ final class Admission {
       ChangeEvent event,
       boolean logged,
       Types.StructType rowType,
-      Record row) {}
+      Record row) {
+
+    /** The same, its event holding only its row's bytes, not its record's: for one kept long. */
+    Admitted detached() {
+      ChangeEvent kept = event == null ? null : event.detached();
+      return kept == event ? this : new Admitted(table, kept, logged, rowType, row);
+    }
+  }
 
   /** A table (by its UUID: a table dropped and created again is another) at a schema version. */
   private record TableSchema(UUID table, int schemaId) {
@@ -124,7 +131,7 @@ final class Admission {
       // Convert now so a value that does not fit its column is dead-lettered, not found at flush;
       // the flush takes this row while the table's schema is still the same.
       if (event.op().leavesRow()) {
-        row = RowConverter.toRecord(event.after(), event.rowSchema(), rowType);
+        row = RowConverter.toRecord(event.afterImage(), event.rowSchema(), rowType);
       }
       keyRecord(event, keyType(table));
     } catch (BadChangeException e) {

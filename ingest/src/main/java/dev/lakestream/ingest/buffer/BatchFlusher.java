@@ -114,7 +114,7 @@ final class BatchFlusher {
           && (d.rowType() == withPosition || withPosition.equals(d.rowType()))) {
         return d.row();
       }
-      return RowConverter.toRecord(event.after(), event.rowSchema(), withPosition);
+      return RowConverter.toRecord(event.afterImage(), event.rowSchema(), withPosition);
     }
   }
 
@@ -142,7 +142,7 @@ final class BatchFlusher {
           : schemaTexts.decode(entry.held(), decoder);
       Set<String> missing =
           event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || entry.previousKey() != null)
-              ? unavailable.columns(event.after(), event.rowSchema())
+              ? unavailable.columns(event.afterImage(), event.rowSchema())
               : Set.of();
       lookups |= !missing.isEmpty();
       changes.add(new Pending(entry, event, missing));

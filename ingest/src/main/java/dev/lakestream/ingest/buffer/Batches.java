@@ -107,8 +107,8 @@ final class Batches {
 
   /**
    * The most decoded changes a task keeps for its flushes; the rest are decoded again at their
-   * flush. Few: a kept tree saves one decode, but it lives as long as its batch, and a tree that
-   * outlives a young collection is copied by the garbage collector at each one, perhaps into the
+   * flush. Few: a kept change saves one decode, but it lives as long as its batch, and a change
+   * that outlives a young collection is copied by the garbage collector at each one, perhaps into the
    * old generation. With 20,000 per task, benchmark 2 drained a backlog at 5 s flushes about a
    * quarter slower than with 2,000 (docs/benchmarks.md, section 2, eleventh step).
    */
@@ -203,7 +203,7 @@ final class Batches {
     Batch existing = open.get(prefixes.of(topic, partition));
     BufferedChange held = existing == null ? null : existing.entries.get(keyJson);
     Set<String> missing = event.op() == ChangeOp.UPDATE || oldKey != null
-        ? unavailable.columns(event.after(), event.rowSchema())
+        ? unavailable.columns(event.afterImage(), event.rowSchema())
         : Set.of();
     // The key's earlier change is put back together only when it is needed.
     BufferedChange previous =
@@ -228,7 +228,7 @@ final class Batches {
         && change.key() == key
         && decodedCount < MAX_DECODED
         && decodedBytes + size <= MAX_DECODED_BYTES) {
-      batch.decoded.put(keyJson, admitted);
+      batch.decoded.put(keyJson, admitted.detached());
       decodedCount++;
       decodedBytes += size;
     }

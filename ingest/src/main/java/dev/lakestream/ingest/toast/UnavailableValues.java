@@ -1,8 +1,12 @@
 package dev.lakestream.ingest.toast;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.debezium.ConnectSchema;
+import dev.lakestream.common.debezium.RecordJson;
+import dev.lakestream.common.debezium.RowImage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -33,16 +37,65 @@ public final class UnavailableValues {
   private final String text;
   private final byte[] bytes;
   private final Set<String> encoded;
+  /**
+   * The fewest characters a JSON string holding the placeholder can have: its text, or the fewest
+   * base64 characters of its bytes (hex takes more).
+   */
+  private final int shortest;
 
   public UnavailableValues(String placeholder) {
     this.text = placeholder;
     this.bytes = placeholder.getBytes(StandardCharsets.UTF_8);
     this.encoded = Set.of(
         placeholder, Base64.getEncoder().encodeToString(bytes), HexFormat.of().formatHex(bytes));
+    this.shortest = Math.min(placeholder.length(), (bytes.length * 4 + 2) / 3);
   }
 
   public String placeholder() {
     return text;
+  }
+
+  /**
+   * The top-level columns of {@code after} holding the placeholder, in row order: read from its
+   * bytes while it has no tree, and only when a value there may be the placeholder from its tree,
+   * which then says exactly (most rows hold none, and need no tree).
+   */
+  public Set<String> columns(RowImage after, ConnectSchema rowSchema) {
+    if (after.unparsed() && !mayHold(after, rowSchema)) {
+      return Set.of();
+    }
+    return columns(after.tree(), rowSchema);
+  }
+
+  /**
+   * Whether a top-level value of the image's bytes (of any occurrence of a name) may be the
+   * placeholder: a string as long as one can be and is, or an array (read then); true too when the
+   * bytes do not read as an object.
+   */
+  private boolean mayHold(RowImage after, ConnectSchema rowSchema) {
+    try (JsonParser parser = after.parser()) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        return true;
+      }
+      JsonToken token;
+      while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
+        String name = parser.currentName();
+        JsonToken value = parser.nextToken();
+        if (value == JsonToken.START_ARRAY
+            || (value == JsonToken.VALUE_STRING && parser.getTextLength() >= shortest)) {
+          ConnectSchema.Field field = rowSchema == null ? null : rowSchema.field(name);
+          if (isPlaceholder(
+              RecordJson.node(parser, value), field == null ? null : field.schema())) {
+            return true;
+          }
+        } else {
+          parser.skipChildren();
+        }
+      }
+      return token != JsonToken.END_OBJECT;
+    } catch (IOException | RuntimeException e) {
+      return true;
+    }
   }
 
   /** The top-level columns of {@code after} holding the placeholder, in row order. */

@@ -4,7 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ConnectSchema;
+import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.TestTable;
+import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The placeholder in each of the forms Debezium writes it, and what fills it. */
@@ -71,6 +79,39 @@ class UnavailableValuesTest {
     assertThat(filled.get("small").asInt()).isEqualTo(3);
     assertThat(filled.get("big").asText()).isEqualTo("the text");
     assertThat(VALUES.columns(filled, ROW)).containsExactly("doc");
+  }
+
+  @Test
+  void thePlaceholdersInARowsBytesAreThoseOfItsTreeAndOnlyAPlaceholderBuildsTheTree() {
+    TestTable table = TestTable.wide("inventory", "documents");
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 21);
+    List<Change> changes = gen.snapshot(20);
+    changes.addAll(gen.next(400));
+    int withPlaceholders = 0;
+    int without = 0;
+    for (Change change : changes) {
+      if (change.isTombstone() || change.op() != 'u') {
+        continue;
+      }
+      byte[] key = DebeziumJson.key(change, true);
+      // Every column but the key stored out of line: an update carries the placeholder in each it
+      // leaves unchanged.
+      byte[] value = DebeziumJson.value(
+          change, true, Set.of("name", "qty", "price", "active", "born", "doc", "blob", "score"));
+      ChangeEvent event = new DebeziumDecoder().decode(key, value).orElseThrow();
+      Set<String> fromBytes = VALUES.columns(event.afterImage(), event.rowSchema());
+      ChangeEvent tree = new DebeziumDecoder().decode(key, value).orElseThrow();
+      assertThat(fromBytes)
+          .containsExactlyElementsOf(VALUES.columns(tree.after(), tree.rowSchema()));
+      assertThat(event.afterImage().unparsed()).isEqualTo(fromBytes.isEmpty());
+      if (fromBytes.isEmpty()) {
+        without++;
+      } else {
+        withPlaceholders++;
+      }
+    }
+    assertThat(withPlaceholders).isGreaterThan(20);
+    assertThat(without).isGreaterThan(20);
   }
 
   private static ConnectSchema schema(String json) {
