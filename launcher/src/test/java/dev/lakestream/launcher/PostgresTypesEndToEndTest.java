@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.debezium.ChangeEvent;
@@ -14,10 +15,13 @@ import dev.lakestream.common.debezium.ConnectSchema;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.common.schema.RowConverter;
+import dev.lakestream.common.schema.RowShape;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.ingest.toast.UnavailableValues;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.verify.Verifier;
@@ -58,11 +62,14 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.types.Types;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -203,9 +210,12 @@ class PostgresTypesEndToEndTest {
 
   /**
    * The record decoded from its key's and value's payloads alone, with each schema parsed from its
-   * text (as ingest reads a held change at flush), is the change its whole bytes decode to.
+   * text (as ingest reads a held change at flush), is the change its whole bytes decode to. Its row,
+   * read from its bytes without a tree (as ingest reads every row), converts to the record its tree
+   * converts to, or fails as the tree's conversion does, and holds the placeholders its tree holds.
+   * Returns the columns holding the placeholder.
    */
-  private static void assertReadFromPayloadsAsWhole(
+  private static Set<String> assertReadFromPayloadsAsWhole(
       ConsumerRecord<byte[], byte[]> record, String where) throws Exception {
     DebeziumDecoder decoder = new DebeziumDecoder();
     ChangeEvent whole =
@@ -214,6 +224,39 @@ class PostgresTypesEndToEndTest {
             framed(decoder, record.key(), "key"), framed(decoder, record.value(), "value")))
         .as("%s: decoded from its payloads", where)
         .isEqualTo(whole);
+    if (whole.afterImage() == null) {
+      return Set.of();
+    }
+    Types.StructType type = new RowShape.Resolver().of(whole).type();
+    // The reference: the row as a tree of the record's whole JSON, read apart from the decoder.
+    ObjectNode tree = (ObjectNode) JSON.readTree(record.value()).get("payload").get("after");
+    ChangeEvent fromBytes =
+        new DebeziumDecoder().decode(record.key(), record.value()).orElseThrow();
+    assertThat(fromBytes.afterImage().unparsed())
+        .as("%s: a row image in its bytes", where)
+        .isTrue();
+    UnavailableValues unavailable = new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT);
+    Set<String> placeholders = unavailable.columns(fromBytes.afterImage(), fromBytes.rowSchema());
+    assertThat(placeholders)
+        .as("%s: placeholders read from its bytes", where)
+        .containsExactlyElementsOf(unavailable.columns(tree, whole.rowSchema()));
+    ChangeEvent converted = placeholders.isEmpty()
+        ? fromBytes
+        : new DebeziumDecoder().decode(record.key(), record.value()).orElseThrow();
+    assertThat(conversion(
+            () -> RowConverter.toRecord(converted.afterImage(), converted.rowSchema(), type)))
+        .as("%s: its row converted from its bytes", where)
+        .isEqualTo(conversion(() -> RowConverter.toRecord(tree, whole.rowSchema(), type)));
+    return placeholders;
+  }
+
+  /** The record a conversion makes, or its error's class and message. */
+  private static Object conversion(Supplier<GenericRecord> conversion) {
+    try {
+      return conversion.get();
+    } catch (RuntimeException e) {
+      return e.getClass().getSimpleName() + ": " + e.getMessage();
+    }
   }
 
   /** A JsonConverter record ({"schema":S,"payload":P}) with S parsed from its text. */
@@ -634,6 +677,22 @@ class PostgresTypesEndToEndTest {
         (lookups.totalTime(TimeUnit.SECONDS) - secondsBefore) * 1000,
         (ingest.meters().counter("lakestream.ingest.previous.row.bytes.read").count() - bytesBefore)
             / 1e6);
+
+    // The updates as ingest reads them: their placeholders found, and their rows converted, from
+    // their bytes as from their trees.
+    int withPlaceholders = 0;
+    for (ConsumerRecord<byte[], byte[]> record :
+        feed.readAvailable("dbserver1.inventory.documents")) {
+      if (record.value() != null
+          && !assertReadFromPayloadsAsWhole(
+                  record, "dbserver1.inventory.documents@" + record.offset())
+              .isEmpty()) {
+        withPlaceholders++;
+      }
+    }
+    assertThat(withPlaceholders)
+        .as("updates lacking their TOASTed values")
+        .isGreaterThanOrEqualTo(200);
 
     RealtimeCompaction.prepare(reader.loadTable(documents)).commit();
     postgres.execute(
