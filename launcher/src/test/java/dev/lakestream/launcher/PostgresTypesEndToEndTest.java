@@ -211,7 +211,7 @@ class PostgresTypesEndToEndTest {
   /**
    * The record decoded from its key's and value's payloads alone, with each schema parsed from its
    * text (as ingest reads a held change at flush), is the change its whole bytes decode to. Its row,
-   * read from its bytes without a tree (as ingest reads every row), converts to the record its tree
+   * made from its columns without a tree (as ingest reads every row), converts to the record its tree
    * converts to, or fails as the tree's conversion does, and holds the placeholders its tree holds.
    * Returns the columns holding the placeholder.
    */
@@ -230,22 +230,22 @@ class PostgresTypesEndToEndTest {
     Types.StructType type = new RowShape.Resolver().of(whole).type();
     // The reference: the row as a tree of the record's whole JSON, read apart from the decoder.
     ObjectNode tree = (ObjectNode) JSON.readTree(record.value()).get("payload").get("after");
-    ChangeEvent fromBytes =
+    ChangeEvent flat =
         new DebeziumDecoder().decode(record.key(), record.value()).orElseThrow();
-    assertThat(fromBytes.afterImage().unparsed())
-        .as("%s: a row image in its bytes", where)
+    assertThat(flat.afterImage().flat())
+        .as("%s: a row image as its columns", where)
         .isTrue();
     UnavailableValues unavailable = new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT);
-    Set<String> placeholders = unavailable.columns(fromBytes.afterImage(), fromBytes.rowSchema());
+    Set<String> placeholders = unavailable.columns(flat.afterImage(), flat.rowSchema());
     assertThat(placeholders)
-        .as("%s: placeholders read from its bytes", where)
+        .as("%s: placeholders looked for in its columns", where)
         .containsExactlyElementsOf(unavailable.columns(tree, whole.rowSchema()));
     ChangeEvent converted = placeholders.isEmpty()
-        ? fromBytes
+        ? flat
         : new DebeziumDecoder().decode(record.key(), record.value()).orElseThrow();
     assertThat(conversion(
             () -> RowConverter.toRecord(converted.afterImage(), converted.rowSchema(), type)))
-        .as("%s: its row converted from its bytes", where)
+        .as("%s: its row converted from its columns", where)
         .isEqualTo(conversion(() -> RowConverter.toRecord(tree, whole.rowSchema(), type)));
     return placeholders;
   }

@@ -16,8 +16,8 @@ import java.util.Map;
  * @param op what happened to the row
  * @param key the primary-key columns and their values (from the record key)
  * @param keySchema the key's Connect schema, or null when the converter embeds no schemas
- * @param afterImage the row after the change, read from the record's bytes only when asked ({@link
- *     #after()}); null for a delete
+ * @param afterImage the row after the change, its columns as read (made a tree only when one is
+ *     asked for, {@link #after()}); null for a delete
  * @param rowSchema the Connect schema of the row (the envelope's {@code after} field), or null when
  *     the converter embeds no schemas
  * @param source where the change happened in the source database
@@ -46,14 +46,6 @@ public record ChangeEvent(
   /** The row after the change as a tree (built from the record's bytes the first time); null for a delete. */
   public ObjectNode after() {
     return afterImage == null ? null : afterImage.tree();
-  }
-
-  /** The same change, its row image holding only its own bytes: for a change kept for long. */
-  public ChangeEvent detached() {
-    RowImage image = afterImage == null ? null : afterImage.detached();
-    return image == afterImage
-        ? this
-        : new ChangeEvent(op, key, keySchema, image, rowSchema, source, keyJson);
   }
 
   /**

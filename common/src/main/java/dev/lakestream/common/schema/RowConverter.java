@@ -1,12 +1,9 @@
 package dev.lakestream.common.schema;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ConnectSchema;
-import dev.lakestream.common.debezium.RecordJson;
 import dev.lakestream.common.debezium.RowImage;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -113,16 +110,16 @@ public final class RowConverter {
 
   /**
    * The record {@link #toRecord(JsonNode, ConnectSchema, Types.StructType)} makes of the image's
-   * tree, read straight from its bytes while it has none: each top-level value becomes the node the
-   * tree would hold there, converted by the same code, and no tree of the row is built (that tree
-   * was a third of decoding a change, and finding columns in it a fifth of converting it). A row
-   * read that way otherwise (a required column null, a value that does not convert, bytes that do
-   * not read) is converted from its tree, which gives the error its form.
+   * tree, made from its columns while it has no tree: each value is the node the tree would hold,
+   * converted by the same code, and no tree of the row (a map of its columns) is built, nor looked
+   * up by each column's name. A row whose columns convert otherwise (a value that does not, a
+   * required column null) is converted from its tree, which gives the error its form; a name that
+   * occurs twice ends with its last value, as in the tree.
    */
   public static GenericRecord toRecord(
       RowImage row, ConnectSchema rowSchema, Types.StructType type) {
-    if (row.unparsed()) {
-      GenericRecord read = fromBytes(row, rowSchema, type);
+    if (row.flat()) {
+      GenericRecord read = fromColumns(row, rowSchema, type);
       if (read != null) {
         return read;
       }
@@ -130,34 +127,21 @@ public final class RowConverter {
     return toRecord(row.tree(), rowSchema, type);
   }
 
-  /** The row read from the image's bytes, or null when only its tree can say (see above). */
-  private static GenericRecord fromBytes(
+  /** The row made from the image's columns, or null when only its tree can say (see above). */
+  private static GenericRecord fromColumns(
       RowImage row, ConnectSchema rowSchema, Types.StructType type) {
     Templates templates = TEMPLATES.get();
     Plan plan = templates.plan(type, rowSchema);
     GenericRecord record = templates.create(type);
-    try (JsonParser parser = row.parser()) {
-      if (parser.nextToken() != JsonToken.START_OBJECT) {
-        return null;
-      }
-      JsonToken token;
-      while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
-        Integer at = plan.positions.get(parser.currentName());
-        JsonToken value = parser.nextToken();
-        if (at == null) {
-          parser.skipChildren(); // not a column of the table: the tree's reading skips it too
-          continue;
+    try {
+      for (int c = 0; c < row.size(); c++) {
+        Integer at = plan.positions.get(row.name(c));
+        if (at != null) { // a column the table lacks: the tree's conversion skips it too
+          int i = at;
+          record.set(i, value(row.value(c), plan.schemas[i], plan.types[i], plan.names[i]));
         }
-        // A column that occurs twice ends with its last value, as in the tree.
-        int i = at;
-        record.set(
-            i,
-            value(RecordJson.node(parser, value), plan.schemas[i], plan.types[i], plan.names[i]));
       }
-      if (token != JsonToken.END_OBJECT || parser.nextToken() != null) {
-        return null;
-      }
-    } catch (IOException | RuntimeException e) {
+    } catch (RuntimeException e) {
       return null;
     }
     for (int i = 0; i < plan.required.length; i++) {

@@ -23,8 +23,8 @@ import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
 /**
- * A row converted from its image's bytes, without a tree, is the record its tree converts to; what
- * the bytes alone cannot say is converted from the tree.
+ * A row converted from its image's columns, without a tree, is the record its tree converts to;
+ * what the columns alone cannot say is converted from the tree.
  */
 class RowConverterTest {
 
@@ -32,7 +32,7 @@ class RowConverterTest {
   private static final TestTable WIDE = TestTable.wide("inventory", "customers");
 
   @Test
-  void aRowReadFromItsBytesIsTheRecordItsTreeMakesAndBuildsNoTree() {
+  void aRowMadeFromItsColumnsIsTheRecordItsTreeMakesAndBuildsNoTree() {
     ChangeStreamGenerator gen = new ChangeStreamGenerator(WIDE, 11);
     List<Change> changes = gen.snapshot(5);
     changes.addAll(gen.next(300));
@@ -50,10 +50,10 @@ class RowConverterTest {
           withExtraColumn(type));
       for (Types.StructType target : types) {
         ChangeEvent fresh = decode(change);
-        GenericRecord fromBytes =
+        GenericRecord fromColumns =
             RowConverter.toRecord(fresh.afterImage(), fresh.rowSchema(), target);
-        assertThat(fresh.afterImage().unparsed()).as("no tree built").isTrue();
-        assertThat(fromBytes)
+        assertThat(fresh.afterImage().flat()).as("no tree built").isTrue();
+        assertThat(fromColumns)
             .as(change.toString())
             .isEqualTo(RowConverter.toRecord(treeOf(change), fresh.rowSchema(), target));
         compared++;
@@ -63,7 +63,7 @@ class RowConverterTest {
   }
 
   @Test
-  void aRowItsBytesCannotSayIsConvertedFromItsTree() throws Exception {
+  void aRowItsColumnsCannotSayIsConvertedFromItsTree() throws Exception {
     Change change = new ChangeStreamGenerator(WIDE, 12).snapshot(1).get(0);
     String value = new String(DebeziumJson.value(change, true), StandardCharsets.UTF_8);
     List<String> values = new ArrayList<>();
@@ -89,7 +89,7 @@ class RowConverterTest {
       assertThat(fromImage)
           .as(edited.substring(edited.indexOf("\"payload\"")))
           .isEqualTo(outcome(() -> RowConverter.toRecord(tree, event.rowSchema(), type)));
-      assertThat(event.afterImage().unparsed()).as("the tree was asked").isFalse();
+      assertThat(event.afterImage().flat()).as("the tree was asked").isFalse();
     }
   }
 
@@ -103,9 +103,9 @@ class RowConverterTest {
     ChangeEvent event =
         new DebeziumDecoder().decode(DebeziumJson.key(change, true), bytes).orElseThrow();
     Types.StructType type = typeOf(event);
-    GenericRecord fromBytes = RowConverter.toRecord(event.afterImage(), event.rowSchema(), type);
-    assertThat(event.afterImage().unparsed()).isTrue();
-    assertThat(fromBytes)
+    GenericRecord fromColumns = RowConverter.toRecord(event.afterImage(), event.rowSchema(), type);
+    assertThat(event.afterImage().flat()).isTrue();
+    assertThat(fromColumns)
         .isEqualTo(RowConverter.toRecord(
             (ObjectNode) JSON.readTree(bytes).get("payload").get("after"), event.rowSchema(), type))
         .isEqualTo(RowConverter.toRecord(treeOf(change), event.rowSchema(), type));

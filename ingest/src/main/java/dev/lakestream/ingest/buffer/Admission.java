@@ -54,14 +54,7 @@ final class Admission {
       ChangeEvent event,
       boolean logged,
       Types.StructType rowType,
-      Record row) {
-
-    /** The same, its event holding only its row's bytes, not its record's: for one kept long. */
-    Admitted detached() {
-      ChangeEvent kept = event == null ? null : event.detached();
-      return kept == event ? this : new Admitted(table, kept, logged, rowType, row);
-    }
-  }
+      Record row) {}
 
   /** A table (by its UUID: a table dropped and created again is another) at a schema version. */
   private record TableSchema(UUID table, int schemaId) {

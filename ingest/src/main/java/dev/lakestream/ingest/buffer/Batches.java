@@ -228,7 +228,7 @@ final class Batches {
         && change.key() == key
         && decodedCount < MAX_DECODED
         && decodedBytes + size <= MAX_DECODED_BYTES) {
-      batch.decoded.put(keyJson, admitted.detached());
+      batch.decoded.put(keyJson, admitted);
       decodedCount++;
       decodedBytes += size;
     }

@@ -1,11 +1,8 @@
 package dev.lakestream.ingest.toast;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.debezium.ConnectSchema;
-import dev.lakestream.common.debezium.RecordJson;
 import dev.lakestream.common.debezium.RowImage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -56,46 +53,32 @@ public final class UnavailableValues {
   }
 
   /**
-   * The top-level columns of {@code after} holding the placeholder, in row order: read from its
-   * bytes while it has no tree, and only when a value there may be the placeholder from its tree,
-   * which then says exactly (most rows hold none, and need no tree).
+   * The top-level columns of {@code after} holding the placeholder, in row order: looked for in its
+   * columns while it has no tree, and only when one holds it from its tree, which then says exactly
+   * (most rows hold none, and need no tree).
    */
   public Set<String> columns(RowImage after, ConnectSchema rowSchema) {
-    if (after.unparsed() && !mayHold(after, rowSchema)) {
+    if (after.flat() && !anyHolds(after, rowSchema)) {
       return Set.of();
     }
     return columns(after.tree(), rowSchema);
   }
 
   /**
-   * Whether a top-level value of the image's bytes (of any occurrence of a name) may be the
-   * placeholder: a string as long as one can be and is, or an array (read then); true too when the
-   * bytes do not read as an object.
+   * Whether a column of the image (any occurrence of a name) holds the placeholder: only a string
+   * as long as one can be, or an array, can.
    */
-  private boolean mayHold(RowImage after, ConnectSchema rowSchema) {
-    try (JsonParser parser = after.parser()) {
-      if (parser.nextToken() != JsonToken.START_OBJECT) {
-        return true;
-      }
-      JsonToken token;
-      while ((token = parser.nextToken()) == JsonToken.FIELD_NAME) {
-        String name = parser.currentName();
-        JsonToken value = parser.nextToken();
-        if (value == JsonToken.START_ARRAY
-            || (value == JsonToken.VALUE_STRING && parser.getTextLength() >= shortest)) {
-          ConnectSchema.Field field = rowSchema == null ? null : rowSchema.field(name);
-          if (isPlaceholder(
-              RecordJson.node(parser, value), field == null ? null : field.schema())) {
-            return true;
-          }
-        } else {
-          parser.skipChildren();
+  private boolean anyHolds(RowImage after, ConnectSchema rowSchema) {
+    for (int i = 0; i < after.size(); i++) {
+      JsonNode value = after.value(i);
+      if (value.isArray() || (value.isTextual() && value.textValue().length() >= shortest)) {
+        ConnectSchema.Field field = rowSchema == null ? null : rowSchema.field(after.name(i));
+        if (isPlaceholder(value, field == null ? null : field.schema())) {
+          return true;
         }
       }
-      return token != JsonToken.END_OBJECT;
-    } catch (IOException | RuntimeException e) {
-      return true;
     }
+    return false;
   }
 
   /** The top-level columns of {@code after} holding the placeholder, in row order. */

@@ -82,7 +82,8 @@ class UnavailableValuesTest {
   }
 
   @Test
-  void thePlaceholdersInARowsBytesAreThoseOfItsTreeAndOnlyAPlaceholderBuildsTheTree() {
+  void thePlaceholdersInARowsColumnsAreThoseOfItsTreeAndOnlyAPlaceholderBuildsTheTree()
+      throws Exception {
     TestTable table = TestTable.wide("inventory", "documents");
     ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 21);
     List<Change> changes = gen.snapshot(20);
@@ -99,12 +100,12 @@ class UnavailableValuesTest {
       byte[] value = DebeziumJson.value(
           change, true, Set.of("name", "qty", "price", "active", "born", "doc", "blob", "score"));
       ChangeEvent event = new DebeziumDecoder().decode(key, value).orElseThrow();
-      Set<String> fromBytes = VALUES.columns(event.afterImage(), event.rowSchema());
-      ChangeEvent tree = new DebeziumDecoder().decode(key, value).orElseThrow();
-      assertThat(fromBytes)
-          .containsExactlyElementsOf(VALUES.columns(tree.after(), tree.rowSchema()));
-      assertThat(event.afterImage().unparsed()).isEqualTo(fromBytes.isEmpty());
-      if (fromBytes.isEmpty()) {
+      Set<String> fromColumns = VALUES.columns(event.afterImage(), event.rowSchema());
+      // The reference: the row as a tree of the record's whole JSON, read apart from the decoder.
+      ObjectNode tree = (ObjectNode) JSON.readTree(value).get("payload").get("after");
+      assertThat(fromColumns).containsExactlyElementsOf(VALUES.columns(tree, event.rowSchema()));
+      assertThat(event.afterImage().flat()).isEqualTo(fromColumns.isEmpty());
+      if (fromColumns.isEmpty()) {
         without++;
       } else {
         withPlaceholders++;
