@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
@@ -90,6 +91,47 @@ class DeadLetterTest {
 
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       assertThat(ingest.counter("lakestream.ingest.dead.letters")).isEqualTo(bad.size() + 1);
+    }
+  }
+
+  @Test
+  void aRowThatNoLongerConvertsOnceItsTableGainedAColumnIsDeadLetteredAtItsFlush()
+      throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 8);
+      ingest.send(gen.snapshot(20), true);
+      ingest.flushAndCommit();
+
+      // A row holding a value its own schema does not declare: the table has no column for it, so
+      // admission passes the value by. Its key is one the generator never touches.
+      Change sample = gen.snapshot(1).get(0);
+      byte[] key =
+          edit(DebeziumJson.key(sample, true), k -> k.with("payload").put("id", 1_000_000L));
+      byte[] value = edit(
+          DebeziumJson.value(sample, true),
+          v -> v.with("payload").with("after").put("id", 1_000_000L).put("signup", "not a date"));
+      ingest.sendRaw(table.topic(), key, value);
+      // In the same batch the column arrives with its type: the table gains it before the flush,
+      // which converts the row again for the table as it is then.
+      TestTable altered = table.withColumn("signup", ColumnType.DATE);
+      gen.alter(altered);
+      ingest.send(gen.next(50), true);
+      ingest.flushAndCommit();
+
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(1);
+      assertThat(letters.get(0).value()).isEqualTo(value);
+      assertThat(header(letters.get(0), DeadLetters.REASON))
+          .contains("as its schema is now")
+          .contains("column \"signup\"");
+      assertThat(Long.parseLong(header(letters.get(0), DeadLetters.OFFSET))).isEqualTo(20);
+      assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
+
+      // The task goes on.
+      ingest.send(gen.next(50), true);
+      ingest.flushAndCommit();
+      assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
     }
   }
 
