@@ -176,6 +176,14 @@ public final class DebeziumDecoder {
           throw new BadChangeException("\"after\" row lacks primary-key column \"" + column + "\"");
         }
       }
+      // Connect's JsonConverter writes a row by its schema. A value the schema does not declare
+      // has no type: its table may gain the column later, with a type the value does not fit,
+      // and a batch that holds the row could then not be written.
+      String undeclared = rowSchema == null ? null : after.undeclaredIn(rowSchema);
+      if (undeclared != null) {
+        throw new BadChangeException("\"after\" row holds column \"" + undeclared
+            + "\", which the record's value schema does not declare");
+      }
     }
     return new ChangeEvent(
         op, (ObjectNode) keyPayload, keySchema, after, rowSchema, source(payload));

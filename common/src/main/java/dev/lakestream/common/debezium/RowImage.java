@@ -17,9 +17,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  */
 public final class RowImage {
 
-  private final String[] names;
-  private final JsonNode[] values;
-  private final int size;
+  private String[] names;
+  private JsonNode[] values;
+  private int size;
   private ObjectNode tree;
 
   private RowImage(String[] names, JsonNode[] values, int size, ObjectNode tree) {
@@ -48,7 +48,7 @@ public final class RowImage {
     return tree == null;
   }
 
-  /** The columns as the record holds them, a name twice if it occurs twice; only while flat. */
+  /** The columns as the record holds them, a name twice if it occurs twice; 0 once not flat. */
   public int size() {
     return size;
   }
@@ -74,6 +74,25 @@ public final class RowImage {
     return false;
   }
 
+  /** The first column {@code schema} has no field for, or null when it declares them all. */
+  public String undeclaredIn(ConnectSchema schema) {
+    if (tree != null) {
+      for (var it = tree.fieldNames(); it.hasNext(); ) {
+        String name = it.next();
+        if (schema.field(name) == null) {
+          return name;
+        }
+      }
+      return null;
+    }
+    for (int i = 0; i < size; i++) {
+      if (schema.field(names[i]) == null) {
+        return names[i];
+      }
+    }
+    return null;
+  }
+
   /** The image as a tree, built the first time. */
   public ObjectNode tree() {
     if (tree == null) {
@@ -82,6 +101,9 @@ public final class RowImage {
         built.set(names[i], values[i]);
       }
       tree = built;
+      names = null;
+      values = null;
+      size = 0;
     }
     return tree;
   }

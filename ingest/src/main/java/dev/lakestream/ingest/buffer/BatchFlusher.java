@@ -176,20 +176,7 @@ final class BatchFlusher {
         continue; // dead-lettered: its row stays as it was
       }
       if (p.event().op().leavesRow()) {
-        Record row;
-        try {
-          row = p.row(withPosition);
-        } catch (BadChangeException e) {
-          // Converted again for a table whose schema changed since admission: a value it had no
-          // column for, or one its new type cannot hold. Its row stays as it was.
-          letters.add(new DeadLetter(
-              batch.topic,
-              batch.partition,
-              p.entry().change(),
-              "cannot convert the record to table " + id + " as its schema is now: "
-                  + e.getMessage()));
-          continue;
-        }
+        Record row = p.row(withPosition);
         for (String column : p.missing()) {
           row.setField(column, previous.get(i).getField(column));
         }
