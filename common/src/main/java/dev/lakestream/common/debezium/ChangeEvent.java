@@ -43,7 +43,7 @@ public record ChangeEvent(
     this(op, key, keySchema, afterImage, rowSchema, source, keyJson(key));
   }
 
-  /** The row after the change as a tree (built from the record's bytes the first time); null for a delete. */
+  /** The row after the change as a tree (built from its columns the first time); null for a delete. */
   public ObjectNode after() {
     return afterImage == null ? null : afterImage.tree();
   }

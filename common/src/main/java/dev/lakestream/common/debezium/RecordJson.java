@@ -16,9 +16,9 @@ import com.fasterxml.jackson.databind.node.TextNode;
 import java.io.IOException;
 
 /**
- * The JSON mapper records are read with, and the nodes it makes: shared by the decoder, which reads
- * an envelope, and the readers of a row image ({@link RowImage}) that read its bytes later, so that
- * a value read either way becomes the same node.
+ * The JSON mapper records are read with, and the nodes it makes: the decoder makes a row's columns
+ * ({@link RowImage}) as the nodes a tree of the row would hold, so that a row converted from its
+ * columns and one converted from its tree see the same values.
  */
 public final class RecordJson {
 

@@ -116,7 +116,7 @@ final class Batches {
 
   /**
    * The most held bytes (payloads, {@link #put}) whose decoded form a task keeps: wide rows or large
-   * values reach it before the count (the trees and rows on the heap take a few times the
+   * values reach it before the count (the decoded columns and rows on the heap take a few times the
    * payload's bytes).
    */
   static final long MAX_DECODED_BYTES = 4L << 20;
