@@ -31,6 +31,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -136,14 +137,28 @@ public final class IngestThroughputBenchmark {
             long cpu0 = processCpuNanos();
             long t0 = System.nanoTime();
             try (StreamsApp app = IngestApp.create(config)) {
+              long created = System.nanoTime();
               app.start();
               long lastLog = t0;
-              // When ingest took in its first change: what came before is the app starting.
+              // When ingest took in its first change: what came before is the app starting, of
+              // which Kafka Streams reaching RUNNING (its group joined, its tasks assigned).
               long firstIn = -1;
+              long running = -1;
               while (!drained(catalog, id, table.topic(), lastChanges)) {
                 Thread.sleep(firstIn < 0 ? 20 : 200);
+                if (running < 0 && app.streams().state() == KafkaStreams.State.RUNNING) {
+                  running = System.nanoTime();
+                }
                 if (firstIn < 0 && changesIn(app) > 0) {
                   firstIn = System.nanoTime();
+                  System.out.printf(
+                      "  flush %d ms, %d threads: the app's start: created in %.2f s, RUNNING at %s,"
+                          + " first change in at %.2f s%n",
+                      flushMs,
+                      threads,
+                      (created - t0) / 1e9,
+                      running < 0 ? "(not yet)" : String.format("%.2f s", (running - t0) / 1e9),
+                      (firstIn - t0) / 1e9);
                 }
                 if (System.nanoTime() - lastLog > 5e9) {
                   lastLog = System.nanoTime();
