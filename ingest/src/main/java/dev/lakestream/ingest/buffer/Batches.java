@@ -202,9 +202,11 @@ final class Batches {
     String keyJson = event.keyJson();
     Batch existing = open.get(prefixes.of(topic, partition));
     BufferedChange held = existing == null ? null : existing.entries.get(keyJson);
-    Set<String> missing = event.op() == ChangeOp.UPDATE || oldKey != null
-        ? unavailable.columns(event.afterImage(), event.rowSchema())
-        : Set.of();
+    // A delete has no row to lack values, whatever its headers say.
+    Set<String> missing =
+        event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || oldKey != null)
+            ? unavailable.columns(event.afterImage(), event.rowSchema())
+            : Set.of();
     // The key's earlier change is put back together only when it is needed.
     BufferedChange previous =
         held != null && (movesOut || !missing.isEmpty()) ? schemaTexts.expand(held) : null;
