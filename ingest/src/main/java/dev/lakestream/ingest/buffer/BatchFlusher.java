@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
-import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
@@ -140,10 +139,7 @@ final class BatchFlusher {
       ChangeEvent event = entry.decoded() != null
           ? entry.decoded().event()
           : schemaTexts.decode(entry.held(), decoder);
-      Set<String> missing =
-          event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || entry.previousKey() != null)
-              ? unavailable.columns(event.afterImage(), event.rowSchema())
-              : Set.of();
+      Set<String> missing = unavailable.columns(event, entry.previousKey() != null);
       lookups |= !missing.isEmpty();
       changes.add(new Pending(entry, event, missing));
     }

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
-import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.kafka.PartitionText;
 import dev.lakestream.ingest.toast.UnavailableValues;
@@ -202,11 +201,7 @@ final class Batches {
     String keyJson = event.keyJson();
     Batch existing = open.get(prefixes.of(topic, partition));
     BufferedChange held = existing == null ? null : existing.entries.get(keyJson);
-    // A delete has no row to lack values, whatever its headers say.
-    Set<String> missing =
-        event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || oldKey != null)
-            ? unavailable.columns(event.afterImage(), event.rowSchema())
-            : Set.of();
+    Set<String> missing = unavailable.columns(event, oldKey != null);
     // The key's earlier change is put back together only when it is needed.
     BufferedChange previous =
         held != null && (movesOut || !missing.isEmpty()) ? schemaTexts.expand(held) : null;

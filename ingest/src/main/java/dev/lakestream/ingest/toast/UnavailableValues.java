@@ -2,6 +2,8 @@ package dev.lakestream.ingest.toast;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.ConnectSchema;
 import dev.lakestream.common.debezium.RowImage;
 import java.io.IOException;
@@ -50,6 +52,17 @@ public final class UnavailableValues {
 
   public String placeholder() {
     return text;
+  }
+
+  /**
+   * The columns of {@code event}'s row holding the placeholder, looked for only where Debezium can
+   * put one: an update, or the create that ends a primary-key update ({@code endsKeyUpdate}). A
+   * delete has no row to lack values, whatever its headers say.
+   */
+  public Set<String> columns(ChangeEvent event, boolean endsKeyUpdate) {
+    return event.op().leavesRow() && (event.op() == ChangeOp.UPDATE || endsKeyUpdate)
+        ? columns(event.afterImage(), event.rowSchema())
+        : Set.of();
   }
 
   /**
