@@ -190,6 +190,19 @@ public final class IngestThroughputBenchmark {
                   "  flush %d ms, %d threads: Kafka writes by topic%n%s",
                   flushMs, threads, written.perChange(events));
               Table t = catalog.loadTable(id);
+              // What the drain wrote to the table: the same backlog should give the same bytes,
+              // whatever the code's speed.
+              Map<String, String> summary = t.snapshot(Branches.REALTIME).summary();
+              long fileBytes = Long.parseLong(summary.getOrDefault("total-files-size", "0"));
+              System.out.printf(
+                  "  flush %d ms, %d threads: realtime holds %s data files and %s delete files,"
+                      + " %,d bytes (%.1f per change)%n",
+                  flushMs,
+                  threads,
+                  summary.get("total-data-files"),
+                  summary.get("total-delete-files"),
+                  fileBytes,
+                  (double) fileBytes / events);
               long commits = 0;
               for (var s : SnapshotUtil.ancestorsOf(
                   t.snapshot(Branches.REALTIME).snapshotId(), t::snapshot)) {
