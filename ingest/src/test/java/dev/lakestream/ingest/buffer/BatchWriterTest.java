@@ -3,24 +3,33 @@ package dev.lakestream.ingest.buffer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.UniqueColumns;
+import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.File;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.hadoop.HadoopTables;
+import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.Types;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
@@ -88,6 +97,120 @@ class BatchWriterTest {
     assertThat(deleted.get("id").hasDictionaryPage())
         .as("a dictionary page for the key column of the equality-delete file")
         .isFalse();
+  }
+
+  @Test
+  void aColumnGetsNoDictionaryOnlyWhereParquetWouldHaveDroppedItsOwn() throws IOException {
+    Schema schema = new Schema(
+        List.of(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "serial", Types.LongType.get()),
+            Types.NestedField.optional(3, "wide", Types.LongType.get()),
+            Types.NestedField.optional(4, "narrow", Types.LongType.get()),
+            Types.NestedField.optional(5, "name", Types.StringType.get()),
+            Types.NestedField.optional(6, "status", Types.StringType.get()),
+            Types.NestedField.optional(7, "amount", Types.DecimalType.of(12, 2)),
+            Types.NestedField.optional(8, "blob", Types.BinaryType.get()),
+            Types.NestedField.optional(9, "code", Types.FixedType.ofLength(4)),
+            Types.NestedField.optional(10, "once", Types.LongType.get()),
+            Types.NestedField.optional(11, "active", Types.BooleanType.get())),
+        Set.of(1));
+    Table table = new HadoopTables(new Configuration())
+        .create(
+            schema,
+            PartitionSpec.unpartitioned(),
+            Map.of(TableProperties.FORMAT_VERSION, "3"),
+            new File(dir, "t").toString());
+    Schema withPosition = SourcePositions.withPosition(schema);
+    Random random = new Random(17);
+    byte[][] codes = {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}};
+    List<Record> rows = new ArrayList<>();
+    // A first page's worth of rows (Parquet's default page row limit): Parquet decides each
+    // column's dictionary at that page's end.
+    for (long i = 0; i < 20_000; i++) {
+      Record row = GenericRecord.create(withPosition);
+      row.setField("id", i);
+      row.setField("serial", i * 7_919);
+      row.setField("wide", random.nextLong() >>> 20);
+      // 20,000 values out of 20,000 repeat often: a dictionary pays, and 1,000 rows show repeats.
+      row.setField("narrow", (long) random.nextInt(20_000));
+      row.setField("name", "customer " + Long.toString(random.nextLong() >>> 1, 36));
+      row.setField("status", List.of("new", "paid", "shipped").get(random.nextInt(3)));
+      row.setField("amount", BigDecimal.valueOf(random.nextInt(100_000_000), 2));
+      byte[] blob = new byte[16];
+      random.nextBytes(blob);
+      row.setField("blob", ByteBuffer.wrap(blob));
+      // Fixed-length bytes: Parquet's format version 1, which Iceberg writes, has no dictionary
+      // for them, repeated or not.
+      row.setField("code", codes[random.nextInt(codes.length)].clone());
+      row.setField("once", i == 0 ? 42L : null);
+      row.setField("active", random.nextBoolean());
+      row.setField(SourcePositions.NAME, SourcePositions.encode(new long[] {5, i}));
+      rows.add(row);
+    }
+
+    DataFile chosen =
+        BatchWriter.write(table, schema, rows, List.of(), 0, 1).dataFiles().get(0);
+    // The same rows written with Parquet left to decide every column but the keys and positions.
+    DataWriter<Record> writer = WithoutHadoopDefaults.writers(
+            new GenericFileWriterFactory.Builder(table)
+                .dataFileFormat(FileFormat.PARQUET)
+                .dataSchema(withPosition)
+                .writerProperties(UniqueColumns.dataFile(schema))
+                .build())
+        .newDataWriter(
+            OutputFileFactory.builderFor(table, 0, 2)
+                .format(FileFormat.PARQUET)
+                .build()
+                .newOutputFile(),
+            table.spec(),
+            null);
+    try (writer) {
+      rows.forEach(writer::write);
+    }
+    DataFile parquets = writer.toDataFile();
+
+    Map<String, Boolean> chosenPages = dictionaryPages(chosen.location());
+    Map<String, Boolean> parquetsPages = dictionaryPages(parquets.location());
+    assertThat(chosenPages)
+        .as("which columns have a dictionary page, against Parquet's own choice")
+        .isEqualTo(parquetsPages);
+    // Not a vacuous match: both kinds are there.
+    assertThat(chosenPages)
+        .containsEntry("narrow", true)
+        .containsEntry("status", true)
+        .containsEntry("code", false)
+        .containsEntry("serial", false)
+        .containsEntry("wide", false)
+        .containsEntry("name", false)
+        .containsEntry("amount", false)
+        .containsEntry("blob", false);
+    assertThat(chosen.recordCount()).isEqualTo(20_000);
+    // What the choice saves is Parquet's work on the way, not bytes: the files are the same size.
+    assertThat(chosen.fileSizeInBytes()).isEqualTo(parquets.fileSizeInBytes());
+    // The columns the choice turned off, and only those: the properties it gave the writer.
+    assertThat(new TreeMap<>(UniqueColumns.dataFile(schema, rows)))
+        .isEqualTo(new TreeMap<>(Map.of(
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "id",
+            "false",
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + SourcePositions.NAME,
+            "false",
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "serial",
+            "false",
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "wide",
+            "false",
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "name",
+            "false",
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "amount",
+            "false",
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "blob",
+            "false")));
+  }
+
+  private static Map<String, Boolean> dictionaryPages(String location) throws IOException {
+    Map<String, Boolean> pages = new TreeMap<>();
+    columns(location).forEach((name, c) -> pages.put(name, c.hasDictionaryPage()));
+    return pages;
   }
 
   private static Map<String, ColumnChunkMetaData> columns(String location) throws IOException {
