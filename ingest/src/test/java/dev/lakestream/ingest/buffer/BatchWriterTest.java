@@ -51,12 +51,7 @@ class BatchWriterTest {
   @Test
   void theKeyAndPositionColumnsAreWrittenWithoutADictionaryAndTheOthersKeepTheirs()
       throws IOException {
-    Table table = new HadoopTables(new Configuration())
-        .create(
-            SCHEMA,
-            PartitionSpec.unpartitioned(),
-            Map.of(TableProperties.FORMAT_VERSION, "3"),
-            new File(dir, "t").toString());
+    Table table = table(SCHEMA);
     Schema withPosition = SourcePositions.withPosition(SCHEMA);
     List<Record> rows = new ArrayList<>();
     List<Record> keys = new ArrayList<>();
@@ -115,12 +110,7 @@ class BatchWriterTest {
             Types.NestedField.optional(10, "once", Types.LongType.get()),
             Types.NestedField.optional(11, "active", Types.BooleanType.get())),
         Set.of(1));
-    Table table = new HadoopTables(new Configuration())
-        .create(
-            schema,
-            PartitionSpec.unpartitioned(),
-            Map.of(TableProperties.FORMAT_VERSION, "3"),
-            new File(dir, "t").toString());
+    Table table = table(schema);
     Schema withPosition = SourcePositions.withPosition(schema);
     Random random = new Random(17);
     byte[][] codes = {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}};
@@ -205,6 +195,15 @@ class BatchWriterTest {
             "false",
             TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "blob",
             "false")));
+  }
+
+  private Table table(Schema schema) {
+    return new HadoopTables(new Configuration())
+        .create(
+            schema,
+            PartitionSpec.unpartitioned(),
+            Map.of(TableProperties.FORMAT_VERSION, "3"),
+            new File(dir, "t").toString());
   }
 
   private static Map<String, Boolean> dictionaryPages(String location) throws IOException {
