@@ -5,11 +5,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SplittableRandom;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.PropertyUtil;
 
 /**
  * Writer properties that turn Parquet's dictionary off for the columns whose values are unique in
@@ -21,13 +23,19 @@ import org.apache.iceberg.types.Types;
  * A column that is not unique after all is still written correctly, only without a dictionary.
  *
  * <p>A batch's data file is written from rows held in memory, so its other columns are looked at
- * too ({@link #dataFile(Schema, List)}): a column whose first {@value #SAMPLE_ROWS} values hold no
- * repeat gets no dictionary in that file either. Parquet decides a column's dictionary once, at
- * the end of the column's first page (up to 20,000 values by default), keeping it only if the
- * dictionary and the indexes into it are smaller than the values: with no repeat among 1,000
- * values the values come from a domain of hundreds of thousands or more, so the first page's
- * values repeat too rarely for that, and Parquet would have hashed them all and then dropped the
- * dictionary. A column whose sample holds a repeat keeps Parquet's own decision.
+ * too ({@link #dataFile(Schema, List, Map)}). Parquet decides a column's dictionary once, at the end
+ * of the column's first page (at most {@code write.parquet.page-row-limit} values, 20,000 by
+ * default), and keeps it only if the dictionary and the indexes into it are smaller than the
+ * values. A column whose values in {@value #SAMPLE_ROWS} rows drawn at random from that page hold no
+ * repeat gets no dictionary in the file: had a fifth of the page's values been repeats, the draw
+ * would have met one but for a chance below one in ten thousand (one in a hundred at a tenth), and
+ * a dictionary of 8-byte values pays from about a quarter of repeats, of 16-byte values from an
+ * eighth. Rarer repeats can escape the draw, and for long values a dictionary can pay with them:
+ * the file may then be a little larger than Parquet alone would write it, never different in what
+ * it holds. Drawn at random, not the first rows: rows
+ * arrive in the source's order, and a column can be unique over its first thousand rows and repeat
+ * over the page (a product id in rows ordered by warehouse, then product). A column whose draw
+ * repeats, or that the table's own properties set, keeps Parquet's or the table's choice.
  */
 public final class UniqueColumns {
 
@@ -44,31 +52,39 @@ public final class UniqueColumns {
 
   /**
    * For a data file of {@code schema} (without the position column) holding {@code rows} (records
-   * of the schema with the position column, as they will be written, in that order): as {@link
-   * #dataFile(Schema)}, and no dictionary either for a column whose first {@value #SAMPLE_ROWS}
-   * rows hold at least two values and no value twice. Only top-level primitive columns are looked
-   * at, and not those Parquet gives no dictionary ({@link #NO_DICTIONARY}).
+   * of the schema with the position column, as they will be written, in that order), of a table
+   * with {@code tableProperties}: as {@link #dataFile(Schema)}, and no dictionary either for a
+   * column whose values in the sampled rows are at least two and none twice. Only top-level
+   * primitive columns are looked at, not those Parquet gives no dictionary ({@link
+   * #NO_DICTIONARY}) and not those the table's properties set a dictionary for.
    */
-  public static Map<String, String> dataFile(Schema schema, List<? extends StructLike> rows) {
+  public static Map<String, String> dataFile(
+      Schema schema, List<? extends StructLike> rows, Map<String, String> tableProperties) {
     Map<String, String> out = new HashMap<>(dataFile(schema));
-    int sampled = Math.min(rows.size(), SAMPLE_ROWS);
-    if (sampled < 2) {
+    int[] sample = sample(
+        rows.size(),
+        PropertyUtil.propertyAsInt(
+            tableProperties,
+            TableProperties.PARQUET_PAGE_ROW_LIMIT,
+            TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT));
+    if (sample.length < 2) {
       return Map.copyOf(out);
     }
     Set<Integer> keys = schema.identifierFieldIds();
     List<Types.NestedField> columns = schema.columns();
-    Set<Object> seen = new HashSet<>(2 * sampled);
+    Set<Object> seen = new HashSet<>(2 * sample.length);
     for (int pos = 0; pos < columns.size(); pos++) {
       Types.NestedField column = columns.get(pos);
       Type type = column.type();
+      String property = TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + column.name();
       if (keys.contains(column.fieldId())
           || !type.isPrimitiveType()
-          || NO_DICTIONARY.contains(type.typeId())) {
+          || NO_DICTIONARY.contains(type.typeId())
+          || tableProperties.containsKey(property)) {
         continue;
       }
-      if (noRepeat(rows, sampled, pos, seen)) {
-        out.put(
-            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + column.name(), "false");
+      if (noRepeat(rows, sample, pos, seen)) {
+        out.put(property, "false");
       }
     }
     return Map.copyOf(out);
@@ -81,14 +97,39 @@ public final class UniqueColumns {
   private static final Set<Type.TypeID> NO_DICTIONARY =
       Set.of(Type.TypeID.BOOLEAN, Type.TypeID.FIXED, Type.TypeID.UUID);
 
-  /** How many rows of a batch {@link #dataFile(Schema, List)} looks at. */
+  /** How many rows of a batch's first page {@link #dataFile(Schema, List, Map)} looks at. */
   static final int SAMPLE_ROWS = 1_000;
 
-  /** Whether the column at {@code pos} of the first {@code sampled} rows holds two values or more, none twice. */
+  /**
+   * The rows looked at, of {@code rows} rows of which the first page holds {@code pageRows}: all of
+   * the page's when they are {@value #SAMPLE_ROWS} or fewer, otherwise {@value #SAMPLE_ROWS}
+   * distinct ones drawn at random (the same draw for the same sizes, so that a file is written the
+   * same way again).
+   */
+  static int[] sample(int rows, int pageRows) {
+    int page = Math.min(rows, Math.max(1, pageRows));
+    if (page <= SAMPLE_ROWS) {
+      int[] all = new int[page];
+      for (int i = 0; i < page; i++) {
+        all[i] = i;
+      }
+      return all;
+    }
+    // Floyd's draw of SAMPLE_ROWS distinct numbers below page.
+    SplittableRandom random = new SplittableRandom(page);
+    Set<Integer> drawn = new HashSet<>(2 * SAMPLE_ROWS);
+    for (int j = page - SAMPLE_ROWS; j < page; j++) {
+      int t = random.nextInt(j + 1);
+      drawn.add(drawn.contains(t) ? j : t);
+    }
+    return drawn.stream().mapToInt(Integer::intValue).sorted().toArray();
+  }
+
+  /** Whether the column at {@code pos} of the {@code sample} rows holds two values or more, none twice. */
   private static boolean noRepeat(
-      List<? extends StructLike> rows, int sampled, int pos, Set<Object> seen) {
+      List<? extends StructLike> rows, int[] sample, int pos, Set<Object> seen) {
     seen.clear();
-    for (int i = 0; i < sampled; i++) {
+    for (int i : sample) {
       Object value = rows.get(i).get(pos, Object.class);
       if (value == null) {
         continue;

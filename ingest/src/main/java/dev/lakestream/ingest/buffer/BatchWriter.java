@@ -52,14 +52,14 @@ public final class BatchWriter {
     Set<Integer> keyIds = schema.identifierFieldIds();
     Schema keySchema = TypeUtil.select(schema, keyIds);
     // Two factories, neither writing a dictionary for a column unique in the file: data files turn
-    // it off per column (keys, positions, and the columns whose first rows hold no repeat),
+    // it off per column (keys, positions, and the columns whose sampled rows hold no repeat),
     // equality-delete files (all keys) with Parquet's global switch, the only one Iceberg's delete
     // writers read, which would reach every data column too.
     FileWriterFactory<Record> dataWriters =
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
             .dataFileFormat(FileFormat.PARQUET)
             .dataSchema(SourcePositions.withPosition(schema))
-            .writerProperties(UniqueColumns.dataFile(schema, rows))
+            .writerProperties(UniqueColumns.dataFile(schema, rows, table.properties()))
             .build());
     FileWriterFactory<Record> deleteWriters =
         WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)

@@ -108,7 +108,8 @@ class BatchWriterTest {
             Types.NestedField.optional(8, "blob", Types.BinaryType.get()),
             Types.NestedField.optional(9, "code", Types.FixedType.ofLength(4)),
             Types.NestedField.optional(10, "once", Types.LongType.get()),
-            Types.NestedField.optional(11, "active", Types.BooleanType.get())),
+            Types.NestedField.optional(11, "active", Types.BooleanType.get()),
+            Types.NestedField.optional(12, "product", Types.LongType.get())),
         Set.of(1));
     Table table = table(schema);
     Schema withPosition = SourcePositions.withPosition(schema);
@@ -135,6 +136,9 @@ class BatchWriterTest {
       row.setField("code", codes[random.nextInt(codes.length)].clone());
       row.setField("once", i == 0 ? 42L : null);
       row.setField("active", random.nextBoolean());
+      // Rows in the source's order: unique over the first 1,000 rows, each value 4 times over the
+      // page (a product id in rows ordered by warehouse, then product). A dictionary pays.
+      row.setField("product", i % 5_000);
       row.setField(SourcePositions.NAME, SourcePositions.encode(new long[] {5, i}));
       rows.add(row);
     }
@@ -168,6 +172,7 @@ class BatchWriterTest {
     // Not a vacuous match: both kinds are there.
     assertThat(chosenPages)
         .containsEntry("narrow", true)
+        .containsEntry("product", true)
         .containsEntry("status", true)
         .containsEntry("code", false)
         .containsEntry("serial", false)
@@ -179,7 +184,7 @@ class BatchWriterTest {
     // What the choice saves is Parquet's work on the way, not bytes: the files are the same size.
     assertThat(chosen.fileSizeInBytes()).isEqualTo(parquets.fileSizeInBytes());
     // The columns the choice turned off, and only those: the properties it gave the writer.
-    assertThat(new TreeMap<>(UniqueColumns.dataFile(schema, rows)))
+    assertThat(new TreeMap<>(UniqueColumns.dataFile(schema, rows, table.properties())))
         .isEqualTo(new TreeMap<>(Map.of(
             TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "id",
             "false",
@@ -195,6 +200,14 @@ class BatchWriterTest {
             "false",
             TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "blob",
             "false")));
+    // A column the table's own properties set keeps the table's choice.
+    assertThat(UniqueColumns.dataFile(
+            schema,
+            rows,
+            Map.of(TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "wide", "true")))
+        .doesNotContainKey(TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "wide")
+        .containsEntry(
+            TableProperties.PARQUET_DICT_ENCODING_ENABLED_COLUMN_PREFIX + "name", "false");
   }
 
   private Table table(Schema schema) {
