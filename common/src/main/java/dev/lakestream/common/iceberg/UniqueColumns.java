@@ -23,19 +23,19 @@ import org.apache.iceberg.util.PropertyUtil;
  * A column that is not unique after all is still written correctly, only without a dictionary.
  *
  * <p>A batch's data file is written from rows held in memory, so its other columns are looked at
- * too ({@link #dataFile(Schema, List, Map)}). Parquet decides a column's dictionary once, at the end
- * of the column's first page (at most {@code write.parquet.page-row-limit} values, 20,000 by
+ * too ({@link #dataFile(Schema, List, Map)}). Parquet decides a column's dictionary once, at the
+ * end of the column's first page (at most {@code write.parquet.page-row-limit} values, 20,000 by
  * default), and keeps it only if the dictionary and the indexes into it are smaller than the
- * values. A column whose values in {@value #SAMPLE_ROWS} rows drawn at random from that page hold no
- * repeat gets no dictionary in the file: had a fifth of the page's values been repeats, the draw
- * would have met one but for a chance below one in ten thousand (one in a hundred at a tenth), and
- * a dictionary of 8-byte values pays from about a quarter of repeats, of 16-byte values from an
- * eighth. Rarer repeats can escape the draw, and for long values a dictionary can pay with them:
- * the file may then be a little larger than Parquet alone would write it, never different in what
- * it holds. Drawn at random, not the first rows: rows
- * arrive in the source's order, and a column can be unique over its first thousand rows and repeat
- * over the page (a product id in rows ordered by warehouse, then product). A column whose draw
- * repeats, or that the table's own properties set, keeps Parquet's or the table's choice.
+ * values. A column whose values in {@value #SAMPLE_ROWS} rows drawn at random from that page hold
+ * no repeat gets no dictionary in the file: had a fifth of the page's values repeated an earlier
+ * one, the draw would have met one but for a chance below one in ten thousand (one in a hundred at
+ * a tenth), and a dictionary of 8-byte values pays from about a quarter of repeats, of 16-byte
+ * values from an eighth. Rarer repeats can escape the draw, and for long values a dictionary can
+ * pay with them: the file may then be a little larger than Parquet alone would write it, never
+ * different in what it holds. Drawn at random, not the first rows: rows arrive in the source's
+ * order, and a column can be unique over its first thousand rows and repeat over the page (a
+ * product id in rows ordered by warehouse, then product). A column whose draw repeats, or that the
+ * table's own properties set, keeps Parquet's or the table's choice.
  */
 public final class UniqueColumns {
 
@@ -61,12 +61,10 @@ public final class UniqueColumns {
   public static Map<String, String> dataFile(
       Schema schema, List<? extends StructLike> rows, Map<String, String> tableProperties) {
     Map<String, String> out = new HashMap<>(dataFile(schema));
-    int[] sample = sample(
-        rows.size(),
-        PropertyUtil.propertyAsInt(
-            tableProperties,
-            TableProperties.PARQUET_PAGE_ROW_LIMIT,
-            TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT));
+    if (rows.size() < 2) {
+      return Map.copyOf(out);
+    }
+    int[] sample = sample(rows.size(), pageRows(tableProperties));
     if (sample.length < 2) {
       return Map.copyOf(out);
     }
@@ -88,6 +86,21 @@ public final class UniqueColumns {
       }
     }
     return Map.copyOf(out);
+  }
+
+  /**
+   * The table's page row limit; its default when the table's value is not a number, which is
+   * Iceberg's writer's to reject (with its own message), not this choice's.
+   */
+  private static int pageRows(Map<String, String> tableProperties) {
+    try {
+      return PropertyUtil.propertyAsInt(
+          tableProperties,
+          TableProperties.PARQUET_PAGE_ROW_LIMIT,
+          TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT);
+    } catch (NumberFormatException e) {
+      return TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT;
+    }
   }
 
   /**
