@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.TableProperties;
@@ -122,11 +123,7 @@ public final class UniqueColumns {
   static int[] sample(int rows, int pageRows) {
     int page = Math.min(rows, Math.max(1, pageRows));
     if (page <= SAMPLE_ROWS) {
-      int[] all = new int[page];
-      for (int i = 0; i < page; i++) {
-        all[i] = i;
-      }
-      return all;
+      return IntStream.range(0, page).toArray();
     }
     // Floyd's draw of SAMPLE_ROWS distinct numbers below page.
     SplittableRandom random = new SplittableRandom(page);
