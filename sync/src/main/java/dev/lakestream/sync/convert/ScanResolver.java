@@ -13,6 +13,7 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.util.StructLikeSet;
@@ -24,6 +25,13 @@ import org.apache.iceberg.util.StructLikeSet;
  * same delete files, and merging them again for every data file was a fifth of sync's stream
  * threads at 5,000 changes/s. Both caches are bounded by the number of keys held; the sets they hold
  * are never changed after they are made. Thread-safe.
+ *
+ * <p>Iceberg's delete loader holds the deleted keys in Iceberg's internal form (a date as days, a
+ * time or timestamp as microseconds, fixed bytes as a buffer), while the generic reader of the data
+ * file gives {@code java.time} values and arrays: each data file key is wrapped in that form before
+ * it is probed, as Iceberg's own readers do, or a key with such a column would never match. Cached
+ * keys are cached per key type too: a key column widened ({@code int} to {@code long}) reads the
+ * same delete file into other values.
  */
 public final class ScanResolver implements PositionResolver {
 
@@ -52,19 +60,24 @@ public final class ScanResolver implements PositionResolver {
       }
     }
     Schema keySchema = TypeUtil.select(table.schema(), keyIds);
+    String keyType = keySchema.asStruct().toString();
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
     StructLikeSet keys = deletes.size() == 1
-        ? keysOf(deletes.get(0), loader, keySchema)
+        ? keysOf(deletes.get(0), loader, keySchema, keyType)
         : unions.get(
-            String.join("\n", deletes.stream().map(DeleteFile::location).toList()), k -> {
+            keyType + "\n"
+                + String.join("\n", deletes.stream().map(DeleteFile::location).toList()),
+            k -> {
               StructLikeSet union = StructLikeSet.create(keySchema.asStruct());
-              deletes.forEach(d -> union.addAll(keysOf(d, loader, keySchema)));
+              deletes.forEach(d -> union.addAll(keysOf(d, loader, keySchema, keyType)));
               return union;
             });
+    InternalRecordWrapper internal = new InternalRecordWrapper(keySchema.asStruct());
     List<Long> matched = new ArrayList<>();
     long[] position = {0};
     long rows = KeyColumns.forEach(table, file, keySchema, key -> {
-      if ((current == null || !current.isDeleted(position[0])) && keys.contains(key)) {
+      if ((current == null || !current.isDeleted(position[0]))
+          && keys.contains(internal.wrap(key))) {
         matched.add(position[0]);
       }
       position[0]++;
@@ -72,7 +85,9 @@ public final class ScanResolver implements PositionResolver {
     return new Resolution(matched, rows, KeyColumns.bytes(file, keySchema));
   }
 
-  private StructLikeSet keysOf(DeleteFile d, BaseDeleteLoader loader, Schema keySchema) {
-    return deleteKeys.get(d.location(), p -> loader.loadEqualityDeletes(List.of(d), keySchema));
+  private StructLikeSet keysOf(
+      DeleteFile d, BaseDeleteLoader loader, Schema keySchema, String keyType) {
+    return deleteKeys.get(
+        keyType + "\n" + d.location(), p -> loader.loadEqualityDeletes(List.of(d), keySchema));
   }
 }

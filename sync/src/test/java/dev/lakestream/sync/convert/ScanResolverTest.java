@@ -6,11 +6,21 @@ import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
+import java.util.function.IntFunction;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -22,6 +32,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
@@ -103,6 +114,100 @@ class ScanResolverTest {
             .as("file %d with delete files %s", f, subset)
             .containsExactlyElementsOf(expected);
         assertThat(expected).as("the case is not empty").isNotEmpty();
+      }
+    }
+  }
+
+  /**
+   * A key with a column of each type PostgreSQL and MySQL keys map to matches its deletes: the
+   * deleted keys are read in Iceberg's internal form (a date as days, a time or timestamp as
+   * microseconds), the data file's in Java's ({@code LocalDate}, {@code OffsetDateTime}).
+   */
+  @Test
+  void keysWithDateTimeDecimalUuidAndByteColumnsMatchTheirDeletes() throws Exception {
+    OffsetDateTime base = OffsetDateTime.of(2026, 3, 29, 1, 30, 0, 123_456_000, ZoneOffset.UTC);
+    Map<String, Map.Entry<Type, IntFunction<Object>>> kinds = new LinkedHashMap<>();
+    kinds.put(
+        "date", Map.entry(Types.DateType.get(), i -> LocalDate.of(2020, 1, 1).plusDays(i)));
+    kinds.put("time", Map.entry(Types.TimeType.get(), i -> LocalTime.of(0, 0).plusSeconds(i * 7L)));
+    kinds.put("timestamp", Map.entry(Types.TimestampType.withoutZone(), i -> base.toLocalDateTime()
+        .plusMinutes(i)));
+    kinds.put("timestamptz", Map.entry(Types.TimestampType.withZone(), i -> base.plusMinutes(i)));
+    kinds.put(
+        "decimal", Map.entry(Types.DecimalType.of(12, 3), i -> BigDecimal.valueOf(i * 1_001L, 3)));
+    kinds.put("string", Map.entry(Types.StringType.get(), i -> "k" + i));
+    kinds.put("uuid", Map.entry(Types.UUIDType.get(), i -> new UUID(7, i)));
+    kinds.put(
+        "binary",
+        Map.entry(
+            Types.BinaryType.get(),
+            i -> ByteBuffer.wrap(new byte[] {1, (byte) i, (byte) (i >> 8)})));
+    kinds.put("int", Map.entry(Types.IntegerType.get(), i -> i * 3));
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      for (var kind : kinds.entrySet()) {
+        Schema schema = new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", Types.LongType.get()),
+                Types.NestedField.required(2, "k", kind.getValue().getKey()),
+                Types.NestedField.optional(3, "name", Types.StringType.get())),
+            Set.of(1, 2));
+        Schema key = TypeUtil.select(schema, Set.of(1, 2));
+        IntFunction<Object> value = kind.getValue().getValue();
+        Table table = warehouse.v3Table("t", "key_" + kind.getKey(), schema).create();
+        GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
+            .dataFileFormat(FileFormat.PARQUET)
+            .deleteFileFormat(FileFormat.PARQUET)
+            .dataSchema(schema)
+            .equalityFieldIds(new int[] {1, 2})
+            .equalityDeleteRowSchema(key)
+            .build();
+        OutputFileFactory files =
+            OutputFileFactory.builderFor(table, 1, 1).format(FileFormat.PARQUET).build();
+        DataWriter<Record> data = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+        try (data) {
+          for (int i = 0; i < 100; i++) {
+            Record row = GenericRecord.create(schema);
+            row.setField("id", (long) i % 10);
+            row.setField("k", value.apply(i));
+            row.setField("name", "n" + i);
+            data.write(row);
+          }
+        }
+        // Every third row's key is deleted; so is a key with the same id and another value, and
+        // one with the same value and another id: neither is in the file.
+        List<Long> expected = new ArrayList<>();
+        EqualityDeleteWriter<Record> deletes =
+            writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+        try (deletes) {
+          for (int i = 0; i < 100; i += 3) {
+            Record k = GenericRecord.create(key);
+            k.setField("id", (long) i % 10);
+            k.setField("k", value.apply(i));
+            deletes.write(k);
+            expected.add((long) i);
+          }
+          Record otherValue = GenericRecord.create(key);
+          otherValue.setField("id", 1L);
+          otherValue.setField("k", value.apply(500));
+          deletes.write(otherValue);
+          Record otherId = GenericRecord.create(key);
+          otherId.setField("id", 11L);
+          otherId.setField("k", value.apply(1));
+          deletes.write(otherId);
+        }
+        DataFile dataFile = data.toDataFile();
+        ConvertTask task = new ConvertTask(
+            table.name(),
+            "cycle-1",
+            DataFileJson.of(dataFile, table.spec()),
+            null,
+            List.of(DeleteFileJson.of(deletes.toDeleteFile(), table.spec())));
+
+        PositionResolver.Resolution got = new ScanResolver().resolve(table, task, dataFile, null);
+
+        assertThat(got.positions())
+            .as("a key of id and a %s", kind.getKey())
+            .containsExactlyElementsOf(expected);
       }
     }
   }
