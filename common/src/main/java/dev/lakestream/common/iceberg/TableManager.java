@@ -45,6 +45,7 @@ public final class TableManager {
   private final Map<TableIdentifier, Table> tables = new ConcurrentHashMap<>();
   private final Set<String> accepted = ConcurrentHashMap.newKeySet();
   private final Map<TableIdentifier, Long> refreshedAt = new ConcurrentHashMap<>();
+  private final Map<TableIdentifier, String> refreshedFor = new ConcurrentHashMap<>();
 
   public TableManager(Catalog catalog) {
     this.catalog = catalog;
@@ -76,6 +77,21 @@ public final class TableManager {
   }
 
   /**
+   * The cached table, refreshed at its first use for {@code marker} (a sync cycle): metadata at
+   * least as new as the marker's start, whatever another instance changed before it (a schema
+   * widened, the table dropped and created again), with one catalog read per marker rather than
+   * per use. Concurrent first uses may each refresh.
+   */
+  public Table refreshedFor(TableIdentifier id, String marker) {
+    if (marker.equals(refreshedFor.get(id)) && tables.containsKey(id)) {
+      return tables.get(id);
+    }
+    Table table = refresh(id);
+    refreshedFor.put(id, marker);
+    return table;
+  }
+
+  /**
    * Forgets what is cached of {@code table} (dropped, or dropped and created again): the next use
    * loads it from the catalog and checks its schema again.
    */
@@ -83,6 +99,7 @@ public final class TableManager {
     TableIdentifier id = TableIdentifier.parse(table);
     tables.remove(id);
     refreshedAt.remove(id);
+    refreshedFor.remove(id);
     accepted.removeIf(k -> k.startsWith(id + "\u0000"));
   }
 

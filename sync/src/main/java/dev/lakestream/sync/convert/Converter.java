@@ -77,7 +77,10 @@ public final class Converter implements Processor<String, ConvertGroup, String, 
     long started = System.nanoTime();
     List<ConvertResult> results;
     try {
-      results = converter.convert(tables.table(TableIdentifier.parse(group.table())), group);
+      // Refreshed once per cycle: another instance may have widened a key column or created the
+      // table again since this one loaded it, and the keys are read with the table's schema.
+      results = converter.convert(
+          tables.refreshedFor(TableIdentifier.parse(group.table()), group.cycleId()), group);
     } catch (KafkaException e) {
       throw e;
     } catch (RuntimeException e) {
