@@ -13,6 +13,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -302,6 +303,22 @@ public final class TableManager {
       } catch (CommitFailedException e) {
         table.refresh();
       }
+    }
+    int version = TableUtil.formatVersion(table);
+    if (version < 3) {
+      // Main's deletes are deletion vectors, which only format version 3 holds: a version 2 table
+      // would take realtime's batches and refuse every cycle of sync, for ever.
+      try {
+        table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+      } catch (CommitFailedException e) {
+        table.refresh();
+      }
+      LOG.warn(
+          "Existing table {} was format version {}; upgraded it to 3, which main's deletion vectors"
+              + " need (engines that read only version {} cannot read it any more)",
+          id,
+          version,
+          version);
     }
     if (table.refs().containsKey(Branches.REALTIME)) {
       return table;

@@ -8,10 +8,12 @@ import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -58,6 +60,26 @@ class TableManagerTest {
     assertThat(table.refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
     assertThat(table.snapshot(Branches.REALTIME).snapshotId())
         .isEqualTo(table.snapshot(Branches.MAIN).snapshotId());
+  }
+
+  /**
+   * A table created beforehand (by Spark, or through the catalog, in format version 2 as most
+   * default to) is taken over as version 3: sync's deletion vectors need it, and a version 2 table
+   * would refuse every cycle's commit.
+   */
+  @Test
+  void takesOverAnExistingFormatVersion2TableAsVersion3() {
+    catalog
+        .buildTable(ID, new Schema(ROW.fields(), Set.of(1)))
+        .withProperty("format-version", "2")
+        .create();
+
+    Table table = tables.ensure(ID, ROW, List.of("id"), "f1");
+
+    assertThat(((HasTableOperations) table).operations().current().formatVersion())
+        .isEqualTo(3);
+    assertThat(catalog.loadTable(ID).properties()).containsEntry(TableManager.MANAGED, "true");
+    assertThat(table.refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
   }
 
   @Test
