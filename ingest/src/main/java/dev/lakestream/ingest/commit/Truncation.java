@@ -42,10 +42,11 @@ import org.apache.iceberg.types.TypeUtil;
  *
  * <ul>
  *   <li>{@link #plan} (the truncate's own commit): a live data file whose positions are all below P
- *       is removed whole (metadata only; so is a file without positions, written before they
- *       existed); a file whose positions are all above P stays; a file that straddles P is read
- *       (key and position, deletes applied) and the keys of its live rows before P are deleted by
- *       one equality delete. A key whose row before P is live changed nowhere after P (a later
+ *       is removed whole (metadata only); a file whose positions are all above P stays; a file that
+ *       straddles P, or whose positions have no bounds (a table of more than 100 columns, or a file
+ *       written before positions existed, whose rows count as before P), is read (key and
+ *       position, deletes applied) and the keys of its live rows before P are deleted by one
+ *       equality delete. A key whose row before P is live changed nowhere after P (a later
  *       change would have deleted that row), so the delete takes no row after P.
  *   <li>{@link #trim} (a batch of another partition committed after the truncate, its changes
  *       partly or wholly before P): its rows before P are left out, its data file rewritten without
@@ -74,7 +75,12 @@ final class Truncation {
     for (DataFile file : BranchFiles.liveDataFiles(table, head).values()) {
       ByteBuffer lower = SourcePositions.lower(file);
       ByteBuffer upper = SourcePositions.upper(file);
-      if (lower == null || upper == null || SourcePositions.compare(upper, position) < 0) {
+      if (lower == null || upper == null) {
+        // No bounds: a file of a table of more than 100 columns (Iceberg keeps no bounds past its
+        // first 100 columns by default), or one written before positions existed. Read it: its
+        // rows without a position are older than the truncate.
+        straddling.add(file);
+      } else if (SourcePositions.compare(upper, position) < 0) {
         remove.add(file);
       } else if (SourcePositions.compare(lower, position) < 0) {
         straddling.add(file);
