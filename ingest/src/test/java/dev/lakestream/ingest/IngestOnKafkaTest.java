@@ -154,6 +154,65 @@ class IngestOnKafkaTest {
     }
   }
 
+  /**
+   * A bad record larger than the dead-letter topic takes (its source topic takes larger ones)
+   * goes there without its value, the reason and origin in its headers; the stream thread does not
+   * fail on it again and again, and the changes after it land.
+   */
+  @Test
+  void aBadRecordTooLargeForTheDeadLetterTopicGoesWithoutItsValueAndTheRestLands()
+      throws Exception {
+    TestTable source = TestTable.plain("inventory", "letters");
+    try (Admin admin = kafka.admin()) {
+      admin
+          .createTopics(List.of(new NewTopic(source.topic(), 1, (short) 1)
+              .configs(Map.of("max.message.bytes", Integer.toString(4 << 20)))))
+          .all()
+          .get();
+    }
+    PipelineConfig config = config(source.topic(), "ingest-large-letter");
+    try (StreamsApp app = IngestApp.create(config);
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      app.start();
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 77);
+      feed.send(gen.snapshot(50));
+      TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+
+      byte[] key = utf8("{\"id\":1}");
+      byte[] huge = utf8("{\"payload\": \"" + "x".repeat(1_500_000));
+      Properties props = new Properties();
+      props.put("bootstrap.servers", kafka.bootstrapServers());
+      props.put("max.request.size", Integer.toString(4 << 20));
+      long offset;
+      try (KafkaProducer<byte[], byte[]> producer =
+          new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+        offset =
+            producer.send(new ProducerRecord<>(source.topic(), key, huge)).get().offset();
+      }
+      feed.send(gen.next(100));
+      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+
+      List<ConsumerRecord<byte[], byte[]>> letters = feed.read(config.topicPrefix() + ".dlq", 1);
+      assertThat(letters).hasSize(1);
+      ConsumerRecord<byte[], byte[]> letter = letters.get(0);
+      assertThat(letter.key()).isEqualTo(key);
+      assertThat(letter.value()).isNull();
+      assertThat(header(letter, DeadLetters.REASON)).contains("malformed JSON");
+      assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo(source.topic());
+      assertThat(header(letter, DeadLetters.OFFSET)).isEqualTo(Long.toString(offset));
+      assertThat(header(letter, DeadLetters.OMITTED)).isEqualTo("value " + huge.length + " bytes");
+      assertThat(app.meters().find("lakestream.app.thread.failures").counter().count())
+          .as("stream threads that failed")
+          .isZero();
+    }
+  }
+
+  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+    var header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+  }
+
   @Test
   void crashBetweenIcebergCommitAndKafkaCommitDuplicatesAndLosesNothing() throws Exception {
     TestTable source =

@@ -8,6 +8,12 @@ import org.apache.kafka.streams.processor.api.Record;
 /**
  * Dead-letter records: the original key and value bytes, the original headers, and headers that
  * say where the record came from and why it was not applied.
+ *
+ * <p>A dead letter must fit its topic, or its send fails the task, which reads the same record
+ * again and fails again: a record whose key and value together exceed {@link #MAX_RECORD_BYTES}
+ * goes without its value, and without its key too when that alone is too large ({@link #OMITTED}
+ * says how many bytes were left out; the original stays at its topic, partition and offset). A
+ * reason longer than {@link #MAX_REASON_CHARS} is cut.
  */
 public final class DeadLetters {
 
@@ -16,6 +22,17 @@ public final class DeadLetters {
   public static final String PARTITION = "lakestream.error.partition";
   public static final String OFFSET = "lakestream.error.offset";
   public static final String STAGE = "lakestream.error.stage";
+  /** Set when the original value (and a key too large alone) was left out: the bytes left out. */
+  public static final String OMITTED = "lakestream.error.omitted";
+
+  /**
+   * The most bytes of the original key and value a dead letter carries: half of Kafka's default
+   * {@code max.request.size} and {@code max.message.bytes} (1 MiB), leaving room for the headers.
+   */
+  public static final int MAX_RECORD_BYTES = 512 * 1024;
+
+  /** The longest reason a dead letter carries (an error's message can quote a whole value). */
+  public static final int MAX_REASON_CHARS = 8 * 1024;
 
   private DeadLetters() {}
 
@@ -26,18 +43,31 @@ public final class DeadLetters {
       long offset,
       String stage,
       String reason) {
-    return new Record<>(
-        original.key(),
-        original.value(),
-        original.timestamp(),
-        headers(original.headers(), topic, partition, offset, stage, reason));
+    Headers headers = headers(original.headers(), topic, partition, offset, stage, reason);
+    int keyBytes = original.key() == null ? 0 : original.key().length;
+    int valueBytes = original.value() == null ? 0 : original.value().length;
+    if ((long) keyBytes + valueBytes <= MAX_RECORD_BYTES) {
+      return new Record<>(original.key(), original.value(), original.timestamp(), headers);
+    }
+    // The key (a row's primary key) is kept when it fits alone.
+    boolean keepKey = keyBytes <= MAX_RECORD_BYTES;
+    headers.add(
+        OMITTED,
+        utf8((keepKey ? "" : "key " + keyBytes + " bytes, ") + "value " + valueBytes + " bytes"));
+    return new Record<>(keepKey ? original.key() : null, null, original.timestamp(), headers);
   }
 
   /** {@code original} and the headers that say where a record came from and why it was not applied. */
   public static Headers headers(
       Headers original, String topic, int partition, long offset, String stage, String reason) {
     Headers headers = new RecordHeaders(original.toArray());
-    headers.add(REASON, utf8(reason));
+    headers.add(
+        REASON,
+        utf8(
+            reason.length() <= MAX_REASON_CHARS
+                ? reason
+                : reason.substring(0, MAX_REASON_CHARS) + "... (" + reason.length()
+                    + " characters)"));
     headers.add(TOPIC, utf8(topic));
     headers.add(PARTITION, utf8(Integer.toString(partition)));
     headers.add(OFFSET, utf8(Long.toString(offset)));
