@@ -30,6 +30,8 @@ class CheckSourceCommandTest {
           "CREATE SCHEMA inventory",
           "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40), balance numeric(12,2))",
           "CREATE TABLE inventory.documents (id int PRIMARY KEY, body text)",
+          "CREATE TABLE inventory.series (id int PRIMARY KEY, nums int[], amounts numeric[],"
+              + " flags boolean[])",
           "CREATE TABLE inventory.keyed_elsewhere (a int, b text)",
           "ALTER TABLE inventory.keyed_elsewhere REPLICA IDENTITY FULL",
           "CREATE TABLE public.ignored (x box)");
@@ -41,6 +43,10 @@ class CheckSourceCommandTest {
           .contains("OK       inventory.keyed_elsewhere: key [a] (message.key.columns)")
           .contains(
               "WARNING  inventory.documents: column(s) [body] can be stored out of line (TOAST)")
+          .contains("WARNING  inventory.series: column(s) [nums, amounts, flags] can be stored"
+              + " out of line (TOAST)")
+          .contains("WARNING  inventory.series: column(s) [amounts numeric[], flags boolean[]]:"
+              + " Debezium has no placeholder")
           .contains("0 blocker(s)")
           .doesNotContain("public.ignored");
     }

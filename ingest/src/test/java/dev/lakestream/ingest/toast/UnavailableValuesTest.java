@@ -42,6 +42,52 @@ class UnavailableValuesTest {
     assertThat(VALUES.columns(after, ROW)).containsExactly("big", "doc", "bin", "arr");
   }
 
+  /** The row schema of a table of int[], bigint[], date[], uuid[], text[] and hstore columns. */
+  private static final ConnectSchema COLLECTIONS = schema(
+      "{\"type\":\"struct\",\"fields\":["
+          + "{\"type\":\"int32\",\"optional\":false,\"field\":\"id\"},"
+          + "{\"type\":\"int32\",\"optional\":true,\"field\":\"small\"},"
+          + "{\"type\":\"array\",\"items\":{\"type\":\"int32\",\"optional\":true},\"optional\":true,\"field\":\"nums\"},"
+          + "{\"type\":\"array\",\"items\":{\"type\":\"int64\",\"optional\":true},\"optional\":true,\"field\":\"bigs\"},"
+          + "{\"type\":\"array\",\"items\":{\"type\":\"int32\",\"optional\":true,\"name\":\"io.debezium.time.Date\"},\"optional\":true,\"field\":\"days\"},"
+          + "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Uuid\"},\"optional\":true,\"field\":\"ids\"},"
+          + "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true},\"optional\":true,\"field\":\"words\"},"
+          + "{\"type\":\"string\",\"optional\":true,\"name\":\"io.debezium.data.Json\",\"field\":\"tags\"},"
+          + "{\"type\":\"map\",\"keys\":{\"type\":\"string\",\"optional\":false},\"values\":{\"type\":\"string\",\"optional\":true},\"optional\":true,\"field\":\"tagmap\"}]}");
+
+  @Test
+  void findsThePlaceholderOfIntBigintDateAndUuidArraysAndOfHstores() throws Exception {
+    // The update of a real Debezium 3.6.1 connector on PostgreSQL 15 (REPLICA IDENTITY DEFAULT),
+    // with an hstore as a map too (hstore.handling.mode=map).
+    String bytes = "[95,95,100,101,98,101,122,105,117,109,95,117,110,97,118,97,105,108,97,98,"
+        + "108,101,95,118,97,108,117,101]";
+    ObjectNode after = (ObjectNode) JSON.readTree("{\"id\":1,\"small\":1001,\"nums\":" + bytes
+        + ",\"bigs\":" + bytes + ",\"days\":" + bytes
+        + ",\"ids\":[\"b68a35a7-17ad-35b3-af2a-ae46edb4545a\"],"
+        + "\"words\":[\"__debezium_unavailable_value\"],"
+        + "\"tags\":\"{\\\"__debezium_unavailable_value\\\":\\\"__debezium_unavailable_value\\\"}\","
+        + "\"tagmap\":{\"__debezium_unavailable_value\":\"__debezium_unavailable_value\"}}");
+    assertThat(VALUES.columns(after, COLLECTIONS))
+        .containsExactly("nums", "bigs", "days", "ids", "words", "tags", "tagmap");
+  }
+
+  @Test
+  void collectionsThatOnlyLookLikeThePlaceholderAreValues() throws Exception {
+    ObjectNode after = (ObjectNode) JSON.readTree("{\"id\":1,\"small\":1001,"
+        // One byte off, one byte short.
+        + "\"nums\":[95,95,100,101,98,101,122,105,117,109,95,117,110,97,118,97,105,108,97,98,"
+        + "108,101,95,118,97,108,117,102],"
+        + "\"bigs\":[95,95,100,101,98,101,122,105,117,109,95,117,110,97,118,97,105,108,97,98,"
+        + "108,101,95,118,97,108,117],"
+        + "\"days\":[],"
+        + "\"ids\":[\"b68a35a7-17ad-35b3-af2a-ae46edb4545b\"],"
+        + "\"words\":[\"__debezium_unavailable_value\", \"x\"],"
+        + "\"tags\":\"{\\\"__debezium_unavailable_value\\\":\\\"x\\\"}\","
+        + "\"tagmap\":{\"__debezium_unavailable_value\":\"__debezium_unavailable_value\","
+        + "\"k\":\"v\"}}");
+    assertThat(VALUES.columns(after, COLLECTIONS)).isEmpty();
+  }
+
   @Test
   void realValuesAndNullsAreNotPlaceholders() throws Exception {
     ObjectNode after =
