@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.TableUtil;
@@ -47,6 +48,8 @@ public final class TableManager {
   private final Set<String> accepted = ConcurrentHashMap.newKeySet();
   private final Map<TableIdentifier, Long> refreshedAt = new ConcurrentHashMap<>();
   private final Map<TableIdentifier, String> refreshedFor = new ConcurrentHashMap<>();
+  /** Tables this manager created, or took over (managed, realtime branch, version 3). */
+  private final Set<TableIdentifier> takenOver = ConcurrentHashMap.newKeySet();
 
   public TableManager(Catalog catalog) {
     this.catalog = catalog;
@@ -101,6 +104,7 @@ public final class TableManager {
     tables.remove(id);
     refreshedAt.remove(id);
     refreshedFor.remove(id);
+    takenOver.remove(id);
     accepted.removeIf(k -> k.startsWith(id + "\u0000"));
   }
 
@@ -154,10 +158,12 @@ public final class TableManager {
       return table(id);
     }
     Table table = tables.get(id);
-    if (table == null) {
+    if (table == null || !takenOver.contains(id)) {
+      // Also when another path cached the table first: the takeover is tried until it holds.
       table = catalog.tableExists(id)
-          ? withRealtimeBranch(id, table(id))
+          ? withRealtimeBranch(id, refresh(id))
           : create(id, rowType, keyColumns);
+      takenOver.add(id);
     }
     Table current = table;
     CommitRetry.onConflict(CommitFailedException.class, attempt -> {
@@ -306,19 +312,7 @@ public final class TableManager {
     }
     int version = TableUtil.formatVersion(table);
     if (version < 3) {
-      // Main's deletes are deletion vectors, which only format version 3 holds: a version 2 table
-      // would take realtime's batches and refuse every cycle of sync, for ever.
-      try {
-        table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
-      } catch (CommitFailedException e) {
-        table.refresh();
-      }
-      LOG.warn(
-          "Existing table {} was format version {}; upgraded it to 3, which main's deletion vectors"
-              + " need (engines that read only version {} cannot read it any more)",
-          id,
-          version,
-          version);
+      toFormatVersion3(id, table, version);
     }
     if (table.refs().containsKey(Branches.REALTIME)) {
       return table;
@@ -339,6 +333,50 @@ public final class TableManager {
       }
     }
     return table;
+  }
+
+  /**
+   * Raises a table taken over to format version 3: main's deletes are deletion vectors, which only
+   * version 3 holds (a version 2 table would take realtime's batches and refuse every cycle of sync,
+   * for ever). A table that holds row-level deletes is refused instead: Iceberg reads a data file's
+   * deletion vector in place of its position deletes, so the first vector sync wrote would bring
+   * back rows they delete.
+   */
+  private static void toFormatVersion3(TableIdentifier id, Table table, int version) {
+    Snapshot current = table.currentSnapshot();
+    if (current != null && holdsDeletes(table, current)) {
+      throw new BadChangeException("table " + id + " is format version " + version
+          + " and holds row-level delete files; the pipeline needs version 3, whose deletion"
+          + " vectors Iceberg reads in place of a file's position deletes. Rewrite its deletes away"
+          + " (Spark: CALL system.rewrite_data_files(table => '" + id
+          + "', options => map('delete-file-threshold', '1'))) and set 'format-version'='3', or"
+          + " let ingest create the table");
+    }
+    try {
+      table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+    } catch (CommitFailedException e) {
+      table.refresh(); // another instance may have raised it meanwhile
+      if (TableUtil.formatVersion(table) < 3) {
+        throw e;
+      }
+    }
+    LOG.warn(
+        "Existing table {} was format version {}; raised it to 3, which main's deletion vectors"
+            + " need (engines that read only version {} cannot read it any more)",
+        id,
+        version,
+        version);
+  }
+
+  /** Whether the snapshot holds delete files (by its summary; by its manifests if it has none). */
+  private static boolean holdsDeletes(Table table, Snapshot snapshot) {
+    String total = snapshot.summary() == null
+        ? null
+        : snapshot.summary().get(SnapshotSummary.TOTAL_DELETE_FILES_PROP);
+    if (total != null) {
+      return !"0".equals(total);
+    }
+    return !snapshot.deleteManifests(table.io()).isEmpty();
   }
 
   private static void checkKey(TableIdentifier id, Schema schema, List<String> keyColumns) {
