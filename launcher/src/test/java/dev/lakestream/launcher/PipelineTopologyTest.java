@@ -282,14 +282,15 @@ class PipelineTopologyTest {
   @ValueSource(longs = {31, 32, 33})
   void truncatesWithChangesInFlightOnEveryPartitionLeaveExactlyTheRowsChangedAfterThem(long seed)
       throws Exception {
-    truncatesInFlight(TestTable.plain("app", "accounts"), seed, true);
+    truncatesInFlight(TestTable.plain("app", "accounts"), seed);
   }
 
   /**
    * The same with a table of more than 100 columns: Iceberg keeps no bounds of the columns past
    * its first 100 ({@code write.metadata.metrics.max-inferred-column-defaults}), so the files of
-   * such a table carry no bounds of their source positions, and are read, not removed whole, by a
-   * truncate (a file with rows after the truncate was removed whole before).
+   * such a table carry no bounds of their source positions: a truncate reads them, removes whole
+   * those with no live row after it, and deletes the rows before it from the others (a file with
+   * rows after the truncate was removed whole before).
    */
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {34})
@@ -299,12 +300,10 @@ class PipelineTopologyTest {
     for (int c = 1; c <= 100; c++) {
       table = table.withColumn("c" + c, c % 2 == 0 ? ColumnType.INT32 : ColumnType.STRING);
     }
-    truncatesInFlight(table, seed, false);
+    truncatesInFlight(table, seed);
   }
 
-  /** {@code wholeFiles}: whether the truncates can remove files whole (their files have bounds). */
-  private static void truncatesInFlight(TestTable table, long seed, boolean wholeFiles)
-      throws Exception {
+  private static void truncatesInFlight(TestTable table, long seed) throws Exception {
     List<String> partitions =
         List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
     Map<String, String> naming =
@@ -347,24 +346,17 @@ class PipelineTopologyTest {
         pipeline.sync();
         assertCycle(pipeline, table, round);
       }
-      // Every path was taken: files removed whole (where they have bounds), rows deleted from
-      // files that straddle a truncate, and batches of other partitions trimmed of the changes
-      // from before it.
+      // Every path was taken: files removed whole, rows deleted from files that straddle a
+      // truncate, and batches of other partitions trimmed of the changes from before it.
       List<Map<String, String>> truncates = pipeline.snapshots(table, Branches.REALTIME).stream()
           .map(Snapshot::summary)
           .filter(s -> s.containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED))
           .toList();
       assertThat(truncates).hasSizeGreaterThanOrEqualTo(3);
-      long removedWhole = truncates.stream()
-          .mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_FILES_REMOVED)))
-          .sum();
-      if (wholeFiles) {
-        assertThat(removedWhole).isPositive();
-      } else {
-        assertThat(removedWhole)
-            .as("files without bounds are read, not removed whole")
-            .isZero();
-      }
+      assertThat(truncates.stream()
+              .mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_FILES_REMOVED)))
+              .sum())
+          .isPositive();
       assertThat(truncates.stream()
               .mapToLong(s -> Long.parseLong(s.get(SummaryKeys.TRUNCATE_ROWS_DELETED)))
               .sum())

@@ -43,10 +43,10 @@ import org.apache.iceberg.types.TypeUtil;
  * <ul>
  *   <li>{@link #plan} (the truncate's own commit): a live data file whose positions are all below P
  *       is removed whole (metadata only); a file whose positions are all above P stays; a file that
- *       straddles P, or whose positions have no bounds (a table of more than 100 columns, or a file
- *       written before positions existed, whose rows count as before P), is read (key and
- *       position, deletes applied) and the keys of its live rows before P are deleted by one
- *       equality delete. A key whose row before P is live changed nowhere after P (a later
+ *       straddles P is read (key and position, deletes applied) and the keys of its live rows
+ *       before P are deleted by one equality delete. A file whose positions have no bounds (a table
+ *       of more than 100 columns, or a file written before positions existed, whose rows count as
+ *       before P) is read the same way, and removed whole when none of its live rows is after P. A key whose row before P is live changed nowhere after P (a later
  *       change would have deleted that row), so the delete takes no row after P.
  *   <li>{@link #trim} (a batch of another partition committed after the truncate, its changes
  *       partly or wholly before P): its rows before P are left out, its data file rewritten without
@@ -72,21 +72,22 @@ final class Truncation {
   static Plan plan(Table table, Snapshot head, ByteBuffer position, int partitionId) {
     List<DataFile> remove = new ArrayList<>();
     List<DataFile> straddling = new ArrayList<>();
+    List<DataFile> unbounded = new ArrayList<>();
     for (DataFile file : BranchFiles.liveDataFiles(table, head).values()) {
       ByteBuffer lower = SourcePositions.lower(file);
       ByteBuffer upper = SourcePositions.upper(file);
       if (lower == null || upper == null) {
         // No bounds: a file of a table of more than 100 columns (Iceberg keeps no bounds past its
-        // first 100 columns by default), or one written before positions existed. Read it: its
-        // rows without a position are older than the truncate.
-        straddling.add(file);
+        // first 100 columns by default), or one written before positions existed. Its rows are
+        // read: those without a position are older than the truncate.
+        unbounded.add(file);
       } else if (SourcePositions.compare(upper, position) < 0) {
         remove.add(file);
       } else if (SourcePositions.compare(lower, position) < 0) {
         straddling.add(file);
       }
     }
-    if (straddling.isEmpty()) {
+    if (straddling.isEmpty() && unbounded.isEmpty()) {
       return new Plan(remove, List.of(), 0);
     }
     Schema keySchema = KeyColumns.keySchema(table);
@@ -101,19 +102,48 @@ final class Truncation {
     List<Record> keys = new ArrayList<>();
     SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     for (DataFile file : straddling) {
-      FileRows.forEach(table, tasks.get(file.location()), projection, shared, row -> {
-        ByteBuffer p = (ByteBuffer) row.getField(SourcePositions.NAME);
-        if (p == null || SourcePositions.compare(p, position) < 0) {
-          Record key = GenericRecord.create(keySchema);
-          keySchema.columns().forEach(f -> key.setField(f.name(), row.getField(f.name())));
-          keys.add(key);
-        }
-      });
+      keys.addAll(
+          keysBefore(table, tasks.get(file.location()), projection, keySchema, shared, position)
+              .keys());
+    }
+    for (DataFile file : unbounded) {
+      Before before =
+          keysBefore(table, tasks.get(file.location()), projection, keySchema, shared, position);
+      if (before.anyAfter()) {
+        keys.addAll(before.keys());
+      } else {
+        remove.add(file); // every live row before the truncate: removed whole, as with bounds
+      }
     }
     List<DeleteFile> deletes = BatchWriter.write(
             table, table.schema(), List.of(), keys, partitionId, System.nanoTime())
         .deleteFiles();
     return new Plan(remove, deletes, keys.size());
+  }
+
+  /** The keys of a file's live rows before the truncate, and whether it has live rows after it. */
+  private record Before(List<Record> keys, boolean anyAfter) {}
+
+  private static Before keysBefore(
+      Table table,
+      FileScanTask task,
+      Schema projection,
+      Schema keySchema,
+      SharedDeletes shared,
+      ByteBuffer position) {
+    List<Record> keys = new ArrayList<>();
+    boolean[] after = {false};
+    FileRows.forEach(table, task, projection, shared, row -> {
+      ByteBuffer p = (ByteBuffer) row.getField(SourcePositions.NAME);
+      if (p == null || SourcePositions.compare(p, position) < 0) {
+        Record key = GenericRecord.create(keySchema);
+        keySchema.columns().forEach(f -> key.setField(f.name(), row.getField(f.name())));
+        keys.add(key);
+      } else {
+        after[0] = true;
+      }
+    });
+    return new Before(keys, after[0]);
   }
 
   /**
