@@ -31,7 +31,7 @@ class CheckSourceCommandTest {
           "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40), balance numeric(12,2))",
           "CREATE TABLE inventory.documents (id int PRIMARY KEY, body text)",
           "CREATE TABLE inventory.series (id int PRIMARY KEY, nums int[], amounts numeric[],"
-              + " flags boolean[])",
+              + " flags boolean[], prices numeric(12,2)[], names varchar(40)[], name varchar(40))",
           "CREATE TABLE inventory.keyed_elsewhere (a int, b text)",
           "ALTER TABLE inventory.keyed_elsewhere REPLICA IDENTITY FULL",
           "CREATE TABLE public.ignored (x box)");
@@ -43,10 +43,10 @@ class CheckSourceCommandTest {
           .contains("OK       inventory.keyed_elsewhere: key [a] (message.key.columns)")
           .contains(
               "WARNING  inventory.documents: column(s) [body] can be stored out of line (TOAST)")
-          .contains("WARNING  inventory.series: column(s) [nums, amounts, flags] can be stored"
-              + " out of line (TOAST)")
-          .contains("WARNING  inventory.series: column(s) [amounts numeric[], flags boolean[]]:"
-              + " Debezium has no placeholder")
+          .contains("WARNING  inventory.series: column(s) [nums, amounts, flags, prices, names]"
+              + " can be stored out of line (TOAST)")
+          .contains("WARNING  inventory.series: column(s) [amounts numeric[], flags boolean[],"
+              + " prices numeric(12,2)[]]: Debezium has no placeholder")
           .contains("0 blocker(s)")
           .doesNotContain("public.ignored");
     }

@@ -277,9 +277,11 @@ public final class PostgresSourceCheck {
           String type = rs.getString(4);
           column(
               out, table, column, type, rs.getString(2), rs.getString(3).charAt(0), rs.getInt(5));
-          if (toastable(rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7))) {
+          boolean array = type.endsWith("[]");
+          if (toastable(
+              rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7), array)) {
             toasted.add(column);
-            if (type.endsWith("[]") && !ARRAY_PLACEHOLDERS.contains(rs.getString(2))) {
+            if (array && !ARRAY_PLACEHOLDERS.contains(rs.getString(2))) {
               nulled.add(column + " " + type);
             }
           }
@@ -326,13 +328,15 @@ public final class PostgresSourceCheck {
 
   /**
    * Whether PostgreSQL may store a column's values out of line: a variable-length type whose storage
-   * allows it and whose declared size does not keep every value small (a varchar(40) stays inline).
+   * allows it and whose declared size does not keep every value small (a varchar(40) stays inline;
+   * an array of them does not: its length has no bound, whatever its elements' modifier).
    */
-  private static boolean toastable(String typname, int typmod, char storage, int typlen) {
+  private static boolean toastable(
+      String typname, int typmod, char storage, int typlen, boolean array) {
     if (typlen != -1 || storage == 'p') {
       return false;
     }
-    if (typmod < 0) {
+    if (typmod < 0 || array) {
       return true;
     }
     return (typname.equals("varchar") || typname.equals("bpchar")) && typmod - 4 > 500;

@@ -1,0 +1,64 @@
+package dev.lakestream.common.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.processor.api.Record;
+import org.junit.jupiter.api.Test;
+
+/** A dead letter fits its topic: what does not fit is left out, and says so. */
+class DeadLettersTest {
+
+  private static final int LIMIT = DeadLetters.MAX_RECORD_BYTES;
+
+  @Test
+  void aRecordThatFitsIsKeptWhole() {
+    Record<byte[], byte[]> letter = letter(new byte[100], new byte[LIMIT - 100], "bad");
+    assertThat(letter.key()).hasSize(100);
+    assertThat(letter.value()).hasSize(LIMIT - 100);
+    assertThat(letter.headers().lastHeader(DeadLetters.OMITTED)).isNull();
+  }
+
+  @Test
+  void aValueThatDoesNotFitIsLeftOutAndTheKeyKept() {
+    Record<byte[], byte[]> letter = letter(new byte[100], new byte[LIMIT - 99], "bad");
+    assertThat(letter.key()).hasSize(100);
+    assertThat(letter.value()).isNull();
+    assertThat(header(letter, DeadLetters.OMITTED)).isEqualTo("value " + (LIMIT - 99) + " bytes");
+    assertThat(header(letter, DeadLetters.OFFSET)).isEqualTo("42");
+  }
+
+  @Test
+  void aKeyThatDoesNotFitAloneIsLeftOutToo() {
+    Record<byte[], byte[]> letter = letter(new byte[LIMIT + 1], new byte[10], "bad");
+    assertThat(letter.key()).isNull();
+    assertThat(letter.value()).isNull();
+    assertThat(header(letter, DeadLetters.OMITTED))
+        .isEqualTo("key " + (LIMIT + 1) + " bytes, value 10 bytes");
+  }
+
+  @Test
+  void aLongReasonIsCutAndSaysHowLongItWas() {
+    String reason = "x".repeat(DeadLetters.MAX_REASON_CHARS + 5);
+    Record<byte[], byte[]> letter = letter(new byte[1], new byte[1], reason);
+    assertThat(header(letter, DeadLetters.REASON))
+        .startsWith("x".repeat(DeadLetters.MAX_REASON_CHARS))
+        .endsWith("... (" + reason.length() + " characters)")
+        .hasSize(
+            DeadLetters.MAX_REASON_CHARS + ("... (" + reason.length() + " characters)").length());
+    Record<byte[], byte[]> exact =
+        letter(new byte[1], new byte[1], "y".repeat(DeadLetters.MAX_REASON_CHARS));
+    assertThat(header(exact, DeadLetters.REASON))
+        .isEqualTo("y".repeat(DeadLetters.MAX_REASON_CHARS));
+  }
+
+  private static Record<byte[], byte[]> letter(byte[] key, byte[] value, String reason) {
+    return DeadLetters.of(
+        new Record<>(key, value, 7L, new RecordHeaders()), "t", 3, 42, "ingest", reason);
+  }
+
+  private static String header(Record<byte[], byte[]> record, String name) {
+    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+}
