@@ -40,10 +40,35 @@ class KeyIndexResolverTest {
   @ParameterizedTest(name = "seed {0}")
   @ValueSource(longs = {61, 62})
   void bothResolversDeleteTheSameRowsAfterEveryCycle(long seed) throws Exception {
-    TestTable table = TestTable.compositeKey("inventory", "orders");
+    bothResolvers(TestTable.compositeKey("inventory", "orders"), seed);
+  }
+
+  /**
+   * The same with a key of date and timestamp columns: a data file's keys (java.time values) and
+   * its deletes' (Iceberg's internal form) must meet, in the index as in the scan.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {63})
+  void aKeyOfDateAndTimestampColumnsIsResolvedAlikeByBothResolvers(long seed) throws Exception {
+    bothResolvers(
+        new TestTable(
+            "dbserver1",
+            "inventory",
+            "readings",
+            List.of(
+                new TestTable.Column("site", ColumnType.INT64),
+                new TestTable.Column("day", ColumnType.DATE),
+                new TestTable.Column("taken", ColumnType.ZONED_TIMESTAMP),
+                new TestTable.Column("local_at", ColumnType.MICRO_TIMESTAMP),
+                new TestTable.Column("v", ColumnType.STRING)),
+            List.of("site", "day", "taken", "local_at")),
+        seed);
+  }
+
+  private static void bothResolvers(TestTable table, long seed) throws Exception {
     Map<String, String> index = new HashMap<>();
     index.put(MaintenanceConfig.ENABLED, "false");
-    index.put(SyncConfig.RESOLVER + ".inventory.orders", "index");
+    index.put(SyncConfig.RESOLVER + "." + table.schema() + "." + table.name(), "index");
     index.put(SyncConfig.INDEX_PARTITIONS, "3");
     try (PipelineDriver scanning =
             new PipelineDriver(List.of(table.topic()), Map.of(MaintenanceConfig.ENABLED, "false"));

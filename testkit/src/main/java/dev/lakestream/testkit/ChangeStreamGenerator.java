@@ -231,6 +231,10 @@ public final class ChangeStreamGenerator {
           key.add(new UUID(random.nextLong(), random.nextLong())); // random: version 4's spread
           continue;
         }
+        if (type != ColumnType.INT32 && type != ColumnType.INT64) {
+          key.add(type.random(random)); // a date, a timestamp, a text: unique with the others
+          continue;
+        }
         long id = table.key().size() > 1 && column.equals(table.key().get(0))
             ? 1 + random.nextInt(5)
             : nextId++;

@@ -22,12 +22,16 @@ import org.apache.kafka.common.utils.Utils;
  * <p>The bytes do not change when a key column is widened the ways Iceberg allows: an int is
  * written as the long it widens to, a float as a double, and a decimal's bytes (its unscaled
  * value) do not depend on its precision. So an index built before an {@code int} key became a
- * {@code bigint} still finds its keys ({@link #VERSION} 2; version 1 wrote an int as 4 bytes).
+ * {@code bigint} still finds its keys (version 1 wrote an int as 4 bytes).
  */
 final class KeyCodec {
 
-  /** The encoding's version, kept with each table's index: an index of another version is rebuilt. */
-  static final int VERSION = 2;
+  /**
+   * The encoding's version, kept with each table's index: an index of another version is rebuilt.
+   * 3: a {@code timestamp_ns} key column in nanoseconds (2 wrote the microseconds of a data file's
+   * key, which never matched its deletes), and a {@code date} one as its days (2 failed on it).
+   */
+  static final int VERSION = 3;
 
   private final List<Types.NestedField> fields;
 
@@ -44,7 +48,8 @@ final class KeyCodec {
         throw new IllegalArgumentException(
             "a key column is null: " + fields.get(i).name());
       }
-      parts[i] = Conversions.toByteBuffer(widest(fields.get(i).type()), widest(internal(value)));
+      Type type = fields.get(i).type();
+      parts[i] = Conversions.toByteBuffer(widest(type), widest(type, internal(type, value)));
       size += 4 + parts[i].remaining();
     }
     ByteBuffer out = ByteBuffer.allocate(size);
@@ -64,23 +69,29 @@ final class KeyCodec {
     };
   }
 
-  private static Object widest(Object value) {
-    if (value instanceof Integer i) {
+  /** {@code value} as the widest type of its column's (a date's days stay an int). */
+  private static Object widest(Type type, Object value) {
+    if (type.typeId() == Type.TypeID.INTEGER && value instanceof Integer i) {
       return i.longValue();
-    } else if (value instanceof Float f) {
+    } else if (type.typeId() == Type.TypeID.FLOAT && value instanceof Float f) {
       return f.doubleValue();
     }
     return value;
   }
 
-  /** Readers may give java.time values for dates and times: their internal (numeric) form. */
-  private static Object internal(Object value) {
+  /**
+   * Readers may give java.time values for dates and times: their internal (numeric) form for a
+   * column of {@code type}, as Iceberg's delete loader gives them (microseconds, nanoseconds for a
+   * {@code timestamp_ns}).
+   */
+  private static Object internal(Type type, Object value) {
+    boolean nanos = type.typeId() == Type.TypeID.TIMESTAMP_NANO;
     if (value instanceof LocalDate d) {
       return DateTimeUtil.daysFromDate(d);
     } else if (value instanceof LocalDateTime t) {
-      return DateTimeUtil.microsFromTimestamp(t);
+      return nanos ? DateTimeUtil.nanosFromTimestamp(t) : DateTimeUtil.microsFromTimestamp(t);
     } else if (value instanceof OffsetDateTime t) {
-      return DateTimeUtil.microsFromTimestamptz(t);
+      return nanos ? DateTimeUtil.nanosFromTimestamptz(t) : DateTimeUtil.microsFromTimestamptz(t);
     } else if (value instanceof LocalTime t) {
       return DateTimeUtil.microsFromTime(t);
     } else if (value instanceof byte[] b) {
