@@ -715,10 +715,16 @@ class PostgresTypesEndToEndTest {
         expected.put(key, row);
       }
     }
+    return branchesDiffer(id, expected, READINGS_KEY);
+  }
+
+  /** Null when realtime and main of {@code id} hold {@code expected} by {@code key}; else what differs. */
+  private String branchesDiffer(
+      TableIdentifier id, Map<List<Object>, Map<String, Object>> expected, List<String> key) {
     Table table = reader.loadTable(id);
     for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
       String diff = TableComparison.differences(
-          expected, TableRows.byKey(TableRows.read(table, branch), READINGS_KEY));
+          expected, TableRows.byKey(TableRows.read(table, branch), key));
       if (diff != null) {
         return branch + ": " + diff;
       }
@@ -878,17 +884,7 @@ class PostgresTypesEndToEndTest {
           .as("the columns of an update that hold the placeholder")
           .containsExactly("nums", "bigs", "days", "ids", "words", "tags");
     }
-    Eventually.noDifference(SYNCED, () -> {
-      Table table = reader.loadTable(collections);
-      for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
-        String diff = TableComparison.differences(
-            expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
-        if (diff != null) {
-          return branch + ": " + diff;
-        }
-      }
-      return null;
-    });
+    Eventually.noDifference(SYNCED, () -> branchesDiffer(collections, expected, List.of("id")));
   }
 
   /** The updates (op u) among the first {@code records} records of a table of the inventory schema. */
@@ -956,15 +952,7 @@ class PostgresTypesEndToEndTest {
         expected.put(List.of(rs.getInt(1)), row);
       }
     }
-    Table table = reader.loadTable(id);
-    for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
-      String diff = TableComparison.differences(
-          expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
-      if (diff != null) {
-        return branch + ": " + diff;
-      }
-    }
-    return null;
+    return branchesDiffer(id, expected, List.of("id"));
   }
 
   private static String header(ConsumerRecord<byte[], byte[]> record, String name) {

@@ -46,8 +46,9 @@ import org.apache.iceberg.types.TypeUtil;
  *       straddles P is read (key and position, deletes applied) and the keys of its live rows
  *       before P are deleted by one equality delete. A file whose positions have no bounds (a table
  *       of more than 100 columns, or a file written before positions existed, whose rows count as
- *       before P) is read the same way, and removed whole when none of its live rows is after P. A key whose row before P is live changed nowhere after P (a later
- *       change would have deleted that row), so the delete takes no row after P.
+ *       before P) is read the same way, and removed whole when none of its live rows is after P.
+ *       A key whose row before P is live changed nowhere after P (a later change would have
+ *       deleted that row), so the delete takes no row after P.
  *   <li>{@link #trim} (a batch of another partition committed after the truncate, its changes
  *       partly or wholly before P): its rows before P are left out, its data file rewritten without
  *       them when it straddles P. Rows without a position are new and stay.

@@ -49,7 +49,6 @@ class ScanResolverTest {
           Types.NestedField.required(1, "id", Types.LongType.get()),
           Types.NestedField.optional(2, "name", Types.StringType.get())),
       Set.of(1));
-  private static final Schema KEY = TypeUtil.select(SCHEMA, Set.of(1));
 
   @Test
   void eachTaskMatchesTheKeysOfItsOwnDeleteFilesOnlyWhateverWasResolvedBefore() throws Exception {
@@ -64,7 +63,7 @@ class ScanResolverTest {
           ids.add((long) random.nextInt(2_000));
         }
         fileKeys.add(ids);
-        dataFiles.add(writeData(table, ids));
+        dataFiles.add(KeyFiles.data(table, SCHEMA, 1, new ArrayList<>(ids)));
       }
       List<Set<Long>> deleteKeys = new ArrayList<>();
       List<DeleteFile> deleteFiles = new ArrayList<>();
@@ -74,7 +73,7 @@ class ScanResolverTest {
           ids.add((long) random.nextInt(2_000));
         }
         deleteKeys.add(ids);
-        deleteFiles.add(writeDeletes(table, ids));
+        deleteFiles.add(KeyFiles.deletes(table, SCHEMA, 1, new ArrayList<>(ids)));
       }
       // Subsets of the delete files in an order where a union cached for one subset would give
       // another subset's task the wrong keys.
@@ -210,46 +209,5 @@ class ScanResolverTest {
             .containsExactlyElementsOf(expected);
       }
     }
-  }
-
-  private static GenericFileWriterFactory writers(Table table) {
-    return new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET)
-        .deleteFileFormat(FileFormat.PARQUET)
-        .dataSchema(SCHEMA)
-        .equalityFieldIds(new int[] {1})
-        .equalityDeleteRowSchema(KEY)
-        .build();
-  }
-
-  private static DataFile writeData(Table table, List<Long> ids) throws Exception {
-    OutputFileFactory files =
-        OutputFileFactory.builderFor(table, 1, 1).format(FileFormat.PARQUET).build();
-    DataWriter<Record> writer =
-        writers(table).newDataWriter(files.newOutputFile(), table.spec(), null);
-    try (writer) {
-      for (long id : ids) {
-        Record row = GenericRecord.create(SCHEMA);
-        row.setField("id", id);
-        row.setField("name", "n" + id);
-        writer.write(row);
-      }
-    }
-    return writer.toDataFile();
-  }
-
-  private static DeleteFile writeDeletes(Table table, Set<Long> ids) throws Exception {
-    OutputFileFactory files =
-        OutputFileFactory.builderFor(table, 1, 2).format(FileFormat.PARQUET).build();
-    EqualityDeleteWriter<Record> writer =
-        writers(table).newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
-    try (writer) {
-      for (long id : ids) {
-        Record key = GenericRecord.create(KEY);
-        key.setField("id", id);
-        writer.write(key);
-      }
-    }
-    return writer.toDeleteFile();
   }
 }
