@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.UUID;
 
 /**
  * Generates a random but reproducible (per seed) stream of source changes for one table, the way
@@ -227,12 +226,9 @@ public final class ChangeStreamGenerator {
       List<Object> key = new ArrayList<>();
       for (String column : table.key()) {
         ColumnType type = table.column(column).type();
-        if (type == ColumnType.UUID_TYPE) {
-          key.add(new UUID(random.nextLong(), random.nextLong())); // random: version 4's spread
-          continue;
-        }
         if (type != ColumnType.INT32 && type != ColumnType.INT64) {
-          key.add(type.random(random)); // a date, a timestamp, a text: unique with the others
+          // A UUID (random: version 4's spread), a date, a timestamp: unique with the others.
+          key.add(type.random(random));
           continue;
         }
         long id = table.key().size() > 1 && column.equals(table.key().get(0))

@@ -41,8 +41,8 @@ class ConverterTest {
               Types.NestedField.optional(2, "name", Types.StringType.get())),
           Set.of(1));
       Table other = warehouse.v3Table("t", "items", narrow).create();
-      DataFile oldData = KeyFiles.data(other, narrow, 1, List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
-      DeleteFile oldDeletes = KeyFiles.deletes(other, narrow, 1, List.of(3, 5));
+      DataFile oldData = KeyFiles.data(other, narrow, List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
+      DeleteFile oldDeletes = KeyFiles.deletes(other, narrow, List.of(3, 5));
 
       // This instance's converter loads the table in its first cycle, with the narrow key.
       TableManager tables = new TableManager(warehouse.catalog());
@@ -60,8 +60,8 @@ class ConverterTest {
       // files with the wider type.
       other.updateSchema().updateColumn("id", Types.LongType.get()).commit();
       Schema wide = other.schema();
-      DataFile newData = KeyFiles.data(other, wide, 2, List.of(0L, 1L, 2L, 4_000_000_000L));
-      DeleteFile newDeletes = KeyFiles.deletes(other, wide, 2, List.of(1L, 4_000_000_000L));
+      DataFile newData = KeyFiles.data(other, wide, List.of(0L, 1L, 2L, 4_000_000_000L));
+      DeleteFile newDeletes = KeyFiles.deletes(other, wide, List.of(1L, 4_000_000_000L));
 
       // The next cycle converts the new files and, again, the old ones (as a compaction's
       // reconversion does).

@@ -1,7 +1,6 @@
 package dev.lakestream.sync.convert;
 
 import java.util.List;
-import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -11,50 +10,75 @@ import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
+import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
 
-/** Data and equality-delete files of a table keyed by its column {@code id} (field 1). */
+/** Data and equality-delete files of a table keyed by its schema's identifier fields. */
 final class KeyFiles {
 
   private KeyFiles() {}
 
-  /** A data file with one row per id, in order (position = index), its {@code name} set. */
-  static DataFile data(Table table, Schema schema, int writer, List<Object> ids) throws Exception {
-    OutputFileFactory files = OutputFileFactory.builderFor(table, writer, 1)
-        .format(FileFormat.PARQUET)
-        .build();
+  /** A data file with one row per id of a table keyed by {@code id}, its {@code name} set. */
+  static DataFile data(Table table, Schema schema, List<Object> ids) throws Exception {
+    return dataFile(
+        table,
+        schema,
+        ids.stream()
+            .map(id -> {
+              Record row = GenericRecord.create(schema);
+              row.setField("id", id);
+              row.setField("name", "n" + id);
+              return row;
+            })
+            .toList());
+  }
+
+  /** An equality-delete file of the ids of a table keyed by {@code id}. */
+  static DeleteFile deletes(Table table, Schema schema, List<Object> ids) throws Exception {
+    return deleteFile(
+        table,
+        schema,
+        ids.stream()
+            .map(id -> {
+              Record key = GenericRecord.create(keySchema(schema));
+              key.setField("id", id);
+              return key;
+            })
+            .toList());
+  }
+
+  /** A data file of the rows, in order (position = index). */
+  static DataFile dataFile(Table table, Schema schema, Iterable<Record> rows) throws Exception {
     DataWriter<Record> out =
-        writers(table, schema).newDataWriter(files.newOutputFile(), table.spec(), null);
+        writers(table, schema).newDataWriter(newFile(table), table.spec(), null);
     try (out) {
-      for (Object id : ids) {
-        Record row = GenericRecord.create(schema);
-        row.setField("id", id);
-        row.setField("name", "n" + id);
-        out.write(row);
-      }
+      rows.forEach(out::write);
     }
     return out.toDataFile();
   }
 
-  /** An equality-delete file of the ids. */
-  static DeleteFile deletes(Table table, Schema schema, int writer, List<Object> ids)
-      throws Exception {
-    Schema key = TypeUtil.select(schema, Set.of(1));
-    OutputFileFactory files = OutputFileFactory.builderFor(table, writer, 2)
-        .format(FileFormat.PARQUET)
-        .build();
+  /** An equality-delete file of the keys, records of {@link #keySchema}. */
+  static DeleteFile deleteFile(Table table, Schema schema, Iterable<Record> keys) throws Exception {
     EqualityDeleteWriter<Record> out =
-        writers(table, schema).newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
+        writers(table, schema).newEqualityDeleteWriter(newFile(table), table.spec(), null);
     try (out) {
-      for (Object id : ids) {
-        Record k = GenericRecord.create(key);
-        k.setField("id", id);
-        out.write(k);
-      }
+      keys.forEach(out::write);
     }
     return out.toDeleteFile();
+  }
+
+  /** The schema's identifier fields. */
+  static Schema keySchema(Schema schema) {
+    return TypeUtil.select(schema, schema.identifierFieldIds());
+  }
+
+  private static EncryptedOutputFile newFile(Table table) {
+    return OutputFileFactory.builderFor(table, 1, 1)
+        .format(FileFormat.PARQUET)
+        .build()
+        .newOutputFile();
   }
 
   private static GenericFileWriterFactory writers(Table table, Schema schema) {
@@ -62,8 +86,11 @@ final class KeyFiles {
         .dataFileFormat(FileFormat.PARQUET)
         .deleteFileFormat(FileFormat.PARQUET)
         .dataSchema(schema)
-        .equalityFieldIds(new int[] {1})
-        .equalityDeleteRowSchema(TypeUtil.select(schema, Set.of(1)))
+        .equalityFieldIds(schema.identifierFieldIds().stream()
+            .mapToInt(Integer::intValue)
+            .sorted()
+            .toArray())
+        .equalityDeleteRowSchema(keySchema(schema))
         .build();
   }
 }

@@ -23,17 +23,11 @@ import java.util.UUID;
 import java.util.function.IntFunction;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.deletes.EqualityDeleteWriter;
-import org.apache.iceberg.io.DataWriter;
-import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.Type;
-import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
@@ -63,7 +57,7 @@ class ScanResolverTest {
           ids.add((long) random.nextInt(2_000));
         }
         fileKeys.add(ids);
-        dataFiles.add(KeyFiles.data(table, SCHEMA, 1, new ArrayList<>(ids)));
+        dataFiles.add(KeyFiles.data(table, SCHEMA, new ArrayList<>(ids)));
       }
       List<Set<Long>> deleteKeys = new ArrayList<>();
       List<DeleteFile> deleteFiles = new ArrayList<>();
@@ -73,7 +67,7 @@ class ScanResolverTest {
           ids.add((long) random.nextInt(2_000));
         }
         deleteKeys.add(ids);
-        deleteFiles.add(KeyFiles.deletes(table, SCHEMA, 1, new ArrayList<>(ids)));
+        deleteFiles.add(KeyFiles.deletes(table, SCHEMA, new ArrayList<>(ids)));
       }
       // Subsets of the delete files in an order where a union cached for one subset would give
       // another subset's task the wrong keys.
@@ -150,57 +144,44 @@ class ScanResolverTest {
                 Types.NestedField.required(2, "k", kind.getValue().getKey()),
                 Types.NestedField.optional(3, "name", Types.StringType.get())),
             Set.of(1, 2));
-        Schema key = TypeUtil.select(schema, Set.of(1, 2));
+        Schema key = KeyFiles.keySchema(schema);
         IntFunction<Object> value = kind.getValue().getValue();
         Table table = warehouse.v3Table("t", "key_" + kind.getKey(), schema).create();
-        GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-            .dataFileFormat(FileFormat.PARQUET)
-            .deleteFileFormat(FileFormat.PARQUET)
-            .dataSchema(schema)
-            .equalityFieldIds(new int[] {1, 2})
-            .equalityDeleteRowSchema(key)
-            .build();
-        OutputFileFactory files =
-            OutputFileFactory.builderFor(table, 1, 1).format(FileFormat.PARQUET).build();
-        DataWriter<Record> data = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
-        try (data) {
-          for (int i = 0; i < 100; i++) {
-            Record row = GenericRecord.create(schema);
-            row.setField("id", (long) i % 10);
-            row.setField("k", value.apply(i));
-            row.setField("name", "n" + i);
-            data.write(row);
-          }
+        List<Record> rows = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+          Record row = GenericRecord.create(schema);
+          row.setField("id", (long) i % 10);
+          row.setField("k", value.apply(i));
+          row.setField("name", "n" + i);
+          rows.add(row);
         }
         // Every third row's key is deleted; so is a key with the same id and another value, and
         // one with the same value and another id: neither is in the file.
         List<Long> expected = new ArrayList<>();
-        EqualityDeleteWriter<Record> deletes =
-            writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
-        try (deletes) {
-          for (int i = 0; i < 100; i += 3) {
-            Record k = GenericRecord.create(key);
-            k.setField("id", (long) i % 10);
-            k.setField("k", value.apply(i));
-            deletes.write(k);
-            expected.add((long) i);
-          }
-          Record otherValue = GenericRecord.create(key);
-          otherValue.setField("id", 1L);
-          otherValue.setField("k", value.apply(500));
-          deletes.write(otherValue);
-          Record otherId = GenericRecord.create(key);
-          otherId.setField("id", 11L);
-          otherId.setField("k", value.apply(1));
-          deletes.write(otherId);
+        List<Record> keys = new ArrayList<>();
+        for (int i = 0; i < 100; i += 3) {
+          Record k = GenericRecord.create(key);
+          k.setField("id", (long) i % 10);
+          k.setField("k", value.apply(i));
+          keys.add(k);
+          expected.add((long) i);
         }
-        DataFile dataFile = data.toDataFile();
+        Record otherValue = GenericRecord.create(key);
+        otherValue.setField("id", 1L);
+        otherValue.setField("k", value.apply(500));
+        keys.add(otherValue);
+        Record otherId = GenericRecord.create(key);
+        otherId.setField("id", 11L);
+        otherId.setField("k", value.apply(1));
+        keys.add(otherId);
+        DataFile dataFile = KeyFiles.dataFile(table, schema, rows);
+        DeleteFile deletes = KeyFiles.deleteFile(table, schema, keys);
         ConvertTask task = new ConvertTask(
             table.name(),
             "cycle-1",
             DataFileJson.of(dataFile, table.spec()),
             null,
-            List.of(DeleteFileJson.of(deletes.toDeleteFile(), table.spec())));
+            List.of(DeleteFileJson.of(deletes, table.spec())));
 
         PositionResolver.Resolution got = new ScanResolver().resolve(table, task, dataFile, null);
 
