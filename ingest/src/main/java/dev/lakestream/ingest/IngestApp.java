@@ -7,6 +7,7 @@ import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.common.metrics.MetricsEndpoint;
+import dev.lakestream.ingest.commit.KafkaTopicIds;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
@@ -71,13 +72,16 @@ public final class IngestApp {
         pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9400));
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     Health health = new Health();
+    KafkaTopicIds topicIds = new KafkaTopicIds(props);
     return new StreamsApp(
-        "ingest",
-        IngestTopology.build(config, new TableManager(catalog), metrics.registry(), health),
-        props,
-        catalog,
-        metrics,
-        health);
+            "ingest",
+            IngestTopology.build(
+                config, new TableManager(catalog), metrics.registry(), health, topicIds),
+            props,
+            catalog,
+            metrics,
+            health)
+        .closing(topicIds);
   }
 
   static Properties streamsProperties(PipelineConfig pipeline) {

@@ -8,6 +8,7 @@ import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.buffer.BufferedChange;
 import dev.lakestream.ingest.buffer.ChangeBuffer;
 import dev.lakestream.ingest.commit.RealtimeCommitter;
+import dev.lakestream.ingest.commit.SourceTopicIds;
 import dev.lakestream.ingest.fence.SourceFence;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -38,6 +39,19 @@ public final class IngestTopology {
 
   public static Topology build(
       IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
+    return build(config, tables, meters, health, SourceTopicIds.unknown());
+  }
+
+  /**
+   * The topology; {@code topicIds} tells a source topic deleted and created again from the one the
+   * tables' offsets are of (without IDs, offsets are taken as they are recorded).
+   */
+  public static Topology build(
+      IngestConfig config,
+      TableManager tables,
+      MeterRegistry meters,
+      Health health,
+      SourceTopicIds topicIds) {
     Topology topology = new Topology();
     ByteArrayDeserializer bytes = new ByteArrayDeserializer();
     if (config.topics() != null) {
@@ -46,7 +60,7 @@ public final class IngestTopology {
       topology.addSource("changes", bytes, bytes, config.topicsPattern());
     }
     topology.addProcessor(
-        "change-buffer", () -> new ChangeBuffer(config, tables, meters), "changes");
+        "change-buffer", () -> new ChangeBuffer(config, tables, meters, topicIds), "changes");
     // The open batches are on the heap, not in a store: a restarted task reads them again from the
     // source topics, from where the batch-starts store says each begins.
     topology.addStateStore(
@@ -111,7 +125,7 @@ public final class IngestTopology {
         config.filesWrittenTopic());
     topology.addProcessor(
         "realtime-committer",
-        () -> new RealtimeCommitter(config, tables, meters, health),
+        () -> new RealtimeCommitter(config, tables, meters, health, topicIds),
         "files-written-in");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(

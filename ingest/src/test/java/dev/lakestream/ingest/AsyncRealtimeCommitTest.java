@@ -150,7 +150,8 @@ class AsyncRealtimeCommitTest {
         batch.minPosition(),
         batch.maxPosition(),
         null,
-        batch.tableUuid());
+        batch.tableUuid(),
+        batch.sourceTopicId());
   }
 
   private static long lastCommitted(IngestDriver ingest, TestTable table, FilesWritten batch) {

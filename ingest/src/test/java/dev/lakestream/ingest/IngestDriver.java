@@ -1,5 +1,6 @@
 package dev.lakestream.ingest;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.EventSerdes;
 import dev.lakestream.common.event.FilesWritten;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -50,6 +52,9 @@ final class IngestDriver implements AutoCloseable {
   final TemporaryWarehouse warehouse;
   final IngestConfig config;
   final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  /** The source topics' IDs as the topology sees them (none unless a test sets them). */
+  final Map<String, String> topicIds = new ConcurrentHashMap<>();
+
   private final Catalog writerCatalog;
   private final Catalog readerCatalog;
   private final TopologyTestDriver driver;
@@ -83,7 +88,13 @@ final class IngestDriver implements AutoCloseable {
     props.put(
         StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
     driver = new TopologyTestDriver(
-        IngestTopology.build(config, new TableManager(writerCatalog), meters), props);
+        IngestTopology.build(
+            config,
+            new TableManager(writerCatalog),
+            meters,
+            new Health(),
+            (topic, notBeforeMs) -> topicIds.get(topic)),
+        props);
     for (String topic : topics) {
       inputs.put(
           topic,

@@ -39,6 +39,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.apache.iceberg.catalog.Catalog;
@@ -825,6 +826,91 @@ class IngestOnKafkaTest {
    * number of every matching topic, starts again, reads the other topics' batches and forgets that
    * one (its records are gone), instead of failing its start over and over.
    */
+  /**
+   * The source topic deleted and created again while ingest is stopped (the connector started over,
+   * or a move to another cluster): the new topic's offsets start at 0, below those the table holds
+   * for the old one. Every change of the new topic lands, unchanged TOAST values among them (their
+   * flushes look rows up on realtime, and wait for the partition's earlier flushes only when those
+   * were of the same topic). Before, the changes up to the old offsets were skipped as committed.
+   */
+  @Test
+  void aSourceTopicDeletedAndCreatedAgainIsReadWhollyNotSkippedAsCommitted() throws Exception {
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "reborn", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 2);
+    PipelineConfig config = config(source.topic(), "ingest-reborn");
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2040).keepingValues(0.6);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        feed.send(gen.snapshot(300));
+        for (int i = 0; i < 3; i++) {
+          feed.send(gen.next(300));
+        }
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      }
+      String oldId;
+      try (Admin admin = kafka.admin()) {
+        oldId = topicId(admin, source.topic());
+        admin.deleteTopics(List.of(source.topic())).all().get();
+        Eventually.until(
+            Duration.ofSeconds(60),
+            "topic " + source.topic() + " to be deleted",
+            () -> !admin.listTopics().names().get().contains(source.topic()));
+      }
+      kafka.createTopic(source.topic(), 2);
+      long before =
+          SourceOffsets.of(reader.loadTable(id), Branches.REALTIME).asMap().values().stream()
+              .mapToLong(Long::longValue)
+              .min()
+              .orElseThrow();
+      // The same application id and state directory: the stores of the first run are there.
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        List<Change> updates = gen.updates(200, false);
+        for (Change change : updates) {
+          feed.sendRaw(
+              source.topic(),
+              DebeziumJson.key(change, true),
+              DebeziumJson.value(change, true, Set.of("doc")));
+          model.apply(change);
+        }
+        feed.send(gen.next(300));
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(app, "lakestream.ingest.already.committed"))
+            .as("changes of the new topic skipped as committed")
+            .isZero();
+        assertThat(count(app, "lakestream.ingest.source.topic.recreated")).isPositive();
+        assertThat(count(app, "lakestream.ingest.unavailable.values.filled"))
+            .as("unchanged TOAST values filled")
+            .isPositive();
+        assertThat(count(app, "lakestream.app.thread.failures"))
+            .as("stream threads that died")
+            .isZero();
+      }
+      SourceOffsets after = SourceOffsets.of(reader.loadTable(id), Branches.REALTIME);
+      try (Admin admin = kafka.admin()) {
+        String newId = topicId(admin, source.topic());
+        assertThat(newId).isNotEqualTo(oldId);
+        assertThat(after.topicId(source.topic())).isEqualTo(newId);
+      }
+      assertThat(before)
+          .as("the old topic's offsets were above the new topic's first ones")
+          .isGreaterThan(300);
+    }
+  }
+
+  private static String topicId(Admin admin, String topic) throws Exception {
+    return admin
+        .describeTopics(List.of(topic))
+        .allTopicNames()
+        .get()
+        .get(topic)
+        .topicId()
+        .toString();
+  }
+
   @Test
   void anOpenBatchOfADeletedTopicIsForgottenAndTheTaskStarts() throws Exception {
     TestTable kept = TestTable.plain("gone", "kept");

@@ -75,7 +75,8 @@ class RefusedBatchTest {
           null,
           null,
           null,
-          uuid);
+          uuid,
+          real.sourceTopicId());
       // Written for a table of the same name that was dropped.
       FilesWritten orphaned = new FilesWritten(
           real.table(),
@@ -95,7 +96,8 @@ class RefusedBatchTest {
           null,
           null,
           null,
-          "00000000-0000-0000-0000-000000000000");
+          "00000000-0000-0000-0000-000000000000",
+          real.sourceTopicId());
       ingest.filesWrittenIn.pipeInput(real.table(), stale);
       ingest.filesWrittenIn.pipeInput(real.table(), orphaned);
       ingest.commitOnly();

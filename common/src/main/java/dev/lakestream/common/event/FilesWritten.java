@@ -37,6 +37,8 @@ import org.apache.iceberg.PartitionSpec;
  *     it, and its changes before it are gone (it has no data or delete files); else null
  * @param tableUuid the UUID of the table the files were written for (null from older writers): a
  *     batch of a table that was dropped and created again is not committed to the new one
+ * @param sourceTopicId the ID Kafka gave the source topic (null when unknown, and from older
+ *     writers): offsets of a topic deleted and created again are not the old one's
  */
 public record FilesWritten(
     String table,
@@ -56,7 +58,8 @@ public record FilesWritten(
     String minPosition,
     String maxPosition,
     String truncatedAt,
-    String tableUuid) {
+    String tableUuid,
+    String sourceTopicId) {
 
   public static final String TYPE = "files-written";
   /** 2: source positions and truncates (a reader of 1 would take a truncate for an empty batch). */
@@ -108,6 +111,7 @@ public record FilesWritten(
         minPosition,
         maxPosition,
         truncatedAt,
+        null,
         null);
   }
 
@@ -131,7 +135,8 @@ public record FilesWritten(
         minPosition,
         maxPosition,
         null,
-        tableUuid);
+        tableUuid,
+        sourceTopicId);
   }
 
   public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {

@@ -9,6 +9,13 @@ public final class SummaryKeys {
   /** Realtime: the last committed source offset of every source partition, JSON {"topic:partition": offset}. */
   public static final String SOURCE_OFFSETS = "lakestream.source-offsets";
 
+  /**
+   * Realtime and change logs: the ID Kafka gave each source topic whose offsets {@link
+   * #SOURCE_OFFSETS} holds, JSON {"topic": "id"}. A topic deleted and created again gets another ID,
+   * and its offsets start again at 0: the offsets recorded for the old one no longer apply.
+   */
+  public static final String SOURCE_TOPIC_IDS = "lakestream.source-topic-ids";
+
   /** Both branches: the newest source commit time (ms) the snapshot covers. */
   public static final String MAX_SOURCE_TS_MS = "lakestream.max-source-ts-ms";
 

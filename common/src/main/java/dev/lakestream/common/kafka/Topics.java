@@ -71,7 +71,8 @@ public final class Topics {
     }
   }
 
-  private static Properties adminProperties(Properties appProps) {
+  /** The Admin client settings among an app's properties (brokers, security, timeouts). */
+  public static Properties adminProperties(Properties appProps) {
     Properties adminProps = new Properties();
     for (String key : appProps.stringPropertyNames()) {
       if (AdminClientConfig.configNames().contains(key)) {

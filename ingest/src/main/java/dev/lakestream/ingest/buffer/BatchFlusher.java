@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -71,6 +72,12 @@ final class BatchFlusher {
 
   /** Stores the last offset each partition flushed (topic-partition → offset). */
   static final String FLUSHED_STORE = "flushed-offsets";
+
+  /**
+   * Beside a partition's entry in {@link #FLUSHED_STORE}: a {@link #fingerprint} of the ID of the
+   * topic it was flushed from.
+   */
+  private static final String FLUSHED_TOPIC_SUFFIX = "\u0000topic-id";
 
   private static final Logger LOG = LoggerFactory.getLogger(BatchFlusher.class);
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -127,6 +134,7 @@ final class BatchFlusher {
       KeyValueStore<String, BufferedChange> changelog,
       SchemaTexts schemaTexts,
       KeyValueStore<String, Long> flushedOffsets,
+      String topicId,
       long nowMs) {
     long started = System.nanoTime();
     TableIdentifier id = naming.tableFor(batch.topic);
@@ -148,10 +156,10 @@ final class BatchFlusher {
         ? tables.table(id)
         : admission.tableFor(id, changes.get(changes.size() - 1).event());
     if (lookups) {
-      Long lastFlushed = flushedOffsets.get(partitionName);
       table = tables.refresh(id);
-      long committed =
-          SourceOffsets.of(table, Branches.REALTIME).last(batch.topic, batch.partition);
+      SourceOffsets offsets = SourceOffsets.of(table, Branches.REALTIME);
+      Long lastFlushed = lastFlushed(flushedOffsets, partitionName, batch.topic, topicId, offsets);
+      long committed = offsets.following(batch.topic, topicId).last(batch.topic, batch.partition);
       if (lastFlushed != null && committed < lastFlushed) {
         metrics.flushesPostponed.increment();
         return new Postponed(lastFlushed, committed);
@@ -184,9 +192,9 @@ final class BatchFlusher {
 
     FilesWritten written = null;
     if (!changes.isEmpty()) {
-      written =
-          write(id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, nowMs);
-      flushedOffsets.put(partitionName, span.lastOffset);
+      written = write(
+          id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, topicId, nowMs);
+      recordFlushed(flushedOffsets, partitionName, span.lastOffset, topicId);
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
       metrics.keysWritten.increment(keys.size());
@@ -217,6 +225,7 @@ final class BatchFlusher {
       KeyValueStore<String, BufferedChange> changelog,
       SchemaTexts schemaTexts,
       KeyValueStore<String, Long> flushedOffsets,
+      String topicId,
       BufferedChange truncate,
       ChangeEvent event,
       long nowMs) {
@@ -240,8 +249,13 @@ final class BatchFlusher {
         schemaTexts,
         span,
         SourcePositions.toHex(truncatePosition(event)),
+        topicId,
         nowMs);
-    flushedOffsets.put(SourceOffsets.partitionKey(batch.topic, batch.partition), span.lastOffset);
+    recordFlushed(
+        flushedOffsets,
+        SourceOffsets.partitionKey(batch.topic, batch.partition),
+        span.lastOffset,
+        topicId);
     LOG.info(
         "TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped",
         id,
@@ -384,6 +398,7 @@ final class BatchFlusher {
       SchemaTexts schemaTexts,
       Span span,
       String truncatedAt,
+      String topicId,
       long nowMs) {
     long taskId = flushSeq.incrementAndGet();
     BatchWriter.Written written =
@@ -434,7 +449,47 @@ final class BatchFlusher {
         span.minPositionHex(),
         span.maxPositionHex(),
         truncatedAt,
-        table.uuid().toString());
+        table.uuid().toString(),
+        topicId);
+  }
+
+  /**
+   * The last offset the partition flushed, when it was flushed from the topic as it is now ({@code
+   * topicId}); null when nothing was, or it was from an earlier topic of that name (deleted and
+   * created again), whose offsets are not this one's. A flush recorded before topic IDs were counts
+   * as this topic's unless the table's offsets are another topic's.
+   */
+  private static Long lastFlushed(
+      KeyValueStore<String, Long> flushedOffsets,
+      String partitionName,
+      String topic,
+      String topicId,
+      SourceOffsets committed) {
+    Long last = flushedOffsets.get(partitionName);
+    if (last == null || topicId == null) {
+      return last;
+    }
+    Long flushedFrom = flushedOffsets.get(partitionName + FLUSHED_TOPIC_SUFFIX);
+    boolean sameTopic = flushedFrom == null
+        ? committed.follows(topic, topicId)
+        : flushedFrom == fingerprint(topicId);
+    return sameTopic ? last : null;
+  }
+
+  private static void recordFlushed(
+      KeyValueStore<String, Long> flushedOffsets,
+      String partitionName,
+      long lastOffset,
+      String topicId) {
+    flushedOffsets.put(partitionName, lastOffset);
+    flushedOffsets.put(
+        partitionName + FLUSHED_TOPIC_SUFFIX, topicId == null ? null : fingerprint(topicId));
+  }
+
+  /** 64 bits of a topic ID, to tell topics apart in a store of longs. */
+  static long fingerprint(String topicId) {
+    return UUID.nameUUIDFromBytes(topicId.getBytes(StandardCharsets.UTF_8))
+        .getMostSignificantBits();
   }
 
   private static JsonNode readJson(byte[] json) {

@@ -12,6 +12,7 @@ import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.ingest.commit.SourceOffsets;
+import dev.lakestream.ingest.commit.SourceTopicIds;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.ingest.toast.UnavailableValues;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,6 +22,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
@@ -94,8 +96,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final Admission admission;
   private final UnavailableValues unavailable;
   private final BatchFlusher flusher;
+  private final SourceTopicIds sourceTopicIds;
   /** Per source partition: the highest offset the table (and its change log) already holds. */
   private final Map<String, Long> committedOffsets = new HashMap<>();
+  /**
+   * The ID of each source topic as the task found it (after its start), "" when none is known: the
+   * offsets of a topic deleted and created again are not the old one's.
+   */
+  private final Map<String, String> topicIds = new HashMap<>();
+  /** When the task (re)started: topic IDs are looked up no earlier. */
+  private long startedAtMs;
   /** {@link Batches#prefix}, built once per run of a partition's records. */
   private final PartitionText prefixes = new PartitionText(Batches::prefix);
 
@@ -125,8 +135,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private long progressChanges;
   private long progressFlushes;
 
-  public ChangeBuffer(IngestConfig config, TableManager tables, MeterRegistry meters) {
+  public ChangeBuffer(
+      IngestConfig config,
+      TableManager tables,
+      MeterRegistry meters,
+      SourceTopicIds sourceTopicIds) {
     this.config = config;
+    this.sourceTopicIds = sourceTopicIds;
     this.tables = tables;
     this.meters = meters;
     this.metrics = new IngestMetrics(meters);
@@ -147,6 +162,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     // Kafka Streams initializes a processor again when it resumes or revives its task.
     closeReplay();
     committedOffsets.clear();
+    topicIds.clear();
+    startedAtMs = context.currentSystemTimeMs();
     notYetConsumed.clear();
     // What the unlogged store holds from an earlier run is not what the task committed: start
     // empty.
@@ -500,8 +517,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     List<Batches.Entry> entries = batches.entries(batch);
-    BatchFlusher.Outcome outcome =
-        flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, nowMs);
+    BatchFlusher.Outcome outcome = flusher.flush(
+        batch, entries, changelog, schemaTexts, flushedOffsets, topicId(batch.topic), nowMs);
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.
       batch.retryAtMs = nowMs + tickMs;
@@ -562,8 +579,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       changelog.put(batch.prefix() + String.format("%020d", offset), schemaTexts.compact(raw));
     }
     List<Batches.Entry> entries = batches.entries(batch);
-    FilesWritten written =
-        flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
+    FilesWritten written = flusher.truncate(
+        batch, entries, changelog, schemaTexts, flushedOffsets, topicId(topic), raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     batches.clear(batch);
     ended(batch);
@@ -590,15 +607,54 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private long committedOffset(TableIdentifier id, String topic, int partition, boolean logged) {
     return committedOffsets.computeIfAbsent(Batches.prefix(topic, partition), p -> {
       Table table = tables.refresh(id);
-      long offset = SourceOffsets.of(table, Branches.REALTIME).last(topic, partition);
+      long offset = ofThisTopic(SourceOffsets.of(table, Branches.REALTIME), id, topic, partition);
       if (logged) {
         Table log = ChangeLog.ensure(tables, id);
         log.refresh();
-        offset =
-            Math.max(offset, SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH).last(topic, partition));
+        offset = Math.max(
+            offset,
+            ofThisTopic(
+                SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH),
+                ChangeLog.of(id),
+                topic,
+                partition));
       }
       return offset;
     });
+  }
+
+  /**
+   * The partition's committed offset in {@code offsets} when they are of the topic as it is now;
+   * -1, with a warning, when they are of an earlier topic of that name (deleted and created again),
+   * so that nothing of the new one is skipped as committed.
+   */
+  private long ofThisTopic(
+      SourceOffsets offsets, TableIdentifier table, String topic, int partition) {
+    String topicId = topicId(topic);
+    if (!offsets.follows(topic, topicId)) {
+      metrics.topicRecreated.increment();
+      LOG.warn(
+          "Source topic {} was deleted and created again: its ID is {}, and {} holds the offsets of"
+              + " the topic of ID {} (up to {} on partition {}), which do not apply to it; nothing"
+              + " of the new topic is skipped as committed",
+          topic,
+          topicId,
+          table,
+          offsets.topicId(topic),
+          offsets.last(topic, partition),
+          partition);
+    }
+    return offsets.following(topic, topicId).last(topic, partition);
+  }
+
+  /** The ID of {@code topic} now (looked up once per task start), or null when unknown. */
+  private String topicId(String topic) {
+    String id = topicIds.get(topic);
+    if (id == null) {
+      id = Objects.requireNonNullElse(sourceTopicIds.current(topic, startedAtMs), "");
+      topicIds.put(topic, id);
+    }
+    return id.isEmpty() ? null : id;
   }
 
   private void deadLetter(

@@ -11,6 +11,12 @@ final class IngestMetrics {
   final Counter changesIn;
   final Counter tombstones;
   final Counter alreadyCommitted;
+  /**
+   * Source partitions found (at a task's start) to be of a topic deleted and created again since
+   * the table's offsets were committed.
+   */
+  final Counter topicRecreated;
+
   final Counter deadLettered;
   final Counter flushes;
   final Counter rowsWritten;
@@ -42,6 +48,7 @@ final class IngestMetrics {
     changesIn = meters.counter("lakestream.ingest.changes");
     tombstones = meters.counter("lakestream.ingest.tombstones");
     alreadyCommitted = meters.counter("lakestream.ingest.already.committed");
+    topicRecreated = meters.counter("lakestream.ingest.source.topic.recreated");
     deadLettered = meters.counter("lakestream.ingest.dead.letters");
     flushes = meters.counter("lakestream.ingest.flushes");
     rowsWritten = meters.counter("lakestream.ingest.rows.written");

@@ -54,9 +54,12 @@ public final class ChangeLogCommitter {
     List<FilesWritten> todo = new ArrayList<>();
     SourceOffsets next = done;
     for (FilesWritten b : logged) {
-      if (b.lastOffset() > done.last(b.sourceTopic(), b.sourcePartition())) {
+      // Offsets of an earlier topic of the same name (deleted and created again) do not count.
+      SourceOffsets ofItsTopic = done.following(b.sourceTopic(), b.sourceTopicId());
+      if (b.lastOffset() > ofItsTopic.last(b.sourceTopic(), b.sourcePartition())) {
         todo.add(b);
-        next = next.with(b.sourceTopic(), b.sourcePartition(), b.lastOffset());
+        next = next.following(b.sourceTopic(), b.sourceTopicId())
+            .with(b.sourceTopic(), b.sourcePartition(), b.lastOffset());
       }
     }
     if (todo.isEmpty()) {
@@ -74,7 +77,7 @@ public final class ChangeLogCommitter {
         append.addRows(f);
       }
     }
-    append.set(SourceOffsets.SUMMARY_KEY, next.toJson());
+    next.recordIn(append::set);
     append.commit();
     return todo;
   }

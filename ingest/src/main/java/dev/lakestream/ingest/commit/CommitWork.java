@@ -72,6 +72,7 @@ final class CommitWork {
   private final TableManager tables;
   private final RealtimeMetrics metrics;
   private final Health health;
+  private final SourceTopicIds topicIds;
   private final long startMs;
   private final long startNanos;
   private final List<Settled> settled = new ArrayList<>();
@@ -86,11 +87,13 @@ final class CommitWork {
       TableManager tables,
       RealtimeMetrics metrics,
       Health health,
+      SourceTopicIds topicIds,
       long startMs) {
     this.config = config;
     this.tables = tables;
     this.metrics = metrics;
     this.health = health;
+    this.topicIds = topicIds;
     this.startMs = startMs;
     this.startNanos = System.nanoTime();
   }
@@ -126,6 +129,12 @@ final class CommitWork {
     List<FilesWritten> toCommit = new ArrayList<>();
     long now = nowMs();
     for (FilesWritten batch : batches) {
+      if (!committed.follows(batch.sourceTopic(), batch.sourceTopicId())) {
+        if (ofADeletedTopic(batch, committed)) {
+          continue;
+        }
+        committed = committed.following(batch.sourceTopic(), batch.sourceTopicId());
+      }
       String problem = alreadyCommitted(batch, committed) ? null : problem(table, batch, now);
       if (problem != null) {
         // Its offsets are committed without its files: the partition's later batches (and the
@@ -165,6 +174,37 @@ final class CommitWork {
         commitRound(tableName, id, table, batchesOfRound);
       }
     }
+  }
+
+  /**
+   * Whether {@code batch}, of a topic whose ID is not the one the branch's offsets record, is of a
+   * topic deleted since (dead-lettered, and settled without its offsets, which are not the topic's
+   * that replaced it); else its topic replaced the recorded one, whose offsets it is committed
+   * without (warned).
+   */
+  private boolean ofADeletedTopic(FilesWritten batch, SourceOffsets committed) {
+    String topic = batch.sourceTopic();
+    String now = topicIds.current(topic, startMs);
+    if (now != null && !now.equals(batch.sourceTopicId())) {
+      refuse(
+          batch,
+          "its source topic " + topic + " (ID " + batch.sourceTopicId()
+              + ") was deleted since, and the table follows the topic of that name created"
+              + " after it (ID " + committed.topicId(topic) + ")");
+      settled.add(new Settled(batch));
+      return true;
+    }
+    LOG.warn(
+        "Source topic {} was deleted and created again: batch {} offsets {}..{} is of the topic of"
+            + " ID {}, and {} holds offsets of the topic of ID {}, which do not apply to it",
+        topic,
+        batch.sourcePartitionName(),
+        batch.firstOffset(),
+        batch.lastOffset(),
+        batch.sourceTopicId(),
+        batch.table(),
+        committed.topicId(topic));
+    return false;
   }
 
   private static boolean alreadyCommitted(FilesWritten batch, SourceOffsets committed) {
@@ -297,13 +337,16 @@ final class CommitWork {
     SourceOffsets next = committed;
     List<FilesWritten> fresh = new ArrayList<>();
     for (FilesWritten batch : round) {
-      if (alreadyCommitted(batch, committed)) {
+      // A batch of a topic created again after the one the offsets are of: not measured by them.
+      SourceOffsets ofItsTopic = committed.following(batch.sourceTopic(), batch.sourceTopicId());
+      if (alreadyCommitted(batch, ofItsTopic)) {
         metrics.replaysSkipped.increment();
         settled.add(new Settled(batch));
       } else {
-        noteOverlap(batch, committed);
+        noteOverlap(batch, ofItsTopic);
         fresh.add(batch);
-        next = next.with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
+        next = next.following(batch.sourceTopic(), batch.sourceTopicId())
+            .with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
       }
     }
     if (fresh.isEmpty()) {

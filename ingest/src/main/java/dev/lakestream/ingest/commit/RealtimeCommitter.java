@@ -83,6 +83,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private final RealtimeMetrics metrics;
 
   private final Health health;
+  private final SourceTopicIds topicIds;
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, FilesWritten> pending;
   private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
@@ -94,8 +95,13 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private long progressRows;
 
   public RealtimeCommitter(
-      IngestConfig config, TableManager tables, MeterRegistry meters, Health health) {
+      IngestConfig config,
+      TableManager tables,
+      MeterRegistry meters,
+      Health health,
+      SourceTopicIds topicIds) {
     this.config = config;
+    this.topicIds = topicIds;
     this.tables = tables;
     this.health = health;
     this.metrics = new RealtimeMetrics(meters);
@@ -170,7 +176,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     pendingPerTable.clear();
     nextCommitAtMs = now + config.commitIntervalMs();
-    CommitWork work = new CommitWork(config, tables, metrics, health, now);
+    CommitWork work = new CommitWork(config, tables, metrics, health, topicIds, now);
     if (!config.commitAsync()) {
       apply(work.run(batches));
       return;

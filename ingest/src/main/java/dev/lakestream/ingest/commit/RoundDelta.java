@@ -66,7 +66,7 @@ final class RoundDelta {
     for (FilesWritten batch : batches) {
       round.add(table, tableName, base, batch);
     }
-    delta.set(SourceOffsets.SUMMARY_KEY, next.toJson());
+    next.recordIn(delta::set);
     if (round.truncatedAt != null) {
       delta.set(SummaryKeys.TRUNCATED_AT, round.truncatedAt);
     }

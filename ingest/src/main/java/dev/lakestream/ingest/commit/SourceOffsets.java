@@ -9,16 +9,23 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.util.SnapshotUtil;
 
 /**
  * The last source offset committed to a branch for every source partition (topic:partition), kept
- * in the snapshot summary under {@link #SUMMARY_KEY}, and the source position of the table's latest
- * TRUNCATE ({@link SummaryKeys#TRUNCATED_AT}). Each ingest commit writes both whole, so the newest
+ * in the snapshot summary under {@link #SUMMARY_KEY}, the ID of the topic those offsets belong to
+ * ({@link SummaryKeys#SOURCE_TOPIC_IDS}), and the source position of the table's latest TRUNCATE
+ * ({@link SummaryKeys#TRUNCATED_AT}). Each ingest commit writes all three whole, so the newest
  * snapshot that carries the offsets is the truth; snapshots that do not (maintenance) are looked
  * through.
+ *
+ * <p>A topic deleted and created again under the same name (an operator starting the connector
+ * over, or a move to another Kafka cluster) has another ID and offsets from 0 again: the offsets of
+ * the old topic say nothing of it, and {@link #following} forgets them. Offsets recorded before IDs
+ * were (no ID for the topic) are taken to be of the topic as it is.
  */
 public final class SourceOffsets {
 
@@ -26,15 +33,18 @@ public final class SourceOffsets {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Map<String, Long> offsets;
+  private final Map<String, String> topicIds;
   private final String truncatedAt;
 
-  private SourceOffsets(Map<String, Long> offsets, String truncatedAt) {
+  private SourceOffsets(
+      Map<String, Long> offsets, Map<String, String> topicIds, String truncatedAt) {
     this.offsets = Collections.unmodifiableMap(new TreeMap<>(offsets));
+    this.topicIds = Collections.unmodifiableMap(new TreeMap<>(topicIds));
     this.truncatedAt = truncatedAt;
   }
 
   public static SourceOffsets empty() {
-    return new SourceOffsets(Map.of(), null);
+    return new SourceOffsets(Map.of(), Map.of(), null);
   }
 
   /** The offsets committed to {@code branch}, from its newest snapshot that records them. */
@@ -58,19 +68,35 @@ public final class SourceOffsets {
 
   /** The offsets {@code snapshot} itself records; empty for a snapshot that records none (a compaction). */
   public static Optional<SourceOffsets> recordedBy(Snapshot snapshot) {
-    String json = snapshot.summary().get(SUMMARY_KEY);
+    Map<String, String> summary = snapshot.summary();
+    String json = summary.get(SUMMARY_KEY);
     return json == null
         ? Optional.empty()
-        : Optional.of(parse(json).truncatedAt(snapshot.summary().get(SummaryKeys.TRUNCATED_AT)));
+        : Optional.of(parse(json, summary.get(SummaryKeys.SOURCE_TOPIC_IDS))
+            .truncatedAt(summary.get(SummaryKeys.TRUNCATED_AT)));
   }
 
   static SourceOffsets parse(String json) {
+    return parse(json, null);
+  }
+
+  static SourceOffsets parse(String json, String topicIdsJson) {
+    return new SourceOffsets(
+        read(SUMMARY_KEY, json, new TypeReference<Map<String, Long>>() {}),
+        topicIdsJson == null
+            ? Map.of()
+            : read(
+                SummaryKeys.SOURCE_TOPIC_IDS,
+                topicIdsJson,
+                new TypeReference<Map<String, String>>() {}),
+        null);
+  }
+
+  private static <T> T read(String key, String json, TypeReference<T> type) {
     try {
-      return new SourceOffsets(
-          JSON.readValue(json, new TypeReference<Map<String, Long>>() {}), null);
+      return JSON.readValue(json, type);
     } catch (IOException e) {
-      throw new IllegalStateException(
-          "unreadable " + SUMMARY_KEY + " in a snapshot summary: " + json, e);
+      throw new IllegalStateException("unreadable " + key + " in a snapshot summary: " + json, e);
     }
   }
 
@@ -86,7 +112,44 @@ public final class SourceOffsets {
   public SourceOffsets with(String topic, int partition, long lastOffset) {
     Map<String, Long> copy = new TreeMap<>(offsets);
     copy.merge(partitionKey(topic, partition), lastOffset, Math::max);
-    return new SourceOffsets(copy, truncatedAt);
+    return new SourceOffsets(copy, topicIds, truncatedAt);
+  }
+
+  /** The ID of the topic whose offsets these are, or null when none was recorded. */
+  public String topicId(String topic) {
+    return topicIds.get(topic);
+  }
+
+  /**
+   * True unless the offsets of {@code topic} were recorded for a topic of another ID: one deleted
+   * since, or the one that replaced it. An unknown ID (null) on either side counts as the same.
+   */
+  public boolean follows(String topic, String topicId) {
+    String recorded = topicIds.get(topic);
+    return topicId == null || recorded == null || recorded.equals(topicId);
+  }
+
+  /**
+   * These offsets as the topic {@code topic} of ID {@code topicId} sees them: without the offsets
+   * of an earlier topic of that name when the recorded ID is another, and with the ID recorded. The
+   * same offsets when the ID is unknown (null).
+   */
+  public SourceOffsets following(String topic, String topicId) {
+    if (topicId == null || topicId.equals(topicIds.get(topic))) {
+      return this;
+    }
+    Map<String, Long> kept = new TreeMap<>(offsets);
+    if (topicIds.containsKey(topic)) {
+      kept.keySet().removeIf(k -> topicOf(k).equals(topic));
+    }
+    Map<String, String> ids = new TreeMap<>(topicIds);
+    ids.put(topic, topicId);
+    return new SourceOffsets(kept, ids, truncatedAt);
+  }
+
+  /** The topic of a {@link #partitionKey} (Kafka's topic names hold no ':'). */
+  private static String topicOf(String partitionKey) {
+    return partitionKey.substring(0, partitionKey.lastIndexOf(':'));
   }
 
   /** The source position (hex) of the latest TRUNCATE committed, or null when there was none. */
@@ -95,7 +158,7 @@ public final class SourceOffsets {
   }
 
   public SourceOffsets truncatedAt(String position) {
-    return new SourceOffsets(offsets, position);
+    return new SourceOffsets(offsets, topicIds, position);
   }
 
   public Map<String, Long> asMap() {
@@ -103,8 +166,26 @@ public final class SourceOffsets {
   }
 
   public String toJson() {
+    return write(offsets);
+  }
+
+  /** {@link SummaryKeys#SOURCE_TOPIC_IDS}'s value, or null when no ID is known. */
+  public String topicIdsJson() {
+    return topicIds.isEmpty() ? null : write(topicIds);
+  }
+
+  /** Sets the offsets and the topic IDs on a commit's summary through {@code set}. */
+  public void recordIn(BiConsumer<String, String> set) {
+    set.accept(SUMMARY_KEY, toJson());
+    String ids = topicIdsJson();
+    if (ids != null) {
+      set.accept(SummaryKeys.SOURCE_TOPIC_IDS, ids);
+    }
+  }
+
+  private static String write(Map<String, ?> map) {
     try {
-      return JSON.writeValueAsString(offsets);
+      return JSON.writeValueAsString(map);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

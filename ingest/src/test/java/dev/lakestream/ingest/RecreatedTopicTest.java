@@ -1,0 +1,101 @@
+package dev.lakestream.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.ingest.commit.SourceOffsets;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.TestTable;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A source topic deleted and created again under its name starts its offsets at 0 again. The
+ * table's offsets are recorded with the ID of the topic they are of: a batch of the new topic is
+ * committed (not skipped as committed because its offsets are below the old topic's), and a batch
+ * of the old topic that arrives after it is dead-lettered, not committed over it. (Against a real
+ * broker, from the change buffer on: {@code IngestOnKafkaTest}.)
+ */
+class RecreatedTopicTest {
+
+  private final TestTable table = TestTable.wide("inventory", "customers");
+
+  @Test
+  void aBatchOfTheTopicCreatedAgainIsCommittedAndALateOneOfTheOldTopicIsNot() throws Exception {
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ingest.topicIds.put(table.topic(), "old-topic-id");
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 41);
+      ingest.send(gen.snapshot(100), true);
+      ingest.send(gen.next(100), true);
+      ingest.flushAndCommit();
+      List<FilesWritten> written = ingest.filesWritten.readValuesToList();
+      assertThat(written).hasSize(1);
+      FilesWritten first = written.get(0);
+      assertThat(first.sourceTopicId()).isEqualTo("old-topic-id");
+      SourceOffsets committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
+      assertThat(committed.topicId(table.topic())).isEqualTo("old-topic-id");
+      assertThat(committed.last(table.topic(), 0)).isEqualTo(first.lastOffset());
+
+      // The topic is deleted and created again; the new one's first batch holds offsets 0..49
+      // (the same rows again, as a connector's new snapshot would).
+      ingest.topicIds.put(table.topic(), "new-topic-id");
+      ingest.filesWrittenIn.pipeInput(first.table(), renumbered(first, 0, 49, "new-topic-id"));
+      ingest.commitOnly();
+      committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
+      assertThat(committed.topicId(table.topic()))
+          .as("the topic the realtime offsets are of")
+          .isEqualTo("new-topic-id");
+      assertThat(committed.last(table.topic(), 0))
+          .as("the new topic's batch committed, not skipped below the old topic's offsets")
+          .isEqualTo(49);
+      assertThat(ingest.counter("lakestream.realtime.replays.skipped")).isZero();
+
+      // A batch the old topic flushed before it was deleted arrives late.
+      ingest.filesWrittenIn.pipeInput(
+          first.table(), renumbered(first, 1_000, 1_099, "old-topic-id"));
+      ingest.commitOnly();
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(1);
+      assertThat(new String(
+              letters.get(0).headers().lastHeader(DeadLetters.REASON).value(),
+              StandardCharsets.UTF_8))
+          .contains("offsets 1000..1099", "was deleted since", "new-topic-id");
+      committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
+      assertThat(committed.topicId(table.topic())).isEqualTo("new-topic-id");
+      assertThat(committed.last(table.topic(), 0))
+          .as("the old topic's offsets are not recorded for the new one")
+          .isEqualTo(49);
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+    }
+  }
+
+  /** {@code batch}'s files as a batch of offsets {@code first..last} of the topic of ID {@code topicId}. */
+  private static FilesWritten renumbered(
+      FilesWritten batch, long first, long last, String topicId) {
+    return new FilesWritten(
+        batch.table(),
+        batch.sourceTopic(),
+        batch.sourcePartition(),
+        first,
+        last,
+        batch.changes(),
+        batch.dataRows(),
+        batch.deleteKeys(),
+        batch.maxSourceTsMs(),
+        batch.dataFiles(),
+        batch.deleteFiles(),
+        batch.writtenAtMs(),
+        batch.changelogTable(),
+        batch.changelogFiles(),
+        batch.minPosition(),
+        batch.maxPosition(),
+        batch.truncatedAt(),
+        batch.tableUuid(),
+        topicId);
+  }
+}
