@@ -13,6 +13,7 @@ import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.buffer.BufferedChange;
 import dev.lakestream.ingest.buffer.ChangeBuffer;
+import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.testkit.Change;
@@ -42,6 +43,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
+import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.admin.Admin;
@@ -831,23 +833,27 @@ class IngestOnKafkaTest {
    * or a move to another cluster): the new topic's offsets start at 0, below those the table holds
    * for the old one. Every change of the new topic lands, unchanged TOAST values among them (their
    * flushes look rows up on realtime, and wait for the partition's earlier flushes only when those
-   * were of the same topic). Before, the changes up to the old offsets were skipped as committed.
+   * were of the same topic), and the table's change log holds every change of both topics once.
+   * Before, the changes up to the old offsets were skipped as committed.
    */
   @Test
   void aSourceTopicDeletedAndCreatedAgainIsReadWhollyNotSkippedAsCommitted() throws Exception {
     TestTable source =
         new TestTable(table.serverName(), table.schema(), "reborn", table.columns(), table.key());
     kafka.createTopic(source.topic(), 2);
-    PipelineConfig config = config(source.topic(), "ingest-reborn");
     TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    PipelineConfig config = config(
+        source.topic(), "ingest-reborn", Map.of(IngestConfig.CHANGELOG_TABLES, id.toString()));
     ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2040).keepingValues(0.6);
+    List<Change> sent = new ArrayList<>();
     try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       try (StreamsApp app = IngestApp.create(config)) {
         app.start();
-        feed.send(gen.snapshot(300));
+        sent.addAll(gen.snapshot(300));
         for (int i = 0; i < 3; i++) {
-          feed.send(gen.next(300));
+          sent.addAll(gen.next(300));
         }
+        feed.send(sent);
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
       }
       String oldId;
@@ -876,7 +882,10 @@ class IngestOnKafkaTest {
               DebeziumJson.value(change, true, Set.of("doc")));
           model.apply(change);
         }
-        feed.send(gen.next(300));
+        List<Change> more = gen.next(300);
+        feed.send(more);
+        sent.addAll(updates);
+        sent.addAll(more);
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
         assertThat(count(app, "lakestream.ingest.already.committed"))
             .as("changes of the new topic skipped as committed")
@@ -895,6 +904,11 @@ class IngestOnKafkaTest {
         assertThat(newId).isNotEqualTo(oldId);
         assertThat(after.topicId(source.topic())).isEqualTo(newId);
       }
+      long logged = TableRows.read(reader.loadTable(ChangeLog.of(id)), SnapshotRef.MAIN_BRANCH)
+          .size();
+      assertThat(logged)
+          .as("change-log rows: every change of both topics once")
+          .isEqualTo(sent.stream().filter(c -> !c.isTombstone()).count());
       assertThat(before)
           .as("the old topic's offsets were above the new topic's first ones")
           .isGreaterThan(300);
