@@ -11,6 +11,7 @@ import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import org.apache.iceberg.Snapshot;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
@@ -64,12 +65,58 @@ class RecreatedTopicTest {
       assertThat(new String(
               letters.get(0).headers().lastHeader(DeadLetters.REASON).value(),
               StandardCharsets.UTF_8))
-          .contains("offsets 1000..1099", "was deleted since", "new-topic-id");
+          .contains("offsets 1000..1099", "no longer exists", "now has ID new-topic-id");
       committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
       assertThat(committed.topicId(table.topic())).isEqualTo("new-topic-id");
       assertThat(committed.last(table.topic(), 0))
           .as("the old topic's offsets are not recorded for the new one")
           .isEqualTo(49);
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+    }
+  }
+
+  /**
+   * Batches of the old topic and of the new one pending together: the old topic's are committed
+   * first, in a commit of their own, and the new topic's in the next; a batch of a topic that does
+   * not exist now is dead-lettered, not committed over the table.
+   */
+  @Test
+  void theOldTopicsPendingBatchesAreCommittedBeforeTheNewOnesNeverInOneRound() throws Exception {
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ingest.topicIds.put(table.topic(), "old-topic-id");
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 42);
+      ingest.send(gen.snapshot(100), true);
+      ingest.flushAndCommit();
+      FilesWritten first = ingest.filesWritten.readValuesToList().get(0);
+      int before = ingest.realtimeSnapshots(table).size();
+
+      ingest.topicIds.put(table.topic(), "new-topic-id");
+      ingest.filesWrittenIn.pipeInput(first.table(), renumbered(first, 0, 9, "new-topic-id"));
+      ingest.filesWrittenIn.pipeInput(first.table(), renumbered(first, 500, 599, "old-topic-id"));
+      ingest.commitOnly();
+      ingest.commitOnly();
+
+      List<Snapshot> after = ingest.realtimeSnapshots(table);
+      assertThat(after).hasSize(before + 2);
+      SourceOffsets oldRound = SourceOffsets.recordedBy(after.get(before)).orElseThrow();
+      assertThat(oldRound.topicId(table.topic())).isEqualTo("old-topic-id");
+      assertThat(oldRound.last(table.topic(), 0)).isEqualTo(599);
+      SourceOffsets newRound = SourceOffsets.recordedBy(after.get(before + 1)).orElseThrow();
+      assertThat(newRound.topicId(table.topic())).isEqualTo("new-topic-id");
+      assertThat(newRound.last(table.topic(), 0)).isEqualTo(9);
+
+      // The topic is deleted again and not created: which topic is newer cannot be told.
+      ingest.topicIds.remove(table.topic());
+      ingest.filesWrittenIn.pipeInput(
+          first.table(), renumbered(first, 2_000, 2_099, "third-topic-id"));
+      ingest.commitOnly();
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(1);
+      assertThat(new String(
+              letters.get(0).headers().lastHeader(DeadLetters.REASON).value(),
+              StandardCharsets.UTF_8))
+          .contains("offsets 2000..2099", "no topic of that name exists now");
+      assertThat(ingest.realtimeSnapshots(table)).hasSize(before + 2);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
     }
   }

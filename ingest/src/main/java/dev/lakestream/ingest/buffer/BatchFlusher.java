@@ -29,7 +29,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -69,15 +68,6 @@ final class BatchFlusher {
 
   /** A change refused at flush, with where it came from and why. */
   record DeadLetter(String topic, int partition, BufferedChange change, String reason) {}
-
-  /** Stores the last offset each partition flushed (topic-partition → offset). */
-  static final String FLUSHED_STORE = "flushed-offsets";
-
-  /**
-   * Beside a partition's entry in {@link #FLUSHED_STORE}: a {@link #fingerprint} of the ID of the
-   * topic it was flushed from.
-   */
-  private static final String FLUSHED_TOPIC_SUFFIX = "\u0000topic-id";
 
   private static final Logger LOG = LoggerFactory.getLogger(BatchFlusher.class);
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -133,10 +123,10 @@ final class BatchFlusher {
       List<Batches.Entry> entries,
       KeyValueStore<String, BufferedChange> changelog,
       SchemaTexts schemaTexts,
-      KeyValueStore<String, Long> flushedOffsets,
-      String topicId,
+      FlushedOffsets flushedOffsets,
       long nowMs) {
     long started = System.nanoTime();
+    String topicId = batch.topicId;
     TableIdentifier id = naming.tableFor(batch.topic);
     List<Pending> changes = new ArrayList<>();
     boolean lookups = false;
@@ -151,14 +141,13 @@ final class BatchFlusher {
       lookups |= !missing.isEmpty();
       changes.add(new Pending(entry, event, missing));
     }
-    String partitionName = SourceOffsets.partitionKey(batch.topic, batch.partition);
     Table table = changes.isEmpty()
         ? tables.table(id)
         : admission.tableFor(id, changes.get(changes.size() - 1).event());
     if (lookups) {
       table = tables.refresh(id);
       SourceOffsets offsets = SourceOffsets.of(table, Branches.REALTIME);
-      Long lastFlushed = lastFlushed(flushedOffsets, partitionName, batch.topic, topicId, offsets);
+      Long lastFlushed = flushedOffsets.lastFlushed(batch.topic, batch.partition, topicId, offsets);
       long committed = offsets.following(batch.topic, topicId).last(batch.topic, batch.partition);
       if (lastFlushed != null && committed < lastFlushed) {
         metrics.flushesPostponed.increment();
@@ -194,7 +183,7 @@ final class BatchFlusher {
     if (!changes.isEmpty()) {
       written = write(
           id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, topicId, nowMs);
-      recordFlushed(flushedOffsets, partitionName, span.lastOffset, topicId);
+      flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, topicId);
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
       metrics.keysWritten.increment(keys.size());
@@ -224,8 +213,7 @@ final class BatchFlusher {
       List<Batches.Entry> entries,
       KeyValueStore<String, BufferedChange> changelog,
       SchemaTexts schemaTexts,
-      KeyValueStore<String, Long> flushedOffsets,
-      String topicId,
+      FlushedOffsets flushedOffsets,
       BufferedChange truncate,
       ChangeEvent event,
       long nowMs) {
@@ -249,13 +237,9 @@ final class BatchFlusher {
         schemaTexts,
         span,
         SourcePositions.toHex(truncatePosition(event)),
-        topicId,
+        batch.topicId,
         nowMs);
-    recordFlushed(
-        flushedOffsets,
-        SourceOffsets.partitionKey(batch.topic, batch.partition),
-        span.lastOffset,
-        topicId);
+    flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, batch.topicId);
     LOG.info(
         "TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped",
         id,
@@ -451,45 +435,6 @@ final class BatchFlusher {
         truncatedAt,
         table.uuid().toString(),
         topicId);
-  }
-
-  /**
-   * The last offset the partition flushed, when it was flushed from the topic as it is now ({@code
-   * topicId}); null when nothing was, or it was from an earlier topic of that name (deleted and
-   * created again), whose offsets are not this one's. A flush recorded before topic IDs were counts
-   * as this topic's unless the table's offsets are another topic's.
-   */
-  private static Long lastFlushed(
-      KeyValueStore<String, Long> flushedOffsets,
-      String partitionName,
-      String topic,
-      String topicId,
-      SourceOffsets committed) {
-    Long last = flushedOffsets.get(partitionName);
-    if (last == null || topicId == null) {
-      return last;
-    }
-    Long flushedFrom = flushedOffsets.get(partitionName + FLUSHED_TOPIC_SUFFIX);
-    boolean sameTopic = flushedFrom == null
-        ? committed.follows(topic, topicId)
-        : flushedFrom == fingerprint(topicId);
-    return sameTopic ? last : null;
-  }
-
-  private static void recordFlushed(
-      KeyValueStore<String, Long> flushedOffsets,
-      String partitionName,
-      long lastOffset,
-      String topicId) {
-    flushedOffsets.put(partitionName, lastOffset);
-    flushedOffsets.put(
-        partitionName + FLUSHED_TOPIC_SUFFIX, topicId == null ? null : fingerprint(topicId));
-  }
-
-  /** 64 bits of a topic ID, to tell topics apart in a store of longs. */
-  static long fingerprint(String topicId) {
-    return UUID.nameUUIDFromBytes(topicId.getBytes(StandardCharsets.UTF_8))
-        .getMostSignificantBits();
   }
 
   private static JsonNode readJson(byte[] json) {

@@ -46,6 +46,9 @@ final class Batches {
     final String topic;
     final int partition;
     final long openedAtMs;
+    /** The Kafka ID of the topic its records were read from (null when unknown). */
+    String topicId;
+
     private final String prefix;
     long keys;
     long bytes;

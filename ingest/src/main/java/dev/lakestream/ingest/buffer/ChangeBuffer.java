@@ -81,7 +81,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   /** The schema texts the entries of the stores above refer to ({@link SchemaTexts}). */
   public static final String SCHEMA_STORE = SchemaTexts.STORE;
   /** The last offset each source partition flushed. */
-  public static final String FLUSHED_STORE = BatchFlusher.FLUSHED_STORE;
+  public static final String FLUSHED_STORE = FlushedOffsets.STORE;
 
   public static final String FILES_WRITTEN_CHILD = "files-written";
   public static final String DEAD_LETTER_CHILD = "dead-letters";
@@ -106,6 +106,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final Map<String, String> topicIds = new HashMap<>();
   /** When the task (re)started: topic IDs are looked up no earlier. */
   private long startedAtMs;
+  /** The last offset consumed of each partition since the task (re)started. */
+  private final Map<String, long[]> lastConsumed = new HashMap<>();
   /** {@link Batches#prefix}, built once per run of a partition's records. */
   private final PartitionText prefixes = new PartitionText(Batches::prefix);
 
@@ -113,7 +115,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private Batches batches;
   private SchemaTexts schemaTexts;
   private KeyValueStore<String, BufferedChange> changelog;
-  private KeyValueStore<String, Long> flushedOffsets;
+  private FlushedOffsets flushedOffsets;
   private SourceFence fence;
   private BatchStarts starts;
   private LegacyBuffers legacy;
@@ -156,14 +158,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.schemaTexts = new SchemaTexts(context.getStateStore(SCHEMA_STORE));
     this.batches = new Batches(schemaTexts, admission.decoder(), unavailable, metrics);
     this.changelog = context.getStateStore(CHANGELOG_STORE);
-    this.flushedOffsets = context.getStateStore(FLUSHED_STORE);
+    this.flushedOffsets = new FlushedOffsets(context.getStateStore(FLUSHED_STORE));
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);
     this.starts = new BatchStarts(context.getStateStore(STARTS_STORE));
     // Kafka Streams initializes a processor again when it resumes or revives its task.
     closeReplay();
     committedOffsets.clear();
     topicIds.clear();
-    startedAtMs = context.currentSystemTimeMs();
+    lastConsumed.clear();
+    // The wall clock: Kafka Streams sets the context's time only for a record or a punctuation.
+    startedAtMs = System.currentTimeMillis();
     notYetConsumed.clear();
     // What the unlogged store holds from an earlier run is not what the task committed: start
     // empty.
@@ -194,6 +198,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     metrics.changesIn.increment();
     progressChanges++;
     String prefix = prefixes.of(meta.topic(), meta.partition());
+    consumed(prefix, meta.topic(), meta.partition(), meta.offset());
     if (!notYetConsumed.isEmpty() && notYetConsumed.remove(prefix)) {
       starts.firstConsumed(prefix, meta.offset());
     }
@@ -204,6 +209,48 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     apply(meta.topic(), meta.partition(), meta.offset(), record, Reading.LIVE);
+  }
+
+  /**
+   * Notes the offset consumed from a partition. The first one since the task started makes the
+   * partition's state the current topic's ({@link FlushedOffsets#reading}); when that state was of
+   * an earlier topic of the name and the consumer did not start from the beginning, it resumed at
+   * the old topic's position, and the new topic's records before it were not read: said loudly,
+   * for only a reset of the group's offsets can read them. An offset below the last one consumed
+   * means the topic was deleted and created again while it was read: the task fails and starts again,
+   * and its start (the topic's ID looked up anew, the old topic's open batch forgotten) applies.
+   */
+  private void consumed(String prefix, String topic, int partition, long offset) {
+    long[] last = lastConsumed.get(prefix);
+    if (last != null) {
+      if (offset < last[0]) {
+        throw new IllegalStateException("offset " + offset + " of " + topic + "-" + partition
+            + " follows offset " + last[0] + ": the topic was deleted and created again while"
+            + " ingest read it; the task starts again to read the new topic as such");
+      }
+      last[0] = offset;
+      return;
+    }
+    lastConsumed.put(prefix, new long[] {offset});
+    String topicId = topicId(topic);
+    if (offset > 0 && flushedOffsets.ofAnotherTopic(topic, partition, topicId)) {
+      metrics.topicRecreated.increment();
+      LOG.error(
+          "Source topic {} was deleted and created again (its ID is now {}), and partition {} is"
+              + " read from offset {}, where the consumer was in the old topic: its records before"
+              + " that offset may not have been read. Stop ingest, reset the group's offsets of"
+              + " {} to the earliest (kafka-consumer-groups --reset-offsets --to-earliest --group"
+              + " {} --topic {} --execute) and start it: what the table holds is skipped by its"
+              + " offsets, the rest is read",
+          topic,
+          topicId,
+          partition,
+          offset,
+          topic,
+          config.applicationId(),
+          topic);
+    }
+    flushedOffsets.reading(topic, partition, topicId);
   }
 
   /**
@@ -309,6 +356,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     starts.added(batch.prefix(), offset);
+    if (batch.topicId == null) {
+      batch.topicId = topicId(topic);
+    }
     if (!again) {
       hops(event, record.timestamp(), now);
     }
@@ -377,13 +427,32 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * whose partition is gone is forgotten now.
    */
   private void startReadingOpenBatchesAgain() {
-    Map<String, BatchStarts.Start> open = starts.load();
+    Map<String, BatchStarts.Start> open = new HashMap<>(starts.load());
+    if (open.isEmpty()) {
+      return;
+    }
+    Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
+    for (var e : Map.copyOf(open).entrySet()) {
+      TopicPartition tp = BatchStarts.partitionOf(e.getKey());
+      if (flushedOffsets.ofAnotherTopic(tp.topic(), tp.partition(), topicId(tp.topic()))) {
+        LOG.warn(
+            "The open batch of {} (offsets {} to {}) is not read again: it was read from the topic"
+                + " of that name that was deleted since (the topic's ID is now {}); its changes"
+                + " went with it",
+            tp,
+            e.getValue().first,
+            e.getValue().end - 1,
+            topicId(tp.topic()));
+        starts.closed(e.getKey());
+        open.remove(e.getKey());
+      } else {
+        byPartition.put(tp, e.getValue());
+      }
+    }
     if (open.isEmpty()) {
       return;
     }
     notYetConsumed.addAll(open.keySet());
-    Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
-    open.forEach((prefix, start) -> byPartition.put(BatchStarts.partitionOf(prefix), start));
     replay = new SourceReplay(
         context.appConfigs(), config.applicationId() + "-" + context.taskId() + "-buffer-replay");
     replaySkipped = 0;
@@ -517,8 +586,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     List<Batches.Entry> entries = batches.entries(batch);
-    BatchFlusher.Outcome outcome = flusher.flush(
-        batch, entries, changelog, schemaTexts, flushedOffsets, topicId(batch.topic), nowMs);
+    BatchFlusher.Outcome outcome =
+        flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, nowMs);
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.
       batch.retryAtMs = nowMs + tickMs;
@@ -570,6 +639,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     long now = context.currentSystemTimeMs();
     Batches.Batch batch = batches.of(topic, partition, now);
+    if (batch.topicId == null) {
+      batch.topicId = topicId(topic);
+    }
     BufferedChange raw = new BufferedChange(
         offset,
         event.source().tsMs(),
@@ -579,8 +651,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       changelog.put(batch.prefix() + String.format("%020d", offset), schemaTexts.compact(raw));
     }
     List<Batches.Entry> entries = batches.entries(batch);
-    FilesWritten written = flusher.truncate(
-        batch, entries, changelog, schemaTexts, flushedOffsets, topicId(topic), raw, event, now);
+    FilesWritten written =
+        flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     batches.clear(batch);
     ended(batch);

@@ -57,12 +57,13 @@ final class CommitWork {
   /**
    * What a run did: the batches it settled; {@code forwards} the realtime-commit events and dead
    * letters, in order; {@code missingTables} the tables not in the catalog, whose batches stay
-   * pending.
+   * pending; {@code deferredTables} the tables with batches left for the next commit.
    */
   record Done(
       List<Settled> settled,
       List<Record<String, Object>> forwards,
       List<String> missingTables,
+      List<String> deferredTables,
       int commits,
       long rows) {}
 
@@ -78,6 +79,9 @@ final class CommitWork {
   private final List<Settled> settled = new ArrayList<>();
   private final List<Record<String, Object>> forwards = new ArrayList<>();
   private final List<String> missingTables = new ArrayList<>();
+  /** Tables with batches left pending for a later commit (of a topic created again). */
+  private final List<String> deferredTables = new ArrayList<>();
+
   private int commits;
   private long rows;
 
@@ -101,7 +105,7 @@ final class CommitWork {
   /** Commits the pending batches of each table (in the order given); call once. */
   Done run(Map<String, List<FilesWritten>> batchesByTable) {
     batchesByTable.forEach(this::commitTable);
-    return new Done(settled, forwards, missingTables, commits, rows);
+    return new Done(settled, forwards, missingTables, deferredTables, commits, rows);
   }
 
   /**
@@ -131,6 +135,15 @@ final class CommitWork {
     for (FilesWritten batch : batches) {
       if (!committed.follows(batch.sourceTopic(), batch.sourceTopicId())) {
         if (ofADeletedTopic(batch, committed)) {
+          continue;
+        }
+        if (pendingOfRecordedTopic(batches, committed, batch.sourceTopic())) {
+          // The recorded topic's batches first, without it: no round mixes the two topics (a
+          // retry of a mixed round would measure the old topic's batches by the new one's
+          // offsets). It stays pending for the next commit.
+          if (!deferredTables.contains(tableName)) {
+            deferredTables.add(tableName);
+          }
           continue;
         }
         committed = committed.following(batch.sourceTopic(), batch.sourceTopicId());
@@ -178,19 +191,23 @@ final class CommitWork {
 
   /**
    * Whether {@code batch}, of a topic whose ID is not the one the branch's offsets record, is of a
-   * topic deleted since (dead-lettered, and settled without its offsets, which are not the topic's
-   * that replaced it); else its topic replaced the recorded one, whose offsets it is committed
-   * without (warned).
+   * topic that no longer exists (dead-lettered, and settled without its offsets, which are no
+   * topic's now); else its topic replaced the recorded one, whose offsets it is committed without
+   * (warned). When the topic of that name does not exist now either, which one is newer cannot be
+   * told, and the batch is dead-lettered rather than committed over changes that may be newer.
    */
   private boolean ofADeletedTopic(FilesWritten batch, SourceOffsets committed) {
     String topic = batch.sourceTopic();
     String now = topicIds.current(topic, startMs);
-    if (now != null && !now.equals(batch.sourceTopicId())) {
+    if (now == null || !now.equals(batch.sourceTopicId())) {
       refuse(
           batch,
-          "its source topic " + topic + " (ID " + batch.sourceTopicId()
-              + ") was deleted since, and the table follows the topic of that name created"
-              + " after it (ID " + committed.topicId(topic) + ")");
+          "its source topic " + topic + " (ID " + batch.sourceTopicId() + ") no longer exists: "
+              + (now == null
+                  ? "no topic of that name exists now"
+                  : "the topic of that name now has ID " + now)
+              + ", and the table holds the offsets of the topic of ID "
+              + committed.topicId(topic));
       settled.add(new Settled(batch));
       return true;
     }
@@ -205,6 +222,14 @@ final class CommitWork {
         batch.table(),
         committed.topicId(topic));
     return false;
+  }
+
+  /** Whether {@code batches} hold one of {@code topic} of the ID the offsets record. */
+  private static boolean pendingOfRecordedTopic(
+      List<FilesWritten> batches, SourceOffsets committed, String topic) {
+    String recorded = committed.topicId(topic);
+    return batches.stream()
+        .anyMatch(b -> b.sourceTopic().equals(topic) && recorded.equals(b.sourceTopicId()));
   }
 
   private static boolean alreadyCommitted(FilesWritten batch, SourceOffsets committed) {

@@ -218,6 +218,9 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       }
     }
     done.forwards().forEach(context::forward);
+    for (String table : done.deferredTables()) {
+      pendingPerTable.merge(table, pendingOf(table).size(), Math::max);
+    }
     for (String table : done.missingTables()) {
       int waiting = pendingOf(table).size();
       if (waiting > 0) {
