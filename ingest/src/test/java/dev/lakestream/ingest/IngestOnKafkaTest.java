@@ -915,6 +915,60 @@ class IngestOnKafkaTest {
     }
   }
 
+  /**
+   * Ingest stopped with a batch open, the source topic deleted and created again, and the new topic
+   * already longer than where the open batch ended (the connector published anew before ingest
+   * started): the open batch was of the old topic and is forgotten, not read from the new one, and
+   * every record of the new topic is applied. Before, the new topic's records up to the batch's end
+   * were taken for the batch's.
+   */
+  @Test
+  void anOpenBatchOfATopicCreatedAgainIsNotReadFromTheNewTopic() throws Exception {
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "reopened", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 2);
+    PipelineConfig config = config(source.topic(), "ingest-reopened");
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2041);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        feed.send(gen.snapshot(100));
+        feed.send(gen.next(100));
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      }
+      try (StreamsApp app =
+          IngestApp.create(config.with(IngestConfig.FLUSH_INTERVAL_MS, "3600000"))) {
+        app.start();
+        feed.send(gen.updates(100, false));
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "the 100 updates consumed into open batches",
+            () -> count(app, "lakestream.ingest.changes") >= 100);
+      }
+      try (Admin admin = kafka.admin()) {
+        admin.deleteTopics(List.of(source.topic())).all().get();
+        Eventually.until(
+            Duration.ofSeconds(60),
+            "topic " + source.topic() + " to be deleted",
+            () -> !admin.listTopics().names().get().contains(source.topic()));
+      }
+      kafka.createTopic(source.topic(), 2);
+      // Every row updated (what the open batch held is out of date then), and new rows: more
+      // records on each partition than the open batch reached in the old topic.
+      feed.send(gen.updates(model.keys()));
+      feed.send(gen.next(300));
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(app, "lakestream.ingest.already.committed")).isZero();
+        assertThat(count(app, "lakestream.app.thread.failures"))
+            .as("stream threads that died")
+            .isZero();
+      }
+    }
+  }
+
   private static String topicId(Admin admin, String topic) throws Exception {
     return admin
         .describeTopics(List.of(topic))
