@@ -969,6 +969,44 @@ class IngestOnKafkaTest {
     }
   }
 
+  /**
+   * The source topic deleted and created again while ingest reads it (the stream thread sees only
+   * the offsets start again): each partition's open batch of the old topic is flushed, the new
+   * topic is read whole, and realtime equals the source.
+   */
+  @Test
+  void aSourceTopicDeletedAndCreatedAgainWhileIngestRunsIsReadWhole() throws Exception {
+    TestTable source =
+        new TestTable(table.serverName(), table.schema(), "renewed", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 2);
+    PipelineConfig config = config(source.topic(), "ingest-renewed");
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2042);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model);
+        StreamsApp app = IngestApp.create(config)) {
+      app.start();
+      feed.send(gen.snapshot(200));
+      feed.send(gen.next(200));
+      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      try (Admin admin = kafka.admin()) {
+        admin.deleteTopics(List.of(source.topic())).all().get();
+        Eventually.until(
+            Duration.ofSeconds(60),
+            "topic " + source.topic() + " to be deleted",
+            () -> !admin.listTopics().names().get().contains(source.topic()));
+      }
+      kafka.createTopic(source.topic(), 2);
+      feed.send(gen.updates(model.keys()));
+      feed.send(gen.next(100));
+      Eventually.noDifference(Duration.ofSeconds(180), () -> realtimeDiffers(id, source));
+      assertThat(count(app, "lakestream.ingest.source.topic.recreated")).isPositive();
+      assertThat(count(app, "lakestream.ingest.already.committed")).isZero();
+      assertThat(count(app, "lakestream.app.thread.failures"))
+          .as("stream threads that died")
+          .isZero();
+    }
+  }
+
   private static String topicId(Admin admin, String topic) throws Exception {
     return admin
         .describeTopics(List.of(topic))

@@ -124,6 +124,7 @@ final class BatchFlusher {
       KeyValueStore<String, BufferedChange> changelog,
       SchemaTexts schemaTexts,
       FlushedOffsets flushedOffsets,
+      boolean mayWait,
       long nowMs) {
     long started = System.nanoTime();
     String topicId = batch.topicId;
@@ -149,7 +150,7 @@ final class BatchFlusher {
       SourceOffsets offsets = SourceOffsets.of(table, Branches.REALTIME);
       Long lastFlushed = flushedOffsets.lastFlushed(batch.topic, batch.partition, topicId, offsets);
       long committed = offsets.following(batch.topic, topicId).last(batch.topic, batch.partition);
-      if (lastFlushed != null && committed < lastFlushed) {
+      if (mayWait && lastFlushed != null && committed < lastFlushed) {
         metrics.flushesPostponed.increment();
         return new Postponed(lastFlushed, committed);
       }

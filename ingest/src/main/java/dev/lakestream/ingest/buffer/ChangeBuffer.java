@@ -100,8 +100,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   /** Per source partition: the highest offset the table (and its change log) already holds. */
   private final Map<String, Long> committedOffsets = new HashMap<>();
   /**
-   * The ID of each source topic as the task found it (after its start), "" when none is known: the
-   * offsets of a topic deleted and created again are not the old one's.
+   * The ID of the topic each source partition is read from (as the task found it after its start,
+   * or when the partition's offsets started again), "" when none is known: the offsets of a topic
+   * deleted and created again are not the old one's.
    */
   private final Map<String, String> topicIds = new HashMap<>();
   /** When the task (re)started: topic IDs are looked up no earlier. */
@@ -224,15 +225,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     long[] last = lastConsumed.get(prefix);
     if (last != null) {
       if (offset < last[0]) {
-        throw new IllegalStateException("offset " + offset + " of " + topic + "-" + partition
-            + " follows offset " + last[0] + ": the topic was deleted and created again while"
-            + " ingest read it; the task starts again to read the new topic as such");
+        startedAgain(prefix, topic, partition, offset, last[0]);
       }
       last[0] = offset;
       return;
     }
     lastConsumed.put(prefix, new long[] {offset});
-    String topicId = topicId(topic);
+    String topicId = topicId(topic, partition);
     if (offset > 0 && flushedOffsets.ofAnotherTopic(topic, partition, topicId)) {
       metrics.topicRecreated.increment();
       LOG.error(
@@ -251,6 +250,36 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           topic);
     }
     flushedOffsets.reading(topic, partition, topicId);
+  }
+
+  /**
+   * The partition's offsets started again while the task read it: its topic was deleted and created
+   * again (or its log truncated). The open batch, of the old topic, is flushed now, even ahead of
+   * its partition's earlier batches' commit (an unchanged TOAST value in it may then be filled from
+   * a row a little older); then the partition is read as the new topic's, whose ID is looked up
+   * anew, and whose offsets nothing the table holds is measured against.
+   */
+  private void startedAgain(
+      String prefix, String topic, int partition, long offset, long lastOffset) {
+    String id =
+        Objects.requireNonNullElse(sourceTopicIds.current(topic, System.currentTimeMillis()), "");
+    metrics.topicRecreated.increment();
+    LOG.warn(
+        "Offset {} of {}-{} follows offset {}: the topic was deleted and created again while"
+            + " ingest read it (its ID is now {}); its open batch is flushed, and the partition is"
+            + " read as the new topic's",
+        offset,
+        topic,
+        partition,
+        lastOffset,
+        id);
+    Batches.Batch open = batches.open().get(prefix);
+    if (open != null) {
+      flush(open, context.currentSystemTimeMs(), false);
+    }
+    topicIds.put(prefix, id);
+    committedOffsets.remove(prefix);
+    flushedOffsets.reading(topic, partition, id.isEmpty() ? null : id);
   }
 
   /**
@@ -357,7 +386,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     starts.added(batch.prefix(), offset);
     if (batch.topicId == null) {
-      batch.topicId = topicId(topic);
+      batch.topicId = topicId(topic, partition);
     }
     if (!again) {
       hops(event, record.timestamp(), now);
@@ -434,7 +463,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
     for (var e : Map.copyOf(open).entrySet()) {
       TopicPartition tp = BatchStarts.partitionOf(e.getKey());
-      if (flushedOffsets.ofAnotherTopic(tp.topic(), tp.partition(), topicId(tp.topic()))) {
+      String topicId = topicId(tp.topic(), tp.partition());
+      if (flushedOffsets.ofAnotherTopic(tp.topic(), tp.partition(), topicId)) {
         LOG.warn(
             "The open batch of {} (offsets {} to {}) is not read again: it was read from the topic"
                 + " of that name that was deleted since (the topic's ID is now {}); its changes"
@@ -442,7 +472,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
             tp,
             e.getValue().first,
             e.getValue().end - 1,
-            topicId(tp.topic()));
+            topicId);
         starts.closed(e.getKey());
         open.remove(e.getKey());
       } else {
@@ -582,12 +612,17 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   }
 
   private void flush(Batches.Batch batch, long nowMs) {
-    if (nowMs < batch.retryAtMs) {
+    flush(batch, nowMs, true);
+  }
+
+  /** Flushes the batch; with {@code mayWait} false, even before its partition's earlier batches are on realtime. */
+  private void flush(Batches.Batch batch, long nowMs, boolean mayWait) {
+    if (mayWait && nowMs < batch.retryAtMs) {
       return;
     }
     List<Batches.Entry> entries = batches.entries(batch);
     BatchFlusher.Outcome outcome =
-        flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, nowMs);
+        flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, mayWait, nowMs);
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.
       batch.retryAtMs = nowMs + tickMs;
@@ -640,7 +675,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     long now = context.currentSystemTimeMs();
     Batches.Batch batch = batches.of(topic, partition, now);
     if (batch.topicId == null) {
-      batch.topicId = topicId(topic);
+      batch.topicId = topicId(topic, partition);
     }
     BufferedChange raw = new BufferedChange(
         offset,
@@ -702,7 +737,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    */
   private long ofThisTopic(
       SourceOffsets offsets, TableIdentifier table, String topic, int partition) {
-    String topicId = topicId(topic);
+    String topicId = topicId(topic, partition);
     if (!offsets.follows(topic, topicId)) {
       metrics.topicRecreated.increment();
       LOG.warn(
@@ -719,12 +754,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     return offsets.following(topic, topicId).last(topic, partition);
   }
 
-  /** The ID of {@code topic} now (looked up once per task start), or null when unknown. */
-  private String topicId(String topic) {
-    String id = topicIds.get(topic);
+  /**
+   * The ID of the topic the partition is read from (looked up once per task start), or null when
+   * unknown.
+   */
+  private String topicId(String topic, int partition) {
+    String prefix = prefixes.of(topic, partition);
+    String id = topicIds.get(prefix);
     if (id == null) {
       id = Objects.requireNonNullElse(sourceTopicIds.current(topic, startedAtMs), "");
-      topicIds.put(topic, id);
+      topicIds.put(prefix, id);
     }
     return id.isEmpty() ? null : id;
   }
