@@ -100,6 +100,51 @@ class CheckSourceCommandTest {
     }
   }
 
+  /**
+   * A partitioned table: published through it (the shipped connector's
+   * publish.via.partition.root=true) with its partitions left out is OK; its partitions captured
+   * too is a warning that names the exclusion; without publishing through it, a blocker.
+   */
+  @Test
+  void aPartitionedTableIsPublishedThroughItWithItsPartitionsLeftOut() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.events (id bigint, day date, PRIMARY KEY (id, day))"
+              + " PARTITION BY RANGE (day)",
+          "CREATE TABLE inventory.events_2025 PARTITION OF inventory.events"
+              + " FOR VALUES FROM ('2025-01-01') TO ('2026-01-01')",
+          "CREATE TABLE inventory.events_2026 PARTITION OF inventory.events"
+              + " FOR VALUES FROM ('2026-01-01') TO ('2027-01-01')");
+      Run shipped = checkSource(pg, Map.of());
+      assertThat(shipped.exit()).as(shipped.output()).isZero();
+      assertThat(shipped.output())
+          .contains("WARNING  inventory.events: partitioned, and its partition(s)"
+              + " [inventory.events_2025, inventory.events_2026] are captured too")
+          .contains("\"table.exclude.list\": \"inventory\\\\.events_2025,"
+              + "inventory\\\\.events_2026\"")
+          .contains("OK       inventory.events: primary key, every column type mapped");
+
+      Run leftOut = checkSource(
+          pg, Map.of("table.exclude.list", "inventory\\.events_2025,inventory\\.events_2026"));
+      assertThat(leftOut.output())
+          .contains(
+              "OK       inventory.events: partitioned, published through it, its partitions left out")
+          .doesNotContain("inventory.events_2025:");
+
+      Run notThroughIt = checkSource(pg, Map.of("publish.via.partition.root", "false"));
+      assertThat(notThroughIt.exit()).isEqualTo(1);
+      assertThat(notThroughIt.output())
+          .contains("BLOCKER  inventory.events: a partitioned table, and the connector has"
+              + " publish.via.partition.root=false");
+
+      pg.execute("CREATE PUBLICATION lakestream FOR TABLE inventory.events");
+      assertThat(checkSource(pg, Map.of()).output())
+          .contains("WARNING  publication lakestream: was created without"
+              + " publish_via_partition_root");
+    }
+  }
+
   /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
   private static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides)
       throws Exception {

@@ -87,6 +87,7 @@ public final class PostgresSourceCheck {
     privilege(out);
     slots(out);
     publications(out);
+    partitioned(out);
     int tables = tables(out);
     if (tables == 0) {
       out.add(new Finding(
@@ -212,6 +213,89 @@ public final class PostgresSourceCheck {
     }
   }
 
+  /**
+   * Partitioned tables the connector captures. PostgreSQL publishes the changes of a partitioned
+   * table's rows as changes of its partitions unless the publication says {@code
+   * publish_via_partition_root}, while the snapshot reads the partitioned table itself; and the
+   * snapshot reads each captured partition into a topic of its own, which no change follows.
+   */
+  private void partitioned(List<Finding> out) throws SQLException {
+    boolean viaRoot =
+        Boolean.parseBoolean(connector.getOrDefault("publish.via.partition.root", "false"));
+    boolean any = false;
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT n.nspname, c.relname,"
+            + " (SELECT string_agg(ln.nspname || '.' || l.relname, ',' ORDER BY l.relname)"
+            + " FROM pg_partition_tree(c.oid) t JOIN pg_class l ON l.oid = t.relid"
+            + " JOIN pg_namespace ln ON ln.oid = l.relnamespace WHERE t.relid <> c.oid)"
+            + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            + " WHERE c.relkind = 'p' AND NOT c.relispartition ORDER BY 1, 2")) {
+      while (rs.next()) {
+        String schema = rs.getString(1);
+        String name = rs.getString(2);
+        if (!captured.captures(schema, name)) {
+          continue;
+        }
+        any = true;
+        String table = schema + "." + name;
+        if (!viaRoot) {
+          out.add(new Finding(
+              Level.BLOCKER,
+              table,
+              "a partitioned table, and the connector has publish.via.partition.root=false:"
+                  + " PostgreSQL publishes its rows' changes as changes of its partitions, while the"
+                  + " snapshot reads " + table + ", so its table would keep the snapshot's rows and"
+                  + " never change. Set publish.via.partition.root=true (the shipped connector"
+                  + " does)"));
+          continue;
+        }
+        List<String> partitions = new ArrayList<>();
+        if (rs.getString(3) != null) {
+          for (String partition : rs.getString(3).split(",")) {
+            int dot = partition.indexOf('.');
+            if (captured.captures(partition.substring(0, dot), partition.substring(dot + 1))) {
+              partitions.add(partition);
+            }
+          }
+        }
+        if (partitions.isEmpty()) {
+          out.add(new Finding(
+              Level.OK, table, "partitioned, published through it, its partitions left out"));
+        } else {
+          out.add(new Finding(
+              Level.WARNING,
+              table,
+              "partitioned, and its partition(s) " + partitions + " are captured too: the"
+                  + " snapshot reads each into a topic of its own, which no change follows, and"
+                  + " ingest makes a table of each that keeps the snapshot's rows. Leave them out:"
+                  + " \"table.exclude.list\": \"" + exclusion(partitions) + "\""));
+        }
+      }
+    }
+    if (any && viaRoot) {
+      String publication = connector.getOrDefault("publication.name", "dbz_publication");
+      try (PreparedStatement ps =
+          connection.prepareStatement("SELECT pubviaroot FROM pg_publication WHERE pubname = ?")) {
+        ps.setString(1, publication);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next() && !rs.getBoolean(1)) {
+            out.add(new Finding(
+                Level.WARNING,
+                "publication " + publication,
+                "was created without publish_via_partition_root (the connector sets it when it"
+                    + " creates the publication): ALTER PUBLICATION " + publication
+                    + " SET (publish_via_partition_root = true)"));
+          }
+        }
+      }
+    }
+  }
+
+  /** A {@code table.exclude.list} pattern of exactly {@code tables} ({@code schema.table}), as JSON text. */
+  private static String exclusion(List<String> tables) {
+    return String.join(",", tables.stream().map(t -> t.replace(".", "\\\\.")).toList());
+  }
+
   /** Checks every captured table; returns how many there are. */
   private int tables(List<Finding> out) throws SQLException {
     List<Object[]> tables = new ArrayList<>();
@@ -219,7 +303,8 @@ public final class PostgresSourceCheck {
         ResultSet rs = s.executeQuery("SELECT c.oid, n.nspname, c.relname, c.relreplident,"
             + " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)"
             + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            + " WHERE c.relkind = 'r' AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'"
+            + " WHERE c.relkind IN ('r', 'p') AND n.nspname NOT LIKE 'pg\\_%'"
+            + " AND n.nspname <> 'information_schema'"
             + " ORDER BY n.nspname, c.relname")) {
       while (rs.next()) {
         if (captured.captures(rs.getString(2), rs.getString(3))) {
