@@ -253,16 +253,29 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   }
 
   /**
-   * The partition's offsets started again while the task read it: its topic was deleted and created
-   * again (or its log truncated). The open batch, of the old topic, is flushed now, even ahead of
-   * its partition's earlier batches' commit (an unchanged TOAST value in it may then be filled from
-   * a row a little older); then the partition is read as the new topic's, whose ID is looked up
-   * anew, and whose offsets nothing the table holds is measured against.
+   * The partition's offsets went back while the task read it. When its topic's ID is another now,
+   * the topic was deleted and created again: the open batch, of the old topic, is flushed now (even
+   * ahead of its partition's earlier batches' commit, so an unchanged TOAST value in it may be
+   * filled from a row a little older), reading it again stops, and the partition is read as the new
+   * topic's, whose offsets nothing the table holds is measured against. With the same ID (a log
+   * truncated after an unclean leader election, a consumer sought back), records at or below the
+   * committed offsets are skipped as committed, as before.
    */
   private void startedAgain(
       String prefix, String topic, int partition, long offset, long lastOffset) {
+    String was = Objects.requireNonNullElse(topicIds.get(prefix), "");
     String id =
         Objects.requireNonNullElse(sourceTopicIds.current(topic, System.currentTimeMillis()), "");
+    if (id.equals(was)) {
+      LOG.warn(
+          "Offset {} of {}-{} follows offset {} in the same topic (its log was truncated, or the"
+              + " consumer sought back): what the table holds is skipped as committed",
+          offset,
+          topic,
+          partition,
+          lastOffset);
+      return;
+    }
     metrics.topicRecreated.increment();
     LOG.warn(
         "Offset {} of {}-{} follows offset {}: the topic was deleted and created again while"
@@ -273,10 +286,15 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         partition,
         lastOffset,
         id);
+    TopicPartition tp = new TopicPartition(topic, partition);
+    if (replay != null && replay.reading(tp)) {
+      replay.stop(tp);
+    }
     Batches.Batch open = batches.open().get(prefix);
     if (open != null) {
       flush(open, context.currentSystemTimeMs(), false);
     }
+    starts.closed(prefix);
     topicIds.put(prefix, id);
     committedOffsets.remove(prefix);
     flushedOffsets.reading(topic, partition, id.isEmpty() ? null : id);

@@ -172,6 +172,13 @@ final class SourceReplay implements AutoCloseable {
     return true;
   }
 
+  /** Stops reading {@code tp}, whatever is left of it (its topic is not the one its batch was of). */
+  void stop(TopicPartition tp) {
+    if (next.remove(tp) != null) {
+      consumer.assign(next.keySet());
+    }
+  }
+
   /**
    * Reads for at most the thread's remaining budget, handing {@code sink} each record below its
    * partition's end ({@code endOf}, which moves only between steps), in offset order per partition;
