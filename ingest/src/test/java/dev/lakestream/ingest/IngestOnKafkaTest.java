@@ -859,12 +859,8 @@ class IngestOnKafkaTest {
       String oldId;
       try (Admin admin = kafka.admin()) {
         oldId = topicId(admin, source.topic());
-        admin.deleteTopics(List.of(source.topic())).all().get();
-        Eventually.until(
-            Duration.ofSeconds(60),
-            "topic " + source.topic() + " to be deleted",
-            () -> !admin.listTopics().names().get().contains(source.topic()));
       }
+      deleteTopic(source.topic());
       kafka.createTopic(source.topic(), 2);
       long before =
           SourceOffsets.of(reader.loadTable(id), Branches.REALTIME).asMap().values().stream()
@@ -946,13 +942,7 @@ class IngestOnKafkaTest {
             "the 100 updates consumed into open batches",
             () -> count(app, "lakestream.ingest.changes") >= 100);
       }
-      try (Admin admin = kafka.admin()) {
-        admin.deleteTopics(List.of(source.topic())).all().get();
-        Eventually.until(
-            Duration.ofSeconds(60),
-            "topic " + source.topic() + " to be deleted",
-            () -> !admin.listTopics().names().get().contains(source.topic()));
-      }
+      deleteTopic(source.topic());
       kafka.createTopic(source.topic(), 2);
       // Every row updated (what the open batch held is out of date then), and new rows: more
       // records on each partition than the open batch reached in the old topic.
@@ -988,13 +978,7 @@ class IngestOnKafkaTest {
       feed.send(gen.snapshot(200));
       feed.send(gen.next(200));
       Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
-      try (Admin admin = kafka.admin()) {
-        admin.deleteTopics(List.of(source.topic())).all().get();
-        Eventually.until(
-            Duration.ofSeconds(60),
-            "topic " + source.topic() + " to be deleted",
-            () -> !admin.listTopics().names().get().contains(source.topic()));
-      }
+      deleteTopic(source.topic());
       kafka.createTopic(source.topic(), 2);
       feed.send(gen.updates(model.keys()));
       feed.send(gen.next(100));
@@ -1004,6 +988,17 @@ class IngestOnKafkaTest {
       assertThat(count(app, "lakestream.app.thread.failures"))
           .as("stream threads that died")
           .isZero();
+    }
+  }
+
+  /** Deletes {@code topic} and waits until the broker no longer lists it. */
+  private static void deleteTopic(String topic) throws Exception {
+    try (Admin admin = kafka.admin()) {
+      admin.deleteTopics(List.of(topic)).all().get();
+      Eventually.until(
+          Duration.ofSeconds(60),
+          "topic " + topic + " to be deleted",
+          () -> !admin.listTopics().names().get().contains(topic));
     }
   }
 
@@ -1041,13 +1036,7 @@ class IngestOnKafkaTest {
             "the first instance to read both topics' 200 records",
             () -> count(app, "lakestream.ingest.changes") >= 200);
       }
-      try (Admin admin = kafka.admin()) {
-        admin.deleteTopics(List.of(dropped.topic())).all().get();
-        Eventually.until(
-            Duration.ofSeconds(60),
-            "topic " + dropped.topic() + " to be deleted",
-            () -> !admin.listTopics().names().get().contains(dropped.topic()));
-      }
+      deleteTopic(dropped.topic());
       PipelineConfig second = first.with(IngestConfig.FLUSH_INTERVAL_MS, "300");
       TableIdentifier id = TableIdentifier.of(kept.schema(), kept.name());
       try (StreamsApp app = IngestApp.create(second)) {

@@ -62,9 +62,7 @@ class RecreatedTopicTest {
       ingest.commitOnly();
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize(1);
-      assertThat(new String(
-              letters.get(0).headers().lastHeader(DeadLetters.REASON).value(),
-              StandardCharsets.UTF_8))
+      assertThat(reason(letters.get(0)))
           .contains("offsets 1000..1099", "no longer exists", "now has ID new-topic-id");
       committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
       assertThat(committed.topicId(table.topic())).isEqualTo("new-topic-id");
@@ -112,13 +110,16 @@ class RecreatedTopicTest {
       ingest.commitOnly();
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize(1);
-      assertThat(new String(
-              letters.get(0).headers().lastHeader(DeadLetters.REASON).value(),
-              StandardCharsets.UTF_8))
+      assertThat(reason(letters.get(0)))
           .contains("offsets 2000..2099", "no topic of that name exists now");
       assertThat(ingest.realtimeSnapshots(table)).hasSize(before + 2);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
     }
+  }
+
+  private static String reason(TestRecord<byte[], byte[]> letter) {
+    return new String(
+        letter.headers().lastHeader(DeadLetters.REASON).value(), StandardCharsets.UTF_8);
   }
 
   /** {@code batch}'s files as a batch of offsets {@code first..last} of the topic of ID {@code topicId}. */

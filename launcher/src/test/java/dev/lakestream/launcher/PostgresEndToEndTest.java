@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.Catalog;
@@ -114,15 +115,19 @@ class PostgresEndToEndTest {
 
   static void registerConnector(EmbeddedConnect connect, EmbeddedPostgres postgres)
       throws Exception {
+    registerConnector(connect, postgres, Map.of());
+  }
+
+  /** Registers the shipped connector for {@code postgres}, with {@code settings} added to it. */
+  static void registerConnector(
+      EmbeddedConnect connect, EmbeddedPostgres postgres, Map<String, String> settings)
+      throws Exception {
+    Map<String, String> config = new HashMap<>(settings);
+    config.put("database.hostname", "127.0.0.1");
+    config.put("database.port", Integer.toString(postgres.port()));
+    config.put("database.password", "");
     connect.createConnector(
-        Files.readString(connectorsDir().resolve("postgres-inventory.json")),
-        Map.of(
-            "database.hostname",
-            "127.0.0.1",
-            "database.port",
-            Integer.toString(postgres.port()),
-            "database.password",
-            ""));
+        Files.readString(connectorsDir().resolve("postgres-inventory.json")), config);
   }
 
   static void assertInvariants(Catalog reader) {

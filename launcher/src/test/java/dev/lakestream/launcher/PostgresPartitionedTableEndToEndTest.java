@@ -15,7 +15,6 @@ import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
-import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -67,18 +66,8 @@ class PostgresPartitionedTableEndToEndTest {
         Catalog reader = warehouse.catalog();
         ingest.start();
         sync.start();
-        connect.createConnector(
-            Files.readString(
-                PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")),
-            Map.of(
-                "database.hostname",
-                "127.0.0.1",
-                "database.port",
-                Integer.toString(postgres.port()),
-                "database.password",
-                "",
-                "table.exclude.list",
-                "inventory\\.events_.*"));
+        PostgresEndToEndTest.registerConnector(
+            connect, postgres, Map.of("table.exclude.list", "inventory\\.events_.*"));
         Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
 
         Random random = new Random(11);

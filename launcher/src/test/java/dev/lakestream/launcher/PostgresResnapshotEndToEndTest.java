@@ -13,7 +13,6 @@ import dev.lakestream.sync.SyncApp;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
-import java.nio.file.Files;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -54,18 +53,8 @@ class PostgresResnapshotEndToEndTest {
         Catalog reader = warehouse.catalog();
         ingest.start();
         sync.start();
-        connect.createConnector(
-            Files.readString(
-                PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")),
-            Map.of(
-                "database.hostname",
-                "127.0.0.1",
-                "database.port",
-                Integer.toString(postgres.port()),
-                "database.password",
-                "",
-                "signal.data.collection",
-                "inventory.debezium_signal"));
+        PostgresEndToEndTest.registerConnector(
+            connect, postgres, Map.of("signal.data.collection", "inventory.debezium_signal"));
         Eventually.noDifference(Duration.ofSeconds(120), () -> db.mainDiffers(reader));
 
         // Step 1: drop the table; changes keep coming, and ingest creates it again.

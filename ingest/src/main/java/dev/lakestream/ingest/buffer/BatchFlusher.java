@@ -182,8 +182,8 @@ final class BatchFlusher {
 
     FilesWritten written = null;
     if (!changes.isEmpty()) {
-      written = write(
-          id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, topicId, nowMs);
+      written =
+          write(id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, nowMs);
       flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, topicId);
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
@@ -238,7 +238,6 @@ final class BatchFlusher {
         schemaTexts,
         span,
         SourcePositions.toHex(truncatePosition(event)),
-        batch.topicId,
         nowMs);
     flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, batch.topicId);
     LOG.info(
@@ -383,7 +382,6 @@ final class BatchFlusher {
       SchemaTexts schemaTexts,
       Span span,
       String truncatedAt,
-      String topicId,
       long nowMs) {
     long taskId = flushSeq.incrementAndGet();
     BatchWriter.Written written =
@@ -435,7 +433,7 @@ final class BatchFlusher {
         span.maxPositionHex(),
         truncatedAt,
         table.uuid().toString(),
-        topicId);
+        batch.topicId);
   }
 
   private static JsonNode readJson(byte[] json) {

@@ -218,8 +218,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * an earlier topic of the name and the consumer did not start from the beginning, it resumed at
    * the old topic's position, and the new topic's records before it were not read: said loudly,
    * for only a reset of the group's offsets can read them. An offset below the last one consumed
-   * means the topic was deleted and created again while it was read: the task fails and starts again,
-   * and its start (the topic's ID looked up anew, the old topic's open batch forgotten) applies.
+   * may mean the topic was deleted and created again while it was read ({@link #startedAgain}).
    */
   private void consumed(String prefix, String topic, int partition, long offset) {
     long[] last = lastConsumed.get(prefix);
@@ -474,12 +473,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * whose partition is gone is forgotten now.
    */
   private void startReadingOpenBatchesAgain() {
-    Map<String, BatchStarts.Start> open = new HashMap<>(starts.load());
-    if (open.isEmpty()) {
-      return;
-    }
     Map<TopicPartition, BatchStarts.Start> byPartition = new HashMap<>();
-    for (var e : Map.copyOf(open).entrySet()) {
+    for (var e : starts.load().entrySet()) {
       TopicPartition tp = BatchStarts.partitionOf(e.getKey());
       String topicId = topicId(tp.topic(), tp.partition());
       if (flushedOffsets.ofAnotherTopic(tp.topic(), tp.partition(), topicId)) {
@@ -492,15 +487,14 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
             e.getValue().end - 1,
             topicId);
         starts.closed(e.getKey());
-        open.remove(e.getKey());
       } else {
         byPartition.put(tp, e.getValue());
+        notYetConsumed.add(e.getKey());
       }
     }
-    if (open.isEmpty()) {
+    if (byPartition.isEmpty()) {
       return;
     }
-    notYetConsumed.addAll(open.keySet());
     replay = new SourceReplay(
         context.appConfigs(), config.applicationId() + "-" + context.taskId() + "-buffer-replay");
     replaySkipped = 0;

@@ -134,7 +134,7 @@ final class CommitWork {
     long now = nowMs();
     for (FilesWritten batch : batches) {
       if (!committed.follows(batch.sourceTopic(), batch.sourceTopicId())) {
-        if (ofADeletedTopic(batch, committed)) {
+        if (refusedAsOfADeletedTopic(batch, committed)) {
           continue;
         }
         if (pendingOfRecordedTopic(batches, committed, batch.sourceTopic())) {
@@ -196,7 +196,7 @@ final class CommitWork {
    * (warned). When the topic of that name does not exist now either, which one is newer cannot be
    * told, and the batch is dead-lettered rather than committed over changes that may be newer.
    */
-  private boolean ofADeletedTopic(FilesWritten batch, SourceOffsets committed) {
+  private boolean refusedAsOfADeletedTopic(FilesWritten batch, SourceOffsets committed) {
     String topic = batch.sourceTopic();
     String now = topicIds.current(topic, startMs);
     if (now == null || !now.equals(batch.sourceTopicId())) {
