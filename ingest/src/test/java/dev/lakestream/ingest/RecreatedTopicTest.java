@@ -117,6 +117,43 @@ class RecreatedTopicTest {
     }
   }
 
+  /**
+   * A batch of the new topic that starts at the offset a pending batch of the old topic starts at
+   * (the new topic has caught up to where the old one was when its batch was flushed) is kept beside
+   * it, not in its place: both are committed, the old one first.
+   */
+  @Test
+  void aBatchOfTheNewTopicStartingWhereAPendingOneOfTheOldStartsReplacesNothing() throws Exception {
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ingest.topicIds.put(table.topic(), "old-topic-id");
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 43);
+      ingest.send(gen.snapshot(100), true);
+      ingest.flushAndCommit();
+      FilesWritten first = ingest.filesWritten.readValuesToList().get(0);
+      int before = ingest.realtimeSnapshots(table).size();
+
+      ingest.topicIds.put(table.topic(), "new-topic-id");
+      ingest.filesWrittenIn.pipeInput(first.table(), renumbered(first, 100, 199, "old-topic-id"));
+      ingest.filesWrittenIn.pipeInput(first.table(), renumbered(first, 100, 149, "new-topic-id"));
+      ingest.commitOnly();
+      ingest.commitOnly();
+
+      List<Snapshot> after = ingest.realtimeSnapshots(table);
+      assertThat(after).as("a commit of each topic's batch").hasSize(before + 2);
+      SourceOffsets oldRound = SourceOffsets.recordedBy(after.get(before)).orElseThrow();
+      assertThat(oldRound.topicId(table.topic())).isEqualTo("old-topic-id");
+      assertThat(oldRound.last(table.topic(), 0)).isEqualTo(199);
+      SourceOffsets newRound = SourceOffsets.recordedBy(after.get(before + 1)).orElseThrow();
+      assertThat(newRound.topicId(table.topic())).isEqualTo("new-topic-id");
+      assertThat(newRound.last(table.topic(), 0)).isEqualTo(149);
+      assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
+      ingest.commitOnly();
+      assertThat(ingest.counter("lakestream.realtime.replays.skipped"))
+          .as("no batch left pending once committed (it would be skipped as committed next time)")
+          .isZero();
+    }
+  }
+
   private static String reason(TestRecord<byte[], byte[]> letter) {
     return new String(
         letter.headers().lastHeader(DeadLetters.REASON).value(), StandardCharsets.UTF_8);

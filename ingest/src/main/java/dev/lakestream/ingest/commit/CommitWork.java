@@ -38,13 +38,20 @@ import org.slf4j.LoggerFactory;
 final class CommitWork {
 
   /**
-   * A batch this run committed, skipped as committed before, or refused: it leaves the store unless
-   * the store meanwhile holds another batch under its key (one that starts at the same offset, after
-   * the source offsets were reset), which is still to commit.
+   * A batch this run committed, skipped as committed before, or refused: it leaves the store, under
+   * the key it is stored under (with its topic's ID, or without, as stored before keys held it),
+   * unless the store meanwhile holds another batch under that key (one that starts at the same
+   * offset, after the source offsets were reset), which is still to commit.
    */
-  record Settled(String key, long lastOffset, long writtenAtMs) {
+  record Settled(List<String> keys, long lastOffset, long writtenAtMs) {
     Settled(FilesWritten batch) {
-      this(RealtimeCommitter.pendingKey(batch), batch.lastOffset(), batch.writtenAtMs());
+      this(
+          List.of(RealtimeCommitter.pendingKey(batch), RealtimeCommitter.withoutTopicId(batch))
+              .stream()
+              .distinct()
+              .toList(),
+          batch.lastOffset(),
+          batch.writtenAtMs());
     }
 
     boolean is(FilesWritten stored) {

@@ -213,8 +213,10 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   /** What a commit did, told to the store and the topics (in this task's transaction). */
   private void apply(CommitWork.Done done) {
     for (CommitWork.Settled batch : done.settled()) {
-      if (batch.is(pending.get(batch.key()))) {
-        pending.delete(batch.key());
+      for (String key : batch.keys()) {
+        if (batch.is(pending.get(key))) {
+          pending.delete(key);
+        }
       }
     }
     done.forwards().forEach(context::forward);
@@ -305,7 +307,18 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
   }
 
+  /**
+   * Where {@code batch} waits in the store: by table, source partition and first offset, and by the
+   * ID of its source topic, so that a batch of a topic created again under the same name, which
+   * starts at the same offset as a pending one of the old topic, does not replace it.
+   */
   static String pendingKey(FilesWritten batch) {
+    String key = withoutTopicId(batch);
+    return batch.sourceTopicId() == null ? key : key + '\u0000' + batch.sourceTopicId();
+  }
+
+  /** The key a batch was stored under before keys held the topic's ID (a store kept across an upgrade). */
+  static String withoutTopicId(FilesWritten batch) {
     return batch.table()
         + '\u0000'
         + batch.sourceTopic()
