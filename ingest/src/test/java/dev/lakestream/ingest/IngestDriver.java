@@ -8,6 +8,7 @@ import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.ingest.commit.RealtimeCommitter;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.SourceTableModel;
@@ -38,6 +39,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 
 /**
@@ -195,6 +197,11 @@ final class IngestDriver implements AutoCloseable {
 
   void commitOnly() {
     driver.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
+  }
+
+  /** The realtime committer's store of pending batches. */
+  KeyValueStore<String, FilesWritten> pendingBatches() {
+    return driver.getKeyValueStore(RealtimeCommitter.STORE);
   }
 
   Table table(TableIdentifier id) {

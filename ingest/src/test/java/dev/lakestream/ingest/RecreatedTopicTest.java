@@ -154,6 +154,35 @@ class RecreatedTopicTest {
     }
   }
 
+  /**
+   * A store kept across an upgrade holds batches under the keys of the version before, which did not
+   * hold the topic's ID: such a batch is committed and then leaves the store.
+   */
+  @Test
+  void aBatchStoredUnderTheKeyOfTheVersionBeforeLeavesTheStoreOnceCommitted() throws Exception {
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ingest.topicIds.put(table.topic(), "the-topic-id");
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 44);
+      ingest.send(gen.snapshot(100), true);
+      ingest.flushAndCommit();
+      FilesWritten first = ingest.filesWritten.readValuesToList().get(0);
+      FilesWritten stored = renumbered(first, 100, 199, "the-topic-id");
+      String keyBefore = String.join(
+          "\u0000", first.table(), first.sourceTopic(), "0", String.format("%020d", 100));
+      ingest.pendingBatches().put(keyBefore, stored);
+      // The next batch, stored under a key of this version, makes the committer read the table's
+      // pending batches (as it does when its task starts).
+      ingest.filesWrittenIn.pipeInput(first.table(), renumbered(first, 200, 249, "the-topic-id"));
+
+      ingest.commitOnly();
+      SourceOffsets committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
+      assertThat(committed.last(table.topic(), 0)).isEqualTo(249);
+      assertThat(ingest.pendingBatches().get(keyBefore))
+          .as("the committed batch's entry")
+          .isNull();
+    }
+  }
+
   private static String reason(TestRecord<byte[], byte[]> letter) {
     return new String(
         letter.headers().lastHeader(DeadLetters.REASON).value(), StandardCharsets.UTF_8);
