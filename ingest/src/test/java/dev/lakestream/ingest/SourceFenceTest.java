@@ -137,6 +137,33 @@ class SourceFenceTest {
     }
   }
 
+  /**
+   * The connector is pointed at another database holding the same rows (a blue/green upgrade): its
+   * log positions are lower than the fence, its commit times later. Its changes are applied, not
+   * dropped as replays, and the fence starts again from them: a replay of the new source is dropped.
+   */
+  @Test
+  void changesOfASourceThatStartedOverAreAppliedAndItsReplaysDropped() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 86);
+      ingest.send(gen.snapshot(200), true);
+      ingest.send(gen.next(300), true);
+      ingest.flushAndCommit();
+
+      gen.startOver(1_000, 30_000);
+      List<Change> fromTheNewSource = gen.next(400);
+      ingest.send(fromTheNewSource.subList(0, 300), true);
+      long replayed = replay(ingest, fromTheNewSource.subList(100, 300));
+      ingest.send(fromTheNewSource.subList(300, 400), true);
+      ingest.flushAndCommit();
+
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      assertThat(ingest.counter("lakestream.ingest.fence.started.over")).isEqualTo(1);
+      assertThat(ingest.counter("lakestream.ingest.fenced")).isEqualTo(replayed);
+    }
+  }
+
   /** Publishes the changes again, as a restarted connector does; returns how many are not tombstones. */
   private static long replay(IngestDriver ingest, List<Change> changes) {
     long events = 0;

@@ -107,6 +107,16 @@ public final class ChangeStreamGenerator {
     return out;
   }
 
+  /**
+   * The source starts over: later changes come from another database holding the same rows (a
+   * blue/green upgrade, a restore into a new cluster), whose log is at {@code lsn}, lower than this
+   * one's, and whose first change commits {@code laterMs} after the last one here.
+   */
+  public void startOver(long lsn, long laterMs) {
+    this.lsn = lsn;
+    this.clockMs += laterMs;
+  }
+
   /** A TRUNCATE of the table: every row goes. */
   public Change truncate() {
     for (List<Object> key : new ArrayList<>(live)) {

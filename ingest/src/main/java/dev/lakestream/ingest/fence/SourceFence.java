@@ -4,6 +4,7 @@ import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.kafka.PartitionText;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -40,6 +41,16 @@ import org.slf4j.LoggerFactory;
  * their position is the snapshot's, not the row's, and a repeated snapshot restarts from the
  * beginning.
  *
+ * <p>A change below the fence whose source commit time is later than the fence's by more than
+ * {@value #STARTED_OVER_AFTER_MS} ms is not a replay (a replay carries the commit time it had when
+ * it was applied, no later than the fence's): the source's positions started over, as they do when
+ * the connector is pointed at another database that holds the same tables (a blue/green or logical
+ * replication upgrade, a restore into a new cluster), whose log positions are lower. The fence
+ * starts again from that change (warned, counted in {@code lakestream.ingest.fence.started.over}),
+ * so the new source's changes are applied, not dropped as replays. A replay mistaken for such a
+ * change (the source's clock stepped back, or a MySQL statement that committed long after it began)
+ * is applied again and the replay's later changes follow it: a row moves back for a moment.
+ *
  * <p>A PostgreSQL change without a commit LSN in {@code source.sequence} (the first transaction a
  * restarted connector streams, before it has seen a commit; or a connector that sends no {@code
  * sequence}) cannot be placed in the order. It is dropped only when its own LSN and key are among
@@ -48,8 +59,8 @@ import org.slf4j.LoggerFactory;
  * is a smaller harm than a change lost. Other changes without a position (unknown connectors) are
  * applied unfenced; a warning says so once per partition.
  *
- * <p>State per partition {@code topic-partition}: the highest position, the number of changes
- * applied at it and the first one's key, in one entry (overwritten by every change in the usual
+ * <p>State per partition {@code topic-partition}: the highest position and its commit time, the
+ * number of changes applied at it and the first one's key, in one entry (overwritten by every change in the usual
  * case of one change per position; the store is cached, so its changelog gets the entry once per
  * commit); the keys of further changes at the same position in entries {@code topic-partition NUL
  * key}, removed when the position moves on.
@@ -62,9 +73,12 @@ public final class SourceFence {
 
   private static final Logger LOG = LoggerFactory.getLogger(SourceFence.class);
   private static final char SEP = '\u0000';
+  /** How much later than the fence's a change's commit time must be to show the source started over. */
+  static final long STARTED_OVER_AFTER_MS = 1_000;
 
   private final KeyValueStore<String, String> store;
   private final Counter fenced;
+  private final Counter startedOver;
   private final Map<String, High> highest = new HashMap<>();
   private final Map<String, Run> runs = new HashMap<>();
   private final Set<String> unordered = new HashSet<>();
@@ -75,6 +89,8 @@ public final class SourceFence {
   /** The highest position applied on a partition and the keys applied at it. */
   private static final class High {
     final long[] position;
+    /** The source commit time of the change that set the position; -1 when unknown (older state). */
+    long tsMs = -1;
     /** The key of the first change applied at the position (null in legacy state). */
     String firstKey;
     /**
@@ -114,6 +130,7 @@ public final class SourceFence {
   public SourceFence(KeyValueStore<String, String> store, MeterRegistry meters) {
     this.store = store;
     this.fenced = meters.counter("lakestream.ingest.fenced");
+    this.startedOver = meters.counter("lakestream.ingest.fence.started.over");
   }
 
   /**
@@ -155,7 +172,10 @@ public final class SourceFence {
     High high = high(partitionKey);
     int c = high == null ? 1 : compare(position, high.position);
     if (c < 0 || (c == 0 && high.applied(key))) {
-      return drop(partitionKey, offset, event, high.position);
+      if (!startedOver(partitionKey, offset, event, high)) {
+        return drop(partitionKey, offset, event, high.position);
+      }
+      c = 1;
     }
     endRun(partitionKey);
     if (c == 0) {
@@ -171,6 +191,7 @@ public final class SourceFence {
       }
       High next = new High(position);
       next.firstKey = key;
+      next.tsMs = event.source().tsMs();
       highest.put(partitionKey, next);
       store.put(partitionKey, encode(next));
     }
@@ -179,6 +200,33 @@ public final class SourceFence {
           .computeIfAbsent(partitionKey, k -> new RecentLsns())
           .add(lsn, primaryKeyUpdateCreate, key);
     }
+    return true;
+  }
+
+  /**
+   * Whether {@code event}, below the fence, committed later than the change that set the fence by
+   * more than {@value #STARTED_OVER_AFTER_MS} ms: then the source's positions started over (warned
+   * and counted) and the fence starts again from it.
+   */
+  private boolean startedOver(String partitionKey, long offset, ChangeEvent event, High high) {
+    long tsMs = event.source().tsMs();
+    if (high.tsMs < 0 || tsMs < 0 || tsMs <= high.tsMs + STARTED_OVER_AFTER_MS) {
+      return false;
+    }
+    endRun(partitionKey);
+    startedOver.increment();
+    LOG.warn(
+        "{}@{}: the source position went back from {} to {} ({}) while its commit time went forward"
+            + " from {} to {}: the source started over (the connector reads another database, whose"
+            + " log positions are lower); its changes are applied and the fence starts again from"
+            + " this one",
+        partitionKey,
+        offset,
+        Arrays.toString(high.position),
+        event.source().order().map(Arrays::toString).orElse("none"),
+        event.source().describe(),
+        Instant.ofEpochMilli(high.tsMs),
+        Instant.ofEpochMilli(tsMs));
     return true;
   }
 
@@ -248,7 +296,10 @@ public final class SourceFence {
     return Integer.compare(a.length, b.length);
   }
 
-  /** {@code p1,p2,...;applied;first key}; state written before keys were kept is the position alone. */
+  /**
+   * {@code p1,p2,...@commit time;applied;first key}; state written before keys were kept is the
+   * position alone, and before commit times were kept it has no {@code @commit time}.
+   */
   private static String encode(High high) {
     StringBuilder out = new StringBuilder();
     for (long p : high.position) {
@@ -256,6 +307,9 @@ public final class SourceFence {
         out.append(',');
       }
       out.append(p);
+    }
+    if (high.tsMs >= 0) {
+      out.append('@').append(high.tsMs);
     }
     return out.append(';')
         .append(high.keyCount())
@@ -266,8 +320,12 @@ public final class SourceFence {
 
   private static High decode(String text) {
     String[] parts = text.split(";", 3);
-    High high =
-        new High(Arrays.stream(parts[0].split(",")).mapToLong(Long::parseLong).toArray());
+    String[] position = parts[0].split("@", 2);
+    High high = new High(
+        Arrays.stream(position[0].split(",")).mapToLong(Long::parseLong).toArray());
+    if (position.length == 2) {
+      high.tsMs = Long.parseLong(position[1]);
+    }
     if (parts.length < 3) {
       // Kept by a version that fenced by position alone: everything at it counts as applied.
       high.legacy = true;

@@ -1,0 +1,99 @@
+package dev.lakestream.ingest.fence;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.testkit.Change;
+import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.TestTable;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.Test;
+
+/** The fence as a restarted task reads it from its store: its position, keys and commit time. */
+class SourceFenceStateTest {
+
+  private static final String TOPIC = "app.accounts";
+
+  private final TestTable table = TestTable.plain("app", "accounts");
+  private final DebeziumDecoder decoder = new DebeziumDecoder();
+
+  @Test
+  void aFenceReadFromItsStoreDropsReplaysAndSeesASourceThatStartedOver() {
+    KeyValueStore<String, String> store = store();
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 87);
+    List<Change> before = events(gen.next(50));
+    SourceFence first = new SourceFence(store, new SimpleMeterRegistry());
+    for (int i = 0; i < before.size(); i++) {
+      assertThat(first.admit(TOPIC, 0, i, event(before.get(i)), false)).isTrue();
+    }
+
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    SourceFence restarted = new SourceFence(store, meters);
+    assertThat(restarted.admit(TOPIC, 0, 50, event(before.get(before.size() - 1)), false))
+        .as("the last change applied, published again")
+        .isFalse();
+    assertThat(restarted.admit(TOPIC, 0, 51, event(before.get(10)), false)).isFalse();
+    gen.startOver(100, 5_000);
+    Change fromTheNewSource = events(gen.next(1)).get(0);
+    assertThat(restarted.admit(TOPIC, 0, 52, event(fromTheNewSource), false))
+        .as("a change of a source whose positions started over")
+        .isTrue();
+    assertThat(meters.counter("lakestream.ingest.fence.started.over").count()).isEqualTo(1);
+    assertThat(meters.counter("lakestream.ingest.fenced").count()).isEqualTo(2);
+
+    SourceFence again = new SourceFence(store, new SimpleMeterRegistry());
+    assertThat(again.admit(TOPIC, 0, 53, event(fromTheNewSource), false))
+        .as("the new source's change, published again after another restart")
+        .isFalse();
+  }
+
+  @Test
+  void aReplayThatCommittedWithinTheToleranceOfTheFenceIsDropped() {
+    KeyValueStore<String, String> store = store();
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 88);
+    List<Change> changes = events(gen.next(20));
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    SourceFence fence = new SourceFence(store, meters);
+    changes.forEach(c -> fence.admit(TOPIC, 0, 0, event(c), false));
+    Change last = changes.get(changes.size() - 1);
+    // Commit times may run slightly out of log order (PostgreSQL takes a commit's time before it
+    // writes the commit record).
+    Change earlierInTheLog = new Change(
+        'u',
+        table,
+        changes.get(0).key(),
+        changes.get(0).before(),
+        changes.get(0).after(),
+        last.sourceTsMs() + SourceFence.STARTED_OVER_AFTER_MS,
+        changes.get(0).lsn());
+    assertThat(fence.admit(TOPIC, 0, 21, event(earlierInTheLog), false)).isFalse();
+    assertThat(meters.counter("lakestream.ingest.fence.started.over").count()).isZero();
+  }
+
+  /** The changes that are not tombstones. */
+  private static List<Change> events(List<Change> changes) {
+    return changes.stream().filter(c -> !c.isTombstone()).toList();
+  }
+
+  private ChangeEvent event(Change change) {
+    return decoder
+        .decode(DebeziumJson.key(change, true), DebeziumJson.value(change, true))
+        .orElseThrow();
+  }
+
+  private static KeyValueStore<String, String> store() {
+    KeyValueStore<String, String> store = Stores.keyValueStoreBuilder(
+            Stores.inMemoryKeyValueStore(SourceFence.STORE), Serdes.String(), Serdes.String())
+        .withLoggingDisabled()
+        .build();
+    store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+    return store;
+  }
+}
