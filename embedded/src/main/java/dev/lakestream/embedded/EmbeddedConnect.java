@@ -114,6 +114,20 @@ public final class EmbeddedConnect implements AutoCloseable {
     throw new IllegalStateException("connector " + name + " is not running after 60 s: " + last);
   }
 
+  /** Deletes the connector {@code name} (its stored offsets stay, as Kafka Connect keeps them). */
+  public void deleteConnector(String name) throws Exception {
+    HttpResponse<String> deleted = http.send(
+        HttpRequest.newBuilder(rest.resolve("/connectors/" + name))
+            .DELETE()
+            .timeout(Duration.ofSeconds(60))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+    if (deleted.statusCode() / 100 != 2) {
+      throw new IllegalStateException(
+          "deleting connector " + name + " failed: " + deleted.statusCode() + " " + deleted.body());
+    }
+  }
+
   /**
    * The errors Connect's validation finds in a connector's config, as {@code "; key: error"}
    * parts (a failed creation does not always say them: some Connect versions fail while listing

@@ -62,12 +62,7 @@ final class InventoryDatabase {
 
   /** Creates the schema and tables, with {@code rows} rows in each table. */
   void create(int rows) throws Exception {
-    try (Connection c = postgres.connect();
-        Statement s = c.createStatement()) {
-      for (String sql : new String[] {"CREATE SCHEMA inventory", CUSTOMERS, ORDERS}) {
-        s.execute(sql);
-      }
-    }
+    createTables();
     try (Connection c = postgres.connect()) {
       c.setAutoCommit(false);
       for (int i = 0; i < rows; i++) {
@@ -75,6 +70,16 @@ final class InventoryDatabase {
         insertOrder(c);
       }
       c.commit();
+    }
+  }
+
+  /** Creates the schema and its tables, empty. */
+  void createTables() throws Exception {
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement()) {
+      for (String sql : new String[] {"CREATE SCHEMA inventory", CUSTOMERS, ORDERS}) {
+        s.execute(sql);
+      }
     }
   }
 
