@@ -145,6 +145,31 @@ class CheckSourceCommandTest {
     }
   }
 
+  /**
+   * A stored generated column, whose values logical replication does not send: a blocker that names
+   * the column.exclude.list to set; with it set, OK.
+   */
+  @Test
+  void aGeneratedColumnIsABlockerUntilTheConnectorLeavesItOut() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.items (id bigint PRIMARY KEY, price numeric(12,2), qty int,"
+              + " total numeric(14,2) GENERATED ALWAYS AS (price * qty) STORED)");
+      Run shipped = checkSource(pg, Map.of());
+      assertThat(shipped.exit()).as(shipped.output()).isEqualTo(1);
+      assertThat(shipped.output())
+          .contains("BLOCKER  inventory.items: generated column(s) [total]")
+          .contains("\"column.exclude.list\": \"inventory\\\\.items\\\\.total\"")
+          .contains("ALTER PUBLICATION lakestream SET (publish_generated_columns = stored)");
+
+      Run leftOut = checkSource(pg, Map.of("column.exclude.list", "inventory\\.items\\.total"));
+      assertThat(leftOut.exit()).as(leftOut.output()).isZero();
+      assertThat(leftOut.output())
+          .contains("OK       inventory.items: primary key, every column type mapped");
+    }
+  }
+
   /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
   private static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides)
       throws Exception {

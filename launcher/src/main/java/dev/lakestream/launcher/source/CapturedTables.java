@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
  * Which tables a Debezium connector captures, and the key columns it is told to use, from its
  * configuration: {@code schema.include.list} / {@code schema.exclude.list} (patterns of schema
  * names), {@code table.include.list} / {@code table.exclude.list} (patterns of {@code
- * schema.table}), and {@code message.key.columns} ({@code table-pattern:col,col;...}). Patterns
+ * schema.table}), {@code column.include.list} / {@code column.exclude.list} (patterns of {@code
+ * schema.table.column}), and {@code message.key.columns} ({@code table-pattern:col,col;...}). Patterns
  * match whole names, ignoring case, as Debezium's do.
  */
 final class CapturedTables {
@@ -23,6 +24,8 @@ final class CapturedTables {
   private final List<Pattern> schemaExclude;
   private final List<Pattern> tableInclude;
   private final List<Pattern> tableExclude;
+  private final List<Pattern> columnInclude;
+  private final List<Pattern> columnExclude;
   private final Map<Pattern, List<String>> keyColumns;
 
   CapturedTables(Map<String, String> connector) {
@@ -39,6 +42,8 @@ final class CapturedTables {
     schemaExclude = patterns(connector.get(schemaWord + ".exclude.list"));
     tableInclude = patterns(connector.get("table.include.list"));
     tableExclude = patterns(connector.get("table.exclude.list"));
+    columnInclude = patterns(connector.get("column.include.list"));
+    columnExclude = patterns(connector.get("column.exclude.list"));
     keyColumns = new LinkedHashMap<>();
     String keys = connector.get("message.key.columns");
     if (keys != null) {
@@ -70,6 +75,16 @@ final class CapturedTables {
       return false;
     }
     return tableExclude.stream().noneMatch(p -> p.matcher(qualified).matches());
+  }
+
+  /** Whether the connector leaves {@code column} of the table out of its events. */
+  boolean leavesOut(String schema, String table, String column) {
+    String qualified = schema + "." + table + "." + column;
+    if (!columnInclude.isEmpty()
+        && columnInclude.stream().noneMatch(p -> p.matcher(qualified).matches())) {
+      return true;
+    }
+    return columnExclude.stream().anyMatch(p -> p.matcher(qualified).matches());
   }
 
   /** The key columns {@code message.key.columns} names for the table, if any. */

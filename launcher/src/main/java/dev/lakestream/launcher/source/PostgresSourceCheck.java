@@ -73,6 +73,7 @@ public final class PostgresSourceCheck {
   private final Connection connection;
   private final Map<String, String> connector;
   private final CapturedTables captured;
+  private int version;
 
   /** {@code connector}: the connector's configuration (its {@code config} object), or empty. */
   public PostgresSourceCheck(Connection connection, Map<String, String> connector) {
@@ -186,7 +187,7 @@ public final class PostgresSourceCheck {
   }
 
   private void publications(List<Finding> out) throws SQLException {
-    String wanted = connector.getOrDefault("publication.name", "dbz_publication");
+    String wanted = publication();
     boolean found = false;
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery(
@@ -273,7 +274,7 @@ public final class PostgresSourceCheck {
       }
     }
     if (any && viaRoot) {
-      String publication = connector.getOrDefault("publication.name", "dbz_publication");
+      String publication = publication();
       try (PreparedStatement ps =
           connection.prepareStatement("SELECT pubviaroot FROM pg_publication WHERE pubname = ?")) {
         ps.setString(1, publication);
@@ -291,7 +292,10 @@ public final class PostgresSourceCheck {
     }
   }
 
-  /** A {@code table.exclude.list} pattern of exactly {@code tables} ({@code schema.table}), as JSON text. */
+  /**
+   * A {@code table.exclude.list} pattern of exactly {@code tables} ({@code schema.table}), or a
+   * {@code column.exclude.list} one of columns ({@code schema.table.column}), as JSON text.
+   */
   private static String exclusion(List<String> tables) {
     return String.join(",", tables.stream().map(t -> t.replace(".", "\\\\.")).toList());
   }
@@ -347,10 +351,12 @@ public final class PostgresSourceCheck {
     }
     List<String> toasted = new ArrayList<>();
     List<String> nulled = new ArrayList<>();
+    List<String> generated = new ArrayList<>();
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
         "SELECT a.attname, coalesce(et.typname, bt.typname, t.typname), coalesce(et.typtype, bt.typtype, t.typtype),"
-            + " format_type(a.atttypid, a.atttypmod), a.atttypmod, a.attstorage, t.typlen"
+            + " format_type(a.atttypid, a.atttypmod), a.atttypmod, a.attstorage, t.typlen, "
+            + (version() >= 120000 ? "a.attgenerated" : "''")
             + " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
             + " LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'"
             + " LEFT JOIN pg_type bt ON bt.oid = t.typbasetype"
@@ -360,6 +366,9 @@ public final class PostgresSourceCheck {
         while (rs.next()) {
           String column = rs.getString(1);
           String type = rs.getString(4);
+          if ("s".equals(rs.getString(8)) && !captured.leavesOut(schema, name, column)) {
+            generated.add(column);
+          }
           column(
               out, table, column, type, rs.getString(2), rs.getString(3).charAt(0), rs.getInt(5));
           boolean array = type.endsWith("[]");
@@ -372,6 +381,19 @@ public final class PostgresSourceCheck {
           }
         }
       }
+    }
+    if (!generated.isEmpty() && !publishesGeneratedColumns()) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "generated column(s) " + generated + ": logical replication (pgoutput) does not send"
+              + " their values (before PostgreSQL 18, and on 18 unless the publication says so), so"
+              + " every row changed after the snapshot would hold null in them on the table. Leave"
+              + " them out of the connector's events: \"column.exclude.list\": \""
+              + exclusion(generated.stream().map(c -> table + "." + c).toList())
+              + "\" (a query engine computes them from the other columns); on PostgreSQL 18,"
+              + " publish them instead: ALTER PUBLICATION " + publication()
+              + " SET (publish_generated_columns = stored)"));
     }
     if (!toasted.isEmpty() && identity != 'f') {
       out.add(new Finding(
@@ -489,6 +511,31 @@ public final class PostgresSourceCheck {
           subject,
           "Debezium's encoding of varbit drops leading zeros (B'0011' arrives as 11)"));
     }
+  }
+
+  private String publication() {
+    return connector.getOrDefault("publication.name", "dbz_publication");
+  }
+
+  /** Whether the connector's publication sends stored generated columns (PostgreSQL 18's option). */
+  private boolean publishesGeneratedColumns() throws SQLException {
+    if (version() < 180000) {
+      return false;
+    }
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT pubgencols FROM pg_publication WHERE pubname = ?")) {
+      ps.setString(1, publication());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && "s".equals(rs.getString(1));
+      }
+    }
+  }
+
+  private int version() throws SQLException {
+    if (version == 0) {
+      version = Integer.parseInt(setting("server_version_num"));
+    }
+    return version;
   }
 
   private String setting(String name) throws SQLException {

@@ -1,0 +1,105 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.app.StreamsApp;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.embedded.EmbeddedConnect;
+import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedPostgres;
+import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.sync.SyncApp;
+import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A table with a stored generated column, on real PostgreSQL, Debezium and Kafka. Logical
+ * replication does not send a generated column's value, so the connector's updates would set it to
+ * null on the table; check-source says to leave it out with {@code column.exclude.list}, and with
+ * that the table equals {@code SELECT *} of every other column through inserts, updates and
+ * deletes, and has no column of that name.
+ */
+class PostgresGeneratedColumnEndToEndTest {
+
+  private static final TableIdentifier ITEMS = TableIdentifier.of("inventory", "items");
+
+  @Test
+  void aGeneratedColumnLeftOutAsCheckSourceSaysLeavesTheOtherColumnsEqualToTheSource()
+      throws Exception {
+    try (EmbeddedKafka kafka = EmbeddedKafka.start();
+        EmbeddedPostgres postgres = EmbeddedPostgres.start();
+        TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      postgres.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.items (id bigint PRIMARY KEY, price numeric(12,2), qty int,"
+              + " total numeric(14,2) GENERATED ALWAYS AS (price * qty) STORED, note text)",
+          "INSERT INTO inventory.items (id, price, qty, note) SELECT g, g * 1.5, g % 7, 'n' || g"
+              + " FROM generate_series(1, 100) g");
+      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
+      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
+          StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
+          StreamsApp sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"))) {
+        Catalog reader = warehouse.catalog();
+        ingest.start();
+        sync.start();
+        PostgresEndToEndTest.registerConnector(
+            connect, postgres, Map.of("column.exclude.list", "inventory\\.items\\.total"));
+        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
+        postgres.execute(
+            "UPDATE inventory.items SET qty = qty + 1 WHERE id % 3 = 0",
+            "UPDATE inventory.items SET price = price * 2, note = note || '+' WHERE id % 5 = 0",
+            "DELETE FROM inventory.items WHERE id % 11 = 0",
+            "INSERT INTO inventory.items (id, price, qty, note) VALUES (1000, 2.5, 4, 'new')");
+        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
+        Table table = reader.loadTable(ITEMS);
+        assertThat(table.schema().findField("total")).as("the generated column").isNull();
+        Verifier.Report report = Verifier.verify(table, ITEMS.toString());
+        assertThat(report.passed()).as(report.toString()).isTrue();
+      }
+    }
+  }
+
+  private static String differs(Catalog reader, EmbeddedPostgres postgres) throws Exception {
+    if (!reader.tableExists(ITEMS)) {
+      return "no table " + ITEMS + " yet";
+    }
+    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
+    try (Connection c = postgres.connect();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT * FROM inventory.items")) {
+      while (rs.next()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("id", rs.getLong("id"));
+        row.put("price", rs.getBigDecimal("price"));
+        row.put("qty", rs.getInt("qty"));
+        row.put("note", rs.getString("note"));
+        expected.put(List.of(row.get("id")), row);
+      }
+    }
+    Table table = reader.loadTable(ITEMS);
+    for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
+      String diff = TableComparison.differences(
+          expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
+      if (diff != null) {
+        return branch + ": " + diff;
+      }
+    }
+    return null;
+  }
+}
