@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * A Kafka Connect schema as Connect's {@code JsonConverter} embeds it ({@code schemas.enable=true}):
  * a type, an optional logical name (for example {@code io.debezium.time.MicroTimestamp}), its
- * parameters, and the fields, items or key/value schemas of composite types.
+ * parameters, its default value if it states one, and the fields, items or key/value schemas of
+ * composite types.
  *
  * <p>Immutable. Parsed once per distinct schema; {@link #fingerprint()} identifies equal schemas so
  * callers can cache what they derive from one.
@@ -25,7 +26,8 @@ public record ConnectSchema(
     ConnectSchema keys,
     ConnectSchema values,
     String fingerprint,
-    Map<String, Field> fieldsByName) {
+    Map<String, Field> fieldsByName,
+    JsonNode defaultValue) {
 
   /** One field of a struct schema. */
   public record Field(String name, ConnectSchema schema) {}
@@ -77,7 +79,8 @@ public record ConnectSchema(
         keys,
         values,
         fingerprintOf(node),
-        Collections.unmodifiableMap(byName));
+        Collections.unmodifiableMap(byName),
+        node.hasNonNull("default") ? node.get("default") : null);
   }
 
   private static String fingerprintOf(JsonNode node) {

@@ -7,15 +7,21 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.types.Types;
 
 /**
  * The Iceberg row type and primary key a change event asks its table to hold, with a fingerprint
  * that identifies it for caching. With embedded schemas the type comes from the row schema (all
  * columns, whatever the op); without, it is inferred from the after-image, or from the key for a
- * delete.
+ * delete. {@code initialDefaults}: the defaults the schema states for its columns, which a column
+ * added to the table takes as its initial default ({@link ColumnDefaults}).
  */
-public record RowShape(Types.StructType type, List<String> keyColumns, String fingerprint) {
+public record RowShape(
+    Types.StructType type,
+    List<String> keyColumns,
+    String fingerprint,
+    Map<String, Literal<?>> initialDefaults) {
 
   private static final int CACHE_SIZE = 256;
 
@@ -54,7 +60,7 @@ public record RowShape(Types.StructType type, List<String> keyColumns, String fi
       }
       Types.StructType type =
           TypeMapping.inferRowType(event.after() != null ? event.after() : event.key(), keyColumns);
-      return new RowShape(type, List.copyOf(keyColumns), keyColumns + type.toString());
+      return new RowShape(type, List.copyOf(keyColumns), keyColumns + type.toString(), Map.of());
     }
 
     private RowShape byFingerprint(ConnectSchema schema, List<String> keyColumns) {
@@ -66,8 +72,9 @@ public record RowShape(Types.StructType type, List<String> keyColumns, String fi
             throw new BadChangeException("row schema lacks primary-key column \"" + key + "\"");
           }
         }
+        Types.StructType type = TypeMapping.rowType(schema, keyColumns);
         shape = new RowShape(
-            TypeMapping.rowType(schema, keyColumns), List.copyOf(keyColumns), fingerprint);
+            type, List.copyOf(keyColumns), fingerprint, ColumnDefaults.of(schema, type));
         cache.put(fingerprint, shape);
       }
       return shape;

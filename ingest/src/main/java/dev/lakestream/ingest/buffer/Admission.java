@@ -185,7 +185,8 @@ final class Admission {
     }
     Table table;
     try {
-      table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
+      table = tables.ensure(
+          id, shape.type(), shape.keyColumns(), shape.fingerprint(), shape.initialDefaults());
     } catch (ValidationException | IllegalArgumentException e) {
       // Iceberg refuses the schema the record asks for (a name or type it cannot take).
       throw new BadChangeException(
