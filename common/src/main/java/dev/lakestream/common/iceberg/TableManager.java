@@ -21,6 +21,7 @@ import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
@@ -193,10 +194,28 @@ public final class TableManager {
       List<SchemaEvolution.Change> changes =
           SchemaEvolution.plan(current.schema().asStruct(), rowType);
       if (!changes.isEmpty()) {
-        var update = current.updateSchema();
-        SchemaEvolution.apply(
-            changes, update, TableUtil.formatVersion(current) >= 3 ? initialDefaults : Map.of());
-        update.commit();
+        Map<String, Literal<?>> defaults =
+            TableUtil.formatVersion(current) >= 3 ? initialDefaults : Map.of();
+        try {
+          var update = current.updateSchema();
+          SchemaEvolution.apply(changes, update, defaults);
+          update.commit();
+        } catch (IllegalArgumentException | ValidationException e) {
+          if (defaults.isEmpty()) {
+            throw e;
+          }
+          // Iceberg refuses a default: the columns are added without, rather than the record
+          // refused for it (and every later one of its schema with it).
+          LOG.warn(
+              "Table {} refuses the initial defaults {} ({}); adding the columns without them: rows"
+                  + " written before them read null",
+              id,
+              defaults,
+              e.getMessage());
+          var update = current.updateSchema();
+          SchemaEvolution.apply(changes, update);
+          update.commit();
+        }
         LOG.info(
             "Evolved schema of {}: {}{}",
             id,
