@@ -92,9 +92,10 @@ public final class IngestConfig {
   }
 
   /**
-   * Whether replays from the source connector are fenced by source position (default true). Turn
-   * it off for a source whose positions went back (a database restored to an earlier point, a
-   * failover to a replica that was behind): the fence would hold back its new changes.
+   * Whether replays from the source connector are fenced by source position (default true). A
+   * source whose positions went back is told from a replay by its later commit times ({@link
+   * dev.lakestream.ingest.fence.SourceFence}); turn the fence off for a move whose first changes
+   * commit within a second of the last ones applied, until they are on realtime.
    */
   public boolean sourceFence() {
     return config.getBoolean(SOURCE_FENCE);

@@ -14,6 +14,7 @@ import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -43,19 +44,21 @@ final class CommitWork {
    * unless the store meanwhile holds another batch under that key (one that starts at the same
    * offset, after the source offsets were reset), which is still to commit.
    */
-  record Settled(List<String> keys, long lastOffset, long writtenAtMs) {
+  record Settled(List<String> keys, String topicId, long lastOffset, long writtenAtMs) {
     Settled(FilesWritten batch) {
       this(
           List.of(RealtimeCommitter.pendingKey(batch), RealtimeCommitter.withoutTopicId(batch))
               .stream()
               .distinct()
               .toList(),
+          batch.sourceTopicId(),
           batch.lastOffset(),
           batch.writtenAtMs());
     }
 
     boolean is(FilesWritten stored) {
       return stored != null
+          && Objects.equals(stored.sourceTopicId(), topicId)
           && stored.lastOffset() == lastOffset
           && stored.writtenAtMs() == writtenAtMs;
     }

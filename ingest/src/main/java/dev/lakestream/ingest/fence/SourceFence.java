@@ -82,6 +82,9 @@ public final class SourceFence {
   private final Map<String, High> highest = new HashMap<>();
   private final Map<String, Run> runs = new HashMap<>();
   private final Set<String> unordered = new HashSet<>();
+  /** Partitions warned of a fence without a commit time (kept by an earlier version). */
+  private final Set<String> timeless = new HashSet<>();
+
   private final Map<String, RecentLsns> recent = new HashMap<>();
   /** {@code topic-partition}: a partition's key in the maps and the store. */
   private final PartitionText partitionKeys = new PartitionText((t, p) -> t + "-" + p);
@@ -210,7 +213,15 @@ public final class SourceFence {
    */
   private boolean startedOver(String partitionKey, long offset, ChangeEvent event, High high) {
     long tsMs = event.source().tsMs();
-    if (high.tsMs < 0 || tsMs < 0 || tsMs <= high.tsMs + STARTED_OVER_AFTER_MS) {
+    if (high.tsMs < 0 && tsMs >= 0 && timeless.add(partitionKey)) {
+      LOG.warn(
+          "{}@{}: the fence of this partition was set before fences kept commit times: until a"
+              + " change moves it, a change below it is taken for a replay, also one of a source"
+              + " that started over",
+          partitionKey,
+          offset);
+    }
+    if (high.tsMs < 0 || tsMs < 0 || tsMs - high.tsMs <= STARTED_OVER_AFTER_MS) {
       return false;
     }
     endRun(partitionKey);
@@ -297,8 +308,10 @@ public final class SourceFence {
   }
 
   /**
-   * {@code p1,p2,...@commit time;applied;first key}; state written before keys were kept is the
-   * position alone, and before commit times were kept it has no {@code @commit time}.
+   * {@code p1,p2,...;applied;@commit time;first key}; state written before keys were kept is the
+   * position alone, and before commit times were kept it has no {@code @commit time;}. (A version
+   * before commit times reads the time as part of the first key: it then applies a replay of the
+   * very change that set the fence again, which changes nothing.)
    */
   private static String encode(High high) {
     StringBuilder out = new StringBuilder();
@@ -308,31 +321,31 @@ public final class SourceFence {
       }
       out.append(p);
     }
+    out.append(';').append(high.keyCount()).append(';');
     if (high.tsMs >= 0) {
-      out.append('@').append(high.tsMs);
+      out.append('@').append(high.tsMs).append(';');
     }
-    return out.append(';')
-        .append(high.keyCount())
-        .append(';')
-        .append(high.firstKey)
-        .toString();
+    return out.append(high.firstKey).toString();
   }
 
   private static High decode(String text) {
     String[] parts = text.split(";", 3);
-    String[] position = parts[0].split("@", 2);
-    High high = new High(
-        Arrays.stream(position[0].split(",")).mapToLong(Long::parseLong).toArray());
-    if (position.length == 2) {
-      high.tsMs = Long.parseLong(position[1]);
-    }
+    High high =
+        new High(Arrays.stream(parts[0].split(",")).mapToLong(Long::parseLong).toArray());
     if (parts.length < 3) {
       // Kept by a version that fenced by position alone: everything at it counts as applied.
       high.legacy = true;
       return high;
     }
     high.applied = Integer.parseInt(parts[1]);
-    high.firstKey = parts[2];
+    String rest = parts[2];
+    int end = rest.indexOf(';');
+    if (rest.startsWith("@") && end > 0) {
+      // A key is JSON text: it never starts with '@'.
+      high.tsMs = Long.parseLong(rest.substring(1, end));
+      rest = rest.substring(end + 1);
+    }
+    high.firstKey = rest;
     return high;
   }
 

@@ -77,6 +77,42 @@ class SourceFenceStateTest {
     assertThat(meters.counter("lakestream.ingest.fence.started.over").count()).isZero();
   }
 
+  /**
+   * A fence kept by the version before commit times: replays are still dropped, and so is a change
+   * of a source that started over, until a change moves the fence and gives it a commit time.
+   */
+  @Test
+  void aFenceWithoutACommitTimeDropsReplaysUntilAChangeMovesIt() {
+    KeyValueStore<String, String> store = store();
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 89);
+    List<Change> before = events(gen.next(10));
+    ChangeEvent last = event(before.get(before.size() - 1));
+    long[] position = last.source().order().orElseThrow();
+    store.put(TOPIC + "-0", position[0] + "," + position[1] + ",0;1;" + last.keyJson());
+
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    SourceFence fence = new SourceFence(store, meters);
+    assertThat(fence.admit(TOPIC, 0, 10, last, false))
+        .as("the change that set it, again")
+        .isFalse();
+    gen.startOver(100, 5_000);
+    List<Change> fromTheNewSource = events(gen.next(3));
+    assertThat(fence.admit(TOPIC, 0, 11, event(fromTheNewSource.get(0)), false))
+        .as("below a fence without a commit time")
+        .isFalse();
+    gen.startOver(position[1] + 1_000, 5_000);
+    Change later = events(gen.next(1)).get(0);
+    assertThat(fence.admit(TOPIC, 0, 12, event(later), false)).isTrue();
+    assertThat(fence.admit(TOPIC, 0, 13, event(fromTheNewSource.get(1)), false))
+        .as("below the fence the change moved, committed before it")
+        .isFalse();
+    gen.startOver(100, 5_000);
+    assertThat(fence.admit(TOPIC, 0, 14, event(events(gen.next(1)).get(0)), false))
+        .as("a change of a source that started over, now that the fence has a commit time")
+        .isTrue();
+    assertThat(meters.counter("lakestream.ingest.fence.started.over").count()).isEqualTo(1);
+  }
+
   /** The changes that are not tombstones. */
   private static List<Change> events(List<Change> changes) {
     return changes.stream().filter(c -> !c.isTombstone()).toList();
