@@ -170,6 +170,34 @@ class CheckSourceCommandTest {
     }
   }
 
+  /**
+   * A deferrable primary key: PostgreSQL refuses the table's updates under REPLICA IDENTITY
+   * DEFAULT (a blocker); under FULL, a warning that statements shifting keys lose rows.
+   */
+  @Test
+  void aDeferrablePrimaryKeyNeedsReplicaIdentityFullAndIsWarnedOf() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.slots (id int, v text,"
+              + " CONSTRAINT slots_pk PRIMARY KEY (id) DEFERRABLE INITIALLY IMMEDIATE)");
+      Run identityDefault = checkSource(pg, Map.of());
+      assertThat(identityDefault.exit()).as(identityDefault.output()).isEqualTo(1);
+      assertThat(identityDefault.output())
+          .contains("BLOCKER  inventory.slots: its primary key is DEFERRABLE, which PostgreSQL"
+              + " does not take as the replica identity")
+          .contains("WARNING  inventory.slots: its primary key is DEFERRABLE: one statement may"
+              + " move rows through each other's keys");
+
+      pg.execute("ALTER TABLE inventory.slots REPLICA IDENTITY FULL");
+      Run full = checkSource(pg, Map.of());
+      assertThat(full.exit()).as(full.output()).isZero();
+      assertThat(full.output())
+          .doesNotContain("BLOCKER  inventory.slots")
+          .contains("WARNING  inventory.slots: its primary key is DEFERRABLE");
+    }
+  }
+
   /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
   private static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides)
       throws Exception {
