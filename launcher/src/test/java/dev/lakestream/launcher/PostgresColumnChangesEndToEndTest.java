@@ -30,8 +30,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's "Column changes in the source", done as a user would, on real PostgreSQL, Debezium
- * and Kafka: a column renamed and one dropped. Change events carry no DDL, so the new name arrives
+ * The README's "Table and column changes in the source", done as a user would, on real PostgreSQL,
+ * Debezium and Kafka: a column renamed and one dropped; a table renamed. Change events carry no DDL, so the new name arrives
  * as a new column, empty in the rows not changed since; an incremental snapshot of the table
  * through Debezium's signal table fills it. Main then equals {@code SELECT *} in every column the
  * source has; the old and the dropped column stay on the table, as the README says.
@@ -39,6 +39,7 @@ import org.junit.jupiter.api.Test;
 class PostgresColumnChangesEndToEndTest {
 
   private static final TableIdentifier ITEMS = TableIdentifier.of("inventory", "items");
+  private static final TableIdentifier GOODS = TableIdentifier.of("inventory", "goods");
 
   @Test
   void aRenamedColumnIsFilledByAnIncrementalSnapshotAndADroppedOneStays() throws Exception {
@@ -88,15 +89,72 @@ class PostgresColumnChangesEndToEndTest {
     }
   }
 
-  /** Null when realtime and main equal SELECT * in every column the source has; else what differs. */
+  /**
+   * A table renamed: its changes arrive on a topic of the new name, and ingest makes a table of
+   * it that holds the rows changed since; an incremental snapshot of the renamed table fills it,
+   * and the table of the old name stays as it was.
+   */
+  @Test
+  void aRenamedTableIsFilledByAnIncrementalSnapshot() throws Exception {
+    try (EmbeddedKafka kafka = EmbeddedKafka.start();
+        EmbeddedPostgres postgres = EmbeddedPostgres.start();
+        TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      postgres.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.debezium_signal"
+              + " (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))",
+          "CREATE TABLE inventory.items (id bigint PRIMARY KEY, name text, price int, memo text)",
+          "INSERT INTO inventory.items SELECT g, 'n' || g, g, 'm' || g"
+              + " FROM generate_series(1, 200) g");
+      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
+      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
+          StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
+          StreamsApp sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"))) {
+        Catalog reader = warehouse.catalog();
+        ingest.start();
+        sync.start();
+        PostgresEndToEndTest.registerConnector(
+            connect, postgres, Map.of("signal.data.collection", "inventory.debezium_signal"));
+        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
+
+        postgres.execute(
+            "ALTER TABLE inventory.items RENAME TO goods",
+            "UPDATE inventory.goods SET price = price + 1 WHERE id % 10 = 0");
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "a table of the new name, with the rows changed since",
+            () -> reader.tableExists(GOODS)
+                && TableRows.read(reader.loadTable(GOODS), Branches.MAIN).size() == 20);
+
+        postgres.execute("INSERT INTO inventory.debezium_signal (id, type, data) VALUES"
+            + " ('resnapshot-goods', 'execute-snapshot',"
+            + " '{\"data-collections\": [\"inventory.goods\"], \"type\": \"incremental\"}')");
+        Eventually.noDifference(
+            Duration.ofSeconds(180), () -> differs(reader, postgres, "goods", GOODS));
+        assertThat(TableRows.read(reader.loadTable(ITEMS), Branches.MAIN))
+            .as("the table of the old name, as it was")
+            .hasSize(200);
+        Verifier.Report report = Verifier.verify(reader.loadTable(GOODS), GOODS.toString());
+        assertThat(report.passed()).as(report.toString()).isTrue();
+      }
+    }
+  }
+
   private static String differs(Catalog reader, EmbeddedPostgres postgres) throws Exception {
-    if (!reader.tableExists(ITEMS)) {
-      return "no table " + ITEMS + " yet";
+    return differs(reader, postgres, "items", ITEMS);
+  }
+
+  /** Null when realtime and main equal SELECT * in every column the source has; else what differs. */
+  private static String differs(
+      Catalog reader, EmbeddedPostgres postgres, String source, TableIdentifier id)
+      throws Exception {
+    if (!reader.tableExists(id)) {
+      return "no table " + id + " yet";
     }
     Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
     try (Connection c = postgres.connect();
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT * FROM inventory.items ORDER BY id")) {
+        ResultSet rs = s.executeQuery("SELECT * FROM inventory." + source)) {
       ResultSetMetaData meta = rs.getMetaData();
       while (rs.next()) {
         Map<String, Object> row = new LinkedHashMap<>();
@@ -111,7 +169,7 @@ class PostgresColumnChangesEndToEndTest {
         expected.put(List.of(row.get("id")), row);
       }
     }
-    Table table = reader.loadTable(ITEMS);
+    Table table = reader.loadTable(id);
     for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
       String diff = TableComparison.differences(
           expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
