@@ -195,6 +195,13 @@ class CheckSourceCommandTest {
       assertThat(full.output())
           .doesNotContain("BLOCKER  inventory.slots")
           .contains("WARNING  inventory.slots: its primary key is DEFERRABLE");
+
+      pg.execute("ALTER TABLE inventory.slots REPLICA IDENTITY NOTHING");
+      Run nothing = checkSource(pg, Map.of());
+      assertThat(nothing.exit()).as(nothing.output()).isEqualTo(1);
+      assertThat(nothing.output())
+          .contains("BLOCKER  inventory.slots: REPLICA IDENTITY NOTHING: once the connector's"
+              + " publication includes it, PostgreSQL refuses its UPDATEs and DELETEs");
     }
   }
 

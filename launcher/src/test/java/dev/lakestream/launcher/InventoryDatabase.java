@@ -4,11 +4,9 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import java.math.BigDecimal;
-import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
@@ -18,8 +16,6 @@ import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -258,41 +254,9 @@ final class InventoryDatabase {
   /** {@code SELECT *} by key, each value as the Java type Iceberg's generic reader returns. */
   private Map<List<Object>, Map<String, Object>> selectStar(String table, List<String> key)
       throws Exception {
-    Map<List<Object>, Map<String, Object>> rows = new HashMap<>();
-    try (Connection c = postgres.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT * FROM inventory." + table)) {
-      ResultSetMetaData meta = rs.getMetaData();
-      while (rs.next()) {
-        Map<String, Object> row = new LinkedHashMap<>();
-        for (int i = 1; i <= meta.getColumnCount(); i++) {
-          row.put(meta.getColumnName(i), value(rs, i, meta.getColumnTypeName(i)));
-        }
-        List<Object> k = new ArrayList<>();
-        key.forEach(col -> k.add(row.get(col)));
-        rows.put(k, row);
-      }
+    try (Connection c = postgres.connect()) {
+      return SourceTableComparison.rows(c, "SELECT * FROM inventory." + table, key);
     }
-    return rows;
-  }
-
-  private static Object value(ResultSet rs, int i, String type) throws Exception {
-    if (rs.getObject(i) == null) {
-      return null;
-    }
-    return switch (type) {
-      case "int4" -> rs.getInt(i);
-      case "int8" -> rs.getLong(i);
-      case "numeric" -> rs.getBigDecimal(i);
-      case "date" -> rs.getObject(i, LocalDate.class);
-      case "timestamp" -> rs.getObject(i, LocalDateTime.class);
-      case "timestamptz" ->
-        rs.getObject(i, OffsetDateTime.class).withOffsetSameInstant(ZoneOffset.UTC);
-      case "bytea" -> ByteBuffer.wrap(rs.getBytes(i));
-      case "uuid" -> rs.getObject(i, UUID.class);
-      case "bool" -> rs.getBoolean(i);
-      default -> rs.getString(i);
-    };
   }
 
   /**

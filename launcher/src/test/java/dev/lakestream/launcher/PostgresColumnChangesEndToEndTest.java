@@ -12,16 +12,9 @@ import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
-import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.ResultSetMetaData;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
@@ -144,39 +137,11 @@ class PostgresColumnChangesEndToEndTest {
     return differs(reader, postgres, "items", ITEMS);
   }
 
-  /** Null when realtime and main equal SELECT * in every column the source has; else what differs. */
+  /** Null when realtime and main of {@code id} equal SELECT * of {@code source}; else what differs. */
   private static String differs(
       Catalog reader, EmbeddedPostgres postgres, String source, TableIdentifier id)
       throws Exception {
-    if (!reader.tableExists(id)) {
-      return "no table " + id + " yet";
-    }
-    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
-    try (Connection c = postgres.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT * FROM inventory." + source)) {
-      ResultSetMetaData meta = rs.getMetaData();
-      while (rs.next()) {
-        Map<String, Object> row = new LinkedHashMap<>();
-        for (int i = 1; i <= meta.getColumnCount(); i++) {
-          Object value = rs.getObject(i);
-          row.put(
-              meta.getColumnName(i),
-              value instanceof Number n && !(value instanceof Long)
-                  ? Integer.valueOf(n.intValue())
-                  : value);
-        }
-        expected.put(List.of(row.get("id")), row);
-      }
-    }
-    Table table = reader.loadTable(id);
-    for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
-      String diff = TableComparison.differences(
-          expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
-      if (diff != null) {
-        return branch + ": " + diff;
-      }
-    }
-    return null;
+    return SourceTableComparison.differs(
+        reader, postgres::connect, "SELECT * FROM inventory." + source, id, List.of("id"));
   }
 }

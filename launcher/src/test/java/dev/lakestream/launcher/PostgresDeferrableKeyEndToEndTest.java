@@ -12,15 +12,9 @@ import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
-import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
@@ -85,30 +79,8 @@ class PostgresDeferrableKeyEndToEndTest {
     }
   }
 
-  /** Null when realtime and main equal SELECT *; else what differs. */
   private static String differs(Catalog reader, EmbeddedPostgres postgres) throws Exception {
-    if (!reader.tableExists(SLOTS)) {
-      return "no table " + SLOTS + " yet";
-    }
-    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
-    try (Connection c = postgres.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT * FROM inventory.slots")) {
-      while (rs.next()) {
-        Map<String, Object> row = new LinkedHashMap<>();
-        row.put("id", rs.getInt("id"));
-        row.put("v", rs.getString("v"));
-        expected.put(List.of(row.get("id")), row);
-      }
-    }
-    Table table = reader.loadTable(SLOTS);
-    for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
-      String diff = TableComparison.differences(
-          expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
-      if (diff != null) {
-        return branch + ": " + diff;
-      }
-    }
-    return null;
+    return SourceTableComparison.differs(
+        reader, postgres::connect, "SELECT * FROM inventory.slots", SLOTS, List.of("id"));
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
-import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
@@ -12,15 +11,8 @@ import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
-import dev.lakestream.testkit.TableComparison;
-import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
@@ -75,31 +67,13 @@ class PostgresGeneratedColumnEndToEndTest {
     }
   }
 
+  /** Null when realtime and main equal SELECT * of every column but the generated one. */
   private static String differs(Catalog reader, EmbeddedPostgres postgres) throws Exception {
-    if (!reader.tableExists(ITEMS)) {
-      return "no table " + ITEMS + " yet";
-    }
-    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
-    try (Connection c = postgres.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT * FROM inventory.items")) {
-      while (rs.next()) {
-        Map<String, Object> row = new LinkedHashMap<>();
-        row.put("id", rs.getLong("id"));
-        row.put("price", rs.getBigDecimal("price"));
-        row.put("qty", rs.getInt("qty"));
-        row.put("note", rs.getString("note"));
-        expected.put(List.of(row.get("id")), row);
-      }
-    }
-    Table table = reader.loadTable(ITEMS);
-    for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
-      String diff = TableComparison.differences(
-          expected, TableRows.byKey(TableRows.read(table, branch), List.of("id")));
-      if (diff != null) {
-        return branch + ": " + diff;
-      }
-    }
-    return null;
+    return SourceTableComparison.differs(
+        reader,
+        postgres::connect,
+        "SELECT id, price, qty, note FROM inventory.items",
+        ITEMS,
+        List.of("id"));
   }
 }

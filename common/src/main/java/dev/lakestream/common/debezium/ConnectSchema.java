@@ -10,8 +10,7 @@ import java.util.Map;
 /**
  * A Kafka Connect schema as Connect's {@code JsonConverter} embeds it ({@code schemas.enable=true}):
  * a type, an optional logical name (for example {@code io.debezium.time.MicroTimestamp}), its
- * parameters, its default value if it states one, and the fields, items or key/value schemas of
- * composite types.
+ * parameters, and the fields, items or key/value schemas of composite types.
  *
  * <p>Immutable. Parsed once per distinct schema; {@link #fingerprint()} identifies equal schemas so
  * callers can cache what they derive from one.
@@ -26,8 +25,7 @@ public record ConnectSchema(
     ConnectSchema keys,
     ConnectSchema values,
     String fingerprint,
-    Map<String, Field> fieldsByName,
-    JsonNode defaultValue) {
+    Map<String, Field> fieldsByName) {
 
   /** One field of a struct schema. */
   public record Field(String name, ConnectSchema schema) {}
@@ -79,8 +77,7 @@ public record ConnectSchema(
         keys,
         values,
         fingerprintOf(node),
-        Collections.unmodifiableMap(byName),
-        node.hasNonNull("default") ? node.get("default") : null);
+        Collections.unmodifiableMap(byName));
   }
 
   private static String fingerprintOf(JsonNode node) {

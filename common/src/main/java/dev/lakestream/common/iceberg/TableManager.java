@@ -21,8 +21,6 @@ import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
-import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
@@ -142,37 +140,19 @@ public final class TableManager {
    */
   public Table ensure(
       TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
-    return ensure(id, rowType, keyColumns, fingerprint, Map.of());
-  }
-
-  /**
-   * As {@link #ensure(TableIdentifier, Types.StructType, List, String)}; a column it adds takes its
-   * default in {@code initialDefaults} as its initial default: the value of the rows the table held
-   * before (those the source gave the default when the column was added).
-   */
-  public Table ensure(
-      TableIdentifier id,
-      Types.StructType rowType,
-      List<String> keyColumns,
-      String fingerprint,
-      Map<String, Literal<?>> initialDefaults) {
     try {
-      return ensureOnce(id, rowType, keyColumns, fingerprint, initialDefaults);
+      return ensureOnce(id, rowType, keyColumns, fingerprint);
     } catch (NoSuchTableException e) {
       // Dropped since it was cached: every later record would fail the same way. Forget it and
       // create it again from this shape, as a first record would.
       LOG.info("Table {} was dropped; creating it again from {}", id, rowType);
       forget(id.toString());
-      return ensureOnce(id, rowType, keyColumns, fingerprint, initialDefaults);
+      return ensureOnce(id, rowType, keyColumns, fingerprint);
     }
   }
 
   private Table ensureOnce(
-      TableIdentifier id,
-      Types.StructType rowType,
-      List<String> keyColumns,
-      String fingerprint,
-      Map<String, Literal<?>> initialDefaults) {
+      TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
     String acceptedKey = id + "\u0000" + fingerprint;
     if (accepted.contains(acceptedKey)) {
       return table(id);
@@ -194,38 +174,10 @@ public final class TableManager {
       List<SchemaEvolution.Change> changes =
           SchemaEvolution.plan(current.schema().asStruct(), rowType);
       if (!changes.isEmpty()) {
-        Map<String, Literal<?>> defaults =
-            TableUtil.formatVersion(current) >= 3 ? initialDefaults : Map.of();
-        try {
-          var update = current.updateSchema();
-          SchemaEvolution.apply(changes, update, defaults);
-          update.commit();
-        } catch (IllegalArgumentException | ValidationException e) {
-          if (defaults.isEmpty()) {
-            throw e;
-          }
-          // Iceberg refuses a default: the columns are added without, rather than the record
-          // refused for it (and every later one of its schema with it).
-          LOG.warn(
-              "Table {} refuses the initial defaults {} ({}); adding the columns without them: rows"
-                  + " written before them read null",
-              id,
-              defaults,
-              e.getMessage());
-          var update = current.updateSchema();
-          SchemaEvolution.apply(changes, update);
-          update.commit();
-        }
-        LOG.info(
-            "Evolved schema of {}: {}{}",
-            id,
-            changes,
-            current.schema().columns().stream()
-                .filter(c -> c.initialDefault() != null)
-                .map(c -> c.name() + "=" + c.initialDefault())
-                .reduce((a, b) -> a + ", " + b)
-                .map(d -> " (initial defaults: " + d + ")")
-                .orElse(""));
+        var update = current.updateSchema();
+        SchemaEvolution.apply(changes, update);
+        update.commit();
+        LOG.info("Evolved schema of {}: {}", id, changes);
       }
       return changes;
     });

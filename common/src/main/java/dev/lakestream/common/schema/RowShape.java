@@ -7,21 +7,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.types.Types;
 
 /**
  * The Iceberg row type and primary key a change event asks its table to hold, with a fingerprint
  * that identifies it for caching. With embedded schemas the type comes from the row schema (all
  * columns, whatever the op); without, it is inferred from the after-image, or from the key for a
- * delete. {@code initialDefaults}: the defaults the schema states for its columns, which a column
- * added to the table takes as its initial default ({@link ColumnDefaults}).
+ * delete.
  */
-public record RowShape(
-    Types.StructType type,
-    List<String> keyColumns,
-    String fingerprint,
-    Map<String, Literal<?>> initialDefaults) {
+public record RowShape(Types.StructType type, List<String> keyColumns, String fingerprint) {
 
   private static final int CACHE_SIZE = 256;
 
@@ -60,7 +54,7 @@ public record RowShape(
       }
       Types.StructType type =
           TypeMapping.inferRowType(event.after() != null ? event.after() : event.key(), keyColumns);
-      return new RowShape(type, List.copyOf(keyColumns), keyColumns + type.toString(), Map.of());
+      return new RowShape(type, List.copyOf(keyColumns), keyColumns + type.toString());
     }
 
     private RowShape byFingerprint(ConnectSchema schema, List<String> keyColumns) {
@@ -72,9 +66,8 @@ public record RowShape(
             throw new BadChangeException("row schema lacks primary-key column \"" + key + "\"");
           }
         }
-        Types.StructType type = TypeMapping.rowType(schema, keyColumns);
         shape = new RowShape(
-            type, List.copyOf(keyColumns), fingerprint, ColumnDefaults.of(schema, type));
+            TypeMapping.rowType(schema, keyColumns), List.copyOf(keyColumns), fingerprint);
         cache.put(fingerprint, shape);
       }
       return shape;

@@ -3,9 +3,7 @@ package dev.lakestream.common.schema;
 import dev.lakestream.common.debezium.BadChangeException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.apache.iceberg.UpdateSchema;
-import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
@@ -36,23 +34,9 @@ public final class SchemaEvolution {
   }
 
   public static void apply(List<Change> changes, UpdateSchema update) {
-    apply(changes, update, Map.of());
-  }
-
-  /**
-   * Applies {@code changes}; a top-level column added with a default in {@code initialDefaults}
-   * takes it as its initial default (a v3 table's), the value of the rows written before it.
-   */
-  public static void apply(
-      List<Change> changes, UpdateSchema update, Map<String, Literal<?>> initialDefaults) {
     for (Change change : changes) {
       if (change instanceof AddColumn add) {
-        Literal<?> initial = add.parent() == null ? initialDefaults.get(add.name()) : null;
-        if (initial == null) {
-          update.addColumn(add.parent(), add.name(), add.type());
-        } else {
-          update.addColumn(add.name(), add.type(), null, initial);
-        }
+        update.addColumn(add.parent(), add.name(), add.type());
       } else if (change instanceof WidenColumn widen) {
         update.updateColumn(widen.path(), widen.type());
       }

@@ -22,7 +22,6 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.types.Types.NestedField;
 import org.junit.jupiter.api.AfterEach;
@@ -145,34 +144,6 @@ class TableManagerTest {
     assertThat(reloaded.schema().findField("qty").type()).isEqualTo(Types.LongType.get());
     assertThat(reloaded.schema().findField("email").type()).isEqualTo(Types.StringType.get());
     assertThat(reloaded.schema().findField("name")).isNotNull();
-  }
-
-  /**
-   * A column added with a default takes it as its initial default; one Iceberg refuses (a literal
-   * that does not fit the column) is left out, and the columns are added all the same.
-   */
-  @Test
-  void anAddedColumnTakesItsDefaultAsItsInitialDefaultAndARefusedOneIsLeftOut() {
-    tables.ensure(ID, ROW, List.of("id"), "f1");
-    Types.StructType withStatus = Types.StructType.of(
-        NestedField.required(1, "id", Types.LongType.get()),
-        NestedField.optional(2, "qty", Types.IntegerType.get()),
-        NestedField.optional(3, "name", Types.StringType.get()),
-        NestedField.optional(4, "status", Types.StringType.get()));
-    tables.ensure(ID, withStatus, List.of("id"), "f2", Map.of("status", Literal.of("new")));
-    assertThat(catalog.loadTable(ID).schema().findField("status").initialDefault())
-        .hasToString("new");
-
-    Types.StructType withLevel = Types.StructType.of(
-        NestedField.required(1, "id", Types.LongType.get()),
-        NestedField.optional(2, "qty", Types.IntegerType.get()),
-        NestedField.optional(3, "name", Types.StringType.get()),
-        NestedField.optional(4, "status", Types.StringType.get()),
-        NestedField.optional(5, "level", Types.IntegerType.get()));
-    tables.ensure(ID, withLevel, List.of("id"), "f3", Map.of("level", Literal.of("high")));
-    NestedField level = catalog.loadTable(ID).schema().findField("level");
-    assertThat(level).isNotNull();
-    assertThat(level.initialDefault()).isNull();
   }
 
   @Test

@@ -185,8 +185,7 @@ final class Admission {
     }
     Table table;
     try {
-      table = tables.ensure(
-          id, shape.type(), shape.keyColumns(), shape.fingerprint(), shape.initialDefaults());
+      table = tables.ensure(id, shape.type(), shape.keyColumns(), shape.fingerprint());
     } catch (ValidationException | IllegalArgumentException e) {
       // Iceberg refuses the schema the record asks for (a name or type it cannot take).
       throw new BadChangeException(

@@ -297,7 +297,22 @@ public final class PostgresSourceCheck {
    * {@code column.exclude.list} one of columns ({@code schema.table.column}), as JSON text.
    */
   private static String exclusion(List<String> tables) {
-    return String.join(",", tables.stream().map(t -> t.replace(".", "\\\\.")).toList());
+    return String.join(",", tables.stream().map(PostgresSourceCheck::pattern).toList());
+  }
+
+  /**
+   * A regular expression that matches exactly {@code name} (its dots, and any other character
+   * special to a regular expression, escaped), as JSON string text.
+   */
+  private static String pattern(String name) {
+    StringBuilder regex = new StringBuilder();
+    for (char c : name.toCharArray()) {
+      if ("\\.[]{}()*+-?^$|".indexOf(c) >= 0) {
+        regex.append('\\');
+      }
+      regex.append(c);
+    }
+    return regex.toString().replace("\\", "\\\\").replace("\"", "\\\"");
   }
 
   /** Checks every captured table; returns how many there are. */
@@ -361,6 +376,13 @@ public final class PostgresSourceCheck {
               + " publishes updates\"), which breaks the application that writes it. Add a primary key, or"
               + " ALTER TABLE " + table
               + " REPLICA IDENTITY FULL and name its key columns in message.key.columns"));
+    } else if (identity == 'n') {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "REPLICA IDENTITY NOTHING: once the connector's publication includes it, PostgreSQL"
+              + " refuses its UPDATEs and DELETEs. ALTER TABLE " + table
+              + " REPLICA IDENTITY DEFAULT"));
     } else if (deferrableKey && identity == 'd') {
       out.add(new Finding(
           Level.BLOCKER,
@@ -389,6 +411,7 @@ public final class PostgresSourceCheck {
     List<String> toasted = new ArrayList<>();
     List<String> nulled = new ArrayList<>();
     List<String> generated = new ArrayList<>();
+    boolean virtual = false;
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
         "SELECT a.attname, coalesce(et.typname, bt.typname, t.typname), coalesce(et.typtype, bt.typtype, t.typtype),"
@@ -403,8 +426,10 @@ public final class PostgresSourceCheck {
         while (rs.next()) {
           String column = rs.getString(1);
           String type = rs.getString(4);
-          if ("s".equals(rs.getString(8)) && !captured.leavesOut(schema, name, column)) {
+          String kind = rs.getString(8);
+          if (("s".equals(kind) || "v".equals(kind)) && !captured.leavesOut(schema, name, column)) {
             generated.add(column);
+            virtual |= "v".equals(kind);
           }
           column(
               out, table, column, type, rs.getString(2), rs.getString(3).charAt(0), rs.getInt(5));
@@ -419,7 +444,7 @@ public final class PostgresSourceCheck {
         }
       }
     }
-    if (!generated.isEmpty() && !publishesGeneratedColumns()) {
+    if (!generated.isEmpty() && (virtual || !publishesGeneratedColumns())) {
       out.add(new Finding(
           Level.BLOCKER,
           table,
@@ -428,9 +453,11 @@ public final class PostgresSourceCheck {
               + " every row changed after the snapshot would hold null in them on the table. Leave"
               + " them out of the connector's events: \"column.exclude.list\": \""
               + exclusion(generated.stream().map(c -> table + "." + c).toList())
-              + "\" (a query engine computes them from the other columns); on PostgreSQL 18,"
-              + " publish them instead: ALTER PUBLICATION " + publication()
-              + " SET (publish_generated_columns = stored)"));
+              + "\" (a query engine computes them from the other columns)"
+              + (virtual
+                  ? " (virtual generated columns are never published)"
+                  : "; on PostgreSQL 18, publish them instead: ALTER PUBLICATION " + publication()
+                      + " SET (publish_generated_columns = stored)")));
     }
     if (!toasted.isEmpty() && identity != 'f') {
       out.add(new Finding(
