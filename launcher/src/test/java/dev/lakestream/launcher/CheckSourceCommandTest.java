@@ -166,7 +166,20 @@ class CheckSourceCommandTest {
       Run leftOut = checkSource(pg, Map.of("column.exclude.list", "inventory\\.items\\.total"));
       assertThat(leftOut.exit()).as(leftOut.output()).isZero();
       assertThat(leftOut.output())
-          .contains("OK       inventory.items: primary key, every column type mapped");
+          .contains("OK       inventory.items: primary key, every column type mapped")
+          .doesNotContain("replaces a null");
+    }
+  }
+
+  /** A connector whose JSON converter turns a NULL into the column's default is warned of. */
+  @Test
+  void aConverterThatReplacesNullsWithDefaultsIsWarnedOf() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute("CREATE SCHEMA inventory", "CREATE TABLE inventory.items (id bigint PRIMARY KEY)");
+      Run replacing = checkSource(pg, Map.of("value.converter.replace.null.with.default", "true"));
+      assertThat(replacing.output())
+          .contains("WARNING  value.converter.replace.null.with.default: Connect's JSON converter"
+              + " replaces a null a column holds with the column's default");
     }
   }
 

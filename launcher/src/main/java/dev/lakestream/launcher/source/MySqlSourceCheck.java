@@ -31,6 +31,7 @@ public final class MySqlSourceCheck {
 
   public List<Finding> run() throws SQLException {
     List<Finding> findings = new ArrayList<>();
+    ConverterCheck.check(connector, findings);
     String logBin = variable("log_bin");
     if (!"ON".equalsIgnoreCase(logBin) && !"1".equals(logBin)) {
       findings.add(new Finding(
