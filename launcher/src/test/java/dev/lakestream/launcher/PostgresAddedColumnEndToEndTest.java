@@ -2,23 +2,12 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.lakestream.common.app.StreamsApp;
-import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.embedded.EmbeddedConnect;
-import dev.lakestream.embedded.EmbeddedKafka;
-import dev.lakestream.embedded.EmbeddedPostgres;
-import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.TableRows;
-import dev.lakestream.testkit.TemporaryWarehouse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
@@ -35,65 +24,45 @@ class PostgresAddedColumnEndToEndTest {
 
   @Test
   void rowsWrittenBeforeAColumnWasAddedGetItsDefaultFromAnIncrementalSnapshot() throws Exception {
-    try (EmbeddedKafka kafka = EmbeddedKafka.start();
-        EmbeddedPostgres postgres = EmbeddedPostgres.start();
-        TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      postgres.execute(
-          "CREATE SCHEMA inventory",
-          "CREATE TABLE inventory.debezium_signal"
-              + " (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))",
-          "CREATE TABLE inventory.items (id bigint PRIMARY KEY, name text)",
-          "INSERT INTO inventory.items SELECT g, 'n' || g FROM generate_series(1, 100) g");
-      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
-      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
-          StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
-          StreamsApp sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"))) {
-        Catalog reader = warehouse.catalog();
-        ingest.start();
-        sync.start();
-        PostgresEndToEndTest.registerConnector(
-            connect, postgres, Map.of("signal.data.collection", "inventory.debezium_signal"));
-        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
+    try (PostgresPipeline p = PostgresPipeline.start(
+        Map.of(),
+        "CREATE TABLE inventory.items (id bigint PRIMARY KEY, name text)",
+        "INSERT INTO inventory.items SELECT g, 'n' || g FROM generate_series(1, 100) g")) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
 
-        postgres.execute(
-            "ALTER TABLE inventory.items ADD COLUMN status text DEFAULT 'new',"
-                + " ADD COLUMN qty int NOT NULL DEFAULT 7,"
-                + " ADD COLUMN born date DEFAULT '2020-01-02',"
-                + " ADD COLUMN price numeric(10,2) DEFAULT 1.50,"
-                + " ADD COLUMN note text",
-            "ALTER TABLE inventory.items ALTER COLUMN note SET DEFAULT 'later'",
-            "UPDATE inventory.items SET name = name || '+' WHERE id % 10 = 0",
-            "UPDATE inventory.items SET status = 'old', qty = 1 WHERE id % 15 = 0",
-            "INSERT INTO inventory.items (id, name) VALUES (1000, 'after')",
-            "DELETE FROM inventory.items WHERE id % 21 = 0");
-        Eventually.until(
-            Duration.ofSeconds(120),
-            "the row inserted after the columns were added, on main",
-            () -> reader.tableExists(ITEMS)
-                && TableRows.read(reader.loadTable(ITEMS), Branches.MAIN).stream()
-                    .anyMatch(r -> Long.valueOf(1000).equals(r.get("id"))));
-        var untouched = TableRows.byKey(
-                TableRows.read(reader.loadTable(ITEMS), Branches.MAIN), List.of("id"))
-            .get(List.of(11L));
-        assertThat(untouched)
-            .as("before the snapshot: a row not changed since holds null in the new columns")
-            .containsEntry("name", "n11")
-            .containsEntry("status", null)
-            .containsEntry("qty", null);
+      p.postgres.execute(
+          "ALTER TABLE inventory.items ADD COLUMN status text DEFAULT 'new',"
+              + " ADD COLUMN qty int NOT NULL DEFAULT 7,"
+              + " ADD COLUMN born date DEFAULT '2020-01-02',"
+              + " ADD COLUMN price numeric(10,2) DEFAULT 1.50,"
+              + " ADD COLUMN note text",
+          "ALTER TABLE inventory.items ALTER COLUMN note SET DEFAULT 'later'",
+          "UPDATE inventory.items SET name = name || '+' WHERE id % 10 = 0",
+          "UPDATE inventory.items SET status = 'old', qty = 1 WHERE id % 15 = 0",
+          "INSERT INTO inventory.items (id, name) VALUES (1000, 'after')",
+          "DELETE FROM inventory.items WHERE id % 21 = 0");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the row inserted after the columns were added, on main",
+          () -> p.reader.tableExists(ITEMS)
+              && TableRows.read(p.reader.loadTable(ITEMS), Branches.MAIN).stream()
+                  .anyMatch(r -> Long.valueOf(1000).equals(r.get("id"))));
+      var untouched = TableRows.byKey(
+              TableRows.read(p.reader.loadTable(ITEMS), Branches.MAIN), List.of("id"))
+          .get(List.of(11L));
+      assertThat(untouched)
+          .as("before the snapshot: a row not changed since holds null in the new columns")
+          .containsEntry("name", "n11")
+          .containsEntry("status", null)
+          .containsEntry("qty", null);
 
-        postgres.execute("INSERT INTO inventory.debezium_signal (id, type, data) VALUES"
-            + " ('resnapshot-items', 'execute-snapshot',"
-            + " '{\"data-collections\": [\"inventory.items\"], \"type\": \"incremental\"}')");
-        Eventually.noDifference(Duration.ofSeconds(180), () -> differs(reader, postgres));
-        Table table = reader.loadTable(ITEMS);
-        Verifier.Report report = Verifier.verify(table, ITEMS.toString());
-        assertThat(report.passed()).as(report.toString()).isTrue();
-      }
+      p.incrementalSnapshot("inventory.items");
+      Eventually.noDifference(Duration.ofSeconds(180), () -> differs(p));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
     }
   }
 
-  private static String differs(Catalog reader, EmbeddedPostgres postgres) throws Exception {
-    return SourceTableComparison.differs(
-        reader, postgres::connect, "SELECT * FROM inventory.items", ITEMS, List.of("id"));
+  private static String differs(PostgresPipeline p) throws Exception {
+    return p.differs("SELECT * FROM inventory.items", ITEMS, List.of("id"));
   }
 }

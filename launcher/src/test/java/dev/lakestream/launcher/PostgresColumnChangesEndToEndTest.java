@@ -2,23 +2,13 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.lakestream.common.app.StreamsApp;
-import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.embedded.EmbeddedConnect;
-import dev.lakestream.embedded.EmbeddedKafka;
-import dev.lakestream.embedded.EmbeddedPostgres;
-import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.TableRows;
-import dev.lakestream.testkit.TemporaryWarehouse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
@@ -33,52 +23,34 @@ class PostgresColumnChangesEndToEndTest {
 
   private static final TableIdentifier ITEMS = TableIdentifier.of("inventory", "items");
   private static final TableIdentifier GOODS = TableIdentifier.of("inventory", "goods");
+  private static final String[] ITEMS_WITH_ROWS = {
+    "CREATE TABLE inventory.items (id bigint PRIMARY KEY, name text, price int, memo text)",
+    "INSERT INTO inventory.items SELECT g, 'n' || g, g, 'm' || g FROM generate_series(1, 200) g"
+  };
 
   @Test
   void aRenamedColumnIsFilledByAnIncrementalSnapshotAndADroppedOneStays() throws Exception {
-    try (EmbeddedKafka kafka = EmbeddedKafka.start();
-        EmbeddedPostgres postgres = EmbeddedPostgres.start();
-        TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      postgres.execute(
-          "CREATE SCHEMA inventory",
-          "CREATE TABLE inventory.debezium_signal"
-              + " (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))",
-          "CREATE TABLE inventory.items (id bigint PRIMARY KEY, name text, price int, memo text)",
-          "INSERT INTO inventory.items SELECT g, 'n' || g, g, 'm' || g"
-              + " FROM generate_series(1, 200) g");
-      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
-      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
-          StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
-          StreamsApp sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"))) {
-        Catalog reader = warehouse.catalog();
-        ingest.start();
-        sync.start();
-        PostgresEndToEndTest.registerConnector(
-            connect, postgres, Map.of("signal.data.collection", "inventory.debezium_signal"));
-        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
+    try (PostgresPipeline p = PostgresPipeline.start(Map.of(), ITEMS_WITH_ROWS)) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p, "items", ITEMS));
 
-        postgres.execute(
-            "ALTER TABLE inventory.items RENAME COLUMN name TO title",
-            "ALTER TABLE inventory.items DROP COLUMN memo",
-            "UPDATE inventory.items SET price = price + 1 WHERE id % 10 = 0");
-        Eventually.until(
-            Duration.ofSeconds(120),
-            "the renamed column on the table, from the changes since",
-            () -> reader.loadTable(ITEMS).schema().findField("title") != null);
-        assertThat(differs(reader, postgres))
-            .as("before the snapshot: the rows not changed since have no title")
-            .containsPattern("title: expected n[0-9]+ but was null");
+      p.postgres.execute(
+          "ALTER TABLE inventory.items RENAME COLUMN name TO title",
+          "ALTER TABLE inventory.items DROP COLUMN memo",
+          "UPDATE inventory.items SET price = price + 1 WHERE id % 10 = 0");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the renamed column on the table, from the changes since",
+          () -> p.reader.loadTable(ITEMS).schema().findField("title") != null);
+      assertThat(differs(p, "items", ITEMS))
+          .as("before the snapshot: the rows not changed since have no title")
+          .containsPattern("title: expected n[0-9]+ but was null");
 
-        postgres.execute("INSERT INTO inventory.debezium_signal (id, type, data) VALUES"
-            + " ('resnapshot-items', 'execute-snapshot',"
-            + " '{\"data-collections\": [\"inventory.items\"], \"type\": \"incremental\"}')");
-        Eventually.noDifference(Duration.ofSeconds(180), () -> differs(reader, postgres));
-        Table table = reader.loadTable(ITEMS);
-        assertThat(table.schema().findField("name")).as("the column's old name").isNotNull();
-        assertThat(table.schema().findField("memo")).as("the dropped column").isNotNull();
-        Verifier.Report report = Verifier.verify(table, ITEMS.toString());
-        assertThat(report.passed()).as(report.toString()).isTrue();
-      }
+      p.incrementalSnapshot("inventory.items");
+      Eventually.noDifference(Duration.ofSeconds(180), () -> differs(p, "items", ITEMS));
+      Table table = p.reader.loadTable(ITEMS);
+      assertThat(table.schema().findField("name")).as("the column's old name").isNotNull();
+      assertThat(table.schema().findField("memo")).as("the dropped column").isNotNull();
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
     }
   }
 
@@ -89,59 +61,30 @@ class PostgresColumnChangesEndToEndTest {
    */
   @Test
   void aRenamedTableIsFilledByAnIncrementalSnapshot() throws Exception {
-    try (EmbeddedKafka kafka = EmbeddedKafka.start();
-        EmbeddedPostgres postgres = EmbeddedPostgres.start();
-        TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      postgres.execute(
-          "CREATE SCHEMA inventory",
-          "CREATE TABLE inventory.debezium_signal"
-              + " (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048))",
-          "CREATE TABLE inventory.items (id bigint PRIMARY KEY, name text, price int, memo text)",
-          "INSERT INTO inventory.items SELECT g, 'n' || g, g, 'm' || g"
-              + " FROM generate_series(1, 200) g");
-      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
-      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
-          StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
-          StreamsApp sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"))) {
-        Catalog reader = warehouse.catalog();
-        ingest.start();
-        sync.start();
-        PostgresEndToEndTest.registerConnector(
-            connect, postgres, Map.of("signal.data.collection", "inventory.debezium_signal"));
-        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
+    try (PostgresPipeline p = PostgresPipeline.start(Map.of(), ITEMS_WITH_ROWS)) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p, "items", ITEMS));
 
-        postgres.execute(
-            "ALTER TABLE inventory.items RENAME TO goods",
-            "UPDATE inventory.goods SET price = price + 1 WHERE id % 10 = 0");
-        Eventually.until(
-            Duration.ofSeconds(120),
-            "a table of the new name, with the rows changed since",
-            () -> reader.tableExists(GOODS)
-                && TableRows.read(reader.loadTable(GOODS), Branches.MAIN).size() == 20);
+      p.postgres.execute(
+          "ALTER TABLE inventory.items RENAME TO goods",
+          "UPDATE inventory.goods SET price = price + 1 WHERE id % 10 = 0");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "a table of the new name, with the rows changed since",
+          () -> p.reader.tableExists(GOODS)
+              && TableRows.read(p.reader.loadTable(GOODS), Branches.MAIN).size() == 20);
 
-        postgres.execute("INSERT INTO inventory.debezium_signal (id, type, data) VALUES"
-            + " ('resnapshot-goods', 'execute-snapshot',"
-            + " '{\"data-collections\": [\"inventory.goods\"], \"type\": \"incremental\"}')");
-        Eventually.noDifference(
-            Duration.ofSeconds(180), () -> differs(reader, postgres, "goods", GOODS));
-        assertThat(TableRows.read(reader.loadTable(ITEMS), Branches.MAIN))
-            .as("the table of the old name, as it was")
-            .hasSize(200);
-        Verifier.Report report = Verifier.verify(reader.loadTable(GOODS), GOODS.toString());
-        assertThat(report.passed()).as(report.toString()).isTrue();
-      }
+      p.incrementalSnapshot("inventory.goods");
+      Eventually.noDifference(Duration.ofSeconds(180), () -> differs(p, "goods", GOODS));
+      assertThat(TableRows.read(p.reader.loadTable(ITEMS), Branches.MAIN))
+          .as("the table of the old name, as it was")
+          .hasSize(200);
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("goods"));
     }
   }
 
-  private static String differs(Catalog reader, EmbeddedPostgres postgres) throws Exception {
-    return differs(reader, postgres, "items", ITEMS);
-  }
-
   /** Null when realtime and main of {@code id} equal SELECT * of {@code source}; else what differs. */
-  private static String differs(
-      Catalog reader, EmbeddedPostgres postgres, String source, TableIdentifier id)
+  private static String differs(PostgresPipeline p, String source, TableIdentifier id)
       throws Exception {
-    return SourceTableComparison.differs(
-        reader, postgres::connect, "SELECT * FROM inventory." + source, id, List.of("id"));
+    return p.differs("SELECT * FROM inventory." + source, id, List.of("id"));
   }
 }

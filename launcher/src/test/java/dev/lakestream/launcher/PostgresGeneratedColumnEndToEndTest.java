@@ -2,21 +2,10 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.lakestream.common.app.StreamsApp;
-import dev.lakestream.common.config.PipelineConfig;
-import dev.lakestream.embedded.EmbeddedConnect;
-import dev.lakestream.embedded.EmbeddedKafka;
-import dev.lakestream.embedded.EmbeddedPostgres;
-import dev.lakestream.ingest.IngestApp;
-import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
-import dev.lakestream.testkit.TemporaryWarehouse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
@@ -34,46 +23,28 @@ class PostgresGeneratedColumnEndToEndTest {
   @Test
   void aGeneratedColumnLeftOutAsCheckSourceSaysLeavesTheOtherColumnsEqualToTheSource()
       throws Exception {
-    try (EmbeddedKafka kafka = EmbeddedKafka.start();
-        EmbeddedPostgres postgres = EmbeddedPostgres.start();
-        TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      postgres.execute(
-          "CREATE SCHEMA inventory",
-          "CREATE TABLE inventory.items (id bigint PRIMARY KEY, price numeric(12,2), qty int,"
-              + " total numeric(14,2) GENERATED ALWAYS AS (price * qty) STORED, note text)",
-          "INSERT INTO inventory.items (id, price, qty, note) SELECT g, g * 1.5, g % 7, 'n' || g"
-              + " FROM generate_series(1, 100) g");
-      PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
-      try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
-          StreamsApp ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
-          StreamsApp sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"))) {
-        Catalog reader = warehouse.catalog();
-        ingest.start();
-        sync.start();
-        PostgresEndToEndTest.registerConnector(
-            connect, postgres, Map.of("column.exclude.list", "inventory\\.items\\.total"));
-        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
-        postgres.execute(
-            "UPDATE inventory.items SET qty = qty + 1 WHERE id % 3 = 0",
-            "UPDATE inventory.items SET price = price * 2, note = note || '+' WHERE id % 5 = 0",
-            "DELETE FROM inventory.items WHERE id % 11 = 0",
-            "INSERT INTO inventory.items (id, price, qty, note) VALUES (1000, 2.5, 4, 'new')");
-        Eventually.noDifference(Duration.ofSeconds(120), () -> differs(reader, postgres));
-        Table table = reader.loadTable(ITEMS);
-        assertThat(table.schema().findField("total")).as("the generated column").isNull();
-        Verifier.Report report = Verifier.verify(table, ITEMS.toString());
-        assertThat(report.passed()).as(report.toString()).isTrue();
-      }
+    try (PostgresPipeline p = PostgresPipeline.start(
+        Map.of("column.exclude.list", "inventory\\.items\\.total"),
+        "CREATE TABLE inventory.items (id bigint PRIMARY KEY, price numeric(12,2), qty int,"
+            + " total numeric(14,2) GENERATED ALWAYS AS (price * qty) STORED, note text)",
+        "INSERT INTO inventory.items (id, price, qty, note) SELECT g, g * 1.5, g % 7, 'n' || g"
+            + " FROM generate_series(1, 100) g")) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+      p.postgres.execute(
+          "UPDATE inventory.items SET qty = qty + 1 WHERE id % 3 = 0",
+          "UPDATE inventory.items SET price = price * 2, note = note || '+' WHERE id % 5 = 0",
+          "DELETE FROM inventory.items WHERE id % 11 = 0",
+          "INSERT INTO inventory.items (id, price, qty, note) VALUES (1000, 2.5, 4, 'new')");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+      assertThat(p.reader.loadTable(ITEMS).schema().findField("total"))
+          .as("the generated column")
+          .isNull();
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
     }
   }
 
   /** Null when realtime and main equal SELECT * of every column but the generated one. */
-  private static String differs(Catalog reader, EmbeddedPostgres postgres) throws Exception {
-    return SourceTableComparison.differs(
-        reader,
-        postgres::connect,
-        "SELECT id, price, qty, note FROM inventory.items",
-        ITEMS,
-        List.of("id"));
+  private static String differs(PostgresPipeline p) throws Exception {
+    return p.differs("SELECT id, price, qty, note FROM inventory.items", ITEMS, List.of("id"));
   }
 }

@@ -60,9 +60,9 @@ import org.slf4j.LoggerFactory;
  * applied unfenced; a warning says so once per partition.
  *
  * <p>State per partition {@code topic-partition}: the highest position and its commit time, the
- * number of changes applied at it and the first one's key, in one entry (overwritten by every change in the usual
- * case of one change per position; the store is cached, so its changelog gets the entry once per
- * commit); the keys of further changes at the same position in entries {@code topic-partition NUL
+ * number of changes applied at it and the first one's key, in one entry (overwritten by every
+ * change in the usual case of one change per position; the store is cached, so its changelog gets
+ * the entry once per commit); the keys of further changes at the same position in entries {@code topic-partition NUL
  * key}, removed when the position moves on.
  */
 public final class SourceFence {
