@@ -70,7 +70,15 @@ public final class IngestConfig {
     return regex == null ? null : Pattern.compile(regex);
   }
 
+  /**
+   * The topic-to-table mapping: the user's pattern, else Debezium's naming ({@link
+   * TableNaming#debeziumDefault}, which also names topics of dotted prefixes or names by their
+   * records' source).
+   */
   public TableNaming tableNaming() {
+    if (config.get(TABLE_NAME_REGEX) == null && config.get(TABLE_NAME_REPLACEMENT) == null) {
+      return TableNaming.debeziumDefault();
+    }
     return new TableNaming(
         config.get(TABLE_NAME_REGEX, TableNaming.DEFAULT_REGEX),
         config.get(TABLE_NAME_REPLACEMENT, TableNaming.DEFAULT_REPLACEMENT));

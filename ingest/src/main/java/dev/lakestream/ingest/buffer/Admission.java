@@ -4,6 +4,7 @@ import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
@@ -90,6 +91,14 @@ final class Admission {
     this.naming = config.tableNaming();
   }
 
+  /**
+   * The table of {@code topic}'s batches: as the topic's records were admitted (a batch holds only
+   * admitted records).
+   */
+  TableIdentifier tableOf(String topic) {
+    return naming.tableFor(topic);
+  }
+
   DebeziumDecoder decoder() {
     return decoder;
   }
@@ -100,7 +109,10 @@ final class Admission {
     ChangeEvent event;
     RowShape shape;
     try {
-      id = naming.tableFor(topic);
+      if (value == null || value.length == 0) {
+        return Optional.empty(); // a tombstone: nothing to apply, whatever its topic
+      }
+      id = naming.tableFor(topic, () -> SourceTable.of(value));
       Optional<ChangeEvent> decoded = decoder.decode(key, value);
       if (decoded.isEmpty()) {
         return Optional.empty();

@@ -11,7 +11,6 @@ import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
-import dev.lakestream.common.iceberg.TableNaming;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.common.schema.RowConverter;
 import dev.lakestream.ingest.IngestConfig;
@@ -74,7 +73,6 @@ final class BatchFlusher {
 
   private final IngestConfig config;
   private final TableManager tables;
-  private final TableNaming naming;
   private final Admission admission;
   private final DebeziumDecoder decoder;
   private final UnavailableValues unavailable;
@@ -89,7 +87,6 @@ final class BatchFlusher {
       IngestMetrics metrics) {
     this.config = config;
     this.tables = tables;
-    this.naming = config.tableNaming();
     this.admission = admission;
     this.decoder = admission.decoder();
     this.unavailable = unavailable;
@@ -128,7 +125,7 @@ final class BatchFlusher {
       long nowMs) {
     long started = System.nanoTime();
     String topicId = batch.topicId;
-    TableIdentifier id = naming.tableFor(batch.topic);
+    TableIdentifier id = admission.tableOf(batch.topic);
     List<Pending> changes = new ArrayList<>();
     boolean lookups = false;
     for (Batches.Entry entry : entries) {
@@ -218,7 +215,7 @@ final class BatchFlusher {
       BufferedChange truncate,
       ChangeEvent event,
       long nowMs) {
-    TableIdentifier id = naming.tableFor(batch.topic);
+    TableIdentifier id = admission.tableOf(batch.topic);
     Table table = tables.table(id);
     Span span = new Span();
     for (Batches.Entry entry : entries) {
