@@ -1,0 +1,67 @@
+package dev.lakestream.launcher;
+
+import dev.lakestream.testkit.Eventually;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Names PostgreSQL allows that Debezium's topic names do not carry as they are, on real PostgreSQL,
+ * Debezium and Kafka: a {@code topic.prefix} with a dot, a table whose name has a dot, one whose
+ * name has a space, and quoted columns of mixed case, with dots, dashes, spaces, a reserved word and
+ * a letter outside ASCII. Each table equals {@code SELECT *} through inserts, updates and deletes,
+ * under the name the README gives.
+ */
+class PostgresTableNamesEndToEndTest {
+
+  @Test
+  void tablesOfEveryNameReachTheirTablesUnderADottedTopicPrefix() throws Exception {
+    try (PostgresPipeline p = PostgresPipeline.start(
+        // The topics are dbserver1.inventory.inventory.<table>: ingest.topics.regex of the test
+        // pipeline (dbserver1\.inventory\..*) matches them.
+        Map.of("topic.prefix", "dbserver1.inventory"),
+        "CREATE TABLE inventory.\"dot.ted\" (id int PRIMARY KEY, v text)",
+        "CREATE TABLE inventory.\"Order Items\" (id int PRIMARY KEY, v text)",
+        "CREATE TABLE inventory.\"Mixed\" (\"Id\" int PRIMARY KEY, \"Name\" text, \"a.b\" int,"
+            + " \"select\" int, \"x-y\" text, \"with space\" text, \"Ünï\" text)",
+        "INSERT INTO inventory.\"dot.ted\" SELECT g, 'v' || g FROM generate_series(1, 40) g",
+        "INSERT INTO inventory.\"Order Items\" SELECT g, 'v' || g FROM generate_series(1, 40) g",
+        "INSERT INTO inventory.\"Mixed\" SELECT g, 'N' || g, g, g, 'x' || g, 's' || g, 'ü' || g"
+            + " FROM generate_series(1, 40) g")) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+      p.postgres.execute(
+          "UPDATE inventory.\"dot.ted\" SET v = v || '+' WHERE id % 3 = 0",
+          "DELETE FROM inventory.\"dot.ted\" WHERE id % 7 = 0",
+          "UPDATE inventory.\"Order Items\" SET v = v || '+' WHERE id % 2 = 0",
+          "INSERT INTO inventory.\"Order Items\" VALUES (100, 'new')",
+          "UPDATE inventory.\"Mixed\" SET \"Name\" = \"Name\" || '+', \"a.b\" = \"a.b\" + 100,"
+              + " \"Ünï\" = NULL WHERE \"Id\" % 3 = 0",
+          "DELETE FROM inventory.\"Mixed\" WHERE \"Id\" % 5 = 0");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("dot_ted", "Order_Items", "Mixed"));
+    }
+  }
+
+  /** Null when realtime and main of every table equal SELECT * of its source; else what differs. */
+  private static String differs(PostgresPipeline p) throws Exception {
+    String diff = p.differs(
+        "SELECT * FROM inventory.\"dot.ted\"",
+        TableIdentifier.of("inventory", "dot_ted"),
+        List.of("id"));
+    if (diff == null) {
+      diff = p.differs(
+          "SELECT * FROM inventory.\"Order Items\"",
+          TableIdentifier.of("inventory", "Order_Items"),
+          List.of("id"));
+    }
+    if (diff == null) {
+      diff = p.differs(
+          "SELECT * FROM inventory.\"Mixed\"",
+          TableIdentifier.of("inventory", "Mixed"),
+          List.of("Id"));
+    }
+    return diff;
+  }
+}
