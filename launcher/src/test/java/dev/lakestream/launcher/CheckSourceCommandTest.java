@@ -53,6 +53,37 @@ class CheckSourceCommandTest {
   }
 
   @Test
+  void tablesThatComeToOneNameAndColumnsDebeziumRefusesAreBlockers() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.\"Order Items\" (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.\"Order_Items\" (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.\"dot.ted\" (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.\"line.items\" (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.line_items (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.\"Orders\" (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.orders (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.people (id int PRIMARY KEY, \"Name\" text, name text, \"NAME\" text)");
+      Run run = checkSource(pg, Map.of());
+      assertThat(run.exit()).as(run.output()).isEqualTo(1);
+      assertThat(run.output())
+          .contains("INFO     inventory.Order Items: its changes go to table inventory.Order_Items")
+          .contains("INFO     inventory.dot.ted: its changes go to table inventory.dot_ted")
+          .contains("BLOCKER  inventory.Order Items, inventory.Order_Items: these tables come to"
+              + " one name, inventory.Order_Items")
+          .contains("BLOCKER  inventory.line.items, inventory.line_items: these tables come to one"
+              + " name, inventory.line_items")
+          .contains("WARNING  inventory.Orders, inventory.orders: these tables' names differ only"
+              + " by case")
+          .contains("BLOCKER  inventory.people: columns [Name, name, NAME] differ only by case:"
+              + " Debezium refuses such a table")
+          .contains("OK       inventory.dot.ted: primary key")
+          .contains("3 blocker(s)");
+    }
+  }
+
+  @Test
   void eachBlockerIsNamedWithItsFixAndTheExitCodeIsOne() throws Exception {
     try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
       pg.execute(

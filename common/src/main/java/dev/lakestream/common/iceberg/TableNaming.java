@@ -114,8 +114,18 @@ public final class TableNaming {
     if (!topic.endsWith(suffix) || topic.length() == suffix.length()) {
       return Optional.empty();
     }
-    return Optional.of(
-        TableIdentifier.of(Namespace.of(schema.replace('.', '_')), table.replace('.', '_')));
+    return Optional.of(ofSource(source));
+  }
+
+  /**
+   * The table the default naming gives the changes of {@code source}, whatever the connector's
+   * {@code topic.prefix}: its schema and table as Debezium's topic names spell them, a dot as
+   * {@code _}.
+   */
+  public static TableIdentifier ofSource(SourceTable source) {
+    return TableIdentifier.of(
+        Namespace.of(topicName(source.schema()).replace('.', '_')),
+        topicName(source.table()).replace('.', '_'));
   }
 
   /** {@code name} with every character Kafka does not allow in a topic name replaced with {@code _}. */

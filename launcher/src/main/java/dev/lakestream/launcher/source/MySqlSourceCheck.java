@@ -1,5 +1,6 @@
 package dev.lakestream.launcher.source;
 
+import dev.lakestream.common.debezium.SourceTable;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -69,6 +70,12 @@ public final class MySqlSourceCheck {
           Finding.Level.BLOCKER, "server_id", "0: set a server id so replication can attach"));
     }
     CapturedTables captured = CapturedTables.binlog(connector);
+    TableNames.check(
+        tables().stream()
+            .filter(t -> captured.captures(t[0], t[1]))
+            .map(t -> new SourceTable(t[0], t[1]))
+            .toList(),
+        findings);
     for (String[] table : tables()) {
       String name = table[0] + "." + table[1];
       if (!captured.captures(table[0], table[1])) {

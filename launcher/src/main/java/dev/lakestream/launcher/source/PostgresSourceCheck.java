@@ -1,5 +1,6 @@
 package dev.lakestream.launcher.source;
 
+import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.launcher.source.Finding.Level;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -7,7 +8,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -341,6 +344,8 @@ public final class PostgresSourceCheck {
         }
       }
     }
+    TableNames.check(
+        tables.stream().map(t -> new SourceTable((String) t[1], (String) t[2])).toList(), out);
     for (Object[] t : tables) {
       table(
           out,
@@ -412,6 +417,7 @@ public final class PostgresSourceCheck {
     List<String> toasted = new ArrayList<>();
     List<String> nulled = new ArrayList<>();
     List<String> generated = new ArrayList<>();
+    List<String> columns = new ArrayList<>();
     boolean virtual = false;
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
@@ -426,6 +432,7 @@ public final class PostgresSourceCheck {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String column = rs.getString(1);
+          columns.add(column);
           String type = rs.getString(4);
           String kind = rs.getString(8);
           if (("s".equals(kind) || "v".equals(kind)) && !captured.leavesOut(schema, name, column)) {
@@ -445,6 +452,17 @@ public final class PostgresSourceCheck {
         }
       }
     }
+    Map<String, List<String>> byLowerCase = new LinkedHashMap<>();
+    columns.forEach(c -> byLowerCase
+        .computeIfAbsent(c.toLowerCase(Locale.ROOT), k -> new ArrayList<>())
+        .add(c));
+    byLowerCase.values().stream()
+        .filter(same -> same.size() > 1)
+        .forEach(same -> out.add(new Finding(
+            Level.BLOCKER,
+            table,
+            "columns " + same + " differ only by case: Debezium refuses such a table (\"has columns"
+                + " that differ only by case\") and the connector stops. Rename one of them")));
     if (!generated.isEmpty() && (virtual || !publishesGeneratedColumns())) {
       out.add(new Finding(
           Level.BLOCKER,
