@@ -70,10 +70,10 @@ class CheckSourceCommandTest {
       assertThat(run.output())
           .contains("INFO     inventory.Order Items: its changes go to table inventory.Order_Items")
           .contains("INFO     inventory.dot.ted: its changes go to table inventory.dot_ted")
-          .contains("BLOCKER  inventory.Order Items, inventory.Order_Items: these tables come to"
-              + " one name, inventory.Order_Items")
+          .contains("BLOCKER  inventory.Order Items, inventory.Order_Items: Debezium writes these"
+              + " tables' changes to one topic, <topic.prefix>.inventory.Order_Items")
           .contains("BLOCKER  inventory.line.items, inventory.line_items: these tables come to one"
-              + " name, inventory.line_items")
+              + " table name, inventory.line_items")
           .contains("WARNING  inventory.Orders, inventory.orders: these tables' names differ only"
               + " by case")
           .contains("BLOCKER  inventory.people: columns [Name, name, NAME] differ only by case:"

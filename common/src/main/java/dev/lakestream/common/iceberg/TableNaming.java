@@ -128,8 +128,11 @@ public final class TableNaming {
         topicName(source.table()).replace('.', '_'));
   }
 
-  /** {@code name} with every character Kafka does not allow in a topic name replaced with {@code _}. */
-  static String topicName(String name) {
+  /**
+   * {@code name} with every character Kafka does not allow in a topic name replaced with {@code _},
+   * as Debezium writes it in its topic names.
+   */
+  public static String topicName(String name) {
     StringBuilder out = new StringBuilder(name.length());
     for (int i = 0; i < name.length(); i++) {
       char c = name.charAt(i);

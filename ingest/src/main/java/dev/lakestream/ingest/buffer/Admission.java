@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -93,10 +94,11 @@ final class Admission {
 
   /**
    * The table of {@code topic}'s batches: as the topic's records were admitted (a batch holds only
-   * admitted records).
+   * admitted records); {@code source}, the source table a change of the batch names, when no record
+   * of the topic was admitted in this task's run (a batch an earlier version kept in its stores).
    */
-  TableIdentifier tableOf(String topic) {
-    return naming.tableFor(topic);
+  TableIdentifier tableOf(String topic, Supplier<Optional<SourceTable>> source) {
+    return naming.tableFor(topic, source);
   }
 
   DebeziumDecoder decoder() {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.DebeziumDecoder;
+import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.DataFileJson;
@@ -115,6 +116,14 @@ final class BatchFlusher {
     return decoder.decode(change.key(), change.value()).orElseThrow();
   }
 
+  /** The source table the first change of {@code entries} names (read from its bytes). */
+  private static Optional<SourceTable> sourceOf(List<Batches.Entry> entries) {
+    return entries.stream()
+        .filter(e -> !e.movedOut())
+        .findFirst()
+        .flatMap(e -> SourceTable.of(e.change().value()));
+  }
+
   Outcome flush(
       Batches.Batch batch,
       List<Batches.Entry> entries,
@@ -125,7 +134,7 @@ final class BatchFlusher {
       long nowMs) {
     long started = System.nanoTime();
     String topicId = batch.topicId;
-    TableIdentifier id = admission.tableOf(batch.topic);
+    TableIdentifier id = admission.tableOf(batch.topic, () -> sourceOf(entries));
     List<Pending> changes = new ArrayList<>();
     boolean lookups = false;
     for (Batches.Entry entry : entries) {
@@ -215,7 +224,7 @@ final class BatchFlusher {
       BufferedChange truncate,
       ChangeEvent event,
       long nowMs) {
-    TableIdentifier id = admission.tableOf(batch.topic);
+    TableIdentifier id = admission.tableOf(batch.topic, () -> sourceOf(entries));
     Table table = tables.table(id);
     Span span = new Span();
     for (Batches.Entry entry : entries) {

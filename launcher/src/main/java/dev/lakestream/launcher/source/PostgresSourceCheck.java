@@ -462,7 +462,8 @@ public final class PostgresSourceCheck {
             Level.BLOCKER,
             table,
             "columns " + same + " differ only by case: Debezium refuses such a table (\"has columns"
-                + " that differ only by case\") and the connector stops. Rename one of them")));
+                + " that differ only by case\"), also when column.exclude.list leaves one out, and the"
+                + " connector stops. Rename one of them")));
     if (!generated.isEmpty() && (virtual || !publishesGeneratedColumns())) {
       out.add(new Finding(
           Level.BLOCKER,

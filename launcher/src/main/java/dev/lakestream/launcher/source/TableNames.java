@@ -3,17 +3,20 @@ package dev.lakestream.launcher.source;
 import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.iceberg.TableNaming;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
- * The tables ingest makes of the captured source tables, by its default naming ({@link
- * TableNaming#ofSource}): Debezium replaces each character Kafka does not allow in a topic name with
- * {@code _}, and ingest a dot in a name, so two source tables can come to one name.
+ * The topics Debezium writes the captured source tables to and the tables ingest makes of them by
+ * its default naming ({@link TableNaming#ofSource}): Debezium replaces each character Kafka does not
+ * allow in a topic name with {@code _}, and ingest a dot in a name, so two source tables can come to
+ * one topic, or to one table.
  */
 final class TableNames {
 
@@ -21,11 +24,12 @@ final class TableNames {
 
   /**
    * Adds a finding for each captured table whose table is named otherwise (INFO), each group that
-   * comes to one table (BLOCKER: their changes would be merged into it) and each group whose names
-   * differ only by case (WARNING: catalogs that lower-case names merge them).
+   * comes to one topic or one table (BLOCKER: their changes would be merged) and each group whose
+   * table names differ only by case (WARNING: catalogs that lower-case names merge them).
    */
   static void check(List<SourceTable> captured, List<Finding> out) {
-    Map<TableIdentifier, List<String>> byName = new LinkedHashMap<>();
+    Map<String, List<String>> byTopic = new LinkedHashMap<>();
+    Map<TableIdentifier, List<String>> byTable = new LinkedHashMap<>();
     for (SourceTable source : captured) {
       String qualified = source.schema() + "." + source.table();
       TableIdentifier table = TableNaming.ofSource(source);
@@ -37,23 +41,38 @@ final class TableNames {
                 + " (Debezium's topic names replace what Kafka does not allow with _, ingest a dot"
                 + " in a name)"));
       }
-      byName.computeIfAbsent(table, t -> new ArrayList<>()).add(qualified);
+      String topic =
+          TableNaming.topicName(source.schema()) + "." + TableNaming.topicName(source.table());
+      byTopic.computeIfAbsent(topic, t -> new ArrayList<>()).add(qualified);
+      byTable.computeIfAbsent(table, t -> new ArrayList<>()).add(qualified);
     }
-    Map<String, List<TableIdentifier>> byLowerName = new LinkedHashMap<>();
-    byName.forEach((table, sources) -> {
+    Set<List<String>> merged = new HashSet<>();
+    byTopic.forEach((topic, sources) -> {
       if (sources.size() > 1) {
+        merged.add(sources);
         out.add(new Finding(
             Finding.Level.BLOCKER,
             String.join(", ", sources),
-            "these tables come to one name, " + table + ": their changes would be merged into one"
-                + " table (and one topic, where Debezium's names meet). Rename one, or capture"
-                + " only one of them"));
+            "Debezium writes these tables' changes to one topic, <topic.prefix>." + topic
+                + ", so they would be merged into one table. Rename one, or capture only one of"
+                + " them"));
       }
-      byLowerName
+    });
+    Map<String, List<TableIdentifier>> byLowerCase = new LinkedHashMap<>();
+    byTable.forEach((table, sources) -> {
+      if (sources.size() > 1 && !merged.contains(sources)) {
+        out.add(new Finding(
+            Finding.Level.BLOCKER,
+            String.join(", ", sources),
+            "these tables come to one table name, " + table + ", so their changes would be merged"
+                + " into it. Rename one, capture only one of them, or map their topics apart with"
+                + " ingest.table.name.regex and ingest.table.name.replacement"));
+      }
+      byLowerCase
           .computeIfAbsent(table.toString().toLowerCase(Locale.ROOT), t -> new ArrayList<>())
           .add(table);
     });
-    byLowerName.forEach((lower, tables) -> {
+    byLowerCase.forEach((lower, tables) -> {
       if (tables.size() > 1) {
         out.add(new Finding(
             Finding.Level.WARNING,
