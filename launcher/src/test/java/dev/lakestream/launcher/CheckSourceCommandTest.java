@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class CheckSourceCommandTest {
 
-  private record Run(int exit, String output) {}
+  record Run(int exit, String output) {}
 
   @Test
   void aDatabaseReadyForTheConnectorPassesWithItsWarningsListed() throws Exception {
@@ -250,8 +250,7 @@ class CheckSourceCommandTest {
   }
 
   /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
-  private static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides)
-      throws Exception {
+  static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides) throws Exception {
     var json = new ObjectMapper()
         .readTree(Files.readString(
             PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json")));
