@@ -53,7 +53,8 @@ class CheckSourceCommandTest {
   }
 
   @Test
-  void tablesThatComeToOneNameAndColumnsDebeziumRefusesAreBlockers() throws Exception {
+  void tablesThatComeToOneNameUnloggedTablesAndColumnsDebeziumRefusesAreBlockers()
+      throws Exception {
     try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
       pg.execute(
           "CREATE SCHEMA inventory",
@@ -64,7 +65,8 @@ class CheckSourceCommandTest {
           "CREATE TABLE inventory.line_items (id int PRIMARY KEY)",
           "CREATE TABLE inventory.\"Orders\" (id int PRIMARY KEY)",
           "CREATE TABLE inventory.orders (id int PRIMARY KEY)",
-          "CREATE TABLE inventory.people (id int PRIMARY KEY, \"Name\" text, name text, \"NAME\" text)");
+          "CREATE TABLE inventory.people (id int PRIMARY KEY, \"Name\" text, name text, \"NAME\" text)",
+          "CREATE UNLOGGED TABLE inventory.scratch (id int PRIMARY KEY)");
       Run run = checkSource(pg, Map.of());
       assertThat(run.exit()).as(run.output()).isEqualTo(1);
       assertThat(run.output())
@@ -79,7 +81,9 @@ class CheckSourceCommandTest {
           .contains("BLOCKER  inventory.people: columns [Name, name, NAME] differ only by case:"
               + " Debezium refuses such a table")
           .contains("OK       inventory.dot.ted: primary key")
-          .contains("3 blocker(s)");
+          .contains("BLOCKER  inventory.scratch: UNLOGGED: PostgreSQL writes no WAL for it")
+          .contains("\"table.exclude.list\": \"inventory\\\\.scratch\"")
+          .contains("4 blocker(s)");
     }
   }
 

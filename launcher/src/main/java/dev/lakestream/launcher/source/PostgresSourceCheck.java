@@ -326,58 +326,69 @@ public final class PostgresSourceCheck {
     return regex.toString().replace("\\", "\\\\").replace("\"", "\\\"");
   }
 
+  /** A captured table as the catalog describes it. */
+  private record Relation(
+      long oid,
+      String schema,
+      String name,
+      char identity,
+      boolean primaryKey,
+      boolean deferrableKey,
+      boolean unlogged) {}
+
   /** Checks every captured table; returns how many there are. */
   private int tables(List<Finding> out) throws SQLException {
-    List<Object[]> tables = new ArrayList<>();
+    List<Relation> tables = new ArrayList<>();
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery("SELECT c.oid, n.nspname, c.relname, c.relreplident,"
             + " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary),"
             + " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary"
-            + " AND NOT i.indimmediate)"
+            + " AND NOT i.indimmediate), c.relpersistence = 'u'"
             + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
             + " WHERE c.relkind IN ('r', 'p') AND n.nspname NOT LIKE 'pg\\_%'"
             + " AND n.nspname <> 'information_schema'"
             + " ORDER BY n.nspname, c.relname")) {
       while (rs.next()) {
         if (captured.captures(rs.getString(2), rs.getString(3))) {
-          tables.add(new Object[] {
-            rs.getLong(1),
-            rs.getString(2),
-            rs.getString(3),
-            rs.getString(4),
-            rs.getBoolean(5),
-            rs.getBoolean(6)
-          });
+          tables.add(new Relation(
+              rs.getLong(1),
+              rs.getString(2),
+              rs.getString(3),
+              rs.getString(4).charAt(0),
+              rs.getBoolean(5),
+              rs.getBoolean(6),
+              rs.getBoolean(7)));
         }
       }
     }
     TableNames.check(
-        tables.stream().map(t -> new SourceTable((String) t[1], (String) t[2])).toList(), out);
-    for (Object[] t : tables) {
-      table(
-          out,
-          (Long) t[0],
-          (String) t[1],
-          (String) t[2],
-          ((String) t[3]).charAt(0),
-          (Boolean) t[4],
-          (Boolean) t[5]);
+        tables.stream().map(t -> new SourceTable(t.schema(), t.name())).toList(), out);
+    for (Relation t : tables) {
+      table(out, t);
     }
     return tables.size();
   }
 
-  private void table(
-      List<Finding> out,
-      long oid,
-      String schema,
-      String name,
-      char identity,
-      boolean primaryKey,
-      boolean deferrableKey)
-      throws SQLException {
+  private void table(List<Finding> out, Relation relation) throws SQLException {
+    long oid = relation.oid();
+    String schema = relation.schema();
+    String name = relation.name();
+    char identity = relation.identity();
+    boolean primaryKey = relation.primaryKey();
+    boolean deferrableKey = relation.deferrableKey();
     String table = schema + "." + name;
     Optional<List<String>> messageKey = captured.messageKeyColumns(schema, name);
     int before = out.size();
+    if (relation.unlogged()) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "UNLOGGED: PostgreSQL writes no WAL for it and publishes none of its changes; the"
+              + " connector cannot add it to a publication of listed tables (\"cannot add relation"
+              + " to publication\": it stops), and a snapshot would leave its table never changing"
+              + " after. Leave it out (\"table.exclude.list\": \"" + pattern(table) + "\"), or"
+              + " ALTER TABLE " + table + " SET LOGGED"));
+    }
     if (!primaryKey && (identity == 'd' || identity == 'n')) {
       out.add(new Finding(
           Level.BLOCKER,
