@@ -87,9 +87,23 @@ final class PostgresPipeline implements AutoCloseable {
 
   /** Asks Debezium for an incremental snapshot of {@code table} ({@code schema.table}). */
   void incrementalSnapshot(String table) throws Exception {
+    incrementalSnapshot(table, null);
+  }
+
+  /**
+   * Asks Debezium for an incremental snapshot of {@code table} ({@code schema.table}) of the rows
+   * {@code filter} (an SQL condition, in Debezium's {@code additional-conditions}) selects, or of
+   * all when null.
+   */
+  void incrementalSnapshot(String table, String filter) throws Exception {
+    String conditions = filter == null
+        ? ""
+        : ", \"additional-conditions\": [{\"data-collection\": \"" + table + "\", \"filter\": \""
+            + filter.replace("'", "''") + "\"}]";
     postgres.execute("INSERT INTO " + SIGNAL_TABLE + " (id, type, data) VALUES"
-        + " ('snapshot-" + table + "', 'execute-snapshot',"
-        + " '{\"data-collections\": [\"" + table + "\"], \"type\": \"incremental\"}')");
+        + " ('snapshot-" + System.nanoTime() + "', 'execute-snapshot',"
+        + " '{\"data-collections\": [\"" + table + "\"], \"type\": \"incremental\""
+        + conditions + "}')");
   }
 
   /** Null when realtime and main of {@code id} equal the rows of {@code query}; else what differs. */

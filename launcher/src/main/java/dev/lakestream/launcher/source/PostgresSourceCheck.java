@@ -8,12 +8,14 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * Checks a PostgreSQL database before the pipeline captures it, as the shipped Debezium connector
@@ -100,6 +102,7 @@ public final class PostgresSourceCheck {
     slots(out);
     publications(out);
     partitioned(out);
+    inherited(out);
     int tables = tables(out);
     if (tables == 0) {
       out.add(new Finding(
@@ -301,6 +304,73 @@ public final class PostgresSourceCheck {
         }
       }
     }
+  }
+
+  /**
+   * Captured tables that other tables inherit from ({@code INHERITS}, not partitioning): a snapshot
+   * ({@code SELECT * FROM parent}) reads the children's rows too, whose changes PostgreSQL publishes
+   * as the children's, so the parent's table would keep them as they were. Fine when the snapshot
+   * reads {@code ONLY} the parent ({@code snapshot.select.statement.overrides}).
+   */
+  private void inherited(List<Finding> out) throws SQLException {
+    Set<String> overridden = new HashSet<>();
+    for (String t :
+        connector.getOrDefault("snapshot.select.statement.overrides", "").split(",")) {
+      overridden.add(t.trim());
+    }
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT n.nspname, c.relname,"
+            + " string_agg(cn.nspname || '.' || ch.relname, ', ' ORDER BY cn.nspname, ch.relname)"
+            + " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent"
+            + " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            + " JOIN pg_class ch ON ch.oid = i.inhrelid"
+            + " JOIN pg_namespace cn ON cn.oid = ch.relnamespace"
+            + " WHERE c.relkind = 'r' GROUP BY 1, 2 ORDER BY 1, 2")) {
+      while (rs.next()) {
+        String schema = rs.getString(1);
+        String name = rs.getString(2);
+        if (!captured.captures(schema, name)) {
+          continue;
+        }
+        String table = schema + "." + name;
+        String sql = ident(schema) + "." + ident(name);
+        String select = connector.get("snapshot.select.statement.overrides." + table);
+        String incremental = "for an incremental snapshot of it, add to the signal's data"
+            + " \"additional-conditions\": [{\"data-collection\": \"" + json(table)
+            + "\", \"filter\": \"tableoid = '" + json(sql) + "'::regclass\"}]";
+        if (overridden.contains(table)
+            && select != null
+            && Pattern.compile("\\bONLY\\b", Pattern.CASE_INSENSITIVE)
+                .matcher(select)
+                .find()) {
+          out.add(new Finding(
+              Level.INFO,
+              table,
+              "inherited by " + rs.getString(3) + "; the snapshot reads only its own rows; "
+                  + incremental));
+        } else {
+          out.add(new Finding(
+              Level.BLOCKER,
+              table,
+              "inherited by " + rs.getString(3) + ": a snapshot of it (SELECT * FROM " + sql
+                  + ") reads their rows too, while PostgreSQL publishes their changes as theirs,"
+                  + " so its table would keep those rows as the snapshot found them. Have the"
+                  + " snapshot read its own rows only: \"snapshot.select.statement.overrides\": \""
+                  + json(table) + "\", \"snapshot.select.statement.overrides." + json(table)
+                  + "\": \"SELECT * FROM ONLY " + json(sql) + "\"; " + incremental));
+        }
+      }
+    }
+  }
+
+  /** {@code name} as an SQL identifier: as it is when PostgreSQL would fold it to itself. */
+  private static String ident(String name) {
+    return name.matches("[a-z_][a-z0-9_$]*") ? name : "\"" + name.replace("\"", "\"\"") + "\"";
+  }
+
+  /** {@code text} escaped for a JSON string. */
+  private static String json(String text) {
+    return text.replace("\\", "\\\\").replace("\"", "\\\"");
   }
 
   /**
