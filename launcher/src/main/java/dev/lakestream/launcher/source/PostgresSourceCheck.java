@@ -363,6 +363,40 @@ public final class PostgresSourceCheck {
     }
   }
 
+  /**
+   * The record key's columns must be in what PostgreSQL sends of a deleted or key-changed row (its
+   * replica identity: the primary key, or the index of {@code USING INDEX}): Debezium fills the
+   * others with zeros (seen with 3.6.1), so a DELETE would reach Kafka as the delete of another
+   * key (0) and leave its row, and an UPDATE of the key would leave the old row.
+   */
+  private static void keyOutsideIdentity(
+      List<Finding> out, String table, Relation relation, List<String> key) {
+    List<String> identity =
+        relation.identity() == 'd' ? relation.primaryKeyColumns() : relation.identityColumns();
+    List<String> outside = key.stream().filter(c -> !identity.contains(c)).toList();
+    if (outside.isEmpty()) {
+      return;
+    }
+    String sent = relation.identity() == 'd'
+        ? "REPLICA IDENTITY DEFAULT: of a deleted or key-changed row PostgreSQL sends its primary"
+            + " key " + identity
+        : "REPLICA IDENTITY USING INDEX " + relation.identityIndex() + ": of a deleted or"
+            + " key-changed row PostgreSQL sends " + identity;
+    out.add(new Finding(
+        Level.BLOCKER,
+        table,
+        sent + ", not the record key's " + outside + ", which Debezium then fills with zeros: a"
+            + " DELETE reaches Kafka as the delete of another key and its row stays, an UPDATE of"
+            + " the key leaves the old row. "
+            + (relation.identity() == 'i' && relation.primaryKey()
+                ? "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT (its primary key), or"
+                    + " make the index's columns the key: \"message.key.columns\": \""
+                    + json(table) + ":" + String.join(",", identity) + "\""
+                : "Make the key the replica identity's columns (\"message.key.columns\": \""
+                    + json(table) + ":" + String.join(",", identity) + "\"), or ALTER TABLE "
+                    + table + " REPLICA IDENTITY FULL")));
+  }
+
   /** {@code name} as an SQL identifier: as it is when PostgreSQL would fold it to itself. */
   private static String ident(String name) {
     return name.matches("[a-z_][a-z0-9_$]*") ? name : "\"" + name.replace("\"", "\"\"") + "\"";
@@ -404,7 +438,14 @@ public final class PostgresSourceCheck {
       char identity,
       boolean primaryKey,
       boolean deferrableKey,
-      boolean unlogged) {}
+      boolean unlogged,
+      List<String> primaryKeyColumns,
+      String identityIndex,
+      List<String> identityColumns) {}
+
+  private static List<String> columns(String commaSeparated) {
+    return commaSeparated == null ? List.of() : List.of(commaSeparated.split(","));
+  }
 
   /** Checks every captured table; returns how many there are. */
   private int tables(List<Finding> out) throws SQLException {
@@ -413,7 +454,15 @@ public final class PostgresSourceCheck {
         ResultSet rs = s.executeQuery("SELECT c.oid, n.nspname, c.relname, c.relreplident,"
             + " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary),"
             + " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary"
-            + " AND NOT i.indimmediate), c.relpersistence = 'u'"
+            + " AND NOT i.indimmediate), c.relpersistence = 'u',"
+            + " (SELECT string_agg(a.attname, ',' ORDER BY array_position(i.indkey::int2[], a.attnum))"
+            + " FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+            + " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = c.oid AND i.indisprimary),"
+            + " (SELECT ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid"
+            + " WHERE i.indrelid = c.oid AND i.indisreplident),"
+            + " (SELECT string_agg(a.attname, ',' ORDER BY array_position(i.indkey::int2[], a.attnum))"
+            + " FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+            + " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = c.oid AND i.indisreplident)"
             + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
             + " WHERE c.relkind IN ('r', 'p') AND n.nspname NOT LIKE 'pg\\_%'"
             + " AND n.nspname <> 'information_schema'"
@@ -427,7 +476,10 @@ public final class PostgresSourceCheck {
               rs.getString(4).charAt(0),
               rs.getBoolean(5),
               rs.getBoolean(6),
-              rs.getBoolean(7)));
+              rs.getBoolean(7),
+              columns(rs.getString(8)),
+              rs.getString(9),
+              columns(rs.getString(10))));
         }
       }
     }
@@ -490,7 +542,13 @@ public final class PostgresSourceCheck {
           Level.BLOCKER,
           table,
           "no primary key: its changes reach Kafka without a key and ingest"
-              + " refuses them; name its key columns in the connector's message.key.columns"));
+              + " refuses them; name its key columns in the connector's message.key.columns"
+              + (identity == 'i'
+                  ? " (the columns of its replica identity index: \"" + json(table) + ":"
+                      + String.join(",", relation.identityColumns()) + "\")"
+                  : "")));
+    } else if (identity == 'd' || identity == 'i') {
+      keyOutsideIdentity(out, table, relation, messageKey.orElse(relation.primaryKeyColumns()));
     }
     if (deferrableKey) {
       out.add(new Finding(
