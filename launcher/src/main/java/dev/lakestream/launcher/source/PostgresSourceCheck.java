@@ -218,6 +218,9 @@ public final class PostgresSourceCheck {
                 + (name.equals(wanted) ? " (the connector's)" : "")));
       }
     }
+    if (found && version() >= 150000) {
+      publishedParts(out, wanted);
+    }
     if (!found) {
       out.add(new Finding(
           Level.INFO,
@@ -303,6 +306,97 @@ public final class PostgresSourceCheck {
           }
         }
       }
+    }
+  }
+
+  /**
+   * Captured tables the connector's publication publishes in part (PostgreSQL 15+): a row filter,
+   * where the snapshot reads every row but the changes of rows outside it never come, so its table
+   * would keep those as the snapshot found them; a column list, where every change carries only
+   * the listed columns, so the others would hold null in each row changed after the snapshot.
+   */
+  private void publishedParts(List<Finding> out, String publication) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname,"
+        + " pg_get_expr(r.prqual, r.prrelid),"
+        + " (SELECT string_agg(a.attname, ', ' ORDER BY a.attnum) FROM pg_attribute a"
+        + " WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped"
+        + " AND NOT a.attnum = ANY(r.prattrs::int2[]))"
+        + " FROM pg_publication p JOIN pg_publication_rel r ON r.prpubid = p.oid"
+        + " JOIN pg_class c ON c.oid = r.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+        + " WHERE p.pubname = ? AND (r.prqual IS NOT NULL OR r.prattrs IS NOT NULL)"
+        + " ORDER BY 1, 2")) {
+      ps.setString(1, publication);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String schema = rs.getString(1);
+          String name = rs.getString(2);
+          if (!captured.captures(schema, name)) {
+            continue;
+          }
+          String table = schema + "." + name;
+          String filter = rs.getString(3);
+          if (filter != null) {
+            rowFilter(out, table, ident(schema) + "." + ident(name), filter);
+          }
+          List<String> unpublished = new ArrayList<>();
+          if (rs.getString(4) != null) {
+            for (String column : rs.getString(4).split(", ")) {
+              if (!captured.leavesOut(schema, name, column)) {
+                unpublished.add(column);
+              }
+            }
+          }
+          if (!unpublished.isEmpty()) {
+            out.add(new Finding(
+                Level.BLOCKER,
+                table,
+                "publication " + publication + " publishes it with a column list that leaves out "
+                    + unpublished + ": every change carries only the listed columns, so these"
+                    + " would hold null in each row changed after the snapshot. Leave them out of"
+                    + " the connector's events: \"column.exclude.list\": \""
+                    + exclusion(unpublished.stream().map(c -> table + "." + c).toList()) + "\""));
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * A table published with a row filter is fine when the snapshot reads the same rows ({@code
+   * snapshot.select.statement.overrides} with a WHERE); a change that moves a row out of the filter
+   * is published as its delete.
+   */
+  private void rowFilter(List<Finding> out, String table, String sql, String filter) {
+    String select = connector.get("snapshot.select.statement.overrides." + table);
+    boolean overridden = select != null
+        && List.of(connector
+                .getOrDefault("snapshot.select.statement.overrides", "")
+                .split(","))
+            .stream()
+            .map(String::trim)
+            .anyMatch(table::equals)
+        && Pattern.compile("\\bWHERE\\b", Pattern.CASE_INSENSITIVE)
+            .matcher(select)
+            .find();
+    String incremental = "for an incremental snapshot of it, add to the signal's data"
+        + " \"additional-conditions\": [{\"data-collection\": \"" + json(table)
+        + "\", \"filter\": \"" + json(filter) + "\"}]";
+    if (overridden) {
+      out.add(new Finding(
+          Level.INFO,
+          table,
+          "published with a row filter, " + filter + "; the snapshot reads with a WHERE of its"
+              + " own (check that it is the same filter); " + incremental));
+    } else {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "published with a row filter, " + filter + ": the snapshot reads every row, and the"
+              + " changes of rows outside the filter never come, so its table would keep them as"
+              + " the snapshot found them. Have the snapshot read the same rows:"
+              + " \"snapshot.select.statement.overrides\": \"" + json(table) + "\","
+              + " \"snapshot.select.statement.overrides." + json(table) + "\": \"SELECT * FROM "
+              + json(sql) + " WHERE " + json(filter) + "\"; " + incremental));
     }
   }
 
