@@ -249,7 +249,8 @@ class CheckSourceCommandTest {
       assertThat(nothing.exit()).as(nothing.output()).isEqualTo(1);
       assertThat(nothing.output())
           .contains("BLOCKER  inventory.slots: REPLICA IDENTITY NOTHING: once the connector's"
-              + " publication includes it, PostgreSQL refuses its UPDATEs and DELETEs");
+              + " publication includes it, PostgreSQL refuses its UPDATEs and DELETEs. ALTER TABLE"
+              + " inventory.slots REPLICA IDENTITY FULL");
     }
   }
 

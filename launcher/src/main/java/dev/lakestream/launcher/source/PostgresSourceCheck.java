@@ -622,7 +622,8 @@ public final class PostgresSourceCheck {
           table,
           "REPLICA IDENTITY NOTHING: once the connector's publication includes it, PostgreSQL"
               + " refuses its UPDATEs and DELETEs. ALTER TABLE " + table
-              + " REPLICA IDENTITY DEFAULT"));
+              // PostgreSQL does not take a deferrable key as the replica identity.
+              + (deferrableKey ? " REPLICA IDENTITY FULL" : " REPLICA IDENTITY DEFAULT")));
     } else if (deferrableKey && identity == 'd') {
       out.add(new Finding(
           Level.BLOCKER,
