@@ -74,8 +74,8 @@ class CheckSourceCommandTest {
           .contains("INFO     inventory.dot.ted: its changes go to table inventory.dot_ted")
           .contains("BLOCKER  inventory.Order Items, inventory.Order_Items: Debezium writes these"
               + " tables' changes to one topic, <topic.prefix>.inventory.Order_Items")
-          .contains("BLOCKER  inventory.line.items, inventory.line_items: these tables come to one"
-              + " table name, inventory.line_items")
+          .contains("WARNING  inventory.line.items, inventory.line_items: these tables come to"
+              + " one table name, inventory.line_items")
           .contains("WARNING  inventory.Orders, inventory.orders: these tables' names differ only"
               + " by case")
           .contains("BLOCKER  inventory.people: columns [Name, name, NAME] differ only by case:"
@@ -83,7 +83,52 @@ class CheckSourceCommandTest {
           .contains("OK       inventory.dot.ted: primary key")
           .contains("BLOCKER  inventory.scratch: UNLOGGED: PostgreSQL writes no WAL for it")
           .contains("\"table.exclude.list\": \"inventory\\\\.scratch\"")
-          .contains("4 blocker(s)");
+          .contains("3 blocker(s)");
+    }
+  }
+
+  @Test
+  void keysIdentitiesAndColumnsAreJudgedAsTheConnectorsOwnSettingsMakeThem() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.accounts (id int PRIMARY KEY, code text NOT NULL, v text)",
+          "CREATE UNIQUE INDEX accounts_code ON inventory.accounts (code)",
+          "ALTER TABLE inventory.accounts REPLICA IDENTITY USING INDEX accounts_code",
+          // An INCLUDE column is not sent with the identity: id stays outside it.
+          "CREATE TABLE inventory.wide (id int PRIMARY KEY, code text NOT NULL)",
+          "CREATE UNIQUE INDEX wide_code ON inventory.wide (code) INCLUDE (id)",
+          "ALTER TABLE inventory.wide REPLICA IDENTITY USING INDEX wide_code",
+          "CREATE TABLE inventory.named (id int PRIMARY KEY, nm name)",
+          "CREATE TABLE inventory.\"order\" (id int PRIMARY KEY)",
+          "CREATE TABLE inventory.order_2020 () INHERITS (inventory.\"order\")",
+          "CREATE TABLE inventory.filtered (id int PRIMARY KEY, region text)",
+          "ALTER TABLE inventory.filtered REPLICA IDENTITY FULL",
+          "CREATE PUBLICATION lakestream FOR TABLE inventory.filtered WHERE (region = 'eu')");
+      Run asIs = checkSource(pg, Map.of());
+      assertThat(asIs.output())
+          .contains("BLOCKER  inventory.accounts: REPLICA IDENTITY USING INDEX accounts_code")
+          .contains("BLOCKER  inventory.wide: REPLICA IDENTITY USING INDEX wide_code: of a deleted"
+              + " or key-changed row PostgreSQL sends [code], not the record key's [id]")
+          .contains("BLOCKER  inventory.named.nm: name: Debezium reads it in snapshots")
+          .contains("\"SELECT * FROM ONLY inventory.\\\"order\\\"\"")
+          .contains("\"filter\": \"tableoid = 'inventory.\\\"order\\\"'::regclass\"")
+          // The shipped connector (filtered) sets the publication's tables itself: no filter.
+          .contains("INFO     publication lakestream: its tables differ from the captured ones")
+          .doesNotContain("inventory.filtered: published with a row filter");
+
+      Run fixed = checkSource(
+          pg,
+          Map.of(
+              "message.key.columns", "inventory\\.ACCOUNTS:CODE",
+              "replica.identity.autoset.values", "inventory.wide:DEFAULT",
+              "column.exclude.list", "inventory\\.named\\.nm",
+              "publication.autocreate.mode", "disabled"));
+      assertThat(fixed.output())
+          .doesNotContain(
+              "BLOCKER  inventory.accounts", "BLOCKER  inventory.wide", "inventory.named.nm")
+          .contains("BLOCKER  inventory.filtered: published with a row filter, (region ="
+              + " 'eu'::text)");
     }
   }
 

@@ -34,7 +34,7 @@ class PostgresReplicaIdentityIndexEndToEndTest {
       assertThat(CheckSourceCommandTest.checkSource(p.postgres, Map.of()).output())
           .contains("BLOCKER  inventory.accounts: REPLICA IDENTITY USING INDEX accounts_code: of a"
               + " deleted or key-changed row PostgreSQL sends [code], not the record key's [id]")
-          .contains("\"message.key.columns\": \"inventory.accounts:code\"");
+          .contains("\"message.key.columns\": \"inventory\\\\.accounts:code\"");
       assertThat(CheckSourceCommandTest.checkSource(p.postgres, keyedByIndex).output())
           .doesNotContain("BLOCKER  inventory.accounts");
 

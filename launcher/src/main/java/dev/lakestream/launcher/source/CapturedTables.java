@@ -3,6 +3,7 @@ package dev.lakestream.launcher.source;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -27,6 +28,7 @@ final class CapturedTables {
   private final List<Pattern> columnInclude;
   private final List<Pattern> columnExclude;
   private final Map<Pattern, List<String>> keyColumns;
+  private final List<String> autoset;
 
   CapturedTables(Map<String, String> connector) {
     this(connector, "schema");
@@ -44,6 +46,10 @@ final class CapturedTables {
     tableExclude = patterns(connector.get("table.exclude.list"));
     columnInclude = patterns(connector.get("column.include.list"));
     columnExclude = patterns(connector.get("column.exclude.list"));
+    autoset =
+        List.of(connector.getOrDefault("replica.identity.autoset.values", "").split(",")).stream()
+            .filter(e -> !e.isBlank())
+            .toList();
     keyColumns = new LinkedHashMap<>();
     String keys = connector.get("message.key.columns");
     if (keys != null) {
@@ -85,6 +91,41 @@ final class CapturedTables {
       return true;
     }
     return columnExclude.stream().anyMatch(p -> p.matcher(qualified).matches());
+  }
+
+  /**
+   * The record key's columns of a table with {@code columns}, as Debezium picks them: every column
+   * that a {@code message.key.columns} entry's {@code <table pattern>.<column pattern>} matches
+   * (ignoring case), over all entries; empty when none does (Debezium then takes the primary key).
+   */
+  Optional<List<String>> keyColumns(String schema, String table, List<String> columns) {
+    List<Pattern> patterns = new ArrayList<>();
+    keyColumns.forEach((tablePattern, cols) -> cols.forEach(c ->
+        patterns.add(Pattern.compile(tablePattern.pattern() + "." + c, Pattern.CASE_INSENSITIVE))));
+    List<String> key = columns.stream()
+        .filter(c -> patterns.stream()
+            .anyMatch(p -> p.matcher(schema + "." + table + "." + c).matches()))
+        .toList();
+    return key.isEmpty() ? Optional.empty() : Optional.of(key);
+  }
+
+  /**
+   * The replica identity the connector sets on the table when it starts ({@code
+   * replica.identity.autoset.values}, entries {@code <table pattern>:<identity>}): {@code FULL},
+   * {@code DEFAULT}, {@code NOTHING} or {@code INDEX <name>}; empty when it sets none.
+   */
+  Optional<String> autosetIdentity(String schema, String table) {
+    String qualified = schema + "." + table;
+    for (String entry : autoset) {
+      int colon = entry.lastIndexOf(':');
+      if (colon > 0
+          && Pattern.compile(entry.substring(0, colon).trim(), Pattern.CASE_INSENSITIVE)
+              .matcher(qualified)
+              .matches()) {
+        return Optional.of(entry.substring(colon + 1).trim().toUpperCase(Locale.ROOT));
+      }
+    }
+    return Optional.empty();
   }
 
   /** The key columns {@code message.key.columns} names for the table, if any. */

@@ -316,8 +316,20 @@ public final class PostgresSourceCheck {
    * the listed columns, so the others would hold null in each row changed after the snapshot.
    */
   private void publishedParts(List<Finding> out, String publication) throws SQLException {
+    if ("filtered".equals(connector.get("publication.autocreate.mode"))
+        && !publishedTables(publication).equals(capturedTables())) {
+      // Debezium sets the publication's tables to the captured ones when they differ: a plain
+      // list, without row filters or column lists.
+      out.add(new Finding(
+          Level.INFO,
+          "publication " + publication,
+          "its tables differ from the captured ones, so the connector (publication.autocreate.mode"
+              + "=filtered) sets them when it starts, without row filters or column lists"));
+      return;
+    }
     try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname,"
         + " pg_get_expr(r.prqual, r.prrelid),"
+        + " quote_ident(n.nspname) || '.' || quote_ident(c.relname),"
         + " (SELECT string_agg(a.attname, ', ' ORDER BY a.attnum) FROM pg_attribute a"
         + " WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped"
         + " AND NOT a.attnum = ANY(r.prattrs::int2[]))"
@@ -336,11 +348,11 @@ public final class PostgresSourceCheck {
           String table = schema + "." + name;
           String filter = rs.getString(3);
           if (filter != null) {
-            rowFilter(out, table, ident(schema) + "." + ident(name), filter);
+            rowFilter(out, table, rs.getString(4), filter);
           }
           List<String> unpublished = new ArrayList<>();
-          if (rs.getString(4) != null) {
-            for (String column : rs.getString(4).split(", ")) {
+          if (rs.getString(5) != null) {
+            for (String column : rs.getString(5).split(", ")) {
               if (!captured.leavesOut(schema, name, column)) {
                 unpublished.add(column);
               }
@@ -359,6 +371,39 @@ public final class PostgresSourceCheck {
         }
       }
     }
+  }
+
+  /** The tables {@code publication} lists, as {@code schema.table}. */
+  private Set<String> publishedTables(String publication) throws SQLException {
+    Set<String> tables = new HashSet<>();
+    try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname"
+        + " FROM pg_publication p JOIN pg_publication_rel r ON r.prpubid = p.oid"
+        + " JOIN pg_class c ON c.oid = r.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+        + " WHERE p.pubname = ?")) {
+      ps.setString(1, publication);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          tables.add(rs.getString(1) + "." + rs.getString(2));
+        }
+      }
+    }
+    return tables;
+  }
+
+  /** The tables (and partitioned tables) the connector captures, as {@code schema.table}. */
+  private Set<String> capturedTables() throws SQLException {
+    Set<String> tables = new HashSet<>();
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT n.nspname, c.relname FROM pg_class c"
+            + " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p')"
+            + " AND c.relpersistence = 'p'")) {
+      while (rs.next()) {
+        if (captured.captures(rs.getString(1), rs.getString(2))) {
+          tables.add(rs.getString(1) + "." + rs.getString(2));
+        }
+      }
+    }
+    return tables;
   }
 
   /**
@@ -414,7 +459,8 @@ public final class PostgresSourceCheck {
     }
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery("SELECT n.nspname, c.relname,"
-            + " string_agg(cn.nspname || '.' || ch.relname, ', ' ORDER BY cn.nspname, ch.relname)"
+            + " string_agg(cn.nspname || '.' || ch.relname, ', ' ORDER BY cn.nspname, ch.relname),"
+            + " quote_ident(n.nspname) || '.' || quote_ident(c.relname)"
             + " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent"
             + " JOIN pg_namespace n ON n.oid = c.relnamespace"
             + " JOIN pg_class ch ON ch.oid = i.inhrelid"
@@ -427,11 +473,11 @@ public final class PostgresSourceCheck {
           continue;
         }
         String table = schema + "." + name;
-        String sql = ident(schema) + "." + ident(name);
+        String sql = rs.getString(4);
         String select = connector.get("snapshot.select.statement.overrides." + table);
         String incremental = "for an incremental snapshot of it, add to the signal's data"
             + " \"additional-conditions\": [{\"data-collection\": \"" + json(table)
-            + "\", \"filter\": \"tableoid = '" + json(sql) + "'::regclass\"}]";
+            + "\", \"filter\": \"tableoid = '" + json(sql.replace("'", "''")) + "'::regclass\"}]";
         if (overridden.contains(table)
             && select != null
             && Pattern.compile("\\bONLY\\b", Pattern.CASE_INSENSITIVE)
@@ -464,14 +510,13 @@ public final class PostgresSourceCheck {
    * key (0) and leave its row, and an UPDATE of the key would leave the old row.
    */
   private static void keyOutsideIdentity(
-      List<Finding> out, String table, Relation relation, List<String> key) {
-    List<String> identity =
-        relation.identity() == 'd' ? relation.primaryKeyColumns() : relation.identityColumns();
+      List<Finding> out, String table, Relation relation, char kind, List<String> key) {
+    List<String> identity = kind == 'd' ? relation.primaryKeyColumns() : relation.identityColumns();
     List<String> outside = key.stream().filter(c -> !identity.contains(c)).toList();
     if (outside.isEmpty()) {
       return;
     }
-    String sent = relation.identity() == 'd'
+    String sent = kind == 'd'
         ? "REPLICA IDENTITY DEFAULT: of a deleted or key-changed row PostgreSQL sends its primary"
             + " key " + identity
         : "REPLICA IDENTITY USING INDEX " + relation.identityIndex() + ": of a deleted or"
@@ -482,23 +527,34 @@ public final class PostgresSourceCheck {
         sent + ", not the record key's " + outside + ", which Debezium then fills with zeros: a"
             + " DELETE reaches Kafka as the delete of another key and its row stays, an UPDATE of"
             + " the key leaves the old row. "
-            + (relation.identity() == 'i' && relation.primaryKey()
+            + (kind == 'i' && relation.primaryKey()
                 ? "ALTER TABLE " + table + " REPLICA IDENTITY DEFAULT (its primary key), or"
                     + " make the index's columns the key: \"message.key.columns\": \""
-                    + json(table) + ":" + String.join(",", identity) + "\""
+                    + pattern(table) + ":" + String.join(",", identity) + "\""
                 : "Make the key the replica identity's columns (\"message.key.columns\": \""
-                    + json(table) + ":" + String.join(",", identity) + "\"), or ALTER TABLE "
+                    + pattern(table) + ":" + String.join(",", identity) + "\"), or ALTER TABLE "
                     + table + " REPLICA IDENTITY FULL")));
   }
 
-  /** {@code name} as an SQL identifier: as it is when PostgreSQL would fold it to itself. */
-  private static String ident(String name) {
-    return name.matches("[a-z_][a-z0-9_$]*") ? name : "\"" + name.replace("\"", "\"\"") + "\"";
+  /** The {@code relreplident} code of a {@code replica.identity.autoset.values} identity. */
+  private static char identityCode(String identity) {
+    if (identity.startsWith("INDEX")) {
+      return 'i';
+    }
+    return switch (identity) {
+      case "FULL" -> 'f';
+      case "NOTHING" -> 'n';
+      default -> 'd';
+    };
   }
 
   /** {@code text} escaped for a JSON string. */
   private static String json(String text) {
-    return text.replace("\\", "\\\\").replace("\"", "\\\"");
+    return text.replace("\\", "\\\\")
+        .replace("\"", "\\\"")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t");
   }
 
   /**
@@ -551,12 +607,14 @@ public final class PostgresSourceCheck {
             + " AND NOT i.indimmediate), c.relpersistence = 'u',"
             + " (SELECT string_agg(a.attname, ',' ORDER BY array_position(i.indkey::int2[], a.attnum))"
             + " FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
-            + " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = c.oid AND i.indisprimary),"
+            + " AND a.attnum = ANY((i.indkey::int2[])[0:i.indnkeyatts - 1])"
+            + " WHERE i.indrelid = c.oid AND i.indisprimary),"
             + " (SELECT ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid"
             + " WHERE i.indrelid = c.oid AND i.indisreplident),"
             + " (SELECT string_agg(a.attname, ',' ORDER BY array_position(i.indkey::int2[], a.attnum))"
             + " FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
-            + " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = c.oid AND i.indisreplident)"
+            + " AND a.attnum = ANY((i.indkey::int2[])[0:i.indnkeyatts - 1])"
+            + " WHERE i.indrelid = c.oid AND i.indisreplident)"
             + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
             + " WHERE c.relkind IN ('r', 'p') AND n.nspname NOT LIKE 'pg\\_%'"
             + " AND n.nspname <> 'information_schema'"
@@ -589,12 +647,14 @@ public final class PostgresSourceCheck {
     long oid = relation.oid();
     String schema = relation.schema();
     String name = relation.name();
-    char identity = relation.identity();
+    // The connector sets the replica identity it is told to when it starts.
+    Optional<String> autoset = captured.autosetIdentity(schema, name);
+    char identity = autoset.map(PostgresSourceCheck::identityCode).orElse(relation.identity());
     boolean primaryKey = relation.primaryKey();
     boolean deferrableKey = relation.deferrableKey();
     String table = schema + "." + name;
-    Optional<List<String>> messageKey = captured.messageKeyColumns(schema, name);
     int before = out.size();
+    boolean keyChecked = true;
     if (relation.unlogged()) {
       out.add(new Finding(
           Level.BLOCKER,
@@ -632,18 +692,8 @@ public final class PostgresSourceCheck {
               + " once the connector's publication includes it, PostgreSQL refuses its UPDATEs and"
               + " DELETEs (\"cannot update table because it does not have a replica identity and"
               + " publishes updates\"). ALTER TABLE " + table + " REPLICA IDENTITY FULL"));
-    } else if (!primaryKey && messageKey.isEmpty()) {
-      out.add(new Finding(
-          Level.BLOCKER,
-          table,
-          "no primary key: its changes reach Kafka without a key and ingest"
-              + " refuses them; name its key columns in the connector's message.key.columns"
-              + (identity == 'i'
-                  ? " (the columns of its replica identity index: \"" + json(table) + ":"
-                      + String.join(",", relation.identityColumns()) + "\")"
-                  : "")));
-    } else if (identity == 'd' || identity == 'i') {
-      keyOutsideIdentity(out, table, relation, messageKey.orElse(relation.primaryKeyColumns()));
+    } else {
+      keyChecked = false;
     }
     if (deferrableKey) {
       out.add(new Finding(
@@ -659,6 +709,7 @@ public final class PostgresSourceCheck {
     List<String> nulled = new ArrayList<>();
     List<String> generated = new ArrayList<>();
     List<String> columns = new ArrayList<>();
+    List<String> capturedColumns = new ArrayList<>();
     boolean virtual = false;
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
@@ -680,6 +731,10 @@ public final class PostgresSourceCheck {
             generated.add(column);
             virtual |= "v".equals(kind);
           }
+          if (captured.leavesOut(schema, name, column)) {
+            continue; // not in the connector's events
+          }
+          capturedColumns.add(column);
           boolean array = type.endsWith("[]");
           column(
               out,
@@ -699,6 +754,21 @@ public final class PostgresSourceCheck {
           }
         }
       }
+    }
+    Optional<List<String>> key = captured.keyColumns(schema, name, capturedColumns);
+    if (!keyChecked && !primaryKey && key.isEmpty()) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "no primary key: its changes reach Kafka without a key and ingest"
+              + " refuses them; name its key columns in the connector's message.key.columns"
+              + (identity == 'i' && autoset.isEmpty()
+                  ? " (the columns of its replica identity index: \"" + pattern(table) + ":"
+                      + String.join(",", relation.identityColumns()) + "\")"
+                  : "")));
+    } else if (!keyChecked && (identity == 'd' || (identity == 'i' && autoset.isEmpty()))) {
+      // An identity index the connector sets is not looked up: its key is not checked.
+      keyOutsideIdentity(out, table, relation, identity, key.orElse(relation.primaryKeyColumns()));
     }
     Map<String, List<String>> byLowerCase = new LinkedHashMap<>();
     columns.forEach(c -> byLowerCase
@@ -752,8 +822,7 @@ public final class PostgresSourceCheck {
           table,
           primaryKey
               ? "primary key, every column type mapped"
-              : "key " + messageKey.orElseThrow()
-                  + " (message.key.columns), every column type mapped"));
+              : "key " + key.orElseThrow() + " (message.key.columns), every column type mapped"));
     }
   }
 

@@ -24,8 +24,10 @@ final class TableNames {
 
   /**
    * Adds a finding for each captured table whose table is named otherwise (INFO), each group that
-   * comes to one topic or one table (BLOCKER: their changes would be merged) and each group whose
-   * table names differ only by case (WARNING: catalogs that lower-case names merge them).
+   * comes to one topic (BLOCKER: Debezium merges their changes) or to one table by the default
+   * naming (WARNING: ingest's settings, which this check does not see, may map them apart), and
+   * each group whose table names differ only by case (WARNING: catalogs that lower-case names merge
+   * them).
    */
   static void check(List<SourceTable> captured, List<Finding> out) {
     Map<String, List<String>> byTopic = new LinkedHashMap<>();
@@ -62,11 +64,12 @@ final class TableNames {
     byTable.forEach((table, sources) -> {
       if (sources.size() > 1 && !merged.contains(sources)) {
         out.add(new Finding(
-            Finding.Level.BLOCKER,
+            Finding.Level.WARNING,
             String.join(", ", sources),
-            "these tables come to one table name, " + table + ", so their changes would be merged"
-                + " into it. Rename one, capture only one of them, or map their topics apart with"
-                + " ingest.table.name.regex and ingest.table.name.replacement"));
+            "these tables come to one table name, " + table + ", by ingest's default naming, which"
+                + " would merge their changes into it: rename one, capture only one of them, or"
+                + " map their topics apart with ingest.table.name.regex and"
+                + " ingest.table.name.replacement"));
       }
       byLowerCase
           .computeIfAbsent(table.toString().toLowerCase(Locale.ROOT), t -> new ArrayList<>())
