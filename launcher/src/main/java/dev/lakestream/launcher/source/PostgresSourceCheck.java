@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -373,6 +374,23 @@ public final class PostgresSourceCheck {
     }
   }
 
+  /**
+   * Whether the connector's snapshot reads {@code table} with a statement of its own ({@code
+   * snapshot.select.statement.overrides}) that holds {@code word}.
+   */
+  private boolean snapshotSelectSays(String table, String word) {
+    String select = connector.get("snapshot.select.statement.overrides." + table);
+    return select != null
+        && Arrays.stream(connector
+                .getOrDefault("snapshot.select.statement.overrides", "")
+                .split(","))
+            .map(String::trim)
+            .anyMatch(table::equals)
+        && Pattern.compile("\\b" + word + "\\b", Pattern.CASE_INSENSITIVE)
+            .matcher(select)
+            .find();
+  }
+
   /** The tables {@code publication} lists, as {@code schema.table}. */
   private Set<String> publishedTables(String publication) throws SQLException {
     Set<String> tables = new HashSet<>();
@@ -412,17 +430,7 @@ public final class PostgresSourceCheck {
    * is published as its delete.
    */
   private void rowFilter(List<Finding> out, String table, String sql, String filter) {
-    String select = connector.get("snapshot.select.statement.overrides." + table);
-    boolean overridden = select != null
-        && List.of(connector
-                .getOrDefault("snapshot.select.statement.overrides", "")
-                .split(","))
-            .stream()
-            .map(String::trim)
-            .anyMatch(table::equals)
-        && Pattern.compile("\\bWHERE\\b", Pattern.CASE_INSENSITIVE)
-            .matcher(select)
-            .find();
+    boolean overridden = snapshotSelectSays(table, "WHERE");
     String incremental = "for an incremental snapshot of it, add to the signal's data"
         + " \"additional-conditions\": [{\"data-collection\": \"" + json(table)
         + "\", \"filter\": \"" + json(filter) + "\"}]";
@@ -452,11 +460,6 @@ public final class PostgresSourceCheck {
    * reads {@code ONLY} the parent ({@code snapshot.select.statement.overrides}).
    */
   private void inherited(List<Finding> out) throws SQLException {
-    Set<String> overridden = new HashSet<>();
-    for (String t :
-        connector.getOrDefault("snapshot.select.statement.overrides", "").split(",")) {
-      overridden.add(t.trim());
-    }
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery("SELECT n.nspname, c.relname,"
             + " string_agg(cn.nspname || '.' || ch.relname, ', ' ORDER BY cn.nspname, ch.relname),"
@@ -478,11 +481,7 @@ public final class PostgresSourceCheck {
         String incremental = "for an incremental snapshot of it, add to the signal's data"
             + " \"additional-conditions\": [{\"data-collection\": \"" + json(table)
             + "\", \"filter\": \"tableoid = '" + json(sql.replace("'", "''")) + "'::regclass\"}]";
-        if (overridden.contains(table)
-            && select != null
-            && Pattern.compile("\\bONLY\\b", Pattern.CASE_INSENSITIVE)
-                .matcher(select)
-                .find()) {
+        if (snapshotSelectSays(table, "ONLY")) {
           out.add(new Finding(
               Level.INFO,
               table,
