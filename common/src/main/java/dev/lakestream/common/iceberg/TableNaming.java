@@ -20,8 +20,9 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * one) does not match the default pattern, and which dot splits what cannot be told from the
  * topic: the default naming then takes the schema and table its first record's {@code source} block
  * names, when the topic ends with them as Debezium makes topic names (every character Kafka does not
- * allow in a topic name replaced with {@code _}, as in the names the pattern gives), so a topic a
- * router made of several tables is never taken for one of them. A dot in the schema's or the
+ * allow in a topic name replaced with {@code _}, as in the names the pattern gives): a topic a
+ * router named otherwise is not taken for one of the tables it merges (one named like one of them
+ * is, as a three-part topic always was). A dot in the schema's or the
  * table's name becomes {@code _} too: a table is named {@code namespace.table} wherever the
  * pipeline passes it on (events, stores), and most catalogs refuse dots in a name.
  */
