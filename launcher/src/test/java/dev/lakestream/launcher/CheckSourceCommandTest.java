@@ -100,6 +100,10 @@ class CheckSourceCommandTest {
           "CREATE UNIQUE INDEX wide_code ON inventory.wide (code) INCLUDE (id)",
           "ALTER TABLE inventory.wide REPLICA IDENTITY USING INDEX wide_code",
           "CREATE TABLE inventory.named (id int PRIMARY KEY, nm name)",
+          // Debezium's ALTER TABLE does not quote the name: it cannot set this one's identity.
+          "CREATE TABLE inventory.\"Quoted\" (id int PRIMARY KEY, code text NOT NULL)",
+          "CREATE UNIQUE INDEX quoted_code ON inventory.\"Quoted\" (code)",
+          "ALTER TABLE inventory.\"Quoted\" REPLICA IDENTITY USING INDEX quoted_code",
           "CREATE TABLE inventory.\"order\" (id int PRIMARY KEY)",
           "CREATE TABLE inventory.order_2020 () INHERITS (inventory.\"order\")",
           "CREATE TABLE inventory.filtered (id int PRIMARY KEY, region text)",
@@ -121,14 +125,23 @@ class CheckSourceCommandTest {
           pg,
           Map.of(
               "message.key.columns", "inventory\\.ACCOUNTS:CODE",
-              "replica.identity.autoset.values", "inventory.wide:DEFAULT",
+              "replica.identity.autoset.values", "inventory.wide:DEFAULT,inventory.Quoted:DEFAULT",
               "column.exclude.list", "inventory\\.named\\.nm",
               "publication.autocreate.mode", "disabled"));
       assertThat(fixed.output())
           .doesNotContain(
               "BLOCKER  inventory.accounts", "BLOCKER  inventory.wide", "inventory.named.nm")
           .contains("BLOCKER  inventory.filtered: published with a row filter, (region ="
-              + " 'eu'::text)");
+              + " 'eu'::text)")
+          .contains("WARNING  inventory.Quoted: replica.identity.autoset.values says REPLICA"
+              + " IDENTITY DEFAULT, which the connector cannot set")
+          .contains("BLOCKER  inventory.Quoted: REPLICA IDENTITY USING INDEX quoted_code");
+
+      Run badPattern = checkSource(pg, Map.of("message.key.columns", "inventory.(:id"));
+      assertThat(badPattern.exit()).isNotZero();
+      assertThat(badPattern.output())
+          .contains("the connector's message.key.columns holds a pattern Java cannot read,"
+              + " inventory.(");
     }
   }
 

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 /**
  * Which tables a Debezium connector captures, and the key columns it is told to use, from its
@@ -28,7 +29,10 @@ final class CapturedTables {
   private final List<Pattern> columnInclude;
   private final List<Pattern> columnExclude;
   private final Map<Pattern, List<String>> keyColumns;
-  private final List<String> autoset;
+  /** {@code message.key.columns} as Debezium matches it: {@code <table>.<column>} patterns. */
+  private final List<Pattern> keyColumnPatterns = new ArrayList<>();
+  /** {@code replica.identity.autoset.values}: table patterns and the identity each sets. */
+  private final Map<Pattern, String> autoset = new LinkedHashMap<>();
 
   CapturedTables(Map<String, String> connector) {
     this(connector, "schema");
@@ -40,27 +44,50 @@ final class CapturedTables {
   }
 
   private CapturedTables(Map<String, String> connector, String schemaWord) {
-    schemaInclude = patterns(connector.get(schemaWord + ".include.list"));
-    schemaExclude = patterns(connector.get(schemaWord + ".exclude.list"));
-    tableInclude = patterns(connector.get("table.include.list"));
-    tableExclude = patterns(connector.get("table.exclude.list"));
-    columnInclude = patterns(connector.get("column.include.list"));
-    columnExclude = patterns(connector.get("column.exclude.list"));
-    autoset =
-        List.of(connector.getOrDefault("replica.identity.autoset.values", "").split(",")).stream()
-            .filter(e -> !e.isBlank())
-            .toList();
+    schemaInclude = patterns(connector, schemaWord + ".include.list");
+    schemaExclude = patterns(connector, schemaWord + ".exclude.list");
+    tableInclude = patterns(connector, "table.include.list");
+    tableExclude = patterns(connector, "table.exclude.list");
+    columnInclude = patterns(connector, "column.include.list");
+    columnExclude = patterns(connector, "column.exclude.list");
+    for (String entry : connector.getOrDefault(AUTOSET, "").split(",")) {
+      int colon = entry.lastIndexOf(':');
+      if (colon > 0) {
+        String identity = entry.substring(colon + 1).trim().toUpperCase(Locale.ROOT);
+        if (identity.matches("FULL|DEFAULT|NOTHING|INDEX \\S+")) {
+          autoset.put(compile(AUTOSET, entry.substring(0, colon).trim()), identity);
+        }
+      }
+    }
     keyColumns = new LinkedHashMap<>();
-    String keys = connector.get("message.key.columns");
+    String keys = connector.get(KEY_COLUMNS);
     if (keys != null) {
       for (String entry : keys.split(";")) {
         int colon = entry.lastIndexOf(':');
         if (colon > 0) {
-          keyColumns.put(
-              Pattern.compile(entry.substring(0, colon).trim(), Pattern.CASE_INSENSITIVE),
-              List.of(entry.substring(colon + 1).trim().split("\\s*,\\s*")));
+          String tablePattern = entry.substring(0, colon).trim();
+          List<String> columns = List.of(entry.substring(colon + 1).trim().split("\\s*,\\s*"));
+          keyColumns.put(compile(KEY_COLUMNS, tablePattern), columns);
+          for (String column : columns) {
+            keyColumnPatterns.add(compile(KEY_COLUMNS, tablePattern + "." + column));
+          }
         }
       }
+    }
+  }
+
+  private static final String AUTOSET = "replica.identity.autoset.values";
+  private static final String KEY_COLUMNS = "message.key.columns";
+
+  /** A pattern of a connector setting, matched as Debezium does (ignoring case). */
+  private static Pattern compile(String setting, String regex) {
+    try {
+      return Pattern.compile(regex, Pattern.CASE_INSENSITIVE);
+    } catch (PatternSyntaxException e) {
+      throw new IllegalArgumentException(
+          "the connector's " + setting + " holds a pattern Java cannot read, " + regex + ": "
+              + e.getDescription(),
+          e);
     }
   }
 
@@ -99,11 +126,8 @@ final class CapturedTables {
    * (ignoring case), over all entries; empty when none does (Debezium then takes the primary key).
    */
   Optional<List<String>> keyColumns(String schema, String table, List<String> columns) {
-    List<Pattern> patterns = new ArrayList<>();
-    keyColumns.forEach((tablePattern, cols) -> cols.forEach(c ->
-        patterns.add(Pattern.compile(tablePattern.pattern() + "." + c, Pattern.CASE_INSENSITIVE))));
     List<String> key = columns.stream()
-        .filter(c -> patterns.stream()
+        .filter(c -> keyColumnPatterns.stream()
             .anyMatch(p -> p.matcher(schema + "." + table + "." + c).matches()))
         .toList();
     return key.isEmpty() ? Optional.empty() : Optional.of(key);
@@ -112,20 +136,16 @@ final class CapturedTables {
   /**
    * The replica identity the connector sets on the table when it starts ({@code
    * replica.identity.autoset.values}, entries {@code <table pattern>:<identity>}): {@code FULL},
-   * {@code DEFAULT}, {@code NOTHING} or {@code INDEX <name>}; empty when it sets none.
+   * {@code DEFAULT}, {@code NOTHING} or {@code INDEX <name>}; empty when it sets none, or when
+   * more than one entry matches (Debezium then sets none, and logs why).
    */
   Optional<String> autosetIdentity(String schema, String table) {
     String qualified = schema + "." + table;
-    for (String entry : autoset) {
-      int colon = entry.lastIndexOf(':');
-      if (colon > 0
-          && Pattern.compile(entry.substring(0, colon).trim(), Pattern.CASE_INSENSITIVE)
-              .matcher(qualified)
-              .matches()) {
-        return Optional.of(entry.substring(colon + 1).trim().toUpperCase(Locale.ROOT));
-      }
-    }
-    return Optional.empty();
+    List<String> matching = autoset.entrySet().stream()
+        .filter(e -> e.getKey().matcher(qualified).matches())
+        .map(Map.Entry::getValue)
+        .toList();
+    return matching.size() == 1 ? Optional.of(matching.get(0)) : Optional.empty();
   }
 
   /** The key columns {@code message.key.columns} names for the table, if any. */
@@ -137,12 +157,14 @@ final class CapturedTables {
         .findFirst();
   }
 
-  private static List<Pattern> patterns(String list) {
+  /** The patterns of a connector setting that lists them, comma separated. */
+  private static List<Pattern> patterns(Map<String, String> connector, String setting) {
     List<Pattern> out = new ArrayList<>();
+    String list = connector.get(setting);
     if (list != null) {
       for (String p : list.split(",")) {
         if (!p.isBlank()) {
-          out.add(Pattern.compile(p.trim(), Pattern.CASE_INSENSITIVE));
+          out.add(compile(setting, p.trim()));
         }
       }
     }

@@ -204,6 +204,7 @@ public final class PostgresSourceCheck {
   private void publications(List<Finding> out) throws SQLException {
     String wanted = publication();
     boolean found = false;
+    boolean allTables = false;
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery(
             "SELECT p.pubname, p.puballtables, p.pubupdate, p.pubdelete, p.pubtruncate,"
@@ -211,6 +212,7 @@ public final class PostgresSourceCheck {
       while (rs.next()) {
         String name = rs.getString(1);
         found |= name.equals(wanted);
+        allTables |= name.equals(wanted) && rs.getBoolean(2);
         out.add(new Finding(
             Level.INFO,
             "publication " + name,
@@ -219,7 +221,8 @@ public final class PostgresSourceCheck {
                 + (name.equals(wanted) ? " (the connector's)" : "")));
       }
     }
-    if (found && version() >= 150000) {
+    // A publication of all tables has no row filters or column lists.
+    if (found && !allTables && version() >= 150000) {
       publishedParts(out, wanted);
     }
     if (!found) {
@@ -317,7 +320,7 @@ public final class PostgresSourceCheck {
    * the listed columns, so the others would hold null in each row changed after the snapshot.
    */
   private void publishedParts(List<Finding> out, String publication) throws SQLException {
-    if ("filtered".equals(connector.get("publication.autocreate.mode"))
+    if ("filtered".equalsIgnoreCase(connector.get("publication.autocreate.mode"))
         && !publishedTables(publication).equals(capturedTables())) {
       // Debezium sets the publication's tables to the captured ones when they differ: a plain
       // list, without row filters or column lists.
@@ -394,10 +397,9 @@ public final class PostgresSourceCheck {
   /** The tables {@code publication} lists, as {@code schema.table}. */
   private Set<String> publishedTables(String publication) throws SQLException {
     Set<String> tables = new HashSet<>();
-    try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname"
-        + " FROM pg_publication p JOIN pg_publication_rel r ON r.prpubid = p.oid"
-        + " JOIN pg_class c ON c.oid = r.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
-        + " WHERE p.pubname = ?")) {
+    // As Debezium reads it: schemas expanded, partitions as their root where the publication says.
+    try (PreparedStatement ps = connection.prepareStatement(
+        "SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = ?")) {
       ps.setString(1, publication);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -420,6 +422,11 @@ public final class PostgresSourceCheck {
           tables.add(rs.getString(1) + "." + rs.getString(2));
         }
       }
+    }
+    // Debezium captures its signal table too.
+    String signal = connector.get("signal.data.collection");
+    if (signal != null && !signal.isBlank()) {
+      tables.add(signal.trim());
     }
     return tables;
   }
@@ -590,7 +597,8 @@ public final class PostgresSourceCheck {
       boolean unlogged,
       List<String> primaryKeyColumns,
       String identityIndex,
-      List<String> identityColumns) {}
+      List<String> identityColumns,
+      boolean connectorCanAlter) {}
 
   private static List<String> columns(String commaSeparated) {
     return commaSeparated == null ? List.of() : List.of(commaSeparated.split(","));
@@ -604,6 +612,10 @@ public final class PostgresSourceCheck {
             + " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary),"
             + " EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary"
             + " AND NOT i.indimmediate), c.relpersistence = 'u',"
+            // What replica.identity.autoset.values needs: the connector's user (the one this check
+            // runs as) owns the table, and Debezium's unquoted ALTER TABLE names it.
+            + " pg_has_role(c.relowner, 'USAGE') AND quote_ident(n.nspname) = n.nspname"
+            + " AND quote_ident(c.relname) = c.relname,"
             + " (SELECT string_agg(a.attname, ',' ORDER BY array_position(i.indkey::int2[], a.attnum))"
             + " FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
             + " AND a.attnum = ANY((i.indkey::int2[])[0:i.indnkeyatts - 1])"
@@ -628,9 +640,10 @@ public final class PostgresSourceCheck {
               rs.getBoolean(5),
               rs.getBoolean(6),
               rs.getBoolean(7),
-              columns(rs.getString(8)),
-              rs.getString(9),
-              columns(rs.getString(10))));
+              columns(rs.getString(9)),
+              rs.getString(10),
+              columns(rs.getString(11)),
+              rs.getBoolean(8)));
         }
       }
     }
@@ -646,12 +659,22 @@ public final class PostgresSourceCheck {
     long oid = relation.oid();
     String schema = relation.schema();
     String name = relation.name();
+    String table = schema + "." + name;
     // The connector sets the replica identity it is told to when it starts.
     Optional<String> autoset = captured.autosetIdentity(schema, name);
+    if (autoset.isPresent() && !relation.connectorCanAlter()) {
+      out.add(new Finding(
+          Level.WARNING,
+          table,
+          "replica.identity.autoset.values says REPLICA IDENTITY " + autoset.get() + ", which the"
+              + " connector cannot set (its user does not own the table, or the name needs"
+              + " quoting, which Debezium's ALTER TABLE does not do): it logs the error and goes"
+              + " on; the findings below are for the identity the table has now"));
+      autoset = Optional.empty();
+    }
     char identity = autoset.map(PostgresSourceCheck::identityCode).orElse(relation.identity());
     boolean primaryKey = relation.primaryKey();
     boolean deferrableKey = relation.deferrableKey();
-    String table = schema + "." + name;
     int before = out.size();
     boolean keyChecked = true;
     if (relation.unlogged()) {
@@ -708,7 +731,6 @@ public final class PostgresSourceCheck {
     List<String> nulled = new ArrayList<>();
     List<String> generated = new ArrayList<>();
     List<String> columns = new ArrayList<>();
-    List<String> capturedColumns = new ArrayList<>();
     boolean virtual = false;
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
@@ -733,7 +755,6 @@ public final class PostgresSourceCheck {
           if (captured.leavesOut(schema, name, column)) {
             continue; // not in the connector's events
           }
-          capturedColumns.add(column);
           boolean array = type.endsWith("[]");
           column(
               out,
@@ -754,7 +775,8 @@ public final class PostgresSourceCheck {
         }
       }
     }
-    Optional<List<String>> key = captured.keyColumns(schema, name, capturedColumns);
+    // Debezium picks key columns among all of the table's, left out of its events or not.
+    Optional<List<String>> key = captured.keyColumns(schema, name, columns);
     if (!keyChecked && !primaryKey && key.isEmpty()) {
       out.add(new Finding(
           Level.BLOCKER,
