@@ -70,13 +70,14 @@ public final class MySqlSourceCheck {
           Finding.Level.BLOCKER, "server_id", "0: set a server id so replication can attach"));
     }
     CapturedTables captured = CapturedTables.binlog(connector);
+    List<String[]> tables = tables();
     TableNames.check(
-        tables().stream()
+        tables.stream()
             .filter(t -> captured.captures(t[0], t[1]))
             .map(t -> new SourceTable(t[0], t[1]))
             .toList(),
         findings);
-    for (String[] table : tables()) {
+    for (String[] table : tables) {
       String name = table[0] + "." + table[1];
       if (!captured.captures(table[0], table[1])) {
         continue;

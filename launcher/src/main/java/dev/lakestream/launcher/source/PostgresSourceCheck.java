@@ -676,7 +676,8 @@ public final class PostgresSourceCheck {
     boolean primaryKey = relation.primaryKey();
     boolean deferrableKey = relation.deferrableKey();
     int before = out.size();
-    boolean keyChecked = true;
+    // Whether an identity finding above already says what to change (the key is not judged then).
+    boolean identityReported = true;
     if (relation.unlogged()) {
       out.add(new Finding(
           Level.BLOCKER,
@@ -715,7 +716,7 @@ public final class PostgresSourceCheck {
               + " DELETEs (\"cannot update table because it does not have a replica identity and"
               + " publishes updates\"). ALTER TABLE " + table + " REPLICA IDENTITY FULL"));
     } else {
-      keyChecked = false;
+      identityReported = false;
     }
     if (deferrableKey) {
       out.add(new Finding(
@@ -777,7 +778,7 @@ public final class PostgresSourceCheck {
     }
     // Debezium picks key columns among all of the table's, left out of its events or not.
     Optional<List<String>> key = captured.keyColumns(schema, name, columns);
-    if (!keyChecked && !primaryKey && key.isEmpty()) {
+    if (!identityReported && !primaryKey && key.isEmpty()) {
       out.add(new Finding(
           Level.BLOCKER,
           table,
@@ -787,7 +788,7 @@ public final class PostgresSourceCheck {
                   ? " (the columns of its replica identity index: \"" + pattern(table) + ":"
                       + String.join(",", relation.identityColumns()) + "\")"
                   : "")));
-    } else if (!keyChecked && (identity == 'd' || (identity == 'i' && autoset.isEmpty()))) {
+    } else if (!identityReported && (identity == 'd' || (identity == 'i' && autoset.isEmpty()))) {
       // An identity index the connector sets is not looked up: its key is not checked.
       keyOutsideIdentity(out, table, relation, identity, key.orElse(relation.primaryKeyColumns()));
     }
