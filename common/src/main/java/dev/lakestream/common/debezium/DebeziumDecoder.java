@@ -195,7 +195,8 @@ public final class DebeziumDecoder {
       throw new BadChangeException(
           "record has no key: the source table has no primary key, so its changes cannot be applied as upserts;"
               + " give the table a primary key, or name its key columns in the connector's message.key.columns"
-              + " (with REPLICA IDENTITY FULL or USING INDEX on the table so PostgreSQL logs them)");
+              + " (PostgreSQL logs them with REPLICA IDENTITY FULL or USING INDEX on the table, a MySQL or"
+              + " MariaDB binary log with binlog_row_image=FULL)");
     }
     Envelope known = envelope(keyBytes, "key");
     if (known != null) {

@@ -1,0 +1,361 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.lakestream.common.app.StreamsApp;
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.embedded.EmbeddedConnect;
+import dev.lakestream.embedded.EmbeddedKafka;
+import dev.lakestream.embedded.EmbeddedMariaDb;
+import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.sync.SyncApp;
+import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * MySQL shapes the project's own workload never makes, on real MariaDB through Debezium's MySQL
+ * connector (the shipped {@code connectors/mariadb-inventory.json}): primary keys of every kind
+ * (a case-insensitive collation, unsigned {@code BIGINT} past {@code Long.MAX_VALUE}, {@code
+ * BINARY}, {@code DATETIME(6)}, {@code DECIMAL}, {@code ENUM}, {@code CHAR}, two columns in
+ * another order than the table's), {@code REPLACE} and {@code INSERT ... ON DUPLICATE KEY UPDATE},
+ * {@code TRUNCATE}, a table truncated, dropped and created again, statements of 30,000 rows,
+ * generated columns, a table name with a dot, zero dates. Each table's {@code main} and {@code
+ * realtime} are compared with {@code SELECT *}; what no table can take (a table without a key, a
+ * changed primary key, a type Iceberg cannot change to) is dead-lettered with its reason while the
+ * other tables go on.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MariaDbShapesEndToEndTest {
+
+  private static final Duration SYNCED = Duration.ofSeconds(300);
+
+  private EmbeddedKafka kafka;
+  private EmbeddedMariaDb mariadb;
+  private TemporaryWarehouse warehouse;
+  private EmbeddedConnect connect;
+  private StreamsApp ingest;
+  private StreamsApp sync;
+  private KafkaChangeFeed feed;
+  private Catalog reader;
+
+  @BeforeAll
+  void startTheStack() throws Exception {
+    assumeTrue(
+        EmbeddedMariaDb.installed(), "MariaDB server binaries (apt-get install mariadb-server)");
+    kafka = EmbeddedKafka.start();
+    mariadb = EmbeddedMariaDb.start();
+    warehouse = new TemporaryWarehouse();
+    // Tables with rows before the connector starts: these rows come from its snapshot.
+    mariadb.execute(
+        "CREATE DATABASE inventory",
+        "USE inventory",
+        "CREATE TABLE t_trunc (id INT PRIMARY KEY, v VARCHAR(20))",
+        "INSERT INTO t_trunc SELECT seq, CONCAT('v', seq) FROM seq_1_to_50",
+        "CREATE TABLE t_bin (k BINARY(16) PRIMARY KEY, v INT)",
+        "INSERT INTO t_bin VALUES (UNHEX('0102'), 1)",
+        "CREATE TABLE t_recreated (id INT PRIMARY KEY, a INT)",
+        "INSERT INTO t_recreated VALUES (1, 1), (2, 2)",
+        "CREATE TABLE t_pk (id INT PRIMARY KEY, a INT)",
+        "INSERT INTO t_pk VALUES (1, 1), (2, 2)");
+    PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
+        .with(IngestConfig.TOPICS_REGEX, "dbserver2\\.inventory\\..*");
+    connect = EmbeddedConnect.start(
+        kafka.bootstrapServers(),
+        Files.createTempDirectory("connect-mariadb-").resolve("connect.offsets"),
+        1000);
+    ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest-mariadb-shapes"));
+    sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync-mariadb-shapes"));
+    feed = new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel());
+    reader = warehouse.catalog();
+    ingest.start();
+    sync.start();
+    connect.createConnector(
+        Files.readString(MariaDbEndToEndTest.connector()),
+        new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+    // No CREATE or ALTER until the snapshot ends (snapshot.locking.mode=none, see the README):
+    // its tables on main, whole, say that it has.
+    for (String table : List.of("t_trunc", "t_bin", "t_recreated", "t_pk")) {
+      TableIdentifier id = TableIdentifier.of("inventory", table);
+      Eventually.noDifference(
+          SYNCED, () -> differs(table, id, KEYS.getOrDefault(table, List.of("id"))));
+    }
+  }
+
+  @AfterAll
+  void stopTheStack() throws Exception {
+    for (AutoCloseable part :
+        new AutoCloseable[] {feed, sync, ingest, connect, warehouse, mariadb, kafka}) {
+      if (part != null) {
+        part.close();
+      }
+    }
+  }
+
+  /** Each table and its key columns, as the comparison reads them. */
+  private static final Map<String, List<String>> KEYS = new LinkedHashMap<>();
+
+  static {
+    KEYS.put("t_trunc", List.of("id"));
+    KEYS.put("t_bin", List.of("k"));
+    KEYS.put("t_recreated", List.of("id"));
+    KEYS.put("t_ci", List.of("k"));
+    KEYS.put("t_ubig", List.of("k"));
+    KEYS.put("t_dt", List.of("k"));
+    KEYS.put("t_dec", List.of("k"));
+    KEYS.put("t_enum", List.of("k"));
+    KEYS.put("t_char", List.of("k"));
+    KEYS.put("t_two", List.of("b", "a"));
+    KEYS.put("t_replace", List.of("id"));
+    KEYS.put("t_bulk", List.of("id"));
+    KEYS.put("t_generated", List.of("id"));
+    KEYS.put("dot.ted", List.of("id"));
+  }
+
+  @Test
+  void keysOfEveryKindTruncatesAndStatementsOfManyRowsEndOnMainAsInMariaDb() throws Exception {
+    mariadb.execute(
+        "USE inventory",
+        "CREATE TABLE t_ci (k VARCHAR(10) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT)"
+            + " CHARACTER SET utf8mb4",
+        "CREATE TABLE t_ubig (k BIGINT UNSIGNED PRIMARY KEY, v INT)",
+        "CREATE TABLE t_dt (k DATETIME(6) PRIMARY KEY, v INT)",
+        "CREATE TABLE t_dec (k DECIMAL(20,4) PRIMARY KEY, v INT)",
+        "CREATE TABLE t_enum (k ENUM('x','y','z') PRIMARY KEY, v INT)",
+        "CREATE TABLE t_char (k CHAR(5) PRIMARY KEY, v INT)",
+        "CREATE TABLE t_two (a INT, b VARCHAR(5), v INT, PRIMARY KEY (b, a))",
+        "CREATE TABLE t_replace (id INT PRIMARY KEY, u INT UNIQUE, v INT)",
+        "CREATE TABLE t_bulk (id INT PRIMARY KEY, v INT)",
+        "CREATE TABLE t_generated (id INT PRIMARY KEY, a INT, g INT AS (a * 2) VIRTUAL,"
+            + " s INT AS (a + 1) STORED)",
+        "CREATE TABLE `dot.ted` (id INT PRIMARY KEY, `Mixed Col` INT)",
+        "CREATE TABLE t_zero (id INT PRIMARY KEY, d DATE, dt DATETIME, dn DATE NOT NULL)");
+    mariadb.execute(
+        "USE inventory",
+        // A key that differs only by case is the same row to MySQL: moved from 'a' to 'A'.
+        "INSERT INTO t_ci VALUES ('a', 1), ('b', 2)",
+        "UPDATE t_ci SET k = 'A' WHERE k = 'a'",
+        "UPDATE t_ci SET v = 3 WHERE k = 'B'",
+        "INSERT INTO t_ubig VALUES (18446744073709551615, 1), (9223372036854775808, 2), (1, 3)",
+        "UPDATE t_ubig SET v = 10 WHERE k = 18446744073709551615",
+        "DELETE FROM t_ubig WHERE k = 9223372036854775808",
+        "INSERT INTO t_bin VALUES (UNHEX('00112233445566778899aabbccddeeff'), 1), (UNHEX('ff'), 2)",
+        "UPDATE t_bin SET v = 10 WHERE k = UNHEX('00112233445566778899aabbccddeeff')",
+        "DELETE FROM t_bin WHERE v = 2",
+        "UPDATE t_bin SET k = UNHEX('03') WHERE k = UNHEX('0102')",
+        "INSERT INTO t_dt VALUES ('2024-01-01 10:00:00.123456', 1), ('1000-01-01 00:00:00', 2),"
+            + " ('9999-12-31 23:59:59.999999', 3)",
+        "UPDATE t_dt SET v = 10 WHERE v = 1",
+        "DELETE FROM t_dt WHERE v = 2",
+        "INSERT INTO t_dec VALUES (1.5, 1), (-99999999.1234, 2), (0, 3)",
+        "UPDATE t_dec SET v = 10 WHERE v = 1",
+        "DELETE FROM t_dec WHERE v = 2",
+        "INSERT INTO t_enum VALUES ('x', 1), ('y', 2)",
+        "UPDATE t_enum SET k = 'z' WHERE k = 'x'",
+        // CHAR keys lose their trailing spaces in MySQL: 'cd  ' is 'cd'.
+        "INSERT INTO t_char VALUES ('ab', 1), ('cd  ', 2), ('ef', 3)",
+        "UPDATE t_char SET v = 10 WHERE k = 'ab'",
+        "DELETE FROM t_char WHERE k = 'cd'",
+        "INSERT INTO t_two VALUES (1, 'x', 1), (2, 'x', 2), (1, 'y', 3)",
+        "UPDATE t_two SET v = 10 WHERE a = 1 AND b = 'x'",
+        "UPDATE t_two SET a = 5 WHERE a = 2",
+        "DELETE FROM t_two WHERE b = 'y'",
+        // REPLACE deletes the rows it collides with, by either unique key.
+        "INSERT INTO t_replace VALUES (1, 1, 1), (2, 2, 2), (4, 4, 4)",
+        "REPLACE INTO t_replace VALUES (1, 1, 10)",
+        "REPLACE INTO t_replace VALUES (3, 2, 30)",
+        "REPLACE INTO t_replace VALUES (5, 4, 50), (6, 6, 60)",
+        "INSERT INTO t_replace VALUES (1, 5, 5) ON DUPLICATE KEY UPDATE v = v + 100",
+        "INSERT INTO t_replace VALUES (7, 7, 7) ON DUPLICATE KEY UPDATE v = v + 100",
+        // Statements of 30,000 rows each.
+        "INSERT INTO t_bulk SELECT seq, seq FROM seq_1_to_30000",
+        "UPDATE t_bulk SET v = v + 1",
+        "DELETE FROM t_bulk WHERE id % 3 = 0",
+        "INSERT INTO t_generated (id, a) VALUES (1, 1), (2, 2)",
+        "UPDATE t_generated SET a = 10 WHERE id = 1",
+        "INSERT INTO `dot.ted` VALUES (1, 1), (2, 2)",
+        "UPDATE `dot.ted` SET `Mixed Col` = 10 WHERE id = 1",
+        // Zero dates, which sql_mode='' lets in.
+        "SET SESSION sql_mode = ''",
+        "INSERT INTO t_zero VALUES (1, '0000-00-00', '0000-00-00 00:00:00', '0000-00-00'),"
+            + " (2, '2024-00-10', '2024-02-00 10:00:00', '2024-05-06')",
+        "SET SESSION sql_mode = DEFAULT",
+        // Truncated after the snapshot and written again; then truncated, dropped and created
+        // again (the truncate empties the table; a DROP alone carries nothing).
+        "UPDATE t_trunc SET v = 'u' WHERE id < 10",
+        "TRUNCATE TABLE t_trunc",
+        "INSERT INTO t_trunc VALUES (100, 'after'), (5, 'again')",
+        "UPDATE t_trunc SET v = 'after2' WHERE id = 100",
+        "TRUNCATE TABLE t_recreated",
+        "DROP TABLE t_recreated",
+        "CREATE TABLE t_recreated (id INT PRIMARY KEY, a INT, b VARCHAR(5))",
+        "INSERT INTO t_recreated VALUES (3, 3, 'x')");
+
+    for (Map.Entry<String, List<String>> table : KEYS.entrySet()) {
+      TableIdentifier id = TableIdentifier.of("inventory", table.getKey().replace('.', '_'));
+      Eventually.noDifference(SYNCED, () -> differs(table.getKey(), id, table.getValue()));
+      Table iceberg = reader.loadTable(id);
+      Verifier.Report report = Verifier.verify(iceberg, id.toString());
+      assertThat(report.passed()).as(report.toString()).isTrue();
+    }
+
+    // Debezium turns a zero date (and a zero month or day) into null, or the epoch's day where
+    // the column is NOT NULL, before ingest sees it.
+    TableIdentifier zero = TableIdentifier.of("inventory", "t_zero");
+    Eventually.until(
+        SYNCED,
+        "both rows of t_zero on main",
+        () -> reader.tableExists(zero)
+            && TableRows.read(reader.loadTable(zero), Branches.MAIN).size() == 2);
+    Map<List<Object>, Map<String, Object>> zeros =
+        TableRows.byKey(TableRows.read(reader.loadTable(zero), Branches.MAIN), List.of("id"));
+    Map<String, Object> first = zeros.get(List.of(1));
+    assertThat(first.get("d")).isNull();
+    assertThat(first.get("dt")).isNull();
+    assertThat(first.get("dn")).isEqualTo(LocalDate.EPOCH);
+    Map<String, Object> second = zeros.get(List.of(2));
+    assertThat(second.get("d")).isNull();
+    assertThat(second.get("dt")).isNull();
+    assertThat(second.get("dn")).isEqualTo(LocalDate.of(2024, 5, 6));
+  }
+
+  @Test
+  void whatNoTableCanTakeIsDeadLetteredWithItsReasonAndTheOtherTablesGoOn() throws Exception {
+    mariadb.execute(
+        "USE inventory",
+        "CREATE TABLE t_keyless (a INT, b INT)",
+        "INSERT INTO t_keyless VALUES (1, 1), (1, 1)",
+        "CREATE TABLE t_retyped (id INT PRIMARY KEY, a INT, d DECIMAL(5,2))",
+        "INSERT INTO t_retyped VALUES (1, 1, 1.5)",
+        // Wider decimal precision: Iceberg widens the column.
+        "ALTER TABLE t_retyped MODIFY d DECIMAL(10,2)",
+        "INSERT INTO t_retyped VALUES (2, 2, 12345678.25)");
+    TableIdentifier retyped = TableIdentifier.of("inventory", "t_retyped");
+    Eventually.noDifference(SYNCED, () -> differs("t_retyped", retyped, List.of("id")));
+    TableIdentifier pk = TableIdentifier.of("inventory", "t_pk");
+    Eventually.noDifference(SYNCED, () -> differs("t_pk", pk, List.of("id")));
+    mariadb.execute(
+        "USE inventory",
+        "ALTER TABLE t_retyped MODIFY a VARCHAR(10)",
+        "INSERT INTO t_retyped VALUES (3, 'three', 3)",
+        "ALTER TABLE t_pk DROP PRIMARY KEY, ADD PRIMARY KEY (id, a)",
+        "INSERT INTO t_pk VALUES (1, 5)",
+        "CREATE TABLE t_after (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO t_after VALUES (1, 1), (2, 2)",
+        "UPDATE t_after SET v = 20 WHERE id = 2");
+
+    Map<String, String> reasons = new HashMap<>();
+    Eventually.until(SYNCED, "dead letters of t_keyless, t_retyped and t_pk", () -> {
+      for (ConsumerRecord<byte[], byte[]> letter : feed.readAvailable("lakestream.dlq")) {
+        reasons.put(header(letter, DeadLetters.TOPIC), header(letter, DeadLetters.REASON));
+      }
+      return reasons
+          .keySet()
+          .containsAll(List.of(
+              "dbserver2.inventory.t_keyless",
+              "dbserver2.inventory.t_retyped",
+              "dbserver2.inventory.t_pk"));
+    });
+    assertThat(reasons.get("dbserver2.inventory.t_keyless"))
+        .contains("record has no key")
+        .contains("binlog_row_image=FULL");
+    assertThat(reasons.get("dbserver2.inventory.t_retyped"))
+        .contains("column \"a\" is int in the table but the source now sends string");
+    assertThat(reasons.get("dbserver2.inventory.t_pk"))
+        .contains("has key [id] but the record's key is [id, a]");
+    // The tables stay as they were before what they could not take; the others go on.
+    TableIdentifier after = TableIdentifier.of("inventory", "t_after");
+    Eventually.noDifference(SYNCED, () -> differs("t_after", after, List.of("id")));
+    assertThat(differs("t_retyped", retyped, List.of("id")))
+        .as("t_retyped's row 3 was dead-lettered")
+        .contains("3");
+    assertThat(TableRows.read(reader.loadTable(pk), Branches.MAIN)).hasSize(2);
+  }
+
+  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+    return record.headers().lastHeader(name) == null
+        ? null
+        : new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
+  /** Null when realtime and main of {@code id} equal {@code SELECT *} of {@code table}. */
+  private String differs(String table, TableIdentifier id, List<String> key) throws Exception {
+    if (!reader.tableExists(id)) {
+      return "no table " + id + " yet";
+    }
+    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT * FROM `" + table + "`")) {
+      ResultSetMetaData meta = rs.getMetaData();
+      while (rs.next()) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        for (int i = 1; i <= meta.getColumnCount(); i++) {
+          row.put(meta.getColumnName(i), asIcebergReadsIt(rs.getObject(i)));
+        }
+        List<Object> k = new ArrayList<>();
+        key.forEach(column -> k.add(row.get(column)));
+        expected.put(k, row);
+      }
+    }
+    Table iceberg = reader.loadTable(id);
+    for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
+      String diff = TableComparison.differences(
+          expected, TableRows.byKey(TableRows.read(iceberg, branch), key));
+      if (diff != null) {
+        return branch + ": " + diff;
+      }
+    }
+    return null;
+  }
+
+  /** A MariaDB JDBC value as Iceberg's generic reader returns the column it is mirrored to. */
+  private static Object asIcebergReadsIt(Object value) {
+    if (value instanceof BigInteger unsigned) {
+      return new BigDecimal(unsigned); // BIGINT UNSIGNED: decimal(20, 0)
+    }
+    if (value instanceof byte[] bytes) {
+      return ByteBuffer.wrap(bytes);
+    }
+    if (value instanceof Timestamp timestamp) {
+      return timestamp.toLocalDateTime(); // DATETIME: timestamp without zone
+    }
+    if (value instanceof java.sql.Date date) {
+      return date.toLocalDate();
+    }
+    return value;
+  }
+}
