@@ -114,6 +114,16 @@ public final class EmbeddedConnect implements AutoCloseable {
     throw new IllegalStateException("connector " + name + " is not running after 60 s: " + last);
   }
 
+  /** The connector {@code name}'s status as Kafka Connect's REST API gives it (JSON). */
+  public String status(String name) throws Exception {
+    return http.send(
+            HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/status"))
+                .timeout(Duration.ofSeconds(10))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+
   /** Deletes the connector {@code name} (its stored offsets stay, as Kafka Connect keeps them). */
   public void deleteConnector(String name) throws Exception {
     HttpResponse<String> deleted = http.send(

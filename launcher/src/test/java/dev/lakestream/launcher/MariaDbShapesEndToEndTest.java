@@ -43,8 +43,11 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * MySQL shapes the project's own workload never makes, on real MariaDB through Debezium's MySQL
@@ -59,9 +62,11 @@ import org.junit.jupiter.api.TestInstance;
  * other tables go on.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MariaDbShapesEndToEndTest {
 
   private static final Duration SYNCED = Duration.ofSeconds(300);
+  private static final String CONNECTOR = "inventory-mariadb";
 
   private EmbeddedKafka kafka;
   private EmbeddedMariaDb mariadb;
@@ -146,6 +151,7 @@ class MariaDbShapesEndToEndTest {
   }
 
   @Test
+  @Order(1)
   void keysOfEveryKindTruncatesAndStatementsOfManyRowsEndOnMainAsInMariaDb() throws Exception {
     mariadb.execute(
         "USE inventory",
@@ -160,7 +166,7 @@ class MariaDbShapesEndToEndTest {
         "CREATE TABLE t_replace (id INT PRIMARY KEY, u INT UNIQUE, v INT)",
         "CREATE TABLE t_bulk (id INT PRIMARY KEY, v INT)",
         "CREATE TABLE t_generated (id INT PRIMARY KEY, a INT, g INT AS (a * 2) VIRTUAL,"
-            + " s INT AS (a + 1) STORED)",
+            + " s INT AS (a + 1) STORED, h INT INVISIBLE DEFAULT 5)",
         "CREATE TABLE `dot.ted` (id INT PRIMARY KEY, `Mixed Col` INT)",
         "CREATE TABLE t_zero (id INT PRIMARY KEY, d DATE, dt DATETIME, dn DATE NOT NULL)");
     mariadb.execute(
@@ -206,6 +212,7 @@ class MariaDbShapesEndToEndTest {
         "DELETE FROM t_bulk WHERE id % 3 = 0",
         "INSERT INTO t_generated (id, a) VALUES (1, 1), (2, 2)",
         "UPDATE t_generated SET a = 10 WHERE id = 1",
+        "INSERT INTO t_generated (id, a) VALUES (3, 3)",
         "INSERT INTO `dot.ted` VALUES (1, 1), (2, 2)",
         "UPDATE `dot.ted` SET `Mixed Col` = 10 WHERE id = 1",
         // Zero dates, which sql_mode='' lets in.
@@ -253,6 +260,7 @@ class MariaDbShapesEndToEndTest {
   }
 
   @Test
+  @Order(2)
   void whatNoTableCanTakeIsDeadLetteredWithItsReasonAndTheOtherTablesGoOn() throws Exception {
     mariadb.execute(
         "USE inventory",
@@ -303,6 +311,60 @@ class MariaDbShapesEndToEndTest {
         .as("t_retyped's row 3 was dead-lettered")
         .contains("3");
     assertThat(TableRows.read(reader.loadTable(pk), Branches.MAIN)).hasSize(2);
+  }
+
+  /**
+   * DDL in MariaDB's own syntax, which Debezium 3.6.1's MySQL grammar cannot parse, stops the
+   * connector for every table; the README's recovery (the connector registered again with {@code
+   * snapshot.mode=recovery} and {@code schema.history.internal.skip.unparseable.ddl=true}, then
+   * with its own settings) brings it back, and nothing written meanwhile is lost.
+   */
+  @Test
+  @Order(3)
+  void mariaDbOnlyDdlStopsTheConnectorAndTheReadmesRecoveryLosesNothing() throws Exception {
+    mariadb.execute(
+        "USE inventory",
+        "CREATE TABLE t_ddl (id INT PRIMARY KEY, a INT)",
+        "INSERT INTO t_ddl VALUES (1, 1), (2, 2)");
+    TableIdentifier ddl = TableIdentifier.of("inventory", "t_ddl");
+    Eventually.noDifference(SYNCED, () -> differs("t_ddl", ddl, List.of("id")));
+    mariadb.execute(
+        "USE inventory",
+        "ALTER TABLE t_ddl ADD COLUMN IF NOT EXISTS b INT DEFAULT 7",
+        "INSERT INTO t_ddl VALUES (3, 3, 3)",
+        "UPDATE t_ddl SET b = 10 WHERE id = 1",
+        "INSERT INTO t_bulk VALUES (100000, 1)");
+    String[] status = {""};
+    Eventually.until(SYNCED, "the connector's task FAILED on the statement", () -> {
+      status[0] = connect.status(CONNECTOR);
+      return status[0].contains("FAILED");
+    });
+    assertThat(status[0]).contains("ADD COLUMN IF NOT EXISTS");
+
+    Map<String, String> recovery =
+        new HashMap<>(new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+    recovery.put("snapshot.mode", "recovery");
+    recovery.put("schema.history.internal.skip.unparseable.ddl", "true");
+    connect.deleteConnector(CONNECTOR);
+    connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+    Eventually.noDifference(SYNCED, () -> differs("t_ddl", ddl, List.of("id")));
+    Eventually.noDifference(
+        SYNCED, () -> differs("t_bulk", TableIdentifier.of("inventory", "t_bulk"), List.of("id")));
+
+    // Back to the shipped settings: later changes, parseable DDL included, arrive.
+    connect.deleteConnector(CONNECTOR);
+    connect.createConnector(
+        Files.readString(MariaDbEndToEndTest.connector()),
+        new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+    mariadb.execute(
+        "USE inventory",
+        "ALTER TABLE t_ddl ADD COLUMN c VARCHAR(5)",
+        "INSERT INTO t_ddl VALUES (4, 4, 4, 'four')",
+        "DELETE FROM t_ddl WHERE id = 2");
+    Eventually.noDifference(SYNCED, () -> differs("t_ddl", ddl, List.of("id")));
+    Table iceberg = reader.loadTable(ddl);
+    Verifier.Report report = Verifier.verify(iceberg, ddl.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
   }
 
   private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
