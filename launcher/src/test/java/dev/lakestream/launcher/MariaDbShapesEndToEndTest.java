@@ -325,6 +325,9 @@ class MariaDbShapesEndToEndTest {
     mariadb.execute(
         "USE inventory",
         "CREATE TABLE t_ddl (id INT PRIMARY KEY, a INT)",
+        "CREATE TABLE t_beside (id INT PRIMARY KEY, v INT)",
+        "CREATE TABLE debezium_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL,"
+            + " data VARCHAR(2048))",
         "INSERT INTO t_ddl VALUES (1, 1), (2, 2)");
     TableIdentifier ddl = TableIdentifier.of("inventory", "t_ddl");
     Eventually.noDifference(SYNCED, () -> differs("t_ddl", ddl, List.of("id")));
@@ -333,7 +336,7 @@ class MariaDbShapesEndToEndTest {
         "ALTER TABLE t_ddl ADD COLUMN IF NOT EXISTS b INT DEFAULT 7",
         "INSERT INTO t_ddl VALUES (3, 3, 3)",
         "UPDATE t_ddl SET b = 10 WHERE id = 1",
-        "INSERT INTO t_bulk VALUES (100000, 1)");
+        "INSERT INTO t_beside VALUES (1, 1)");
     String[] status = {""};
     Eventually.until(SYNCED, "the connector's task FAILED on the statement", () -> {
       status[0] = connect.status(CONNECTOR);
@@ -343,19 +346,28 @@ class MariaDbShapesEndToEndTest {
 
     Map<String, String> recovery =
         new HashMap<>(new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+    recovery.put("signal.data.collection", "inventory.debezium_signal");
     recovery.put("snapshot.mode", "recovery");
     recovery.put("schema.history.internal.skip.unparseable.ddl", "true");
     connect.deleteConnector(CONNECTOR);
     connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+    // Debezium resumes at the start of the last transaction it had published and skips as many
+    // rows as it had sent of it: rows written after the statement may be skipped too. An
+    // incremental snapshot of the tables written around it reads them whole.
+    mariadb.execute("INSERT INTO inventory.debezium_signal VALUES ('recovered', 'execute-snapshot',"
+        + " '{\"data-collections\": [\"inventory.t_ddl\", \"inventory.t_beside\"],"
+        + " \"type\": \"incremental\"}')");
     Eventually.noDifference(SYNCED, () -> differs("t_ddl", ddl, List.of("id")));
     Eventually.noDifference(
-        SYNCED, () -> differs("t_bulk", TableIdentifier.of("inventory", "t_bulk"), List.of("id")));
+        SYNCED,
+        () -> differs("t_beside", TableIdentifier.of("inventory", "t_beside"), List.of("id")));
 
-    // Back to the shipped settings: later changes, parseable DDL included, arrive.
+    // Back to the shipped snapshot.mode, but skip.unparseable.ddl stays: the schema history now
+    // holds the statement, and a connector that cannot parse it fails reading its history. Later
+    // changes, parseable DDL included, arrive.
+    recovery.remove("snapshot.mode");
     connect.deleteConnector(CONNECTOR);
-    connect.createConnector(
-        Files.readString(MariaDbEndToEndTest.connector()),
-        new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+    connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
     mariadb.execute(
         "USE inventory",
         "ALTER TABLE t_ddl ADD COLUMN c VARCHAR(5)",
