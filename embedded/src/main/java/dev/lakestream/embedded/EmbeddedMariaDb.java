@@ -31,9 +31,12 @@ public final class EmbeddedMariaDb implements AutoCloseable {
    * published at that version) reads MariaDB 10.11's own version as a MySQL 8.4 or later and asks
    * for {@code SHOW BINARY LOG STATUS}, which MariaDB does not have; reporting a MySQL 5.7 version
    * (MariaDB lets a server set it at start) makes it use {@code SHOW MASTER STATUS}, which MariaDB
-   * has.
+   * has. Without "MariaDB" in it: the connector's binary-log client then reads the log as a MySQL
+   * replica does, each transaction opened by a {@code BEGIN}; told it is MariaDB, it asks for
+   * MariaDB's GTID events instead, and a restarted connector skips the first rows written after its
+   * offsets.
    */
-  public static final String REPORTED_VERSION = "5.7.19-MariaDB-10.11";
+  public static final String REPORTED_VERSION = "5.7.19-log-10.11";
 
   /** The settings of every server, before the caller's overrides. */
   private static final Map<String, String> SETTINGS = Map.of(

@@ -537,6 +537,23 @@ class MariaDbEndToEndTest {
   // ---------------------------------------------------------------------------------------------
   // A server that would send partial rows
 
+  /**
+   * A MariaDB server whose version says "MariaDB" is a blocker: Debezium's binary-log client then
+   * reads MariaDB's GTID events, and a restarted connector skips rows ({@code
+   * MariaDbShapesEndToEndTest}); the servers of these tests report one without the word.
+   */
+  @Test
+  void aMariaDbServerThatSaysSoInItsVersionIsABlockerForCheckSource() throws Exception {
+    assertThat(checkSource(mariadb).out()).doesNotContain("BLOCKER  version");
+    try (EmbeddedMariaDb saysSo =
+        EmbeddedMariaDb.start(Map.of("version", "5.7.19-MariaDB-10.11"))) {
+      CheckSource blocked = checkSource(saysSo);
+      assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
+      assertThat(blocked.out())
+          .contains("BLOCKER  version: 5.7.19-MariaDB-10.11", "skips the first rows");
+    }
+  }
+
   @Test
   void aBinaryLogWithMinimalRowImagesIsRefusedByTheConnectorAndByCheckSource() throws Exception {
     try (EmbeddedMariaDb minimal = EmbeddedMariaDb.start(Map.of("binlog-row-image", "MINIMAL"));

@@ -64,6 +64,19 @@ public final class MySqlSourceCheck {
               + " ingest cannot tell a change in it from a replay; set"
               + " binlog_transaction_compression=OFF"));
     }
+    String version = variable("version");
+    if (variable("gtid_domain_id") != null
+        && version != null
+        && version.toLowerCase(Locale.ROOT).contains("mariadb")) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          "version",
+          version
+              + ": a MariaDB server that says so; Debezium 3.6.1's MySQL connector then asks for"
+              + " SHOW BINARY LOG STATUS (MariaDB has none) and reads MariaDB's GTID events, after"
+              + " which a restarted connector skips the first rows written after its offsets. Report"
+              + " a MySQL 5.7 version without the word (my.cnf: [mariadb] version=5.7.19-log)"));
+    }
     String serverId = variable("server_id");
     if ("0".equals(serverId)) {
       findings.add(new Finding(
