@@ -550,7 +550,15 @@ class MariaDbEndToEndTest {
       CheckSource blocked = checkSource(saysSo);
       assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
       assertThat(blocked.out())
-          .contains("BLOCKER  version: 5.7.19-MariaDB-10.11", "skips the first rows");
+          .contains("BLOCKER  version: 5.7.19-MariaDB-10.11: says MariaDB", "skips the first rows")
+          .doesNotContain("SHOW BINARY LOG STATUS");
+    }
+    try (EmbeddedMariaDb own = EmbeddedMariaDb.start(Map.of("version", "10.11.6-log"))) {
+      CheckSource blocked = checkSource(own);
+      assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
+      assertThat(blocked.out())
+          .contains("BLOCKER  version: 10.11.6-log: Debezium", "SHOW BINARY LOG STATUS")
+          .doesNotContain("says MariaDB");
     }
   }
 

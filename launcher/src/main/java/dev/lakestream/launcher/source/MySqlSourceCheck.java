@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -65,17 +66,8 @@ public final class MySqlSourceCheck {
               + " binlog_transaction_compression=OFF"));
     }
     String version = variable("version");
-    if (variable("gtid_domain_id") != null
-        && version != null
-        && version.toLowerCase(Locale.ROOT).contains("mariadb")) {
-      findings.add(new Finding(
-          Finding.Level.BLOCKER,
-          "version",
-          version
-              + ": a MariaDB server that says so; Debezium 3.6.1's MySQL connector then asks for"
-              + " SHOW BINARY LOG STATUS (MariaDB has none) and reads MariaDB's GTID events, after"
-              + " which a restarted connector skips the first rows written after its offsets. Report"
-              + " a MySQL 5.7 version without the word (my.cnf: [mariadb] version=5.7.19-log)"));
+    if (variable("gtid_domain_id") != null && version != null) {
+      mariaDbVersion(version, findings);
     }
     String serverId = variable("server_id");
     if ("0".equals(serverId)) {
@@ -118,6 +110,38 @@ public final class MySqlSourceCheck {
       }
     }
     return findings;
+  }
+
+  /**
+   * A MariaDB server's version as Debezium 3.6.1's MySQL connector reads it: from 8.4 on it asks
+   * for {@code SHOW BINARY LOG STATUS}, which MariaDB does not have; with the word "MariaDB" its
+   * binary-log client reads MariaDB's GTID events, and a restarted connector skips rows.
+   */
+  private static void mariaDbVersion(String version, List<Finding> findings) {
+    String advice = " Report a MySQL 5.7 version without the word MariaDB (my.cnf: [mariadb]"
+        + " version=5.7.19-log; clients that look at the version then see MySQL 5.7)";
+    Matcher number = Pattern.compile("^(\\d+)\\.(\\d+)").matcher(version);
+    if (number.find()) {
+      int major = Integer.parseInt(number.group(1));
+      int minor = Integer.parseInt(number.group(2));
+      if (major > 8 || (major == 8 && minor >= 4)) {
+        findings.add(new Finding(
+            Finding.Level.BLOCKER,
+            "version",
+            version + ": Debezium 3.6.1's MySQL connector reads it as MySQL 8.4 or later and asks"
+                + " for SHOW BINARY LOG STATUS, which MariaDB does not have: it fails to start."
+                + advice));
+      }
+    }
+    if (version.toLowerCase(Locale.ROOT).contains("mariadb")) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          "version",
+          version + ": says MariaDB, so the connector's binary-log client reads MariaDB's GTID"
+              + " events, and a restarted connector skips the first rows written after its"
+              + " offsets. Tables mirrored while the version said so may lack rows: drop them and"
+              + " snapshot them again (README, \"When main differs from the source\")." + advice));
+    }
   }
 
   private String variable(String name) throws SQLException {
