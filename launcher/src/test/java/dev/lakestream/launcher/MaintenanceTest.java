@@ -154,6 +154,10 @@ class MaintenanceTest {
       compaction.commit();
       assertThat(pipeline.sync()).hasSize(1);
 
+      assertThat(pipeline.rows(table, Branches.REALTIME))
+          .as("realtime keeps the equality deletes that landed during the compaction")
+          .doesNotContainKey(mirroredFirst.get(0).key())
+          .doesNotContainKey(afterwards.get(0).key());
       Map<List<Object>, Map<String, Object>> main = pipeline.rows(table, Branches.MAIN);
       assertThat(main)
           .doesNotContainKey(mirroredFirst.get(0).key())
