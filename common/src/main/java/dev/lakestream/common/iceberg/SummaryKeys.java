@@ -61,5 +61,8 @@ public final class SummaryKeys {
   /** Realtime: the maintenance operation that made the snapshot ("compaction"). */
   public static final String MAINTENANCE = "lakestream.maintenance";
 
+  /** The id of a realtime compaction, so it finds its own snapshot among ingest's. */
+  public static final String COMPACTION_ID = "lakestream.compaction-id";
+
   private SummaryKeys() {}
 }

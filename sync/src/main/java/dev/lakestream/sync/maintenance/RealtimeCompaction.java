@@ -12,6 +12,7 @@ import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -47,6 +48,15 @@ import org.apache.iceberg.io.OutputFileFactory;
  * new files, and ingest never conflicts with the rewrite. An equality delete live at the start that
  * can apply to no data file left afterwards (none older than it whose key bounds overlap) is dropped
  * in the same commit. Sync mirrors the rewrite on main like any other change.
+ *
+ * <p>A compaction never rewrites every live data file: it leaves the newest in place. Iceberg's
+ * commit drops the delete files older than the oldest data file it leaves live, and it counts the
+ * files it keeps but not the files it adds with an explicit data sequence number
+ * (apache/iceberg#10312). A rewrite of every file would therefore drop the equality deletes that
+ * ingest committed while the compaction ran, and the rows they deleted would come back. A file
+ * committed at or before the start keeps that minimum at or below the start's sequence number, so
+ * only deletes that can apply to nothing live are dropped. {@link #commit} checks afterwards that
+ * every equality delete it did not mean to drop is still live, and fails loudly if one is not.
  */
 public final class RealtimeCompaction {
 
@@ -71,6 +81,7 @@ public final class RealtimeCompaction {
   private final List<DataFile> written;
   private final long rows;
   private final long startedNanos;
+  private final String id = UUID.randomUUID().toString();
 
   private RealtimeCompaction(
       Table table,
@@ -103,7 +114,8 @@ public final class RealtimeCompaction {
     long started = System.nanoTime();
     table.refresh();
     Snapshot start = table.snapshot(Branches.REALTIME);
-    List<DataFile> all = new ArrayList<>(BranchFiles.liveDataFiles(table, start).values());
+    Map<String, DataFile> live = BranchFiles.liveDataFiles(table, start);
+    List<DataFile> all = leavingOneInPlace(live, live.values());
     return write(table, Branches.REALTIME, start, "requested", all, targetFileBytes, started);
   }
 
@@ -158,7 +170,8 @@ public final class RealtimeCompaction {
         selected.addAll(small);
       }
     }
-    if (reasons.isEmpty() || selected.isEmpty()) {
+    List<DataFile> rewrite = leavingOneInPlace(live, selected);
+    if (reasons.isEmpty() || rewrite.isEmpty()) {
       return Optional.empty();
     }
     return Optional.of(write(
@@ -166,7 +179,7 @@ public final class RealtimeCompaction {
         branch,
         start,
         String.join(", ", reasons),
-        new ArrayList<>(selected),
+        rewrite,
         policy.targetFileBytes(),
         started));
   }
@@ -236,6 +249,25 @@ public final class RealtimeCompaction {
     Set<DeleteFile> dropped = droppable(table, start, new HashSet<>(selected));
     return new RealtimeCompaction(
         table, branch, start, reason, selected, dropped, written, rows, startedNanos);
+  }
+
+  /**
+   * The selected files, less the newest live file when they are all of them (the class comment says
+   * why): the newest has the fewest deletes applying to it, and a later compaction takes it in.
+   */
+  static List<DataFile> leavingOneInPlace(
+      Map<String, DataFile> live, Collection<DataFile> selected) {
+    List<DataFile> rewrite = new ArrayList<>(selected);
+    Set<String> chosen = new HashSet<>();
+    selected.forEach(f -> chosen.add(f.location()));
+    if (!live.isEmpty() && chosen.containsAll(live.keySet())) {
+      DataFile newest = live.values().stream()
+          .max(Comparator.comparingLong(DataFile::dataSequenceNumber)
+              .thenComparing(Comparator.comparingLong(DataFile::fileSizeInBytes).reversed()))
+          .orElseThrow();
+      rewrite.removeIf(f -> f.location().equals(newest.location()));
+    }
+    return rewrite;
   }
 
   /** Greedy in sequence order: a bin is closed when the next file would take it past the target. */
@@ -308,6 +340,7 @@ public final class RealtimeCompaction {
           .dataSequenceNumber(start.sequenceNumber())
           .rewriteFiles(new HashSet<>(rewritten), dropped, new HashSet<>(written), Set.of())
           .set(SummaryKeys.MAINTENANCE, "compaction")
+          .set(SummaryKeys.COMPACTION_ID, id)
           .commit();
     } catch (CommitStateUnknownException e) {
       throw e; // the files may be committed: leave them to the orphan-file removal
@@ -315,7 +348,8 @@ public final class RealtimeCompaction {
       written.forEach(f -> table.io().deleteFile(f.location()));
       throw e;
     }
-    Snapshot committed = table.snapshot(branch);
+    Snapshot committed = own();
+    checkNoDeleteLost(committed);
     long bytesIn = rewritten.stream().mapToLong(DataFile::fileSizeInBytes).sum();
     long bytesOut = written.stream().mapToLong(DataFile::fileSizeInBytes).sum();
     return new Result(
@@ -328,6 +362,44 @@ public final class RealtimeCompaction {
         rows,
         dropped.size(),
         (System.nanoTime() - startedNanos) / 1_000_000);
+  }
+
+  /** This compaction's snapshot: the branch's head, or an ancestor when ingest committed since. */
+  private Snapshot own() {
+    table.refresh();
+    Snapshot s = table.snapshot(branch);
+    while (s != null && s.snapshotId() != start.snapshotId()) {
+      if (id.equals(s.summary().get(SummaryKeys.COMPACTION_ID))) {
+        return s;
+      }
+      s = s.parentId() == null ? null : table.snapshot(s.parentId());
+    }
+    throw new IllegalStateException("table " + table.name() + ": the snapshot of compaction " + id
+        + " is not among " + branch + "'s ancestors after it committed");
+  }
+
+  /**
+   * Fails when an equality delete live before the commit, and not one this compaction meant to
+   * drop, is not live after it: the rows it deleted would be live again on the branch.
+   */
+  private void checkNoDeleteLost(Snapshot committed) {
+    if (committed.parentId() == null) {
+      return;
+    }
+    Set<String> meant = new HashSet<>();
+    dropped.forEach(d -> meant.add(d.location()));
+    Set<String> after = new HashSet<>();
+    equalityDeletes(table, committed).forEach(d -> after.add(d.location()));
+    List<String> lost = equalityDeletes(table, table.snapshot(committed.parentId())).stream()
+        .map(DeleteFile::location)
+        .filter(l -> !meant.contains(l) && !after.contains(l))
+        .toList();
+    if (!lost.isEmpty()) {
+      throw new IllegalStateException("table " + table.name() + ": compaction snapshot "
+          + committed.snapshotId() + " on " + branch + " dropped " + lost.size()
+          + " equality-delete files it did not mean to drop, so rows they deleted are live again"
+          + " there (a bug; report it): " + lost);
+    }
   }
 
   /** Deletes the files written; for a compaction that will not be committed. */

@@ -16,12 +16,12 @@ import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
 
 /** Data and equality-delete files of a table keyed by its schema's identifier fields. */
-final class KeyFiles {
+public final class KeyFiles {
 
   private KeyFiles() {}
 
   /** A data file with one row per id of a table keyed by {@code id}, its {@code name} set. */
-  static DataFile data(Table table, Schema schema, List<Object> ids) throws Exception {
+  public static DataFile data(Table table, Schema schema, List<Object> ids) throws Exception {
     return dataFile(
         table,
         schema,
@@ -36,7 +36,7 @@ final class KeyFiles {
   }
 
   /** An equality-delete file of the ids of a table keyed by {@code id}. */
-  static DeleteFile deletes(Table table, Schema schema, List<Object> ids) throws Exception {
+  public static DeleteFile deletes(Table table, Schema schema, List<Object> ids) throws Exception {
     return deleteFile(
         table,
         schema,
@@ -50,7 +50,8 @@ final class KeyFiles {
   }
 
   /** A data file of the rows, in order (position = index). */
-  static DataFile dataFile(Table table, Schema schema, Iterable<Record> rows) throws Exception {
+  public static DataFile dataFile(Table table, Schema schema, Iterable<Record> rows)
+      throws Exception {
     DataWriter<Record> out =
         writers(table, schema).newDataWriter(newFile(table), table.spec(), null);
     try (out) {
@@ -60,7 +61,8 @@ final class KeyFiles {
   }
 
   /** An equality-delete file of the keys, records of {@link #keySchema}. */
-  static DeleteFile deleteFile(Table table, Schema schema, Iterable<Record> keys) throws Exception {
+  public static DeleteFile deleteFile(Table table, Schema schema, Iterable<Record> keys)
+      throws Exception {
     EqualityDeleteWriter<Record> out =
         writers(table, schema).newEqualityDeleteWriter(newFile(table), table.spec(), null);
     try (out) {
@@ -70,7 +72,7 @@ final class KeyFiles {
   }
 
   /** The schema's identifier fields. */
-  static Schema keySchema(Schema schema) {
+  public static Schema keySchema(Schema schema) {
     return TypeUtil.select(schema, schema.identifierFieldIds());
   }
 

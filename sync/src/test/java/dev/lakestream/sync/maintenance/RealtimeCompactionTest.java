@@ -1,0 +1,127 @@
+package dev.lakestream.sync.maintenance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakestream.common.iceberg.BranchFiles;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.sync.convert.KeyFiles;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A compaction of realtime keeps every equality delete committed while it ran: they have a higher
+ * sequence number than the rewritten files get, so they must still apply to them.
+ */
+class RealtimeCompactionTest {
+
+  private static final Schema SCHEMA = new Schema(
+      List.of(
+          Types.NestedField.required(1, "id", Types.IntegerType.get()),
+          Types.NestedField.optional(2, "name", Types.StringType.get())),
+      Set.of(1));
+
+  @Test
+  void equalityDeletesCommittedWhileEveryDataFileIsRewrittenStayLive() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      table
+          .newRowDelta()
+          .toBranch(Branches.REALTIME)
+          .addRows(KeyFiles.data(table, SCHEMA, ids(10, 20)))
+          .commit();
+
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
+      assertThat(compaction.dataFilesIn())
+          .as("every live data file but the newest")
+          .isEqualTo(1);
+
+      // Ingest goes on: batches of deletes only, and a commit on main between them.
+      List<DeleteFile> landed = new ArrayList<>();
+      for (int id : new int[] {5, 6, 7}) {
+        DeleteFile d = KeyFiles.deletes(table, SCHEMA, List.of(id));
+        landed.add(d);
+        table.newRowDelta().toBranch(Branches.REALTIME).addDeletes(d).commit();
+        table
+            .newAppend()
+            .appendFile(KeyFiles.data(table, SCHEMA, List.of(100 + id)))
+            .commit();
+      }
+      compaction.commit();
+
+      table.refresh();
+      List<String> live =
+          BranchFiles.liveDeleteFiles(table, table.snapshot(Branches.REALTIME)).stream()
+              .filter(f -> f.content() == FileContent.EQUALITY_DELETES)
+              .map(DeleteFile::location)
+              .toList();
+      assertThat(live)
+          .as("the equality deletes committed during the compaction")
+          .containsExactlyInAnyOrderElementsOf(
+              landed.stream().map(DeleteFile::location).toList());
+      assertThat(ids(table)).as("realtime's rows").doesNotContain(5, 6, 7).hasSize(17);
+    }
+  }
+
+  @Test
+  void aCommitThatDropsDeletesItDidNotMeanToFailsNamingThem() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      DataFile newest = KeyFiles.data(table, SCHEMA, ids(10, 20));
+      table.newAppend().toBranch(Branches.REALTIME).appendFile(newest).commit();
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
+
+      // Another writer removes the file the compaction left in place, so Iceberg's minimum rises
+      // past the deletes that land next: the commit drops them.
+      table.newDelete().toBranch(Branches.REALTIME).deleteFile(newest).commit();
+      DeleteFile landed = KeyFiles.deletes(table, SCHEMA, List.of(5));
+      table.newRowDelta().toBranch(Branches.REALTIME).addDeletes(landed).commit();
+      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, List.of(100))).commit();
+
+      assertThatThrownBy(compaction::commit)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("dropped 1 equality-delete files it did not mean to drop")
+          .hasMessageContaining(landed.location());
+    }
+  }
+
+  private static List<Object> ids(int from, int to) {
+    List<Object> ids = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      ids.add(i);
+    }
+    return ids;
+  }
+
+  private static List<Integer> ids(Table table) throws Exception {
+    List<Integer> ids = new ArrayList<>();
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(table)
+        .useSnapshot(table.snapshot(Branches.REALTIME).snapshotId())
+        .build()) {
+      rows.forEach(r -> ids.add((Integer) r.getField("id")));
+    }
+    return ids;
+  }
+}
