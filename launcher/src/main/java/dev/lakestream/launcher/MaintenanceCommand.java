@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
  *
  * <ul>
  *   <li>{@code compact --table T [--all]}: compacts realtime by the compaction policy, or every
- *       data file with {@code --all}; sync mirrors the result on main;
+ *       data file but the newest with {@code --all}; sync mirrors the result on main;
  *   <li>{@code expire-snapshots --table T}: expires snapshots of both branches by their retention;
  *   <li>{@code remove-orphan-files --table T [--older-than-ms MS]}: removes unreferenced files
  *       older than the safety age ({@code sync.maintenance.orphans.min-age-ms} unless given).
@@ -61,7 +61,9 @@ final class MaintenanceCommand {
       description =
           "Compact a table's realtime branch by the compaction policy (sync mirrors it on main).")
   static final class Compact extends OnTable {
-    @Option(names = "--all", description = "rewrite every data file, whatever the policy selects")
+    @Option(
+        names = "--all",
+        description = "rewrite every data file but the newest, whatever the policy selects")
     boolean all;
 
     Compact(PrintStream out, Map<String, String> env) {
@@ -135,11 +137,11 @@ final class MaintenanceCommand {
               ? Optional.of(
                   RealtimeCompaction.prepareAll(t, maintenance.compaction().targetFileBytes()))
               : RealtimeCompaction.prepare(t, maintenance.compaction(), now);
-          if (prepared.isEmpty() || prepared.get().dataFilesIn() < (all ? 2 : 1)) {
+          if (prepared.isEmpty() || prepared.get().dataFilesIn() < 1) {
             prepared.ifPresent(RealtimeCompaction::abort);
             out.println(
                 id
-                    + ": nothing to compact on realtime (the policy selects no files; --all compacts every file)");
+                    + ": nothing to compact on realtime (the policy selects no files; --all compacts every file but the newest)");
             return 0;
           }
           RealtimeCompaction.Result r = prepared.get().commit();

@@ -140,6 +140,8 @@ class MaintenanceTest {
         pipeline.send(gen.next(100));
         pipeline.ingestCommit();
       }
+      pipeline.send(gen.snapshot(1)); // the newest file, which the compaction leaves in place
+      pipeline.ingestCommit();
       pipeline.sync();
       RealtimeCompaction compaction =
           RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20);

@@ -72,6 +72,8 @@ public final class RealtimeCompaction {
       int equalityDeletesDropped,
       long durationMs) {}
 
+  private static final String NEWEST_LEFT = "the newest file left in place";
+
   private final Table table;
   private final String branch;
   private final Snapshot start;
@@ -116,7 +118,8 @@ public final class RealtimeCompaction {
     Snapshot start = table.snapshot(Branches.REALTIME);
     Map<String, DataFile> live = BranchFiles.liveDataFiles(table, start);
     List<DataFile> all = leavingOneInPlace(live, live.values());
-    return write(table, Branches.REALTIME, start, "requested", all, targetFileBytes, started);
+    String reason = all.size() < live.size() ? "requested, " + NEWEST_LEFT : "requested";
+    return write(table, Branches.REALTIME, start, reason, all, targetFileBytes, started);
   }
 
   /** Compacts what {@code policy} selects at realtime's head; empty when it selects nothing. */
@@ -173,6 +176,9 @@ public final class RealtimeCompaction {
     List<DataFile> rewrite = leavingOneInPlace(live, selected);
     if (reasons.isEmpty() || rewrite.isEmpty()) {
       return Optional.empty();
+    }
+    if (rewrite.size() < selected.size()) {
+      reasons.add(NEWEST_LEFT);
     }
     return Optional.of(write(
         table,
