@@ -177,6 +177,9 @@ public final class RealtimeCompaction {
     if (reasons.isEmpty() || rewrite.isEmpty()) {
       return Optional.empty();
     }
+    if (rewrite.size() == 1 && deletes.stream().noneMatch(d -> applies(table, d, rewrite.get(0)))) {
+      return Optional.empty(); // one file into one, with nothing to apply: it would never end
+    }
     if (rewrite.size() < selected.size()) {
       reasons.add(NEWEST_LEFT);
     }

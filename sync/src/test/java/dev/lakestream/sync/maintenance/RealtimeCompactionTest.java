@@ -107,6 +107,49 @@ class RealtimeCompactionTest {
     }
   }
 
+  @Test
+  void thePolicyLeavesTheNewestSmallFileAndRewritesOneFileOnlyToApplyDeletes() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      table
+          .newAppend()
+          .toBranch(Branches.REALTIME)
+          .appendFile(KeyFiles.data(table, SCHEMA, ids(10, 20)))
+          .commit();
+      // Two small files, old enough: the older alone would be rewritten into one, again and again.
+      CompactionPolicy policy = new CompactionPolicy(1 << 20, 1 << 19, 10, 1 << 20, 1, 100);
+      long now = System.currentTimeMillis() + 60_000;
+      assertThat(RealtimeCompaction.prepare(table, policy, now)).isEmpty();
+
+      table
+          .newAppend()
+          .toBranch(Branches.REALTIME)
+          .appendFile(KeyFiles.data(table, SCHEMA, ids(20, 30)))
+          .commit();
+      RealtimeCompaction three = RealtimeCompaction.prepare(table, policy, now).orElseThrow();
+      assertThat(three.dataFilesIn()).isEqualTo(2);
+      assertThat(three.reason()).endsWith("the newest file left in place");
+      three.commit();
+
+      // A delete of a row in the compacted file: rewriting that file alone applies it.
+      table
+          .newRowDelta()
+          .toBranch(Branches.REALTIME)
+          .addDeletes(KeyFiles.deletes(table, SCHEMA, List.of(4)))
+          .commit();
+      RealtimeCompaction one = RealtimeCompaction.prepare(table, policy, now).orElseThrow();
+      assertThat(one.dataFilesIn()).isEqualTo(1);
+      assertThat(one.commit().equalityDeletesDropped()).isEqualTo(1);
+      assertThat(ids(table)).doesNotContain(4).hasSize(29);
+      assertThat(RealtimeCompaction.prepare(table, policy, now)).isEmpty();
+    }
+  }
+
   private static List<Object> ids(int from, int to) {
     List<Object> ids = new ArrayList<>();
     for (int i = from; i < to; i++) {
