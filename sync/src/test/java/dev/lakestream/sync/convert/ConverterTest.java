@@ -9,6 +9,7 @@ import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.lakestream.sync.convert;
+package dev.lakestream.testkit;
 
 import java.util.List;
 import org.apache.iceberg.DataFile;
