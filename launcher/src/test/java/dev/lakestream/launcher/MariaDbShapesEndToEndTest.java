@@ -17,7 +17,6 @@ import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
-import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.math.BigDecimal;
@@ -108,9 +107,7 @@ class MariaDbShapesEndToEndTest {
     reader = warehouse.catalog();
     ingest.start();
     sync.start();
-    connect.createConnector(
-        Files.readString(MariaDbEndToEndTest.connector()),
-        new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+    connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), shipped());
     // No CREATE or ALTER until the snapshot ends (snapshot.locking.mode=none, see the README):
     // its tables on main, whole, say that it has.
     for (String table : List.of("t_trunc", "t_bin", "t_recreated", "t_pk")) {
@@ -337,10 +334,7 @@ class MariaDbShapesEndToEndTest {
     TableIdentifier restart = TableIdentifier.of("inventory", "t_restart");
     Eventually.noDifference(SYNCED, () -> differs("t_restart", restart, List.of("id")));
     for (int round = 0; round < 2; round++) {
-      connect.deleteConnector(CONNECTOR);
-      connect.createConnector(
-          Files.readString(MariaDbEndToEndTest.connector()),
-          new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+      registerAgain(shipped());
       int id = 10 * (round + 1);
       mariadb.execute(
           "USE inventory",
@@ -387,13 +381,11 @@ class MariaDbShapesEndToEndTest {
     });
     assertThat(status[0]).contains("ADD COLUMN IF NOT EXISTS");
 
-    Map<String, String> recovery =
-        new HashMap<>(new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers()));
+    Map<String, String> recovery = new HashMap<>(shipped());
     recovery.put("signal.data.collection", "inventory.debezium_signal");
     recovery.put("snapshot.mode", "recovery");
     recovery.put("schema.history.internal.skip.unparseable.ddl", "true");
-    connect.deleteConnector(CONNECTOR);
-    connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+    registerAgain(recovery);
     // The rows from before the statement hold null in b (MariaDB gave them its default without
     // rewriting them): an incremental snapshot of the table reads it whole.
     mariadb.execute("INSERT INTO inventory.debezium_signal VALUES ('recovered', 'execute-snapshot',"
@@ -408,8 +400,7 @@ class MariaDbShapesEndToEndTest {
     // holds the statement, and a connector that cannot parse it fails reading its history. Later
     // changes, parseable DDL included, arrive.
     recovery.remove("snapshot.mode");
-    connect.deleteConnector(CONNECTOR);
-    connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+    registerAgain(recovery);
     mariadb.execute(
         "USE inventory",
         "ALTER TABLE t_ddl ADD COLUMN c VARCHAR(5)",
@@ -447,15 +438,18 @@ class MariaDbShapesEndToEndTest {
         expected.put(k, row);
       }
     }
-    Table iceberg = reader.loadTable(id);
-    for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
-      String diff = TableComparison.differences(
-          expected, TableRows.byKey(TableRows.read(iceberg, branch), key));
-      if (diff != null) {
-        return branch + ": " + diff;
-      }
-    }
-    return null;
+    return SourceTableComparison.differs(reader, expected, id, key);
+  }
+
+  /** The connector settings the demo ships for this server and broker. */
+  private Map<String, String> shipped() {
+    return new DemoSource.MariaDb(mariadb).connectorOverrides(kafka.bootstrapServers());
+  }
+
+  /** Deletes the connector and registers it again from its JSON, with {@code overrides}. */
+  private void registerAgain(Map<String, String> overrides) throws Exception {
+    connect.deleteConnector(CONNECTOR);
+    connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), overrides);
   }
 
   /** A MariaDB JDBC value as Iceberg's generic reader returns the column it is mirrored to. */

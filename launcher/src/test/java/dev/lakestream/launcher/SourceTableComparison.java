@@ -46,6 +46,15 @@ final class SourceTableComparison {
     try (Connection c = source.connect()) {
       expected = rows(c, query, key);
     }
+    return differs(reader, expected, id, key);
+  }
+
+  /** Null when realtime and main of {@code id} hold the {@code expected} rows; else what differs. */
+  static String differs(
+      Catalog reader,
+      Map<List<Object>, Map<String, Object>> expected,
+      TableIdentifier id,
+      List<String> key) {
     Table table = reader.loadTable(id);
     for (String branch : List.of(Branches.REALTIME, Branches.MAIN)) {
       String diff = TableComparison.differences(
