@@ -125,6 +125,11 @@ final class RoundDelta {
     Truncation.Plan plan = Truncation.plan(
         table, base, SourcePositions.fromHex(batch.truncatedAt()), batch.sourcePartition());
     plan.remove().forEach(delta::removeRows);
+    if (!plan.remove().isEmpty()) {
+      // A compaction that replaced one of them since the base holds its rows in a file the plan
+      // did not see: the commit then fails, and the round is planned again from the new head.
+      delta.validateDeletedFiles();
+    }
     plan.deletes().forEach(f -> writtenHere.add(f.location()));
     truncatedAt = batch.truncatedAt();
     delta.set(SummaryKeys.TRUNCATE_FILES_REMOVED, Integer.toString(plan.remove().size()));
