@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
  *
  * <ul>
  *   <li>{@code compact --table T [--all]}: compacts realtime by the compaction policy, or every
- *       data file but the newest with {@code --all}; sync mirrors the result on main;
+ *       data file but one with {@code --all}; sync mirrors the result on main;
  *   <li>{@code expire-snapshots --table T}: expires snapshots of both branches by their retention;
  *   <li>{@code remove-orphan-files --table T [--older-than-ms MS]}: removes unreferenced files
  *       older than the safety age ({@code sync.maintenance.orphans.min-age-ms} unless given).
@@ -63,7 +63,7 @@ final class MaintenanceCommand {
   static final class Compact extends OnTable {
     @Option(
         names = "--all",
-        description = "rewrite every data file but the newest, whatever the policy selects")
+        description = "rewrite every data file but one, whatever the policy selects")
     boolean all;
 
     Compact(PrintStream out, Map<String, String> env) {
@@ -141,7 +141,7 @@ final class MaintenanceCommand {
             prepared.ifPresent(RealtimeCompaction::abort);
             out.println(
                 id
-                    + ": nothing to compact on realtime (the policy selects no files; --all compacts every file but the newest)");
+                    + ": nothing to compact on realtime (the policy selects no files; --all compacts every file but one)");
             return 0;
           }
           RealtimeCompaction.Result r = prepared.get().commit();

@@ -29,6 +29,8 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotAncestryValidator;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
@@ -49,7 +51,7 @@ import org.apache.iceberg.io.OutputFileFactory;
  * can apply to no data file left afterwards (none older than it whose key bounds overlap) is dropped
  * in the same commit. Sync mirrors the rewrite on main like any other change.
  *
- * <p>A compaction never rewrites every live data file: it leaves the newest in place. Iceberg's
+ * <p>A compaction never rewrites every live data file: it leaves one in place. Iceberg's
  * commit drops the delete files older than the oldest data file it leaves live, and it counts the
  * files it keeps but not the files it adds with an explicit data sequence number
  * (apache/iceberg#10312). A rewrite of every file would therefore drop the equality deletes that
@@ -72,7 +74,7 @@ public final class RealtimeCompaction {
       int equalityDeletesDropped,
       long durationMs) {}
 
-  private static final String NEWEST_LEFT = "the newest file left in place";
+  private static final String ONE_LEFT = "one file left in place";
 
   private final Table table;
   private final String branch;
@@ -117,8 +119,9 @@ public final class RealtimeCompaction {
     table.refresh();
     Snapshot start = table.snapshot(Branches.REALTIME);
     Map<String, DataFile> live = BranchFiles.liveDataFiles(table, start);
-    List<DataFile> all = leavingOneInPlace(live, live.values());
-    String reason = all.size() < live.size() ? "requested, " + NEWEST_LEFT : "requested";
+    List<DataFile> all =
+        leavingOneInPlace(table, equalityDeletes(table, start), live, live.values());
+    String reason = all.size() < live.size() ? "requested, " + ONE_LEFT : "requested";
     return write(table, Branches.REALTIME, start, reason, all, targetFileBytes, started);
   }
 
@@ -173,15 +176,19 @@ public final class RealtimeCompaction {
         selected.addAll(small);
       }
     }
-    List<DataFile> rewrite = leavingOneInPlace(live, selected);
+    List<DataFile> rewrite = leavingOneInPlace(table, deletes, live, selected);
     if (reasons.isEmpty() || rewrite.isEmpty()) {
       return Optional.empty();
     }
-    if (rewrite.size() == 1 && deletes.stream().noneMatch(d -> applies(table, d, rewrite.get(0)))) {
-      return Optional.empty(); // one file into one, with nothing to apply: it would never end
+    List<DataFile> inOrder = new ArrayList<>(rewrite);
+    inOrder.sort(Comparator.comparingLong(DataFile::dataSequenceNumber));
+    boolean merges = bins(inOrder, policy.targetFileBytes()).size() < rewrite.size();
+    if (!merges && rewrite.stream().allMatch(f -> deletesApplying(table, deletes, f) == 0)) {
+      // As many files out as in, with no delete to apply: the next check would do it again.
+      return Optional.empty();
     }
     if (rewrite.size() < selected.size()) {
-      reasons.add(NEWEST_LEFT);
+      reasons.add(ONE_LEFT);
     }
     return Optional.of(write(
         table,
@@ -262,21 +269,30 @@ public final class RealtimeCompaction {
 
   /**
    * The selected files, less the newest live file when they are all of them (the class comment says
-   * why): the newest has the fewest deletes applying to it, and a later compaction takes it in.
+   * why). Any file live at the start would do; the one left is the one the fewest {@code deletes}
+   * apply to (the rewrite has less to gain from it), the largest of those (the most to rewrite).
+   * A later compaction takes it in.
    */
   static List<DataFile> leavingOneInPlace(
-      Map<String, DataFile> live, Collection<DataFile> selected) {
+      Table table,
+      List<DeleteFile> deletes,
+      Map<String, DataFile> live,
+      Collection<DataFile> selected) {
     List<DataFile> rewrite = new ArrayList<>(selected);
     Set<String> chosen = new HashSet<>();
     selected.forEach(f -> chosen.add(f.location()));
     if (!live.isEmpty() && chosen.containsAll(live.keySet())) {
-      DataFile newest = live.values().stream()
-          .max(Comparator.comparingLong(DataFile::dataSequenceNumber)
+      DataFile left = live.values().stream()
+          .min(Comparator.comparingLong((DataFile f) -> deletesApplying(table, deletes, f))
               .thenComparing(Comparator.comparingLong(DataFile::fileSizeInBytes).reversed()))
           .orElseThrow();
-      rewrite.removeIf(f -> f.location().equals(newest.location()));
+      rewrite.removeIf(f -> f.location().equals(left.location()));
     }
     return rewrite;
+  }
+
+  private static long deletesApplying(Table table, List<DeleteFile> deletes, DataFile data) {
+    return deletes.stream().filter(d -> applies(table, d, data)).count();
   }
 
   /** Greedy in sequence order: a bin is closed when the next file would take it past the target. */
@@ -350,6 +366,7 @@ public final class RealtimeCompaction {
           .rewriteFiles(new HashSet<>(rewritten), dropped, new HashSet<>(written), Set.of())
           .set(SummaryKeys.MAINTENANCE, "compaction")
           .set(SummaryKeys.COMPACTION_ID, id)
+          .validateWith(new NoDataFileRemovedSince(start))
           .commit();
     } catch (CommitStateUnknownException e) {
       throw e; // the files may be committed: leave them to the orphan-file removal
@@ -357,8 +374,9 @@ public final class RealtimeCompaction {
       written.forEach(f -> table.io().deleteFile(f.location()));
       throw e;
     }
-    Snapshot committed = own();
-    checkNoDeleteLost(committed);
+    Optional<Snapshot> own = own();
+    own.ifPresent(this::checkNoDeleteLost); // absent only when its parent expired meanwhile
+    Snapshot committed = own.orElse(table.snapshot(branch));
     long bytesIn = rewritten.stream().mapToLong(DataFile::fileSizeInBytes).sum();
     long bytesOut = written.stream().mapToLong(DataFile::fileSizeInBytes).sum();
     return new Result(
@@ -373,18 +391,21 @@ public final class RealtimeCompaction {
         (System.nanoTime() - startedNanos) / 1_000_000);
   }
 
-  /** This compaction's snapshot: the branch's head, or an ancestor when ingest committed since. */
-  private Snapshot own() {
+  /**
+   * This compaction's snapshot with its parent: the branch's head, or an ancestor when ingest
+   * committed since. Empty when the parent is no longer there to compare with.
+   */
+  private Optional<Snapshot> own() {
     table.refresh();
     Snapshot s = table.snapshot(branch);
     while (s != null && s.snapshotId() != start.snapshotId()) {
+      Snapshot parent = s.parentId() == null ? null : table.snapshot(s.parentId());
       if (id.equals(s.summary().get(SummaryKeys.COMPACTION_ID))) {
-        return s;
+        return parent == null ? Optional.empty() : Optional.of(s);
       }
-      s = s.parentId() == null ? null : table.snapshot(s.parentId());
+      s = parent;
     }
-    throw new IllegalStateException("table " + table.name() + ": the snapshot of compaction " + id
-        + " is not among " + branch + "'s ancestors after it committed");
+    return Optional.empty();
   }
 
   /**
@@ -392,22 +413,64 @@ public final class RealtimeCompaction {
    * drop, is not live after it: the rows it deleted would be live again on the branch.
    */
   private void checkNoDeleteLost(Snapshot committed) {
-    if (committed.parentId() == null) {
-      return;
-    }
     Set<String> meant = new HashSet<>();
     dropped.forEach(d -> meant.add(d.location()));
-    Set<String> after = new HashSet<>();
-    equalityDeletes(table, committed).forEach(d -> after.add(d.location()));
-    List<String> lost = equalityDeletes(table, table.snapshot(committed.parentId())).stream()
-        .map(DeleteFile::location)
-        .filter(l -> !meant.contains(l) && !after.contains(l))
-        .toList();
+    List<String> lost = lostDeletes(table, committed, meant);
     if (!lost.isEmpty()) {
       throw new IllegalStateException("table " + table.name() + ": compaction snapshot "
           + committed.snapshotId() + " on " + branch + " dropped " + lost.size()
           + " equality-delete files it did not mean to drop, so rows they deleted are live again"
           + " there (a bug; report it): " + lost);
+    }
+  }
+
+  /**
+   * The equality-delete files live in {@code committed}'s parent, not in {@code meantToDrop}, that
+   * are not live in {@code committed}.
+   */
+  static List<String> lostDeletes(Table table, Snapshot committed, Set<String> meantToDrop) {
+    Set<String> after = new HashSet<>();
+    equalityDeletes(table, committed).forEach(d -> after.add(d.location()));
+    return equalityDeletes(table, table.snapshot(committed.parentId())).stream()
+        .map(DeleteFile::location)
+        .filter(l -> !meantToDrop.contains(l) && !after.contains(l))
+        .toList();
+  }
+
+  /**
+   * Refuses the commit when a snapshot after the start removed data files (a TRUNCATE, another
+   * compaction): it may have removed the file left in place, and Iceberg would then drop the
+   * equality deletes committed meanwhile. Run by Iceberg on every attempt, against the branch as it
+   * is then.
+   */
+  private static final class NoDataFileRemovedSince implements SnapshotAncestryValidator {
+    private final Snapshot start;
+    private String found = "";
+
+    NoDataFileRemovedSince(Snapshot start) {
+      this.start = start;
+    }
+
+    @Override
+    public boolean validate(Iterable<Snapshot> ancestors) {
+      for (Snapshot s : ancestors) {
+        if (s.snapshotId() == start.snapshotId()) {
+          return true;
+        }
+        String removed = s.summary().get(SnapshotSummary.DELETED_FILES_PROP);
+        if (removed != null && Long.parseLong(removed) > 0) {
+          found = "snapshot " + s.snapshotId() + " removed " + removed + " data files since "
+              + start.snapshotId() + ", where the compaction started";
+          return false;
+        }
+      }
+      found = "the compaction's start " + start.snapshotId() + " is no longer an ancestor";
+      return false;
+    }
+
+    @Override
+    public String errorMessage() {
+      return found;
     }
   }
 
@@ -422,6 +485,13 @@ public final class RealtimeCompaction {
 
   public int dataFilesIn() {
     return rewritten.size();
+  }
+
+  /** The locations of the data files it rewrites. */
+  Set<String> rewrittenLocations() {
+    Set<String> locations = new HashSet<>();
+    rewritten.forEach(f -> locations.add(f.location()));
+    return locations;
   }
 
   public int dataFilesOut() {

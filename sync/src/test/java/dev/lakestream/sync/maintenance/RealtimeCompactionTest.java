@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.sync.convert.KeyFiles;
+import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,9 +14,11 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
@@ -81,7 +83,7 @@ class RealtimeCompactionTest {
   }
 
   @Test
-  void aCommitThatDropsDeletesItDidNotMeanToFailsNamingThem() throws Exception {
+  void aFileRemovedAfterTheStartStopsTheCommitBeforeItCanDropDeletes() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = warehouse.v3Table("t", "items", SCHEMA).create();
       table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
@@ -89,21 +91,65 @@ class RealtimeCompactionTest {
           .manageSnapshots()
           .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
           .commit();
-      DataFile newest = KeyFiles.data(table, SCHEMA, ids(10, 20));
-      table.newAppend().toBranch(Branches.REALTIME).appendFile(newest).commit();
+      table
+          .newAppend()
+          .toBranch(Branches.REALTIME)
+          .appendFile(KeyFiles.data(table, SCHEMA, ids(10, 20)))
+          .commit();
       RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
+      assertThat(compaction.dataFilesIn()).isEqualTo(1);
 
-      // Another writer removes the file the compaction left in place, so Iceberg's minimum rises
-      // past the deletes that land next: the commit drops them.
-      table.newDelete().toBranch(Branches.REALTIME).deleteFile(newest).commit();
+      // Another writer (a TRUNCATE) removes the file the compaction left in place; a delete
+      // lands. Committed, Iceberg's minimum would rise past the delete and drop it.
+      DataFile left =
+          BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)).values().stream()
+              .filter(f -> !compaction.rewrittenLocations().contains(f.location()))
+              .findFirst()
+              .orElseThrow();
+      table.newDelete().toBranch(Branches.REALTIME).deleteFile(left).commit();
+      DeleteFile landed = KeyFiles.deletes(table, SCHEMA, List.of(5));
+      table.newRowDelta().toBranch(Branches.REALTIME).addDeletes(landed).commit();
+
+      assertThatThrownBy(compaction::commit)
+          .isInstanceOf(ValidationException.class)
+          .hasMessageContaining(
+              "removed 1 data files since " + compaction.start().snapshotId());
+      table.refresh();
+      assertThat(BranchFiles.liveDeleteFiles(table, table.snapshot(Branches.REALTIME)))
+          .extracting(DeleteFile::location)
+          .containsExactly(landed.location());
+    }
+  }
+
+  @Test
+  void aCommitThatDroppedDeletesItDidNotMeanToIsFoundOut() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      DataFile only = KeyFiles.data(table, SCHEMA, ids(0, 10));
+      table.newAppend().appendFile(only).commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      Snapshot start = table.snapshot(Branches.REALTIME);
       DeleteFile landed = KeyFiles.deletes(table, SCHEMA, List.of(5));
       table.newRowDelta().toBranch(Branches.REALTIME).addDeletes(landed).commit();
       table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, List.of(100))).commit();
+      // What a compaction did before it left a file in place: every file rewritten at the
+      // start's sequence number, and Iceberg drops the delete that landed meanwhile.
+      table
+          .newRewrite()
+          .toBranch(Branches.REALTIME)
+          .validateFromSnapshot(start.snapshotId())
+          .dataSequenceNumber(start.sequenceNumber())
+          .rewriteFiles(Set.of(only), Set.of(KeyFiles.data(table, SCHEMA, ids(0, 10))))
+          .commit();
 
-      assertThatThrownBy(compaction::commit)
-          .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("dropped 1 equality-delete files it did not mean to drop")
-          .hasMessageContaining(landed.location());
+      assertThat(RealtimeCompaction.lostDeletes(table, table.snapshot(Branches.REALTIME), Set.of()))
+          .containsExactly(landed.location());
+      assertThat(RealtimeCompaction.lostDeletes(
+              table, table.snapshot(Branches.REALTIME), Set.of(landed.location())))
+          .isEmpty();
     }
   }
 
@@ -133,7 +179,7 @@ class RealtimeCompactionTest {
           .commit();
       RealtimeCompaction three = RealtimeCompaction.prepare(table, policy, now).orElseThrow();
       assertThat(three.dataFilesIn()).isEqualTo(2);
-      assertThat(three.reason()).endsWith("the newest file left in place");
+      assertThat(three.reason()).endsWith("one file left in place");
       three.commit();
 
       // A delete of a row in the compacted file: rewriting that file alone applies it.
