@@ -196,6 +196,45 @@ class RealtimeCompactionTest {
     }
   }
 
+  @Test
+  void smallFilesNoBinCanPairAreNotRewrittenAtEveryCheck() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      for (int from = 10; from < 30; from += 10) {
+        table
+            .newAppend()
+            .toBranch(Branches.REALTIME)
+            .appendFile(KeyFiles.data(table, SCHEMA, ids(from, from + 10)))
+            .commit();
+      }
+      List<Long> sizes =
+          BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)).values().stream()
+              .map(DataFile::fileSizeInBytes)
+              .sorted()
+              .toList();
+      // Every file is small, and no two of the files rewritten fit in one bin.
+      long target = sizes.get(0) + sizes.get(1) - 1;
+      CompactionPolicy policy =
+          new CompactionPolicy(target, sizes.get(2) + 1, 10, Long.MAX_VALUE, 1, 100);
+      long now = System.currentTimeMillis() + 60_000;
+      assertThat(RealtimeCompaction.prepare(table, policy, now)).isEmpty();
+
+      table
+          .newRowDelta()
+          .toBranch(Branches.REALTIME)
+          .addDeletes(KeyFiles.deletes(table, SCHEMA, List.of(4)))
+          .commit();
+      assertThat(RealtimeCompaction.prepare(table, policy, now))
+          .as("a delete to apply makes the rewrite worth it")
+          .isPresent();
+    }
+  }
+
   private static List<Object> ids(int from, int to) {
     List<Object> ids = new ArrayList<>();
     for (int i = from; i < to; i++) {
