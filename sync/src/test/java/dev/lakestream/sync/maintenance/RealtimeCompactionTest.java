@@ -154,7 +154,7 @@ class RealtimeCompactionTest {
   }
 
   @Test
-  void thePolicyLeavesTheNewestSmallFileAndRewritesOneFileOnlyToApplyDeletes() throws Exception {
+  void thePolicyLeavesOneSmallFileAndRewritesOneFileOnlyToApplyDeletes() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = warehouse.v3Table("t", "items", SCHEMA).create();
       table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
