@@ -57,8 +57,10 @@ import org.apache.iceberg.io.OutputFileFactory;
  * (apache/iceberg#10312). A rewrite of every file would therefore drop the equality deletes that
  * ingest committed while the compaction ran, and the rows they deleted would come back. A file
  * committed at or before the start keeps that minimum at or below the start's sequence number, so
- * only deletes that can apply to nothing live are dropped. {@link #commit} checks afterwards that
- * every equality delete it did not mean to drop is still live, and fails loudly if one is not.
+ * only deletes that can apply to nothing live are dropped. The commit is refused when a snapshot
+ * since the start removed data files (the file left may be among them), and {@link #commit} checks
+ * afterwards that every equality delete it did not mean to drop is still live, failing loudly if
+ * one is not.
  */
 public final class RealtimeCompaction {
 
@@ -268,7 +270,7 @@ public final class RealtimeCompaction {
   }
 
   /**
-   * The selected files, less the newest live file when they are all of them (the class comment says
+   * The selected files, less one live file when they are all of them (the class comment says
    * why). Any file live at the start would do; the one left is the one the fewest {@code deletes}
    * apply to (the rewrite has less to gain from it), the largest of those (the most to rewrite).
    * A later compaction takes it in.
