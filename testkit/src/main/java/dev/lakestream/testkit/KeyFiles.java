@@ -1,6 +1,8 @@
 package dev.lakestream.testkit;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
@@ -14,11 +16,28 @@ import org.apache.iceberg.encryption.EncryptedOutputFile;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
 
 /** Data and equality-delete files of a table keyed by its schema's identifier fields. */
 public final class KeyFiles {
 
+  /** A table keyed by an int {@code id}, with a string {@code name}. */
+  public static final Schema ID_NAME = new Schema(
+      List.of(
+          Types.NestedField.required(1, "id", Types.IntegerType.get()),
+          Types.NestedField.optional(2, "name", Types.StringType.get())),
+      Set.of(1));
+
   private KeyFiles() {}
+
+  /** The ids {@code from} (inclusive) to {@code to} (exclusive). */
+  public static List<Object> ids(int from, int to) {
+    List<Object> ids = new ArrayList<>();
+    for (int i = from; i < to; i++) {
+      ids.add(i);
+    }
+    return ids;
+  }
 
   /** A data file with one row per id of a table keyed by {@code id}, its {@code name} set. */
   public static DataFile data(Table table, Schema schema, List<Object> ids) throws Exception {

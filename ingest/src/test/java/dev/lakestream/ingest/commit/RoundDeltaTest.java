@@ -9,7 +9,6 @@ import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.apache.iceberg.DataFile;
@@ -17,24 +16,19 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
 /** A round's commit on realtime, against what other writers committed since its base. */
 class RoundDeltaTest {
 
-  private static final Schema SCHEMA = new Schema(
-      List.of(
-          Types.NestedField.required(1, "id", Types.IntegerType.get()),
-          Types.NestedField.optional(2, "name", Types.StringType.get())),
-      Set.of(1));
+  private static final Schema SCHEMA = KeyFiles.ID_NAME;
 
   @Test
   void aTruncateWhoseFilesACompactionReplacedMeanwhileConflictsInsteadOfLeavingTheirRows()
       throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      DataFile before = KeyFiles.data(table, SCHEMA, ids(0, 10));
+      DataFile before = KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10));
       table.newAppend().appendFile(before).commit();
       table
           .manageSnapshots()
@@ -63,7 +57,7 @@ class RoundDeltaTest {
           table, base, "t.items", List.of(truncate), SourceOffsets.empty().with("items", 0, 5));
 
       // A compaction replaces the file the truncate removes, before the truncate commits.
-      DataFile compacted = KeyFiles.data(table, SCHEMA, ids(0, 10));
+      DataFile compacted = KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10));
       table
           .newRewrite()
           .toBranch(Branches.REALTIME)
@@ -79,13 +73,5 @@ class RoundDeltaTest {
       assertThat(BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)))
           .containsOnlyKeys(compacted.location());
     }
-  }
-
-  private static List<Object> ids(int from, int to) {
-    List<Object> ids = new ArrayList<>();
-    for (int i = from; i < to; i++) {
-      ids.add(i);
-    }
-    return ids;
   }
 }

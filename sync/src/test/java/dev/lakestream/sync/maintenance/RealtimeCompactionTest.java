@@ -20,7 +20,6 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,31 +28,34 @@ import org.junit.jupiter.api.Test;
  */
 class RealtimeCompactionTest {
 
-  private static final Schema SCHEMA = new Schema(
-      List.of(
-          Types.NestedField.required(1, "id", Types.IntegerType.get()),
-          Types.NestedField.optional(2, "name", Types.StringType.get())),
-      Set.of(1));
+  private static final Schema SCHEMA = KeyFiles.ID_NAME;
+
+  /** A table of ids 0-9 on main, its realtime branch made from it. */
+  private static Table realtime(TemporaryWarehouse warehouse) throws Exception {
+    Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+    table
+        .newAppend()
+        .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
+        .commit();
+    table
+        .manageSnapshots()
+        .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+        .commit();
+    return table;
+  }
 
   @Test
   void equalityDeletesCommittedWhileEveryDataFileIsRewrittenStayLive() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = realtime(warehouse);
       table
           .newRowDelta()
           .toBranch(Branches.REALTIME)
-          .addRows(KeyFiles.data(table, SCHEMA, ids(10, 20)))
+          .addRows(KeyFiles.data(table, SCHEMA, KeyFiles.ids(10, 20)))
           .commit();
 
       RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
-      assertThat(compaction.dataFilesIn())
-          .as("every live data file but the newest")
-          .isEqualTo(1);
+      assertThat(compaction.dataFilesIn()).as("every live data file but one").isEqualTo(1);
 
       // Ingest goes on: batches of deletes only, and a commit on main between them.
       List<DeleteFile> landed = new ArrayList<>();
@@ -85,16 +87,11 @@ class RealtimeCompactionTest {
   @Test
   void aFileRemovedAfterTheStartStopsTheCommitBeforeItCanDropDeletes() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = realtime(warehouse);
       table
           .newAppend()
           .toBranch(Branches.REALTIME)
-          .appendFile(KeyFiles.data(table, SCHEMA, ids(10, 20)))
+          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(10, 20)))
           .commit();
       RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
       assertThat(compaction.dataFilesIn()).isEqualTo(1);
@@ -124,13 +121,11 @@ class RealtimeCompactionTest {
   @Test
   void aCommitThatDroppedDeletesItDidNotMeanToIsFoundOut() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      DataFile only = KeyFiles.data(table, SCHEMA, ids(0, 10));
-      table.newAppend().appendFile(only).commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = realtime(warehouse);
+      DataFile only = BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME))
+          .values()
+          .iterator()
+          .next();
       Snapshot start = table.snapshot(Branches.REALTIME);
       DeleteFile landed = KeyFiles.deletes(table, SCHEMA, List.of(5));
       table.newRowDelta().toBranch(Branches.REALTIME).addDeletes(landed).commit();
@@ -142,7 +137,7 @@ class RealtimeCompactionTest {
           .toBranch(Branches.REALTIME)
           .validateFromSnapshot(start.snapshotId())
           .dataSequenceNumber(start.sequenceNumber())
-          .rewriteFiles(Set.of(only), Set.of(KeyFiles.data(table, SCHEMA, ids(0, 10))))
+          .rewriteFiles(Set.of(only), Set.of(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10))))
           .commit();
 
       assertThat(RealtimeCompaction.lostDeletes(table, table.snapshot(Branches.REALTIME), Set.of()))
@@ -156,16 +151,11 @@ class RealtimeCompactionTest {
   @Test
   void thePolicyLeavesOneSmallFileAndRewritesOneFileOnlyToApplyDeletes() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = realtime(warehouse);
       table
           .newAppend()
           .toBranch(Branches.REALTIME)
-          .appendFile(KeyFiles.data(table, SCHEMA, ids(10, 20)))
+          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(10, 20)))
           .commit();
       // Two small files, old enough: the older alone would be rewritten into one, again and again.
       CompactionPolicy policy = new CompactionPolicy(1 << 20, 1 << 19, 10, 1 << 20, 1, 100);
@@ -175,7 +165,7 @@ class RealtimeCompactionTest {
       table
           .newAppend()
           .toBranch(Branches.REALTIME)
-          .appendFile(KeyFiles.data(table, SCHEMA, ids(20, 30)))
+          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(20, 30)))
           .commit();
       RealtimeCompaction three = RealtimeCompaction.prepare(table, policy, now).orElseThrow();
       assertThat(three.dataFilesIn()).isEqualTo(2);
@@ -199,17 +189,12 @@ class RealtimeCompactionTest {
   @Test
   void smallFilesNoBinCanPairAreNotRewrittenAtEveryCheck() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table.newAppend().appendFile(KeyFiles.data(table, SCHEMA, ids(0, 10))).commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = realtime(warehouse);
       for (int from = 10; from < 30; from += 10) {
         table
             .newAppend()
             .toBranch(Branches.REALTIME)
-            .appendFile(KeyFiles.data(table, SCHEMA, ids(from, from + 10)))
+            .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(from, from + 10)))
             .commit();
       }
       List<Long> sizes =
@@ -233,14 +218,6 @@ class RealtimeCompactionTest {
           .as("a delete to apply makes the rewrite worth it")
           .isPresent();
     }
-  }
-
-  private static List<Object> ids(int from, int to) {
-    List<Object> ids = new ArrayList<>();
-    for (int i = from; i < to; i++) {
-      ids.add(i);
-    }
-    return ids;
   }
 
   private static List<Integer> ids(Table table) throws Exception {
