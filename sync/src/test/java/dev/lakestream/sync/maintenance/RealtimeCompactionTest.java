@@ -44,15 +44,20 @@ class RealtimeCompactionTest {
     return table;
   }
 
+  /** Commits a data file of ids {@code from} to {@code to} (exclusive) on realtime. */
+  private static void append(Table table, int from, int to) throws Exception {
+    table
+        .newAppend()
+        .toBranch(Branches.REALTIME)
+        .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(from, to)))
+        .commit();
+  }
+
   @Test
   void equalityDeletesCommittedWhileEveryDataFileIsRewrittenStayLive() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = realtime(warehouse);
-      table
-          .newRowDelta()
-          .toBranch(Branches.REALTIME)
-          .addRows(KeyFiles.data(table, SCHEMA, KeyFiles.ids(10, 20)))
-          .commit();
+      append(table, 10, 20);
 
       RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
       assertThat(compaction.dataFilesIn()).as("every live data file but one").isEqualTo(1);
@@ -88,11 +93,7 @@ class RealtimeCompactionTest {
   void aFileRemovedAfterTheStartStopsTheCommitBeforeItCanDropDeletes() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = realtime(warehouse);
-      table
-          .newAppend()
-          .toBranch(Branches.REALTIME)
-          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(10, 20)))
-          .commit();
+      append(table, 10, 20);
       RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
       assertThat(compaction.dataFilesIn()).isEqualTo(1);
 
@@ -152,21 +153,13 @@ class RealtimeCompactionTest {
   void thePolicyLeavesOneSmallFileAndRewritesOneFileOnlyToApplyDeletes() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = realtime(warehouse);
-      table
-          .newAppend()
-          .toBranch(Branches.REALTIME)
-          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(10, 20)))
-          .commit();
+      append(table, 10, 20);
       // Two small files, old enough: the older alone would be rewritten into one, again and again.
       CompactionPolicy policy = new CompactionPolicy(1 << 20, 1 << 19, 10, 1 << 20, 1, 100);
       long now = System.currentTimeMillis() + 60_000;
       assertThat(RealtimeCompaction.prepare(table, policy, now)).isEmpty();
 
-      table
-          .newAppend()
-          .toBranch(Branches.REALTIME)
-          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(20, 30)))
-          .commit();
+      append(table, 20, 30);
       RealtimeCompaction three = RealtimeCompaction.prepare(table, policy, now).orElseThrow();
       assertThat(three.dataFilesIn()).isEqualTo(2);
       assertThat(three.reason()).endsWith("one file left in place");
@@ -191,11 +184,7 @@ class RealtimeCompactionTest {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = realtime(warehouse);
       for (int from = 10; from < 30; from += 10) {
-        table
-            .newAppend()
-            .toBranch(Branches.REALTIME)
-            .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(from, from + 10)))
-            .commit();
+        append(table, from, from + 10);
       }
       List<Long> sizes =
           BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)).values().stream()
