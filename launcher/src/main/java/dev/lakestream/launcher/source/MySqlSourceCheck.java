@@ -23,6 +23,9 @@ import java.util.regex.Pattern;
  */
 public final class MySqlSourceCheck {
 
+  private static final Pattern MAJOR_MINOR = Pattern.compile("^(\\d+)\\.(\\d+)");
+  private static final Pattern JDBC_URL = Pattern.compile("^jdbc:(mysql|mariadb):");
+
   private final Connection connection;
   private final Map<String, String> connector;
 
@@ -120,7 +123,7 @@ public final class MySqlSourceCheck {
   private static void mariaDbVersion(String version, List<Finding> findings) {
     String advice = " Report a MySQL 5.7 version without the word MariaDB (my.cnf: [mariadb]"
         + " version=5.7.19-log; clients that look at the version then see MySQL 5.7)";
-    Matcher number = Pattern.compile("^(\\d+)\\.(\\d+)").matcher(version);
+    Matcher number = MAJOR_MINOR.matcher(version);
     if (number.find()) {
       int major = Integer.parseInt(number.group(1));
       int minor = Integer.parseInt(number.group(2));
@@ -203,6 +206,6 @@ public final class MySqlSourceCheck {
 
   /** Whether {@code jdbcUrl} is a MySQL or MariaDB one. */
   public static boolean handles(String jdbcUrl) {
-    return Pattern.compile("^jdbc:(mysql|mariadb):").matcher(jdbcUrl).find();
+    return JDBC_URL.matcher(jdbcUrl).find();
   }
 }

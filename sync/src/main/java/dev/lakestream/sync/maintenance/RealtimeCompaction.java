@@ -121,10 +121,11 @@ public final class RealtimeCompaction {
     table.refresh();
     Snapshot start = table.snapshot(Branches.REALTIME);
     Map<String, DataFile> live = BranchFiles.liveDataFiles(table, start);
-    List<DataFile> all =
-        leavingOneInPlace(table, equalityDeletes(table, start), live, live.values());
+    List<DeleteFile> deletes = equalityDeletes(table, start);
+    List<DataFile> all = leavingOneInPlace(table, deletes, live, live.values());
     String reason = all.size() < live.size() ? "requested, " + ONE_LEFT : "requested";
-    return write(table, Branches.REALTIME, start, reason, all, targetFileBytes, started);
+    return write(
+        table, Branches.REALTIME, start, live, deletes, reason, all, targetFileBytes, started);
   }
 
   /** Compacts what {@code policy} selects at realtime's head; empty when it selects nothing. */
@@ -196,6 +197,8 @@ public final class RealtimeCompaction {
         table,
         branch,
         start,
+        live,
+        deletes,
         String.join(", ", reasons),
         rewrite,
         policy.targetFileBytes(),
@@ -206,6 +209,8 @@ public final class RealtimeCompaction {
       Table table,
       String branch,
       Snapshot start,
+      Map<String, DataFile> live,
+      List<DeleteFile> deletes,
       String reason,
       List<DataFile> selected,
       long targetBytes,
@@ -234,7 +239,7 @@ public final class RealtimeCompaction {
     long rows = 0;
     // Each small file's batch left an equality-delete file that applies to every older file: read
     // each once for the whole compaction, not once per data file it applies to.
-    SharedDeletes deletes = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+    SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
       for (List<DataFile> bin : bins(selected, targetBytes)) {
         DataWriter<Record> writer =
@@ -247,7 +252,7 @@ public final class RealtimeCompaction {
                   "table " + table.name() + ": data file " + f.location()
                       + " is not in the scan of realtime snapshot " + start.snapshotId());
             }
-            FileRows.forEach(table, task, withPositions, deletes, writer::write);
+            FileRows.forEach(table, task, withPositions, shared, writer::write);
           }
         } catch (IOException e) {
           throw new UncheckedIOException("compacting " + table.name(), e);
@@ -264,7 +269,7 @@ public final class RealtimeCompaction {
       written.forEach(f -> table.io().deleteFile(f.location()));
       throw e;
     }
-    Set<DeleteFile> dropped = droppable(table, start, new HashSet<>(selected));
+    Set<DeleteFile> dropped = droppable(table, live, deletes, selected);
     return new RealtimeCompaction(
         table, branch, start, reason, selected, dropped, written, rows, startedNanos);
   }
@@ -317,15 +322,18 @@ public final class RealtimeCompaction {
     return bins;
   }
 
-  /** The equality deletes live at the start that apply to no data file left after the rewrite. */
-  private static Set<DeleteFile> droppable(Table table, Snapshot start, Set<DataFile> rewritten) {
+  /**
+   * The equality deletes live at the start ({@code deletes}) that apply to no data file left after
+   * the rewrite; {@code live} is the start's live data files.
+   */
+  private static Set<DeleteFile> droppable(
+      Table table, Map<String, DataFile> live, List<DeleteFile> deletes, List<DataFile> rewritten) {
     Set<String> gone = new HashSet<>();
     rewritten.forEach(f -> gone.add(f.location()));
-    List<DataFile> remaining = BranchFiles.liveDataFiles(table, start).values().stream()
-        .filter(f -> !gone.contains(f.location()))
-        .toList();
+    List<DataFile> remaining =
+        live.values().stream().filter(f -> !gone.contains(f.location())).toList();
     Set<DeleteFile> dropped = new HashSet<>();
-    for (DeleteFile d : equalityDeletes(table, start)) {
+    for (DeleteFile d : deletes) {
       if (remaining.stream().noneMatch(f -> applies(table, d, f))) {
         dropped.add(d);
       }
