@@ -49,13 +49,16 @@ final class ChangeFreshness {
   }
 
   /**
-   * What {@link #measure} found: per change, ms to on realtime and to on main, each sorted; the
-   * same to main of the changes after the warm-up; and main's freshness over the run, in windows of
-   * {@link #WINDOW_MS} by source commit time.
+   * What {@link #measure} found: per change, ms to its record in Kafka (the source's part), to on
+   * realtime and to on main, each sorted; the same in Kafka and on main of the changes after the
+   * warm-up; and main's freshness over the run, in windows of {@link #WINDOW_MS} by source commit
+   * time.
    */
   record Measured(
+      List<Long> kafka,
       List<Long> realtime,
       List<Long> main,
+      List<Long> kafkaAfterWarmUp,
       List<Long> mainAfterWarmUp,
       List<Window> mainOverTime) {}
 
@@ -76,8 +79,10 @@ final class ChangeFreshness {
     List<SourceChange> afterWarmUp =
         changes.stream().filter(c -> c.sourceTsMs() >= first + warmUpMs).toList();
     return new Measured(
+        Freshness.toKafka(changes),
         Freshness.perChange(realtime.known(changes), realtime.covered()),
         Freshness.perChange(main.known(changes), main.covered()),
+        Freshness.toKafka(afterWarmUp),
         Freshness.perChange(main.known(afterWarmUp), main.covered()),
         Freshness.overTime(main.known(changes), main.covered(), WINDOW_MS));
   }
@@ -110,7 +115,7 @@ final class ChangeFreshness {
           String op = payload.path("op").asText();
           long ts = payload.path("source").path("ts_ms").asLong(-1);
           if (!op.equals("r") && ts > 0) {
-            out.add(new SourceChange(r.partition(), r.offset(), ts));
+            out.add(new SourceChange(r.partition(), r.offset(), ts, r.timestamp()));
           }
         }
       }

@@ -74,8 +74,10 @@ public final class DemoCommand {
       double changesPerSecond,
       long sourceRows,
       long mainRows,
+      List<Long> kafkaFreshnessMs,
       List<Long> realtimeFreshnessMs,
       List<Long> mainFreshnessMs,
+      List<Long> kafkaAfterWarmUpMs,
       List<Long> mainAfterWarmUpMs,
       List<Window> mainOverTime,
       Map<Hop, double[]> hopsMs) {}
@@ -337,7 +339,7 @@ public final class DemoCommand {
     long[] mainRows = {0};
     SnapshotRows.forEach(table, table.snapshot(Branches.MAIN).snapshotId(), row -> mainRows[0]++);
     ChangeFreshness.Measured measured = freshness(source, kafka, table);
-    List<List<Long>> freshness = List.of(measured.realtime(), measured.main());
+    List<List<Long>> freshness = List.of(measured.kafka(), measured.realtime(), measured.main());
     long sourceRows = count(source);
     say("rows in " + source.name() + ": " + sourceRows + " | rows in main: " + mainRows[0]
         + (sourceRows == mainRows[0]
@@ -347,13 +349,13 @@ public final class DemoCommand {
                 + " stop, and `verify` reads the table as they left it)"));
     say("equality-delete files on realtime: " + equalityDeletes + " | deletion vectors on main: "
         + dvs + " (and no equality delete)");
-    String[] branches = {"realtime", "main"};
-    for (int b = 0; b < 2; b++) {
+    String[] where = {"in Kafka (the source connector's part)", "on realtime", "on main"};
+    for (int b = 0; b < where.length; b++) {
       List<Long> f = freshness.get(b);
       if (!f.isEmpty()) {
         say(String.format(
-            "freshness, source commit -> on %s (%d changes): p50 %.1f s, p95 %.1f s, p99 %.1f s",
-            branches[b],
+            "freshness, source commit -> %s (%d changes): p50 %.1f s, p95 %.1f s, p99 %.1f s",
+            where[b],
             f.size(),
             Freshness.percentile(f, 50) / 1000.0,
             Freshness.percentile(f, 95) / 1000.0,
@@ -386,6 +388,8 @@ public final class DemoCommand {
         mainRows[0],
         freshness.get(0),
         freshness.get(1),
+        freshness.get(2),
+        measured.kafkaAfterWarmUp(),
         measured.mainAfterWarmUp(),
         measured.mainOverTime(),
         hops);

@@ -22,8 +22,15 @@ public final class Freshness {
   /** A branch commit: the newest source commit time it covers, and when it became visible. */
   record Visible(long maxSourceTsMs, long atMs) {}
 
-  /** A change in the source topic: where it is, and its source commit time. */
-  record SourceChange(int partition, long offset, long sourceTsMs) {}
+  /**
+   * A change in the source topic: where it is, its source commit time, and its record's timestamp
+   * in Kafka ({@code inKafkaMs}, the time Connect's producer sent it; -1 when unknown).
+   */
+  record SourceChange(int partition, long offset, long sourceTsMs, long inKafkaMs) {
+    SourceChange(int partition, long offset, long sourceTsMs) {
+      this(partition, offset, sourceTsMs, -1);
+    }
+  }
 
   /** A branch commit: the last source offset it holds of each partition, and when it was made. */
   record Covered(Map<Integer, Long> lastOffsets, long atMs) {}
@@ -58,6 +65,23 @@ public final class Freshness {
       int i = firstAtLeast(sourceTs, committed);
       if (i < sourceTs.length) {
         out.add(earliestFrom[i] - committed);
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+
+  /**
+   * Milliseconds per change from its source commit time to its record in Kafka, sorted: the
+   * source's own part of the freshness (for PostgreSQL, Debezium decoding the WAL and Connect
+   * sending the record), before the pipeline's. Changes whose record time is unknown are left out;
+   * a record stamped before its commit time (clocks of two machines) counts as 0.
+   */
+  static List<Long> toKafka(List<SourceChange> changes) {
+    List<Long> out = new ArrayList<>();
+    for (SourceChange c : changes) {
+      if (c.inKafkaMs() >= 0) {
+        out.add(Math.max(0, c.inKafkaMs() - c.sourceTsMs()));
       }
     }
     out.sort(null);

@@ -27,6 +27,16 @@ class FreshnessTest {
   }
 
   @Test
+  void theSourcesPartIsEachChangesCommitTimeToItsRecordInKafka() {
+    List<SourceChange> changes = List.of(
+        new SourceChange(0, 1, 1_000, 1_250),
+        new SourceChange(1, 1, 1_000, 1_040),
+        new SourceChange(0, 2, 2_000), // no record time: left out
+        new SourceChange(1, 2, 3_000, 2_990)); // stamped before its commit (two clocks): 0
+    assertThat(Freshness.toKafka(changes)).containsExactly(0L, 40L, 250L);
+  }
+
+  @Test
   void aCommitListedOutOfOrderOrHoldingLessStillCountsFromTheEarliestThatHoldsIt() {
     List<SourceChange> changes = List.of(new SourceChange(0, 7, 100));
     List<Covered> commits = List.of(
