@@ -284,16 +284,40 @@ public final class DemoCommand {
     }
     say(String.format(
         "%6.0f changes/s | realtime lag %s | main lag %s | equality-delete files pending on main %d",
-        changesPerSecond, lag(realtime, workload), lag(main, workload), pendingDeletes));
+        changesPerSecond,
+        lag(table, realtime, workload),
+        lag(table, main, workload),
+        pendingDeletes));
   }
 
-  private static String lag(Snapshot snapshot, DemoWorkload workload) {
-    String ts = snapshot == null ? null : snapshot.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
-    if (ts == null) {
+  private static String lag(Table table, Snapshot snapshot, DemoWorkload workload) {
+    long sourceTsMs = newestSourceTsMs(table, snapshot);
+    if (sourceTsMs <= 0) {
       return "  -  ";
     }
-    return String.format(
-        "%5.1f s", Math.max(0, workload.lastCommitMs() - Long.parseLong(ts)) / 1000.0);
+    return String.format("%5.1f s", Math.max(0, workload.lastCommitMs() - sourceTsMs) / 1000.0);
+  }
+
+  /**
+   * The newest source commit time a branch holds: that of its newest snapshot that records one. A
+   * compaction, its mirror on main and a cycle of snapshot reads only record none (or -1, or 0);
+   * -1 when the last few snapshots record none.
+   */
+  private static long newestSourceTsMs(Table table, Snapshot head) {
+    if (head == null) {
+      return -1;
+    }
+    int looked = 0;
+    for (Snapshot s : SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot)) {
+      String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
+      if (ts != null && Long.parseLong(ts) > 0) {
+        return Long.parseLong(ts);
+      }
+      if (++looked == 20) {
+        break;
+      }
+    }
+    return -1;
   }
 
   private static long mainRows(Catalog catalog) {
