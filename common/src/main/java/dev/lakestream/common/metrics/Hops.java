@@ -12,7 +12,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The latency of each hop a change makes from its source commit to {@code main}, as one timer,
  * {@value #METER}, tagged {@code hop} (p50, p95 and p99 published). Ingest records the first four
- * hops, sync the last four; added up they explain a change's freshness on main.
+ * hops, sync the last four. {@code realtime-to-sync} and {@code realtime-to-planned} both start at
+ * the realtime commit (the first is the part of the second spent before sync reads the event): the
+ * hops without {@code realtime-to-sync}, added up, explain a change's freshness on main.
  */
 public final class Hops {
 
