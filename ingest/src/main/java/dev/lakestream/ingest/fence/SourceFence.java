@@ -41,15 +41,19 @@ import org.slf4j.LoggerFactory;
  * their position is the snapshot's, not the row's, and a repeated snapshot restarts from the
  * beginning.
  *
- * <p>A change below the fence whose source commit time is later than the fence's by more than
- * {@value #STARTED_OVER_AFTER_MS} ms is not a replay (a replay carries the commit time it had when
- * it was applied, no later than the fence's): the source's positions started over, as they do when
+ * <p>A change below the fence whose source commit time is later by more than {@value
+ * #STARTED_OVER_AFTER_MS} ms than every commit time applied on its partition is not a replay (a
+ * replay carries the commit time it had when it was applied, so no later than the latest applied):
+ * the source's positions started over, as they do when
  * the connector is pointed at another database that holds the same tables (a blue/green or logical
  * replication upgrade, a restore into a new cluster), whose log positions are lower. The fence
  * starts again from that change (warned, counted in {@code lakestream.ingest.fence.started.over}),
- * so the new source's changes are applied, not dropped as replays. A replay mistaken for such a
- * change (the source's clock stepped back, or a MySQL statement that committed long after it began)
- * is applied again and the replay's later changes follow it: a row moves back for a moment.
+ * so the new source's changes are applied, not dropped as replays. The latest commit time applied
+ * is kept, not the commit time of the change that set the fence: a change logged before another
+ * can carry a later time (a MySQL row event carries its statement's start, in seconds, and a short
+ * transaction that commits while a long statement runs is logged before it; a PostgreSQL
+ * subscriber logs replicated transactions with their origin's commit time), and its replay would
+ * otherwise look like a source that started over and be applied again, moving rows back.
  *
  * <p>A PostgreSQL change without a commit LSN in {@code source.sequence} (the first transaction a
  * restarted connector streams, before it has seen a commit; or a connector that sends no {@code
@@ -59,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * is a smaller harm than a change lost. Other changes without a position (unknown connectors) are
  * applied unfenced; a warning says so once per partition.
  *
- * <p>State per partition {@code topic-partition}: the highest position and its commit time, the
+ * <p>State per partition {@code topic-partition}: the highest position, the latest commit time applied, the
  * number of changes applied at it and the first one's key, in one entry (overwritten by every
  * change in the usual case of one change per position; the store is cached, so its changelog gets
  * the entry once per commit); the keys of further changes at the same position in entries {@code topic-partition NUL
@@ -92,7 +96,10 @@ public final class SourceFence {
   /** The highest position applied on a partition and the keys applied at it. */
   private static final class High {
     final long[] position;
-    /** The source commit time of the change that set the position; -1 when unknown (older state). */
+    /**
+     * The latest source commit time applied on the partition (from state written before that, the
+     * commit time of the change that set the position); -1 when unknown (older state).
+     */
     long tsMs = -1;
     /** The key of the first change applied at the position (null in legacy state). */
     String firstKey;
@@ -157,6 +164,11 @@ public final class SourceFence {
       }
       endRun(partitionKey);
       seen.add(lsn, primaryKeyUpdateCreate, key);
+      High high = high(partitionKey);
+      if (high != null && !high.legacy && event.source().tsMs() > high.tsMs) {
+        high.tsMs = event.source().tsMs();
+        store.put(partitionKey, encode(high));
+      }
       return true;
     }
     if (order.isEmpty()) {
@@ -184,6 +196,7 @@ public final class SourceFence {
     if (c == 0) {
       // Another change at the highest position: a row of the same source record.
       high.addOther(key);
+      high.tsMs = Math.max(high.tsMs, event.source().tsMs());
       store.put(partitionKey + SEP + key, "");
       store.put(partitionKey, encode(high));
     } else {
@@ -194,7 +207,8 @@ public final class SourceFence {
       }
       High next = new High(position);
       next.firstKey = key;
-      next.tsMs = event.source().tsMs();
+      // After a start over, the old source's times are behind the new one's: the maximum is its.
+      next.tsMs = Math.max(high == null ? -1 : high.tsMs, event.source().tsMs());
       highest.put(partitionKey, next);
       store.put(partitionKey, encode(next));
     }
@@ -207,8 +221,8 @@ public final class SourceFence {
   }
 
   /**
-   * Whether {@code event}, below the fence, committed later than the change that set the fence by
-   * more than {@value #STARTED_OVER_AFTER_MS} ms: then the source's positions started over (warned
+   * Whether {@code event}, below the fence, committed later than every change applied on the
+   * partition by more than {@value #STARTED_OVER_AFTER_MS} ms: then the source's positions started over (warned
    * and counted) and the fence starts again from it.
    */
   private boolean startedOver(String partitionKey, long offset, ChangeEvent event, High high) {
@@ -228,7 +242,7 @@ public final class SourceFence {
     startedOver.increment();
     LOG.warn(
         "{}@{}: the source position went back from {} to {} ({}) while its commit time went forward"
-            + " from {} to {}: the source started over (the connector reads another database, whose"
+            + " from the latest applied, {}, to {}: the source started over (the connector reads another database, whose"
             + " log positions are lower); its changes are applied and the fence starts again from"
             + " this one",
         partitionKey,

@@ -78,6 +78,40 @@ class SourceFenceStateTest {
   }
 
   /**
+   * A change logged before another can carry a later commit time: a MySQL row event carries its
+   * statement's start (in seconds), so a short transaction that commits while a long statement runs
+   * is logged before the statement's rows with a later time. Its replay is still a replay: the fence
+   * keeps the latest commit time applied, not the time of the change that set it.
+   */
+  @Test
+  void aReplayOfAChangeLoggedBeforeAnEarlierCommitTimeIsDropped() {
+    KeyValueStore<String, String> store = store();
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 90);
+    List<Change> changes = events(gen.next(2));
+    Change longStatement = changes.get(1);
+    Change shortTransaction = new Change(
+        changes.get(0).op(),
+        table,
+        changes.get(0).key(),
+        changes.get(0).before(),
+        changes.get(0).after(),
+        longStatement.sourceTsMs() + 5 * SourceFence.STARTED_OVER_AFTER_MS,
+        changes.get(0).lsn());
+    SourceFence fence = new SourceFence(store, new SimpleMeterRegistry());
+    assertThat(fence.admit(TOPIC, 0, 0, event(shortTransaction), false)).isTrue();
+    assertThat(fence.admit(TOPIC, 0, 1, event(longStatement), false)).isTrue();
+
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    SourceFence restarted = new SourceFence(store, meters);
+    assertThat(restarted.admit(TOPIC, 0, 2, event(shortTransaction), false))
+        .as("the short transaction, published again")
+        .isFalse();
+    assertThat(restarted.admit(TOPIC, 0, 3, event(longStatement), false)).isFalse();
+    assertThat(meters.counter("lakestream.ingest.fence.started.over").count()).isZero();
+    assertThat(meters.counter("lakestream.ingest.fenced").count()).isEqualTo(2);
+  }
+
+  /**
    * A fence kept by the version before commit times: replays are still dropped, and so is a change
    * of a source that started over, until a change moves the fence and gives it a commit time.
    */
