@@ -163,12 +163,10 @@ public final class SourceFence {
         return drop(partitionKey, offset, event, highestPosition(partitionKey));
       }
       endRun(partitionKey);
+      // Its commit time is not the fence's to keep: the first transaction a connector streams from
+      // a new source comes this way, and its time would make the new source's next changes look
+      // like replays.
       seen.add(lsn, primaryKeyUpdateCreate, key);
-      High high = high(partitionKey);
-      if (high != null && !high.legacy && event.source().tsMs() > high.tsMs) {
-        high.tsMs = event.source().tsMs();
-        store.put(partitionKey, encode(high));
-      }
       return true;
     }
     if (order.isEmpty()) {
