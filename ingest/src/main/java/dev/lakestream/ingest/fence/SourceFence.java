@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * beginning.
  *
  * <p>A change below the fence whose source commit time is later by more than {@value
- * #STARTED_OVER_AFTER_MS} ms than every commit time applied on its partition is not a replay (a
+ * #STARTED_OVER_AFTER_MS} ms than every commit time applied on its partition (and not more than
+ * {@value #BELIEVED_AHEAD_MS} ms ahead of this machine's clock) is not a replay (a
  * replay carries the commit time it had when it was applied, so no later than the latest applied):
  * the source's positions started over, as they do when
  * the connector is pointed at another database that holds the same tables (a blue/green or logical
@@ -77,8 +78,17 @@ public final class SourceFence {
 
   private static final Logger LOG = LoggerFactory.getLogger(SourceFence.class);
   private static final char SEP = '\u0000';
-  /** How much later than the fence's a change's commit time must be to show the source started over. */
+  /**
+   * How much later than the latest commit time applied a change's must be to show the source
+   * started over.
+   */
   static final long STARTED_OVER_AFTER_MS = 1_000;
+  /**
+   * How far ahead of this machine's clock a commit time is believed: beyond it (a source clock far
+   * off, a corrupt {@code ts_ms}), it neither shows a source that started over nor raises the
+   * latest time kept, which would then hide a later start over until real time caught up.
+   */
+  static final long BELIEVED_AHEAD_MS = 3_600_000;
 
   private final KeyValueStore<String, String> store;
   private final Counter fenced;
@@ -194,7 +204,7 @@ public final class SourceFence {
     if (c == 0) {
       // Another change at the highest position: a row of the same source record.
       high.addOther(key);
-      high.tsMs = Math.max(high.tsMs, event.source().tsMs());
+      high.tsMs = Math.max(high.tsMs, believed(event.source().tsMs()));
       store.put(partitionKey + SEP + key, "");
       store.put(partitionKey, encode(high));
     } else {
@@ -206,7 +216,8 @@ public final class SourceFence {
       High next = new High(position);
       next.firstKey = key;
       // After a start over, the old source's times are behind the new one's: the maximum is its.
-      next.tsMs = Math.max(high == null ? -1 : high.tsMs, event.source().tsMs());
+      next.tsMs =
+          Math.max(high == null ? -1 : high.tsMs, believed(event.source().tsMs()));
       highest.put(partitionKey, next);
       store.put(partitionKey, encode(next));
     }
@@ -233,7 +244,10 @@ public final class SourceFence {
           partitionKey,
           offset);
     }
-    if (high.tsMs < 0 || tsMs < 0 || tsMs - high.tsMs <= STARTED_OVER_AFTER_MS) {
+    if (high.tsMs < 0
+        || tsMs < 0
+        || tsMs - high.tsMs <= STARTED_OVER_AFTER_MS
+        || believed(tsMs) != tsMs) {
       return false;
     }
     endRun(partitionKey);
@@ -251,6 +265,11 @@ public final class SourceFence {
         Instant.ofEpochMilli(high.tsMs),
         Instant.ofEpochMilli(tsMs));
     return true;
+  }
+
+  /** {@code tsMs}, at most {@link #BELIEVED_AHEAD_MS} ahead of this machine's clock. */
+  private static long believed(long tsMs) {
+    return Math.min(tsMs, System.currentTimeMillis() + BELIEVED_AHEAD_MS);
   }
 
   /** Counts a dropped replay into the run of its partition; returns false (not admitted). */

@@ -112,6 +112,47 @@ class SourceFenceStateTest {
   }
 
   /**
+   * A commit time far ahead of this machine's clock (a source clock far off, a corrupt {@code
+   * ts_ms}) is not believed: below the fence it does not show a source that started over, and above
+   * it the time kept is bounded, so it cannot hide a later start over for good.
+   */
+  @Test
+  void aCommitTimeFarAheadOfThisClockIsNotBelieved() {
+    KeyValueStore<String, String> store = store();
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 91);
+    List<Change> changes = events(gen.next(10));
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    SourceFence fence = new SourceFence(store, meters);
+    changes.forEach(c -> assertThat(fence.admit(TOPIC, 0, 0, event(c), false)).isTrue());
+    long farAhead = System.currentTimeMillis() + 10 * SourceFence.BELIEVED_AHEAD_MS;
+    assertThat(fence.admit(TOPIC, 0, 10, event(at(changes.get(3), farAhead)), false))
+        .as("a replay with a commit time ten hours ahead")
+        .isFalse();
+    assertThat(meters.counter("lakestream.ingest.fence.started.over").count()).isZero();
+
+    Change next = events(gen.next(1)).get(0);
+    assertThat(fence.admit(TOPIC, 0, 11, event(at(next, Long.MAX_VALUE)), false))
+        .isTrue();
+    String kept = store.get(TOPIC + "-0");
+    long keptMs =
+        Long.parseLong(kept.substring(kept.indexOf('@') + 1, kept.indexOf(';', kept.indexOf('@'))));
+    assertThat(keptMs)
+        .as("the latest commit time kept, from " + kept)
+        .isLessThanOrEqualTo(System.currentTimeMillis() + SourceFence.BELIEVED_AHEAD_MS);
+  }
+
+  private Change at(Change change, long sourceTsMs) {
+    return new Change(
+        change.op(),
+        table,
+        change.key(),
+        change.before(),
+        change.after(),
+        sourceTsMs,
+        change.lsn());
+  }
+
+  /**
    * A fence kept by the version before commit times: replays are still dropped, and so is a change
    * of a source that started over, until a change moves the fence and gives it a commit time.
    */
