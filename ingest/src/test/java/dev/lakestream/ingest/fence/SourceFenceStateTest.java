@@ -89,14 +89,8 @@ class SourceFenceStateTest {
     ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 90);
     List<Change> changes = events(gen.next(2));
     Change longStatement = changes.get(1);
-    Change shortTransaction = new Change(
-        changes.get(0).op(),
-        table,
-        changes.get(0).key(),
-        changes.get(0).before(),
-        changes.get(0).after(),
-        longStatement.sourceTsMs() + 5 * SourceFence.STARTED_OVER_AFTER_MS,
-        changes.get(0).lsn());
+    Change shortTransaction =
+        at(changes.get(0), longStatement.sourceTsMs() + 5 * SourceFence.STARTED_OVER_AFTER_MS);
     SourceFence fence = new SourceFence(store, new SimpleMeterRegistry());
     assertThat(fence.admit(TOPIC, 0, 0, event(shortTransaction), false)).isTrue();
     assertThat(fence.admit(TOPIC, 0, 1, event(longStatement), false)).isTrue();
