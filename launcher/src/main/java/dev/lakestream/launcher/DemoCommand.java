@@ -309,9 +309,10 @@ public final class DemoCommand {
     }
     int looked = 0;
     for (Snapshot s : SnapshotUtil.ancestorsOf(head.snapshotId(), table::snapshot)) {
-      String ts = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
-      if (ts != null && Long.parseLong(ts) > 0) {
-        return Long.parseLong(ts);
+      String text = s.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
+      long ts = text == null ? -1 : Long.parseLong(text);
+      if (ts > 0) {
+        return ts;
       }
       if (++looked == 20) {
         break;

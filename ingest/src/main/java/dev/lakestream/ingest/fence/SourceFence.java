@@ -43,11 +43,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A change below the fence whose source commit time is later by more than {@value
  * #STARTED_OVER_AFTER_MS} ms than every commit time applied on its partition (and not more than
- * {@value #BELIEVED_AHEAD_MS} ms ahead of this machine's clock) is not a replay (a
- * replay carries the commit time it had when it was applied, so no later than the latest applied):
- * the source's positions started over, as they do when
- * the connector is pointed at another database that holds the same tables (a blue/green or logical
- * replication upgrade, a restore into a new cluster), whose log positions are lower. The fence
+ * {@value #BELIEVED_AHEAD_MS} ms ahead of this machine's clock) is not a replay (a replay carries
+ * the commit time it had when it was applied, so no later than the latest applied): the source's
+ * positions started over, as they do when the connector is pointed at another database that holds
+ * the same tables (a blue/green or logical replication upgrade, a restore into a new cluster),
+ * whose log positions are lower. The fence
  * starts again from that change (warned, counted in {@code lakestream.ingest.fence.started.over}),
  * so the new source's changes are applied, not dropped as replays. The latest commit time applied
  * is kept, not the commit time of the change that set the fence: a change logged before another
@@ -64,8 +64,8 @@ import org.slf4j.LoggerFactory;
  * is a smaller harm than a change lost. Other changes without a position (unknown connectors) are
  * applied unfenced; a warning says so once per partition.
  *
- * <p>State per partition {@code topic-partition}: the highest position, the latest commit time applied, the
- * number of changes applied at it and the first one's key, in one entry (overwritten by every
+ * <p>State per partition {@code topic-partition}: the highest position, the latest commit time
+ * applied, the number of changes applied at it and the first one's key, in one entry (overwritten by every
  * change in the usual case of one change per position; the store is cached, so its changelog gets
  * the entry once per commit); the keys of further changes at the same position in entries {@code topic-partition NUL
  * key}, removed when the position moves on.
@@ -231,8 +231,8 @@ public final class SourceFence {
 
   /**
    * Whether {@code event}, below the fence, committed later than every change applied on the
-   * partition by more than {@value #STARTED_OVER_AFTER_MS} ms: then the source's positions started over (warned
-   * and counted) and the fence starts again from it.
+   * partition by more than {@value #STARTED_OVER_AFTER_MS} ms: then the source's positions started
+   * over (warned and counted) and the fence starts again from it.
    */
   private boolean startedOver(String partitionKey, long offset, ChangeEvent event, High high) {
     long tsMs = event.source().tsMs();
@@ -254,8 +254,8 @@ public final class SourceFence {
     startedOver.increment();
     LOG.warn(
         "{}@{}: the source position went back from {} to {} ({}) while its commit time went forward"
-            + " from the latest applied, {}, to {}: the source started over (the connector reads another database, whose"
-            + " log positions are lower); its changes are applied and the fence starts again from"
+            + " from the latest applied, {}, to {}: the source started over (the connector reads"
+            + " another database, whose log positions are lower); its changes are applied and the fence starts again from"
             + " this one",
         partitionKey,
         offset,
