@@ -126,16 +126,66 @@ public final class EmbeddedConnect implements AutoCloseable {
 
   /** Deletes the connector {@code name} (its stored offsets stay, as Kafka Connect keeps them). */
   public void deleteConnector(String name) throws Exception {
-    HttpResponse<String> deleted = http.send(
-        HttpRequest.newBuilder(rest.resolve("/connectors/" + name))
-            .DELETE()
+    call("DELETE", "/connectors/" + name, null);
+  }
+
+  /**
+   * The source offsets Connect holds for the connector {@code name}, as its REST API gives them
+   * ({@code {"offsets": [{"partition": ..., "offset": ...}]}}).
+   */
+  public String offsets(String name) throws Exception {
+    return call("GET", "/connectors/" + name + "/offsets", null);
+  }
+
+  /**
+   * Sets the connector {@code name}'s offsets back to {@code offsets} (as {@link #offsets} gave
+   * them earlier) the way an operator does through the REST API: stops the connector, alters its
+   * offsets, resumes it, and waits until its task runs. It then publishes again everything it
+   * published since those offsets, as a worker does that crashed before flushing them.
+   */
+  public void rewindOffsets(String name, String offsets) throws Exception {
+    call("PUT", "/connectors/" + name + "/stop", null);
+    awaitState(name, "STOPPED", false);
+    call("PATCH", "/connectors/" + name + "/offsets", offsets);
+    call("PUT", "/connectors/" + name + "/resume", null);
+    awaitState(name, "RUNNING", true);
+  }
+
+  /** Waits until the connector (or its first task) is in {@code state}; 60 s at most. */
+  private void awaitState(String name, String state, boolean task) throws Exception {
+    long deadline = System.currentTimeMillis() + 60_000;
+    String last = "";
+    while (System.currentTimeMillis() < deadline) {
+      last = status(name);
+      JsonNode status = JSON.readTree(last);
+      JsonNode of = task ? status.path("tasks").path(0) : status.path("connector");
+      if (state.equals(of.path("state").asText())) {
+        return;
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException("connector " + name + (task ? "'s task" : "") + " is not "
+        + state + " after 60 s: " + last);
+  }
+
+  /** One REST call; its body, or an exception naming the call when Connect refuses it. */
+  private String call(String method, String path, String body) throws Exception {
+    HttpResponse<String> response = http.send(
+        HttpRequest.newBuilder(rest.resolve(path))
+            .header("Content-Type", "application/json")
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body))
             .timeout(Duration.ofSeconds(60))
             .build(),
         HttpResponse.BodyHandlers.ofString());
-    if (deleted.statusCode() / 100 != 2) {
+    if (response.statusCode() / 100 != 2) {
       throw new IllegalStateException(
-          "deleting connector " + name + " failed: " + deleted.statusCode() + " " + deleted.body());
+          method + " " + path + " failed: " + response.statusCode() + " " + response.body());
     }
+    return response.body();
   }
 
   /**

@@ -3,6 +3,9 @@ package dev.lakestream.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
@@ -36,9 +39,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,6 +72,7 @@ class MariaDbShapesEndToEndTest {
 
   private static final Duration SYNCED = Duration.ofSeconds(300);
   private static final String CONNECTOR = "inventory-mariadb";
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private EmbeddedKafka kafka;
   private EmbeddedMariaDb mariadb;
@@ -96,7 +103,8 @@ class MariaDbShapesEndToEndTest {
         "CREATE TABLE t_pk (id INT PRIMARY KEY, a INT)",
         "INSERT INTO t_pk VALUES (1, 1), (2, 2)");
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
-        .with(IngestConfig.TOPICS_REGEX, "dbserver2\\.inventory\\..*");
+        .with(IngestConfig.TOPICS_REGEX, "dbserver2\\.inventory\\..*")
+        .with(IngestConfig.CHANGELOG_TABLES, "inventory.t_fence");
     connect = EmbeddedConnect.start(
         kafka.bootstrapServers(),
         Files.createTempDirectory("connect-mariadb-").resolve("connect.offsets"),
@@ -410,6 +418,117 @@ class MariaDbShapesEndToEndTest {
     Table iceberg = reader.loadTable(ddl);
     Verifier.Report report = Verifier.verify(iceberg, ddl.toString());
     assertThat(report.passed()).as(report.toString()).isTrue();
+  }
+
+  /**
+   * A MariaDB row event carries its statement's start time, in whole seconds: short transactions
+   * that commit while a long statement runs are logged before the statement's row, with later
+   * times. The connector set back to offsets from before all three (as a worker that crashed before
+   * flushing its offsets) publishes them again. Ingest fences each replay by its binlog position
+   * and does not take the short transactions' later times for a source that started over: nothing
+   * is applied twice (the change log holds each change once) and main equals MariaDB.
+   */
+  @Test
+  @Order(5)
+  void replaysOfShortTransactionsLoggedBeforeALongStatementAreFencedNotTakenForANewSource()
+      throws Exception {
+    mariadb.execute(
+        "USE inventory",
+        "CREATE TABLE t_fence (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO t_fence VALUES (1, 1), (2, 1)");
+    TableIdentifier fence = TableIdentifier.of("inventory", "t_fence");
+    Eventually.noDifference(SYNCED, () -> differs("t_fence", fence, List.of("id")));
+    String offsets = connect.offsets(CONNECTOR);
+
+    CompletableFuture<Void> longStatement = CompletableFuture.runAsync(() -> {
+      try {
+        mariadb.execute("UPDATE inventory.t_fence SET v = 100 WHERE id = 2 AND SLEEP(4) = 0");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    Thread.sleep(2_500);
+    mariadb.execute(
+        "UPDATE inventory.t_fence SET v = 2 WHERE id = 1",
+        "UPDATE inventory.t_fence SET v = 3 WHERE id = 1");
+    longStatement.get(60, TimeUnit.SECONDS);
+    Eventually.noDifference(SYNCED, () -> differs("t_fence", fence, List.of("id")));
+    String topic = "dbserver2.inventory.t_fence";
+    List<JsonNode> published = sources(feed.readAvailable(topic));
+    assertThat(published).as("the three updates published").hasSizeGreaterThanOrEqualTo(5);
+    JsonNode shortOne = bySetValue(published, 2);
+    JsonNode longOne = bySetValue(published, 100);
+    // The test's premise, as MariaDB logged it: the long statement's row after the short
+    // transactions, with a time earlier by more than the fence's margin for a new source.
+    assertThat(longOne.path("pos").asLong())
+        .as("the long statement's row logged after the short transactions")
+        .isGreaterThan(shortOne.path("pos").asLong());
+    assertThat(shortOne.path("ts_ms").asLong() - longOne.path("ts_ms").asLong())
+        .as("the short transaction's time ahead of the long statement's")
+        .isGreaterThan(1_000);
+
+    double fencedBefore = count("lakestream.ingest.fenced");
+    connect.rewindOffsets(CONNECTOR, offsets);
+    Eventually.until(
+        SYNCED,
+        "the replays of the three updates in Kafka",
+        () -> sources(feed.readAvailable(topic)).size() >= published.size() + 3);
+    // A last change, after the replays in the topic: on main, it says ingest has read them.
+    mariadb.execute("UPDATE inventory.t_fence SET v = 4 WHERE id = 1");
+    Eventually.noDifference(SYNCED, () -> differs("t_fence", fence, List.of("id")));
+
+    assertThat(count("lakestream.ingest.fence.started.over"))
+        .as("replays taken for a source that started over")
+        .isZero();
+    assertThat(count("lakestream.ingest.fenced") - fencedBefore)
+        .as("replays fenced")
+        .isGreaterThanOrEqualTo(3);
+    Map<String, Integer> logged = new HashMap<>();
+    try (var rows = IcebergGenerics.read(
+            reader.loadTable(TableIdentifier.of("inventory", "t_fence_changelog")))
+        .build()) {
+      rows.forEach(r -> logged.merge(
+          r.getField("op") + " " + r.getField("key") + " " + r.getField("source_position"),
+          1,
+          Integer::sum));
+    }
+    assertThat(logged)
+        .as("the change log: the two inserts and four updates, each once")
+        .hasSize(6)
+        .allSatisfy((change, times) -> assertThat(times).as(change).isEqualTo(1));
+    Table iceberg = reader.loadTable(fence);
+    Verifier.Report report = Verifier.verify(iceberg, fence.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+  }
+
+  /** The {@code source} block of each change record (tombstones left out). */
+  private static List<JsonNode> sources(List<ConsumerRecord<byte[], byte[]>> records)
+      throws Exception {
+    List<JsonNode> out = new ArrayList<>();
+    for (ConsumerRecord<byte[], byte[]> r : records) {
+      if (r.value() != null) {
+        JsonNode payload = JSON.readTree(r.value()).path("payload");
+        ObjectNode source = (ObjectNode) payload.path("source");
+        source.set("v", payload.path("after").path("v"));
+        out.add(source);
+      }
+    }
+    return out;
+  }
+
+  /** The first published change that set {@code v} to {@code value}. */
+  private static JsonNode bySetValue(List<JsonNode> sources, int value) {
+    return sources.stream()
+        .filter(s -> s.path("v").asInt(-1) == value)
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no change setting v = " + value + ": " + sources));
+  }
+
+  /** The sum of ingest's counters named {@code name}. */
+  private double count(String name) {
+    return ingest.meters().find(name).counters().stream()
+        .mapToDouble(c -> c.count())
+        .sum();
   }
 
   private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
