@@ -442,12 +442,21 @@ class MariaDbShapesEndToEndTest {
 
     CompletableFuture<Void> longStatement = CompletableFuture.runAsync(() -> {
       try {
-        mariadb.execute("UPDATE inventory.t_fence SET v = 100 WHERE id = 2 AND SLEEP(4) = 0");
+        mariadb.execute("UPDATE inventory.t_fence SET v = 100 WHERE id = 2 AND SLEEP(8) = 0");
       } catch (Exception e) {
         throw new IllegalStateException(e);
       }
     });
-    Thread.sleep(2_500);
+    Eventually.until(Duration.ofSeconds(60), "the long UPDATE running", () -> {
+      try (Connection c = mariadb.connect("inventory");
+          Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+              + " WHERE INFO LIKE 'UPDATE inventory.t_fence SET v = 100%'")) {
+        return rs.next() && rs.getInt(1) > 0;
+      }
+    });
+    // Two seconds or more after it started, in whole seconds, and well before it ends.
+    Thread.sleep(2_200);
     mariadb.execute(
         "UPDATE inventory.t_fence SET v = 2 WHERE id = 1",
         "UPDATE inventory.t_fence SET v = 3 WHERE id = 1");
