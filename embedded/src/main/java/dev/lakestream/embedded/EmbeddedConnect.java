@@ -91,37 +91,20 @@ public final class EmbeddedConnect implements AutoCloseable {
       throw new IllegalStateException("creating connector " + name + " failed: "
           + created.statusCode() + " " + created.body() + validationErrorsOrNothing(name, config));
     }
-    long deadline = System.currentTimeMillis() + 60_000;
-    String last = "";
-    while (System.currentTimeMillis() < deadline) {
-      HttpResponse<String> status = http.send(
-          HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/status"))
-              .timeout(Duration.ofSeconds(10))
-              .build(),
-          HttpResponse.BodyHandlers.ofString());
-      last = status.body();
-      if (status.statusCode() == 200) {
-        JsonNode tasks = JSON.readTree(last).path("tasks");
-        if (tasks.size() > 0 && "RUNNING".equals(tasks.get(0).path("state").asText())) {
-          return;
-        }
-        if (tasks.size() > 0 && "FAILED".equals(tasks.get(0).path("state").asText())) {
-          throw new IllegalStateException("connector " + name + " failed: " + last);
-        }
-      }
-      Thread.sleep(200);
-    }
-    throw new IllegalStateException("connector " + name + " is not running after 60 s: " + last);
+    awaitState(name, "RUNNING", true);
   }
 
   /** The connector {@code name}'s status as Kafka Connect's REST API gives it (JSON). */
   public String status(String name) throws Exception {
+    return statusResponse(name).body();
+  }
+
+  private HttpResponse<String> statusResponse(String name) throws Exception {
     return http.send(
-            HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/status"))
-                .timeout(Duration.ofSeconds(10))
-                .build(),
-            HttpResponse.BodyHandlers.ofString())
-        .body();
+        HttpRequest.newBuilder(rest.resolve("/connectors/" + name + "/status"))
+            .timeout(Duration.ofSeconds(10))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   /** Deletes the connector {@code name} (its stored offsets stay, as Kafka Connect keeps them). */
@@ -156,11 +139,19 @@ public final class EmbeddedConnect implements AutoCloseable {
     long deadline = System.currentTimeMillis() + 60_000;
     String last = "";
     while (System.currentTimeMillis() < deadline) {
-      last = status(name);
-      JsonNode status = JSON.readTree(last);
-      JsonNode of = task ? status.path("tasks").path(0) : status.path("connector");
-      if (state.equals(of.path("state").asText())) {
-        return;
+      HttpResponse<String> response = statusResponse(name);
+      last = response.body();
+      if (response.statusCode() == 200) {
+        JsonNode status = JSON.readTree(last);
+        String now = (task ? status.path("tasks").path(0) : status.path("connector"))
+            .path("state")
+            .asText();
+        if (state.equals(now)) {
+          return;
+        }
+        if ("FAILED".equals(now)) {
+          throw new IllegalStateException("connector " + name + " failed: " + last);
+        }
       }
       Thread.sleep(200);
     }

@@ -442,7 +442,7 @@ class MariaDbShapesEndToEndTest {
 
     CompletableFuture<Void> longStatement = CompletableFuture.runAsync(() -> {
       try {
-        mariadb.execute("UPDATE inventory.t_fence SET v = 100 WHERE id = 2 AND SLEEP(8) = 0");
+        mariadb.execute("UPDATE inventory.t_fence SET v = 100 WHERE id = 2 AND SLEEP(15) = 0");
       } catch (Exception e) {
         throw new IllegalStateException(e);
       }
@@ -472,11 +472,16 @@ class MariaDbShapesEndToEndTest {
     assertThat(longOne.path("pos").asLong())
         .as("the long statement's row logged after the short transactions")
         .isGreaterThan(shortOne.path("pos").asLong());
+    // The fence is kept per partition: the rows' changes must meet on one.
+    assertThat(longOne.path("kafka_partition").asInt())
+        .as("the long statement's row and the short transactions' on one partition")
+        .isEqualTo(shortOne.path("kafka_partition").asInt());
     assertThat(shortOne.path("ts_ms").asLong() - longOne.path("ts_ms").asLong())
         .as("the short transaction's time ahead of the long statement's")
         .isGreaterThan(1_000);
 
     double fencedBefore = count("lakestream.ingest.fenced");
+    double startedOverBefore = count("lakestream.ingest.fence.started.over");
     connect.rewindOffsets(CONNECTOR, offsets);
     Eventually.until(
         SYNCED,
@@ -486,7 +491,7 @@ class MariaDbShapesEndToEndTest {
     mariadb.execute("UPDATE inventory.t_fence SET v = 4 WHERE id = 1");
     Eventually.noDifference(SYNCED, () -> differs("t_fence", fence, List.of("id")));
 
-    assertThat(count("lakestream.ingest.fence.started.over"))
+    assertThat(count("lakestream.ingest.fence.started.over") - startedOverBefore)
         .as("replays taken for a source that started over")
         .isZero();
     assertThat(count("lakestream.ingest.fenced") - fencedBefore)
@@ -519,6 +524,7 @@ class MariaDbShapesEndToEndTest {
         JsonNode payload = JSON.readTree(r.value()).path("payload");
         ObjectNode source = (ObjectNode) payload.path("source");
         source.set("v", payload.path("after").path("v"));
+        source.put("kafka_partition", r.partition());
         out.add(source);
       }
     }
