@@ -515,7 +515,10 @@ class MariaDbShapesEndToEndTest {
     assertThat(report.passed()).as(report.toString()).isTrue();
   }
 
-  /** The {@code source} block of each change record (tombstones left out). */
+  /**
+   * The {@code source} block of each change record (tombstones left out), with the {@code v} it set
+   * and its Kafka partition.
+   */
   private static List<JsonNode> sources(List<ConsumerRecord<byte[], byte[]>> records)
       throws Exception {
     List<JsonNode> out = new ArrayList<>();
