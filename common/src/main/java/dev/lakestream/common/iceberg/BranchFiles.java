@@ -1,7 +1,5 @@
 package dev.lakestream.common.iceberg;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,8 +9,6 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.ManifestFile;
-import org.apache.iceberg.ManifestFiles;
-import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 
@@ -36,18 +32,16 @@ public final class BranchFiles {
     return Optional.empty();
   }
 
-  /** The live data files of {@code snapshot} by path, each with its data sequence number. */
+  /**
+   * The live data files of {@code snapshot} by path, each with its data sequence number (decoded
+   * once per manifest in this process: {@link ManifestCache}; the files are shared, never change
+   * them).
+   */
   public static Map<String, DataFile> liveDataFiles(Table table, Snapshot snapshot) {
     Map<String, DataFile> files = new LinkedHashMap<>();
     for (ManifestFile manifest : snapshot.dataManifests(table.io())) {
-      try (ManifestReader<DataFile> reader =
-          ManifestFiles.read(manifest, table.io(), table.specs())) {
-        for (DataFile file : reader) {
-          files.put(file.location(), file.copy());
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(
-            "reading manifest " + manifest.path() + " of " + table.name(), e);
+      for (DataFile file : ManifestCache.SHARED.dataFiles(table, manifest)) {
+        files.put(file.location(), file);
       }
     }
     return files;
@@ -60,15 +54,7 @@ public final class BranchFiles {
   public static List<DeleteFile> liveDeleteFiles(Table table, Snapshot snapshot) {
     List<DeleteFile> files = new ArrayList<>();
     for (ManifestFile manifest : snapshot.deleteManifests(table.io())) {
-      try (ManifestReader<DeleteFile> reader =
-          ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
-        for (DeleteFile file : reader) {
-          files.add(file.copy());
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(
-            "reading delete manifest " + manifest.path() + " of " + table.name(), e);
-      }
+      files.addAll(ManifestCache.SHARED.deleteFiles(table, manifest));
     }
     return files;
   }

@@ -1,0 +1,127 @@
+package dev.lakestream.common.iceberg;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.ContentFile;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
+import org.apache.iceberg.Table;
+
+/**
+ * The live entries of committed manifests, decoded once per process. Sync lists every live file
+ * of main and realtime in each cycle, and most of their manifests did not change since the last
+ * one; decoding them again (Avro) was a quarter of sync's CPU at 1,000 changes/s
+ * (docs/benchmarks.md, "Sync's threads at 1,000 changes/s").
+ *
+ * <p>A committed manifest never changes: a commit writes new manifests, it does not rewrite one.
+ * What an entry inherits from the manifest list (its data sequence number, snapshot and first row
+ * id) is in the key too, so a manifest listed again with other values (a commit retried with the
+ * same new manifest) is decoded again, not taken from here. The files returned are shared: callers
+ * read them and never change them. The cache is bounded in file entries (least recently used
+ * manifests go first), and a manifest larger than a quarter of the bound is not kept. It is a cache
+ * of this process only: each instance of a scaled-out sync keeps its own.
+ */
+public final class ManifestCache {
+
+  /** The cache BranchFiles reads through: 50,000 file entries (about 50 to 100 MB). */
+  static final ManifestCache SHARED = new ManifestCache(50_000);
+
+  private record Key(
+      String path, long sequenceNumber, Long snapshotId, Long firstRowId, int specId) {
+    static Key of(ManifestFile manifest) {
+      return new Key(
+          manifest.path(),
+          manifest.sequenceNumber(),
+          manifest.snapshotId(),
+          manifest.firstRowId(),
+          manifest.partitionSpecId());
+    }
+  }
+
+  private final long maxEntries;
+  private final LinkedHashMap<Key, List<? extends ContentFile<?>>> manifests =
+      new LinkedHashMap<>(64, 0.75f, true);
+  private long entries;
+  private final AtomicLong decoded = new AtomicLong();
+
+  ManifestCache(long maxEntries) {
+    this.maxEntries = maxEntries;
+  }
+
+  /** The live data files of a committed data manifest of {@code table}. */
+  @SuppressWarnings("unchecked")
+  List<DataFile> dataFiles(Table table, ManifestFile manifest) {
+    Key key = Key.of(manifest);
+    List<DataFile> cached = (List<DataFile>) get(key);
+    if (cached != null) {
+      return cached;
+    }
+    List<DataFile> files = new ArrayList<>();
+    try (ManifestReader<DataFile> reader =
+        ManifestFiles.read(manifest, table.io(), table.specs())) {
+      for (DataFile file : reader) {
+        files.add(file.copy());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "reading manifest " + manifest.path() + " of " + table.name(), e);
+    }
+    return put(key, files);
+  }
+
+  /** The live delete files of a committed delete manifest of {@code table}. */
+  @SuppressWarnings("unchecked")
+  List<DeleteFile> deleteFiles(Table table, ManifestFile manifest) {
+    Key key = Key.of(manifest);
+    List<DeleteFile> cached = (List<DeleteFile>) get(key);
+    if (cached != null) {
+      return cached;
+    }
+    List<DeleteFile> files = new ArrayList<>();
+    try (ManifestReader<DeleteFile> reader =
+        ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
+      for (DeleteFile file : reader) {
+        files.add(file.copy());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "reading delete manifest " + manifest.path() + " of " + table.name(), e);
+    }
+    return put(key, files);
+  }
+
+  /** How many manifests this cache has decoded (read from storage) so far. */
+  long decoded() {
+    return decoded.get();
+  }
+
+  private synchronized List<? extends ContentFile<?>> get(Key key) {
+    return manifests.get(key);
+  }
+
+  private synchronized <F extends ContentFile<?>> List<F> put(Key key, List<F> files) {
+    decoded.incrementAndGet();
+    List<F> kept = List.copyOf(files);
+    if (kept.size() * 4L > maxEntries) {
+      return kept;
+    }
+    List<? extends ContentFile<?>> previous = manifests.put(key, kept);
+    entries += kept.size() - (previous == null ? 0 : previous.size());
+    Iterator<Map.Entry<Key, List<? extends ContentFile<?>>>> oldest =
+        manifests.entrySet().iterator();
+    while (entries > maxEntries && oldest.hasNext()) {
+      entries -= oldest.next().getValue().size();
+      oldest.remove();
+    }
+    return kept;
+  }
+}

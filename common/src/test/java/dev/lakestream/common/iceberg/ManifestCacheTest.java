@@ -1,0 +1,210 @@
+package dev.lakestream.common.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileMetadata;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestReader;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Live files listed through the manifest cache are the ones Iceberg's own scan plans, with the
+ * same data sequence numbers, in every snapshot, after manifests are rewritten and when the cache
+ * evicts; and a manifest is decoded once while it stays in the cache.
+ */
+class ManifestCacheTest {
+
+  private static final Schema SCHEMA = new Schema(
+      List.of(
+          Types.NestedField.required(1, "id", Types.LongType.get()),
+          Types.NestedField.optional(2, "v", Types.StringType.get())),
+      Set.of(1));
+
+  @Test
+  void liveFilesThroughTheCacheAreIcebergsOwnAndEachManifestIsDecodedOnce() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = table(warehouse);
+      ManifestCache cache = new ManifestCache(10_000);
+      Set<String> seen = new HashSet<>();
+      for (int batch = 0; batch < 8; batch++) {
+        table
+            .newRowDelta()
+            .addRows(dataFile(table, "b" + batch + "-a"))
+            .addRows(dataFile(table, "b" + batch + "-b"))
+            .addDeletes(equalityDelete(table, "b" + batch))
+            .commit();
+        if (batch == 5) {
+          table.newDelete().deleteFile(table.location() + "/data/b1-a.parquet").commit();
+        }
+        Snapshot snapshot = table.currentSnapshot();
+        long before = cache.decoded();
+        int unseen = 0;
+        for (ManifestFile m : snapshot.allManifests(table.io())) {
+          unseen += seen.add(m.path() + "@" + m.sequenceNumber()) ? 1 : 0;
+        }
+        assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
+        assertThat(deleteFiles(cache, table, snapshot)).isEqualTo(readDeletes(table, snapshot));
+        assertThat(cache.decoded() - before)
+            .as("manifests decoded for snapshot %d: only those not seen before", batch)
+            .isEqualTo(unseen);
+        long again = cache.decoded();
+        dataFiles(cache, table, snapshot);
+        deleteFiles(cache, table, snapshot);
+        assertThat(cache.decoded()).as("nothing decoded again").isEqualTo(again);
+      }
+
+      Snapshot earlier = table.snapshots().iterator().next();
+      table.rewriteManifests().rewriteIf(m -> true).commit();
+      for (Snapshot snapshot : List.of(table.currentSnapshot(), earlier)) {
+        assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
+        assertThat(deleteFiles(cache, table, snapshot)).isEqualTo(readDeletes(table, snapshot));
+      }
+    }
+  }
+
+  @Test
+  void aBoundedCacheEvictsTheLeastRecentlyUsedAndStillGivesEveryFile() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = table(warehouse);
+      // One manifest per append, one file each, and one of two files; the cache holds four file
+      // entries.
+      for (int i = 0; i < 6; i++) {
+        table.newFastAppend().appendFile(dataFile(table, "f" + i)).commit();
+      }
+      AppendFiles two = table.newFastAppend();
+      two.appendFile(dataFile(table, "g0")).appendFile(dataFile(table, "g1")).commit();
+      ManifestCache cache = new ManifestCache(4);
+      List<ManifestFile> ones = new ArrayList<>();
+      ManifestFile twoFiles = null;
+      for (ManifestFile m : table.currentSnapshot().dataManifests(table.io())) {
+        if (m.addedFilesCount() == 2) {
+          twoFiles = m;
+        } else {
+          ones.add(m);
+        }
+      }
+      assertThat(ones).hasSize(6);
+      for (ManifestFile m : ones) {
+        files(cache, table, m);
+      }
+      assertThat(cache.decoded()).isEqualTo(6);
+      files(cache, table, ones.get(5));
+      assertThat(cache.decoded()).as("the last read is kept").isEqualTo(6);
+      files(cache, table, ones.get(0));
+      assertThat(cache.decoded()).as("the first read was evicted").isEqualTo(7);
+      assertThat(files(cache, table, twoFiles)).hasSize(2);
+      assertThat(files(cache, table, twoFiles)).hasSize(2);
+      assertThat(cache.decoded())
+          .as("a manifest over a quarter of the bound is not kept")
+          .isEqualTo(9);
+      Snapshot snapshot = table.currentSnapshot();
+      assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
+    }
+  }
+
+  private static Table table(TemporaryWarehouse warehouse) {
+    var catalog = warehouse.catalog();
+    ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
+    return catalog
+        .buildTable(TableIdentifier.of("t", "files"), SCHEMA)
+        .withPartitionSpec(PartitionSpec.unpartitioned())
+        .withProperty(TableProperties.FORMAT_VERSION, "3")
+        .create();
+  }
+
+  private static DataFile dataFile(Table table, String name) {
+    return DataFiles.builder(table.spec())
+        .withPath(table.location() + "/data/" + name + ".parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(100)
+        .withRecordCount(2)
+        .build();
+  }
+
+  private static DeleteFile equalityDelete(Table table, String name) {
+    return FileMetadata.deleteFileBuilder(table.spec())
+        .ofEqualityDeletes(1)
+        .withPath(table.location() + "/data/" + name + "-deletes.parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(50)
+        .withRecordCount(2)
+        .build();
+  }
+
+  /** Path to data sequence number of the snapshot's live data files, through {@code cache}. */
+  private static Map<String, Long> dataFiles(ManifestCache cache, Table table, Snapshot snapshot) {
+    Map<String, Long> files = new HashMap<>();
+    for (ManifestFile m : snapshot.dataManifests(table.io())) {
+      cache.dataFiles(table, m).forEach(f -> files.put(f.location(), f.dataSequenceNumber()));
+    }
+    return files;
+  }
+
+  private static Map<String, Long> deleteFiles(
+      ManifestCache cache, Table table, Snapshot snapshot) {
+    Map<String, Long> files = new HashMap<>();
+    for (ManifestFile m : snapshot.deleteManifests(table.io())) {
+      cache.deleteFiles(table, m).forEach(f -> files.put(f.location(), f.dataSequenceNumber()));
+    }
+    return files;
+  }
+
+  /** The same, as Iceberg's scan plans the snapshot. */
+  private static Map<String, Long> scanned(Table table, Snapshot snapshot) throws Exception {
+    Map<String, Long> files = new HashMap<>();
+    try (CloseableIterable<FileScanTask> tasks =
+        table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
+      tasks.forEach(t -> files.put(t.file().location(), t.file().dataSequenceNumber()));
+    }
+    return files;
+  }
+
+  /** The same for delete files, each manifest read with Iceberg's reader, nothing cached. */
+  private static Map<String, Long> readDeletes(Table table, Snapshot snapshot) throws Exception {
+    Map<String, Long> files = new HashMap<>();
+    for (ManifestFile m : snapshot.deleteManifests(table.io())) {
+      try (ManifestReader<DeleteFile> reader =
+          ManifestFiles.readDeleteManifest(m, table.io(), table.specs())) {
+        reader.forEach(d -> files.put(d.location(), d.dataSequenceNumber()));
+      }
+    }
+    return files;
+  }
+
+  /** The files of one data manifest through {@code cache}, by path. */
+  private static Map<String, Long> files(ManifestCache cache, Table table, ManifestFile m)
+      throws Exception {
+    Map<String, Long> files = new HashMap<>();
+    cache.dataFiles(table, m).forEach(f -> files.put(f.location(), f.dataSequenceNumber()));
+    Map<String, Long> read = new HashMap<>();
+    try (ManifestReader<DataFile> reader = ManifestFiles.read(m, table.io(), table.specs())) {
+      reader.forEach(f -> read.put(f.location(), f.dataSequenceNumber()));
+    }
+    assertThat(files).isEqualTo(read);
+    return files;
+  }
+}
