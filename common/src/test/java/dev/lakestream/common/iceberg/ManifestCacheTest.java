@@ -30,6 +30,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Live files listed through the manifest cache are the ones Iceberg's own scan plans, with the
@@ -44,10 +46,16 @@ class ManifestCacheTest {
           Types.NestedField.optional(2, "v", Types.StringType.get())),
       Set.of(1));
 
-  @Test
-  void liveFilesThroughTheCacheAreIcebergsOwnAndEachManifestIsDecodedOnce() throws Exception {
+  /**
+   * Format 2 as well as 3: in 2 no manifest carries a first row id, and with a tiny target size
+   * each commit writes one manifest per file, so manifests differ by their path alone.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"2", "3"})
+  void liveFilesThroughTheCacheAreIcebergsOwnAndEachManifestIsDecodedOnce(String format)
+      throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = table(warehouse);
+      Table table = table(warehouse, format, "1");
       ManifestCache cache = new ManifestCache(10_000);
       Set<String> seen = new HashSet<>();
       for (int batch = 0; batch < 8; batch++) {
@@ -89,7 +97,7 @@ class ManifestCacheTest {
   @Test
   void aBoundedCacheEvictsTheLeastRecentlyUsedAndStillGivesEveryFile() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = table(warehouse);
+      Table table = table(warehouse, "3", "8388608");
       // One manifest per append, one file each, and one of two files; the cache holds four file
       // entries.
       for (int i = 0; i < 6; i++) {
@@ -126,13 +134,14 @@ class ManifestCacheTest {
     }
   }
 
-  private static Table table(TemporaryWarehouse warehouse) {
+  private static Table table(TemporaryWarehouse warehouse, String format, String manifestBytes) {
     var catalog = warehouse.catalog();
     ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
     return catalog
         .buildTable(TableIdentifier.of("t", "files"), SCHEMA)
         .withPartitionSpec(PartitionSpec.unpartitioned())
-        .withProperty(TableProperties.FORMAT_VERSION, "3")
+        .withProperty(TableProperties.FORMAT_VERSION, format)
+        .withProperty(TableProperties.MANIFEST_TARGET_SIZE_BYTES, manifestBytes)
         .create();
   }
 
