@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.ManifestContent;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestReader;
@@ -27,18 +28,29 @@ import org.apache.iceberg.Table;
  * id) is in the key too, so a manifest listed again with other values (a commit retried with the
  * same new manifest) is decoded again, not taken from here. The files returned are shared: callers
  * read them and never change them. The cache is bounded in file entries (least recently used
- * manifests go first), and a manifest larger than a quarter of the bound is not kept. It is a cache
+ * manifests go first), and a manifest larger than half the bound is not kept. A process whose
+ * tables hold more live files than the bound gains little (each cycle reads the manifests in the
+ * same order, so the least recently used is the next one needed), but reads them right. It is a cache
  * of this process only: each instance of a scaled-out sync keeps its own.
  */
 public final class ManifestCache {
 
-  /** The cache BranchFiles reads through: 50,000 file entries (about 50 to 100 MB). */
-  static final ManifestCache SHARED = new ManifestCache(50_000);
+  /**
+   * The cache BranchFiles reads through: 20,000 file entries. An entry keeps its column statistics,
+   * about half a kilobyte per column: some 200 MB for a table of twenty columns at the bound.
+   */
+  static final ManifestCache SHARED = new ManifestCache(20_000);
 
   private record Key(
-      String path, long sequenceNumber, Long snapshotId, Long firstRowId, int specId) {
+      ManifestContent content,
+      String path,
+      long sequenceNumber,
+      Long snapshotId,
+      Long firstRowId,
+      int specId) {
     static Key of(ManifestFile manifest) {
       return new Key(
+          manifest.content(),
           manifest.path(),
           manifest.sequenceNumber(),
           manifest.snapshotId(),
@@ -111,7 +123,7 @@ public final class ManifestCache {
   private synchronized <F extends ContentFile<?>> List<F> put(Key key, List<F> files) {
     decoded.incrementAndGet();
     List<F> kept = List.copyOf(files);
-    if (kept.size() * 4L > maxEntries) {
+    if (kept.size() * 2L > maxEntries) {
       return kept;
     }
     List<? extends ContentFile<?>> previous = manifests.put(key, kept);

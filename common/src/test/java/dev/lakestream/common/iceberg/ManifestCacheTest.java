@@ -47,8 +47,9 @@ class ManifestCacheTest {
       Set.of(1));
 
   /**
-   * Format 2 as well as 3: in 2 no manifest carries a first row id, and with a tiny target size
-   * each commit writes one manifest per file, so manifests differ by their path alone.
+   * Format 2 as well as 3: in 2 no manifest carries a first row id, so a commit's data and delete
+   * manifests differ by their path (and content) alone; and a table of format 2 raised to 3 lists
+   * its old manifests again with a first row id, which its files then inherit.
    */
   @ParameterizedTest
   @ValueSource(strings = {"2", "3"})
@@ -86,6 +87,15 @@ class ManifestCacheTest {
       }
 
       Snapshot earlier = table.snapshots().iterator().next();
+      if (format.equals("2")) {
+        table.updateProperties().set(TableProperties.FORMAT_VERSION, "3").commit();
+        table.newRowDelta().addRows(dataFile(table, "after-upgrade")).commit();
+        Snapshot upgraded = table.currentSnapshot();
+        assertThat(dataFiles(cache, table, upgraded)).isEqualTo(scanned(table, upgraded));
+        assertThat(dataFiles(cache, table, upgraded).values())
+            .as("files listed after the upgrade carry a first row id")
+            .allMatch(v -> !v.endsWith("/null"));
+      }
       table.rewriteManifests().rewriteIf(m -> true).commit();
       for (Snapshot snapshot : List.of(table.currentSnapshot(), earlier)) {
         assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
@@ -98,14 +108,14 @@ class ManifestCacheTest {
   void aBoundedCacheEvictsTheLeastRecentlyUsedAndStillGivesEveryFile() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = table(warehouse, "3", "8388608");
-      // One manifest per append, one file each, and one of two files; the cache holds four file
+      // One manifest per append, one file each, and one of two files; the cache holds three file
       // entries.
       for (int i = 0; i < 6; i++) {
         table.newFastAppend().appendFile(dataFile(table, "f" + i)).commit();
       }
       AppendFiles two = table.newFastAppend();
       two.appendFile(dataFile(table, "g0")).appendFile(dataFile(table, "g1")).commit();
-      ManifestCache cache = new ManifestCache(4);
+      ManifestCache cache = new ManifestCache(3);
       List<ManifestFile> ones = new ArrayList<>();
       ManifestFile twoFiles = null;
       for (ManifestFile m : table.currentSnapshot().dataManifests(table.io())) {
@@ -127,7 +137,7 @@ class ManifestCacheTest {
       assertThat(files(cache, table, twoFiles)).hasSize(2);
       assertThat(files(cache, table, twoFiles)).hasSize(2);
       assertThat(cache.decoded())
-          .as("a manifest over a quarter of the bound is not kept")
+          .as("a manifest over half the bound is not kept")
           .isEqualTo(9);
       Snapshot snapshot = table.currentSnapshot();
       assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
@@ -165,53 +175,61 @@ class ManifestCacheTest {
   }
 
   /** Path to data sequence number of the snapshot's live data files, through {@code cache}. */
-  private static Map<String, Long> dataFiles(ManifestCache cache, Table table, Snapshot snapshot) {
-    Map<String, Long> files = new HashMap<>();
+  private static Map<String, String> dataFiles(
+      ManifestCache cache, Table table, Snapshot snapshot) {
+    Map<String, String> files = new HashMap<>();
     for (ManifestFile m : snapshot.dataManifests(table.io())) {
-      cache.dataFiles(table, m).forEach(f -> files.put(f.location(), f.dataSequenceNumber()));
+      cache
+          .dataFiles(table, m)
+          .forEach(f -> files.put(f.location(), f.dataSequenceNumber() + "/" + f.firstRowId()));
     }
     return files;
   }
 
-  private static Map<String, Long> deleteFiles(
+  private static Map<String, String> deleteFiles(
       ManifestCache cache, Table table, Snapshot snapshot) {
-    Map<String, Long> files = new HashMap<>();
+    Map<String, String> files = new HashMap<>();
     for (ManifestFile m : snapshot.deleteManifests(table.io())) {
-      cache.deleteFiles(table, m).forEach(f -> files.put(f.location(), f.dataSequenceNumber()));
+      cache
+          .deleteFiles(table, m)
+          .forEach(f -> files.put(f.location(), String.valueOf(f.dataSequenceNumber())));
     }
     return files;
   }
 
   /** The same, as Iceberg's scan plans the snapshot. */
-  private static Map<String, Long> scanned(Table table, Snapshot snapshot) throws Exception {
-    Map<String, Long> files = new HashMap<>();
+  private static Map<String, String> scanned(Table table, Snapshot snapshot) throws Exception {
+    Map<String, String> files = new HashMap<>();
     try (CloseableIterable<FileScanTask> tasks =
         table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()) {
-      tasks.forEach(t -> files.put(t.file().location(), t.file().dataSequenceNumber()));
+      tasks.forEach(t -> files.put(
+          t.file().location(), t.file().dataSequenceNumber() + "/" + t.file().firstRowId()));
     }
     return files;
   }
 
   /** The same for delete files, each manifest read with Iceberg's reader, nothing cached. */
-  private static Map<String, Long> readDeletes(Table table, Snapshot snapshot) throws Exception {
-    Map<String, Long> files = new HashMap<>();
+  private static Map<String, String> readDeletes(Table table, Snapshot snapshot) throws Exception {
+    Map<String, String> files = new HashMap<>();
     for (ManifestFile m : snapshot.deleteManifests(table.io())) {
       try (ManifestReader<DeleteFile> reader =
           ManifestFiles.readDeleteManifest(m, table.io(), table.specs())) {
-        reader.forEach(d -> files.put(d.location(), d.dataSequenceNumber()));
+        reader.forEach(d -> files.put(d.location(), String.valueOf(d.dataSequenceNumber())));
       }
     }
     return files;
   }
 
   /** The files of one data manifest through {@code cache}, by path. */
-  private static Map<String, Long> files(ManifestCache cache, Table table, ManifestFile m)
+  private static Map<String, String> files(ManifestCache cache, Table table, ManifestFile m)
       throws Exception {
-    Map<String, Long> files = new HashMap<>();
-    cache.dataFiles(table, m).forEach(f -> files.put(f.location(), f.dataSequenceNumber()));
-    Map<String, Long> read = new HashMap<>();
+    Map<String, String> files = new HashMap<>();
+    cache
+        .dataFiles(table, m)
+        .forEach(f -> files.put(f.location(), f.dataSequenceNumber() + "/" + f.firstRowId()));
+    Map<String, String> read = new HashMap<>();
     try (ManifestReader<DataFile> reader = ManifestFiles.read(m, table.io(), table.specs())) {
-      reader.forEach(f -> read.put(f.location(), f.dataSequenceNumber()));
+      reader.forEach(f -> read.put(f.location(), f.dataSequenceNumber() + "/" + f.firstRowId()));
     }
     assertThat(files).isEqualTo(read);
     return files;
