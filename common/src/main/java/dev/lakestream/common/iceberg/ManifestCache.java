@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
@@ -30,8 +31,8 @@ import org.apache.iceberg.Table;
  * read them and never change them. The cache is bounded in file entries (least recently used
  * manifests go first), and a manifest larger than half the bound is not kept. A process whose
  * tables hold more live files than the bound gains little (each cycle reads the manifests in the
- * same order, so the least recently used is the next one needed), but reads them right. It is a cache
- * of this process only: each instance of a scaled-out sync keeps its own.
+ * same order, so the least recently used is the next one needed), but reads them right. It is a
+ * cache of this process only: each instance of a scaled-out sync keeps its own.
  */
 public final class ManifestCache {
 
@@ -70,43 +71,37 @@ public final class ManifestCache {
   }
 
   /** The live data files of a committed data manifest of {@code table}. */
-  @SuppressWarnings("unchecked")
   List<DataFile> dataFiles(Table table, ManifestFile manifest) {
-    Key key = Key.of(manifest);
-    List<DataFile> cached = (List<DataFile>) get(key);
-    if (cached != null) {
-      return cached;
-    }
-    List<DataFile> files = new ArrayList<>();
-    try (ManifestReader<DataFile> reader =
-        ManifestFiles.read(manifest, table.io(), table.specs())) {
-      for (DataFile file : reader) {
-        files.add(file.copy());
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(
-          "reading manifest " + manifest.path() + " of " + table.name(), e);
-    }
-    return put(key, files);
+    return files(table, manifest, () -> ManifestFiles.read(manifest, table.io(), table.specs()));
   }
 
   /** The live delete files of a committed delete manifest of {@code table}. */
-  @SuppressWarnings("unchecked")
   List<DeleteFile> deleteFiles(Table table, ManifestFile manifest) {
+    return files(
+        table,
+        manifest,
+        () -> ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs()));
+  }
+
+  /** The manifest's live files: kept ones, or decoded by {@code open}'s reader and kept. */
+  @SuppressWarnings("unchecked")
+  private <F extends ContentFile<F>> List<F> files(
+      Table table, ManifestFile manifest, Supplier<ManifestReader<F>> open) {
     Key key = Key.of(manifest);
-    List<DeleteFile> cached = (List<DeleteFile>) get(key);
+    List<F> cached = (List<F>) get(key);
     if (cached != null) {
       return cached;
     }
-    List<DeleteFile> files = new ArrayList<>();
-    try (ManifestReader<DeleteFile> reader =
-        ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
-      for (DeleteFile file : reader) {
+    List<F> files = new ArrayList<>();
+    try (ManifestReader<F> reader = open.get()) {
+      for (F file : reader) {
         files.add(file.copy());
       }
     } catch (IOException e) {
       throw new UncheckedIOException(
-          "reading delete manifest " + manifest.path() + " of " + table.name(), e);
+          "reading " + (manifest.content() == ManifestContent.DELETES ? "delete " : "")
+              + "manifest " + manifest.path() + " of " + table.name(),
+          e);
     }
     return put(key, files);
   }
