@@ -4,6 +4,7 @@ import dev.lakestream.common.app.Health;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.ManifestCache;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.common.metrics.MetricsEndpoint;
@@ -70,6 +71,7 @@ public final class IngestApp {
     }
     MetricsEndpoint metrics = new MetricsEndpoint(
         pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9400));
+    ManifestCache.configureShared(pipeline, metrics.registry());
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     Health health = new Health();
     KafkaTopicIds topicIds = new KafkaTopicIds(props);

@@ -4,6 +4,7 @@ import dev.lakestream.common.app.Health;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.ManifestCache;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.Topics;
 import dev.lakestream.common.metrics.MetricsEndpoint;
@@ -72,6 +73,7 @@ public final class SyncApp {
     }
     MetricsEndpoint metrics = new MetricsEndpoint(
         pipeline.metricsBindAddress(), pipeline.getInt(PipelineConfig.METRICS_PORT, 9401));
+    ManifestCache.configureShared(pipeline, metrics.registry());
     Health health = new Health();
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     Maintenance maintenance =

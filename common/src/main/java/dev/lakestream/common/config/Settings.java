@@ -58,6 +58,11 @@ public final class Settings {
         ConfigDef.Type.STRING,
         "0.0.0.0",
         "the address the metrics server listens on");
+    define(
+        "lakestream.manifest.cache.max.bytes",
+        ConfigDef.Type.LONG,
+        null,
+        "heap kept for decoded manifests, per process; a sixteenth of the JVM's heap unless set, 0 keeps none");
     // ingest
     define(
         "ingest.topics",

@@ -1,10 +1,14 @@
 package dev.lakestream.common.iceberg;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.lakestream.common.config.PipelineConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.cache.CaffeineCacheMetrics;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,6 +21,8 @@ import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestReader;
 import org.apache.iceberg.Table;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The live entries of committed manifests, decoded once per process. Sync lists every live file
@@ -28,19 +34,28 @@ import org.apache.iceberg.Table;
  * What an entry inherits from the manifest list (its data sequence number, snapshot and first row
  * id) is in the key too, so a manifest listed again with other values (a commit retried with the
  * same new manifest) is decoded again, not taken from here. The files returned are shared: callers
- * read them and never change them. The cache is bounded in file entries (least recently used
- * manifests go first), and a manifest larger than half the bound is not kept. A process whose
- * tables hold more live files than the bound gains little (each cycle reads the manifests in the
- * same order, so the least recently used is the next one needed), but reads them right. It is a
- * cache of this process only: each instance of a scaled-out sync keeps its own.
+ * read them and never change them.
+ *
+ * <p>The cache is bounded in bytes of heap, estimated from what each file entry holds (its path
+ * and its column statistics, which grow with the table's columns), and a manifest larger than half
+ * the bound is not kept. Caffeine chooses what to evict by how often and how lately a manifest was
+ * read, so a process whose tables hold more live files than the bound still keeps part of them
+ * (each cycle reads the manifests in the same order, which a least-recently-used cache would evict
+ * one by one just before each is needed). It is a cache of this process only: each instance of a
+ * scaled-out app keeps its own.
  */
 public final class ManifestCache {
 
+  private static final Logger LOG = LoggerFactory.getLogger(ManifestCache.class);
+
+  /** The setting that bounds the shared cache, in bytes of heap. */
+  public static final String MAX_BYTES = "lakestream.manifest.cache.max.bytes";
+
   /**
-   * The cache BranchFiles reads through: 20,000 file entries. An entry keeps its column statistics,
-   * about half a kilobyte per column: some 200 MB for a table of twenty columns at the bound.
+   * The cache BranchFiles reads through, in every app of this process: a sixteenth of the heap
+   * (64 MB of a 1 GB heap) unless {@link #configureShared} sets another bound.
    */
-  static final ManifestCache SHARED = new ManifestCache(20_000);
+  static final ManifestCache SHARED = new ManifestCache(defaultBound());
 
   private record Key(
       ManifestContent content,
@@ -60,14 +75,23 @@ public final class ManifestCache {
     }
   }
 
-  private final long maxEntries;
-  private final LinkedHashMap<Key, List<? extends ContentFile<?>>> manifests =
-      new LinkedHashMap<>(64, 0.75f, true);
-  private long entries;
+  /** The decoded files of one manifest, with the heap they are estimated to take. */
+  private record Entries(List<? extends ContentFile<?>> files, long bytes) {}
+
+  private volatile long maxBytes;
+  private final Cache<Key, Entries> manifests;
   private final AtomicLong decoded = new AtomicLong();
 
-  ManifestCache(long maxEntries) {
-    this.maxEntries = maxEntries;
+  ManifestCache(long maxBytes) {
+    this.maxBytes = maxBytes;
+    // Evicting on the caller's thread keeps the bound exact when the call returns; the work is a
+    // few map operations.
+    this.manifests = Caffeine.newBuilder()
+        .maximumWeight(maxBytes)
+        .<Key, Entries>weigher((key, entries) -> (int) Math.min(Integer.MAX_VALUE, entries.bytes()))
+        .executor(Runnable::run)
+        .recordStats()
+        .build();
   }
 
   /** The live data files of a committed data manifest of {@code table}. */
@@ -88,14 +112,17 @@ public final class ManifestCache {
   private <F extends ContentFile<F>> List<F> files(
       Table table, ManifestFile manifest, Supplier<ManifestReader<F>> open) {
     Key key = Key.of(manifest);
-    List<F> cached = (List<F>) get(key);
+    Entries cached = manifests.getIfPresent(key);
     if (cached != null) {
-      return cached;
+      return (List<F>) cached.files();
     }
     List<F> files = new ArrayList<>();
+    long bytes = 0;
     try (ManifestReader<F> reader = open.get()) {
       for (F file : reader) {
-        files.add(file.copy());
+        F copy = file.copy();
+        files.add(copy);
+        bytes += estimatedBytes(copy);
       }
     } catch (IOException e) {
       throw new UncheckedIOException(
@@ -103,7 +130,17 @@ public final class ManifestCache {
               + "manifest " + manifest.path() + " of " + table.name(),
           e);
     }
-    return put(key, files);
+    decoded.incrementAndGet();
+    List<F> kept = List.copyOf(files);
+    if (bytes * 2 <= maxBytes) {
+      manifests.put(key, new Entries(kept, bytes));
+    }
+    return kept;
+  }
+
+  /** The bound, in bytes. */
+  long maxBytes() {
+    return maxBytes;
   }
 
   /** How many manifests this cache has decoded (read from storage) so far. */
@@ -111,24 +148,71 @@ public final class ManifestCache {
     return decoded.get();
   }
 
-  private synchronized List<? extends ContentFile<?>> get(Key key) {
-    return manifests.get(key);
+  /** The estimated heap the kept manifests take, in bytes (at most the bound, once evicted). */
+  long bytes() {
+    manifests.cleanUp();
+    return manifests.policy().eviction().orElseThrow().weightedSize().orElseThrow();
   }
 
-  private synchronized <F extends ContentFile<?>> List<F> put(Key key, List<F> files) {
-    decoded.incrementAndGet();
-    List<F> kept = List.copyOf(files);
-    if (kept.size() * 2L > maxEntries) {
-      return kept;
+  /**
+   * Bounds the shared cache by {@value #MAX_BYTES} of {@code config} (a sixteenth of the heap unless
+   * set; 0 keeps nothing) and reports its hits, misses, evictions and size on {@code registry}
+   * (Micrometer's cache meters, tagged {@code cache=lakestream.manifests}). An app calls it when it
+   * starts; in a process of two apps the last one's bound holds.
+   */
+  public static void configureShared(PipelineConfig config, MeterRegistry registry) {
+    long bound = Math.max(0, config.getLong(MAX_BYTES, defaultBound()));
+    SHARED.resize(bound);
+    CaffeineCacheMetrics.monitor(registry, SHARED.manifests, "lakestream.manifests");
+    LOG.info("Decoded manifests are kept up to {} MB of heap ({})", bound >> 20, MAX_BYTES);
+  }
+
+  /** Sets the bound; entries over it are evicted now. */
+  void resize(long bytes) {
+    maxBytes = bytes;
+    manifests.policy().eviction().orElseThrow().setMaximum(bytes);
+  }
+
+  /**
+   * The heap a decoded file entry takes, roughly: the object and its path, and per column of
+   * statistics one map entry in each of four count maps and two bound maps (a boxed key and value,
+   * a hash map node, and the bound's bytes). An estimate from the shapes of Java's collections;
+   * ManifestCacheTest compares it with the heap a few thousand entries take.
+   */
+  static long estimatedBytes(ContentFile<?> file) {
+    long bytes = 480 + 2L * file.location().length();
+    bytes += countMapBytes(file.columnSizes());
+    bytes += countMapBytes(file.valueCounts());
+    bytes += countMapBytes(file.nullValueCounts());
+    bytes += countMapBytes(file.nanValueCounts());
+    bytes += boundMapBytes(file.lowerBounds());
+    bytes += boundMapBytes(file.upperBounds());
+    bytes += file.splitOffsets() == null ? 0 : 16 + 24L * file.splitOffsets().size();
+    bytes +=
+        file.equalityFieldIds() == null ? 0 : 16 + 20L * file.equalityFieldIds().size();
+    ByteBuffer keyMetadata = file.keyMetadata();
+    bytes += keyMetadata == null ? 0 : 64 + keyMetadata.remaining();
+    String referenced = file instanceof DeleteFile d ? d.referencedDataFile() : null;
+    bytes += referenced == null ? 0 : 40 + 2L * referenced.length();
+    return bytes;
+  }
+
+  private static long countMapBytes(Map<Integer, Long> map) {
+    return map == null ? 0 : 64 + 80L * map.size();
+  }
+
+  private static long boundMapBytes(Map<Integer, ByteBuffer> map) {
+    if (map == null) {
+      return 0;
     }
-    List<? extends ContentFile<?>> previous = manifests.put(key, kept);
-    entries += kept.size() - (previous == null ? 0 : previous.size());
-    Iterator<Map.Entry<Key, List<? extends ContentFile<?>>>> oldest =
-        manifests.entrySet().iterator();
-    while (entries > maxEntries && oldest.hasNext()) {
-      entries -= oldest.next().getValue().size();
-      oldest.remove();
+    long bytes = 64;
+    for (ByteBuffer value : map.values()) {
+      bytes += 100 + (value == null ? 0 : value.capacity());
     }
-    return kept;
+    return bytes;
+  }
+
+  private static long defaultBound() {
+    return Runtime.getRuntime().maxMemory() / 16;
   }
 }

@@ -1,8 +1,12 @@
 package dev.lakestream.common.iceberg;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -19,6 +23,7 @@ import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ManifestReader;
+import org.apache.iceberg.Metrics;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -57,7 +62,7 @@ class ManifestCacheTest {
       throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = table(warehouse, format, "1");
-      ManifestCache cache = new ManifestCache(10_000);
+      ManifestCache cache = new ManifestCache(64L << 20);
       Set<String> seen = new HashSet<>();
       for (int batch = 0; batch < 8; batch++) {
         table
@@ -105,43 +110,141 @@ class ManifestCacheTest {
   }
 
   @Test
-  void aBoundedCacheEvictsTheLeastRecentlyUsedAndStillGivesEveryFile() throws Exception {
+  void aBoundedCacheStaysUnderItsBytesKeepsPartOfALoopLargerThanItAndStillGivesEveryFile()
+      throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = table(warehouse, "3", "8388608");
-      // One manifest per append, one file each, and one of two files; the cache holds three file
-      // entries.
-      for (int i = 0; i < 6; i++) {
+      // One manifest per append, one file each, and one manifest of six files.
+      int manifests = 40;
+      for (int i = 0; i < manifests; i++) {
         table.newFastAppend().appendFile(dataFile(table, "f" + i)).commit();
       }
-      AppendFiles two = table.newFastAppend();
-      two.appendFile(dataFile(table, "g0")).appendFile(dataFile(table, "g1")).commit();
-      ManifestCache cache = new ManifestCache(3);
+      AppendFiles six = table.newFastAppend();
+      for (int i = 0; i < 6; i++) {
+        six.appendFile(dataFile(table, "g" + i));
+      }
+      six.commit();
       List<ManifestFile> ones = new ArrayList<>();
-      ManifestFile twoFiles = null;
+      ManifestFile sixFiles = null;
       for (ManifestFile m : table.currentSnapshot().dataManifests(table.io())) {
-        if (m.addedFilesCount() == 2) {
-          twoFiles = m;
+        if (m.addedFilesCount() == 6) {
+          sixFiles = m;
         } else {
           ones.add(m);
         }
       }
-      assertThat(ones).hasSize(6);
-      for (ManifestFile m : ones) {
-        files(cache, table, m);
+      assertThat(ones).hasSize(manifests);
+      long entry = ManifestCache.estimatedBytes(
+          ManifestCache.SHARED.dataFiles(table, ones.get(0)).get(0));
+      // Room for half of the one-file manifests; the six-file one is over half of that.
+      ManifestCache cache = new ManifestCache(entry * manifests / 2 + entry / 2);
+      int loops = 20;
+      for (int loop = 0; loop < loops; loop++) {
+        for (ManifestFile m : ones) {
+          assertThat(files(cache, table, m)).hasSize(1);
+        }
+        assertThat(cache.bytes())
+            .as("bytes kept after loop %d", loop)
+            .isLessThanOrEqualTo(entry * manifests / 2 + entry / 2);
       }
-      assertThat(cache.decoded()).isEqualTo(6);
-      files(cache, table, ones.get(5));
-      assertThat(cache.decoded()).as("the last read is kept").isEqualTo(6);
-      files(cache, table, ones.get(0));
-      assertThat(cache.decoded()).as("the first read was evicted").isEqualTo(7);
-      assertThat(files(cache, table, twoFiles)).hasSize(2);
-      assertThat(files(cache, table, twoFiles)).hasSize(2);
       assertThat(cache.decoded())
+          .as("a loop over twice what the cache holds still finds some of it kept")
+          .isLessThan((long) loops * manifests * 3 / 4);
+      long before = cache.decoded();
+      assertThat(files(cache, table, sixFiles)).hasSize(6);
+      assertThat(files(cache, table, sixFiles)).hasSize(6);
+      assertThat(cache.decoded() - before)
           .as("a manifest over half the bound is not kept")
-          .isEqualTo(9);
+          .isEqualTo(2);
       Snapshot snapshot = table.currentSnapshot();
       assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
+
+      ManifestCache none = new ManifestCache(0);
+      assertThat(dataFiles(none, table, snapshot)).isEqualTo(scanned(table, snapshot));
+      assertThat(none.bytes()).isZero();
     }
+  }
+
+  /**
+   * The bound is only as good as the estimate of each entry's heap: compared with what a manifest
+   * of files with statistics on twenty columns takes once decoded.
+   */
+  @Test
+  void theEstimatedBytesAreNearTheHeapDecodedEntriesTake() throws Exception {
+    int columns = 20;
+    int files = 3_000;
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      List<Types.NestedField> fields = new ArrayList<>();
+      for (int c = 1; c <= columns; c++) {
+        fields.add(Types.NestedField.optional(
+            c, "c" + c, c % 2 == 0 ? Types.StringType.get() : Types.LongType.get()));
+      }
+      var catalog = warehouse.catalog();
+      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
+      Table table = catalog
+          .buildTable(TableIdentifier.of("t", "wide"), new Schema(fields))
+          .withPartitionSpec(PartitionSpec.unpartitioned())
+          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .create();
+      AppendFiles append = table.newFastAppend();
+      for (int i = 0; i < files; i++) {
+        Map<Integer, Long> counts = new HashMap<>();
+        Map<Integer, ByteBuffer> lower = new HashMap<>();
+        Map<Integer, ByteBuffer> upper = new HashMap<>();
+        for (int c = 1; c <= columns; c++) {
+          counts.put(c, 1_000L + i + c);
+          lower.put(c, ByteBuffer.wrap(c % 2 == 0 ? ("a-" + i).getBytes(UTF_8) : new byte[8]));
+          upper.put(c, ByteBuffer.wrap(c % 2 == 0 ? ("z-" + i).getBytes(UTF_8) : new byte[8]));
+        }
+        append.appendFile(DataFiles.builder(table.spec())
+            .withPath(table.location() + "/data/00000-" + i + "-5f0c1e2a-7d4b.parquet")
+            .withFormat(FileFormat.PARQUET)
+            .withFileSizeInBytes(100_000)
+            .withRecordCount(1_000)
+            .withMetrics(new Metrics(1_000L, counts, counts, counts, null, lower, upper))
+            .withSplitOffsets(List.of(4L))
+            .build());
+      }
+      append.commit();
+      ManifestFile manifest = table.currentSnapshot().dataManifests(table.io()).get(0);
+      ManifestCache cache = new ManifestCache(1L << 30);
+      long before = heapInUse();
+      List<DataFile> decoded = cache.dataFiles(table, manifest);
+      long measured = heapInUse() - before;
+      assertThat(decoded).hasSize(files);
+      assertThat((double) cache.bytes() / measured)
+          .as("estimated %d bytes, measured %d", cache.bytes(), measured)
+          .isBetween(0.8, 1.5);
+    }
+  }
+
+  @Test
+  void theSharedCacheTakesItsBoundFromTheSettingAndReportsItsMeters() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    try {
+      ManifestCache.configureShared(
+          new PipelineConfig(Map.of(ManifestCache.MAX_BYTES, "12345")), registry);
+      assertThat(ManifestCache.SHARED.maxBytes()).isEqualTo(12_345);
+      assertThat(
+              registry.find("cache.gets").tag("cache", "lakestream.manifests").meters())
+          .isNotEmpty();
+      ManifestCache.configureShared(new PipelineConfig(Map.of()), registry);
+      assertThat(ManifestCache.SHARED.maxBytes()).isEqualTo(Runtime.getRuntime().maxMemory() / 16);
+    } finally {
+      ManifestCache.configureShared(new PipelineConfig(Map.of()), new SimpleMeterRegistry());
+    }
+  }
+
+  /** The heap in use once the collector has run, as far as it can be told from inside. */
+  private static long heapInUse() throws InterruptedException {
+    Runtime runtime = Runtime.getRuntime();
+    long least = Long.MAX_VALUE;
+    for (int i = 0; i < 3; i++) {
+      System.gc();
+      Thread.sleep(50);
+      least = Math.min(least, runtime.totalMemory() - runtime.freeMemory());
+    }
+    return least;
   }
 
   private static Table table(TemporaryWarehouse warehouse, String format, String manifestBytes) {
