@@ -161,10 +161,10 @@ public final class StreamsApp implements Closeable {
   }
 
   /**
-   * The main of an app: {@code <command> [--config FILE]}, settings also from {@code LAKESTREAM_*}
-   * variables; runs until the process is stopped, then closes the app.
+   * The main of an app ({@code <command> [--config FILE]}, settings also from {@code LAKESTREAM_*}
+   * variables): starts the app of {@code config} and runs it until SIGTERM or Ctrl-C; then closes it
+   * cleanly.
    */
-  /** Starts the app of {@code config} and runs it until SIGTERM or Ctrl-C; then closes it cleanly. */
   public static int runUntilStopped(String command, PipelineConfig config, Factory factory)
       throws Exception {
     CountDownLatch stop = StopSignals.install();
