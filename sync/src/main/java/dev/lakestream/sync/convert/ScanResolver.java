@@ -4,6 +4,8 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.iceberg.KeyColumns;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -11,6 +13,7 @@ import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.InternalRecordWrapper;
@@ -23,8 +26,10 @@ import org.apache.iceberg.util.StructLikeSet;
  * the task's equality deletes. Keys of delete files are cached (the tasks of a cycle share them),
  * and so are the unions of several files' keys: a cycle's tasks, one per data file, mostly carry the
  * same delete files, and merging them again for every data file was a fifth of sync's stream
- * threads at 5,000 changes/s. Both caches are bounded by the number of keys held; the sets they hold
- * are never changed after they are made. Thread-safe.
+ * threads at 5,000 changes/s. Both caches are bounded by the heap their keys take (an eighth of the
+ * JVM's heap for the files' keys, a quarter of that for unions: one resolver serves all of an app's
+ * stream threads); a set larger than that is used for its task and not kept. The sets they hold are
+ * never changed after they are made. Thread-safe.
  *
  * <p>Iceberg's delete loader holds the deleted keys in Iceberg's internal form (a date as days, a
  * time or timestamp as microseconds, fixed bytes as a buffer), while the generic reader of the data
@@ -35,17 +40,28 @@ import org.apache.iceberg.util.StructLikeSet;
  */
 public final class ScanResolver implements PositionResolver {
 
-  private static final long CACHED_KEYS = 5_000_000;
+  /** Keys sampled from a set to estimate what one takes on the heap. */
+  private static final int SAMPLED_KEYS = 32;
 
-  private final Cache<String, StructLikeSet> deleteKeys = Caffeine.newBuilder()
-      .maximumWeight(CACHED_KEYS)
-      .weigher((String k, StructLikeSet v) -> Math.max(1, v.size()))
-      .build();
+  private final Cache<String, StructLikeSet> deleteKeys;
+  private final Cache<String, StructLikeSet> unions;
 
-  private final Cache<String, StructLikeSet> unions = Caffeine.newBuilder()
-      .maximumWeight(CACHED_KEYS / 5)
-      .weigher((String k, StructLikeSet v) -> Math.max(1, v.size()))
-      .build();
+  /** Caches of keys up to an eighth of the JVM's heap, and a quarter of that for unions. */
+  public ScanResolver() {
+    this(Runtime.getRuntime().maxMemory() / 8);
+  }
+
+  /** Caches of keys up to {@code budgetBytes} of heap, and a quarter of that for unions. */
+  ScanResolver(long budgetBytes) {
+    this.deleteKeys = Caffeine.newBuilder()
+        .maximumWeight(budgetBytes)
+        .weigher((String k, StructLikeSet v) -> weight(v))
+        .build();
+    this.unions = Caffeine.newBuilder()
+        .maximumWeight(budgetBytes / 4)
+        .weigher((String k, StructLikeSet v) -> weight(v))
+        .build();
+  }
 
   @Override
   public Resolution resolve(
@@ -83,6 +99,46 @@ public final class ScanResolver implements PositionResolver {
       position[0]++;
     });
     return new Resolution(matched, rows, KeyColumns.bytes(file, keySchema));
+  }
+
+  private static int weight(StructLikeSet keys) {
+    return (int) Math.min(Integer.MAX_VALUE, Math.max(1, estimatedBytes(keys)));
+  }
+
+  /**
+   * The heap {@code keys} take, roughly: per key about 150 bytes for the set's node, the wrapper
+   * and the record, and each value's object (a boxed number 48 bytes, a string or byte buffer its
+   * length and a header), averaged over a few keys. ScanResolverTest compares it with the heap a
+   * loaded delete file's keys take.
+   */
+  static long estimatedBytes(StructLikeSet keys) {
+    long sampled = 0;
+    long bytes = 0;
+    for (StructLike key : keys) {
+      bytes += 150;
+      for (int i = 0; i < key.size(); i++) {
+        bytes += valueBytes(key.get(i, Object.class));
+      }
+      if (++sampled == SAMPLED_KEYS) {
+        break;
+      }
+    }
+    return sampled == 0 ? 0 : bytes * keys.size() / sampled;
+  }
+
+  private static long valueBytes(Object value) {
+    if (value == null) {
+      return 8;
+    } else if (value instanceof CharSequence text) {
+      return 64 + text.length();
+    } else if (value instanceof ByteBuffer buffer) {
+      return 80 + buffer.remaining();
+    } else if (value instanceof byte[] array) {
+      return 24 + array.length;
+    } else if (value instanceof Number || value instanceof Boolean) {
+      return value instanceof BigDecimal ? 96 : 48;
+    }
+    return 64;
   }
 
   private StructLikeSet keysOf(

@@ -26,11 +26,15 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.StructLikeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The positions a task's equality deletes hit in its data file are those of the rows whose key one
@@ -45,8 +49,14 @@ class ScanResolverTest {
           Types.NestedField.optional(2, "name", Types.StringType.get())),
       Set.of(1));
 
-  @Test
-  void eachTaskMatchesTheKeysOfItsOwnDeleteFilesOnlyWhateverWasResolvedBefore() throws Exception {
+  /**
+   * With the default budget (every set kept), one that keeps some files' keys and no union, and
+   * none that keeps anything.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {-1, 60_000, 0})
+  void eachTaskMatchesTheKeysOfItsOwnDeleteFilesOnlyWhateverWasResolvedBefore(long budget)
+      throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = warehouse.v3Table("t", "items", SCHEMA).create();
       Random random = new Random(7);
@@ -82,7 +92,7 @@ class ScanResolverTest {
           List.of(0),
           List.of(2, 1));
 
-      ScanResolver resolver = new ScanResolver();
+      ScanResolver resolver = budget < 0 ? new ScanResolver() : new ScanResolver(budget);
       for (int round = 0; round < subsets.size(); round++) {
         List<Integer> subset = subsets.get(round);
         int f = round % dataFiles.size();
@@ -191,5 +201,58 @@ class ScanResolverTest {
             .containsExactlyElementsOf(expected);
       }
     }
+  }
+
+  /**
+   * The caches' bound is only as good as the estimate of what a set of keys takes: compared with
+   * the heap the keys of a loaded delete file take, for a numeric key and a 36-character text key.
+   */
+  @Test
+  void theEstimatedBytesAreNearTheHeapLoadedKeysTake() throws Exception {
+    int count = 100_000;
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      for (Type type : List.of(Types.LongType.get(), Types.StringType.get())) {
+        Schema schema = new Schema(
+            List.of(
+                Types.NestedField.required(1, "id", type),
+                Types.NestedField.optional(2, "name", Types.StringType.get())),
+            Set.of(1));
+        Schema key = KeyFiles.keySchema(schema);
+        Table table = warehouse.v3Table("t", "keys_" + type.typeId(), schema).create();
+        List<Record> keys = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+          Record k = GenericRecord.create(key);
+          k.setField(
+              "id",
+              type.equals(Types.LongType.get())
+                  ? (Object) (i * 7L)
+                  : new UUID(i, i * 31L).toString());
+          keys.add(k);
+        }
+        DeleteFile deletes = KeyFiles.deleteFile(table, schema, keys);
+        keys.clear();
+        BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+        long before = heapInUse();
+        StructLikeSet loaded = loader.loadEqualityDeletes(List.of(deletes), key);
+        long measured = heapInUse() - before;
+        assertThat(loaded).hasSize(count);
+        long estimated = ScanResolver.estimatedBytes(loaded);
+        assertThat((double) estimated / measured)
+            .as("%s keys: estimated %d bytes, measured %d", type, estimated, measured)
+            .isBetween(0.75, 1.5);
+      }
+    }
+  }
+
+  /** The heap in use once the collector has run, as far as it can be told from inside. */
+  private static long heapInUse() throws InterruptedException {
+    Runtime runtime = Runtime.getRuntime();
+    long least = Long.MAX_VALUE;
+    for (int i = 0; i < 3; i++) {
+      System.gc();
+      Thread.sleep(50);
+      least = Math.min(least, runtime.totalMemory() - runtime.freeMemory());
+    }
+    return least;
   }
 }
