@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -100,6 +102,96 @@ class SharedDeletesTest {
       assertThat(read(table, tasks, some)).isEqualTo(model);
       assertThat(some.filesRead()).isBetween(1L, (long) deleteFiles - 2);
     }
+  }
+
+  /**
+   * Read newest first, saying each file's sequence number, the data files share one growing set of
+   * deleted keys: each delete file's keys are merged once, not once per older data file, and the
+   * rows are still Iceberg's. Batches of keys far from the others have delete files whose bounds
+   * keep Iceberg from listing them for the older files: they are in the shared set anyway, and
+   * match nothing there. Read in another order, each file gets its own set, and the rows are right.
+   */
+  @Test
+  void dataFilesReadNewestFirstShareOneGrowingSetOfDeletedKeys() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      var catalog = warehouse.catalog();
+      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
+      Table table = catalog
+          .buildTable(TableIdentifier.of("t", "rows"), SCHEMA)
+          .withPartitionSpec(PartitionSpec.unpartitioned())
+          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .create();
+      Map<Long, String> model = new TreeMap<>();
+      for (int batch = 0; batch < 10; batch++) {
+        long from = batch < 6 ? batch * 5L : 5_000 + (batch % 2) * 3;
+        List<Record> rows = new ArrayList<>();
+        List<Long> keys = new ArrayList<>();
+        for (long id = from; id < from + 10; id++) {
+          String v = "b" + batch + "-" + id;
+          rows.add(row(id, v));
+          keys.add(id);
+          model.put(id, v);
+        }
+        commit(table, rows, keys);
+      }
+      table.refresh();
+      List<FileScanTask> tasks = new ArrayList<>();
+      try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+        planned.forEach(tasks::add);
+      }
+      Map<String, Long> listed = new TreeMap<>();
+      Map<String, DeleteFile> deleteFiles = new TreeMap<>();
+      long perFileKeys = 0;
+      for (FileScanTask t : tasks) {
+        for (DeleteFile d : t.deletes()) {
+          listed.put(d.location(), d.recordCount());
+          deleteFiles.put(d.location(), d);
+          perFileKeys += d.recordCount();
+        }
+      }
+      long distinctKeys = listed.values().stream().mapToLong(Long::longValue).sum();
+      assertThat(perFileKeys).as("the case merges keys again per file").isGreaterThan(distinctKeys);
+      boolean leftOutByBounds = tasks.stream().anyMatch(t -> deleteFiles.values().stream()
+          .anyMatch(d -> d.dataSequenceNumber() > t.file().dataSequenceNumber()
+              && t.deletes().stream().noneMatch(l -> l.location().equals(d.location()))));
+      assertThat(leftOutByBounds)
+          .as("a delete file left out of an older file's list")
+          .isTrue();
+
+      List<FileScanTask> newestFirst = new ArrayList<>(tasks);
+      newestFirst.sort(Comparator.comparingLong((FileScanTask t) -> t.file().dataSequenceNumber())
+          .reversed());
+      SharedDeletes growing = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+      assertThat(read(table, newestFirst, growing, true)).isEqualTo(model);
+      assertThat(growing.keysMerged())
+          .as("each listed delete file's keys merged once")
+          .isEqualTo(distinctKeys);
+
+      List<FileScanTask> oldestFirst = new ArrayList<>(newestFirst);
+      Collections.reverse(oldestFirst);
+      SharedDeletes ascending = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+      assertThat(read(table, oldestFirst, ascending, true)).isEqualTo(model);
+      assertThat(ascending.keysMerged()).isEqualTo(perFileKeys);
+      SharedDeletes unsaid = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+      assertThat(read(table, newestFirst, unsaid, false)).isEqualTo(model);
+      assertThat(unsaid.keysMerged()).isEqualTo(perFileKeys);
+      assertThat(read(table, tasks, null)).isEqualTo(model);
+    }
+  }
+
+  private static Map<Long, String> read(
+      Table table, List<FileScanTask> tasks, SharedDeletes shared, boolean say) {
+    Map<Long, String> out = new TreeMap<>();
+    for (FileScanTask task : tasks) {
+      if (say) {
+        shared.nextDataFile(task.file().dataSequenceNumber());
+      }
+      FileRows.forEach(table, task, table.schema(), shared, r -> {
+        String earlier = out.put((Long) r.getField("id"), (String) r.getField("v"));
+        assertThat(earlier).as("key %s live in two files", r.getField("id")).isNull();
+      });
+    }
+    return out;
   }
 
   private static Map<Long, String> read(

@@ -215,7 +215,10 @@ public final class RealtimeCompaction {
       List<DataFile> selected,
       long targetBytes,
       long startedNanos) {
-    selected.sort(Comparator.comparingLong(DataFile::dataSequenceNumber));
+    // Newest first: each older file's equality deletes are the newer file's and more, so the set
+    // of deleted keys grows from file to file rather than being merged again for each
+    // (SharedDeletes).
+    selected.sort(Comparator.comparingLong(DataFile::dataSequenceNumber).reversed());
     Map<String, FileScanTask> tasks = new HashMap<>();
     try (CloseableIterable<FileScanTask> planned =
         table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
@@ -238,7 +241,8 @@ public final class RealtimeCompaction {
     List<DataFile> written = new ArrayList<>();
     long rows = 0;
     // Each small file's batch left an equality-delete file that applies to every older file: read
-    // each once for the whole compaction, not once per data file it applies to.
+    // each once for the whole compaction, not once per data file it applies to, and merge its keys
+    // into the deleted set once.
     SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
       for (List<DataFile> bin : bins(selected, targetBytes)) {
@@ -252,6 +256,7 @@ public final class RealtimeCompaction {
                   "table " + table.name() + ": data file " + f.location()
                       + " is not in the scan of realtime snapshot " + start.snapshotId());
             }
+            shared.nextDataFile(f.dataSequenceNumber());
             FileRows.forEach(table, task, withPositions, shared, writer::write);
           }
         } catch (IOException e) {
