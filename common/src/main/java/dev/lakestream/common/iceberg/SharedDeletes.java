@@ -33,7 +33,10 @@ import org.apache.iceberg.util.StructLikeSet;
  * one too (its sequence number is higher still), so the next file's set is the last one's plus the
  * delete files new to it. A delete file Iceberg left out of a data file's list by its key bounds is
  * kept in the set: its keys apply by sequence number and, by those bounds, match no row of the file.
- * Used in another order or from another thread, the sets are made per data file, as Iceberg does.
+ * Used in another order or from another thread, or for deletes of a partition, the sets are made
+ * per data file, as Iceberg does. The growing set lives as long as this loader and holds the keys of
+ * every equality delete newer than the oldest file read, about what Iceberg's set for that oldest
+ * file holds; it is not counted in the budget.
  */
 public final class SharedDeletes extends BaseDeleteLoader {
 
@@ -84,7 +87,7 @@ public final class SharedDeletes extends BaseDeleteLoader {
    * comment). A file older than the last one said, or a call from another thread, starts the sets
    * afresh.
    */
-  public void nextDataFile(long dataSequenceNumber) {
+  public synchronized void nextDataFile(long dataSequenceNumber) {
     if (reader != Thread.currentThread() || dataSequenceNumber > reading) {
       growing.clear();
     }
@@ -94,29 +97,42 @@ public final class SharedDeletes extends BaseDeleteLoader {
 
   @Override
   public StructLikeSet loadEqualityDeletes(Iterable<DeleteFile> deleteFiles, Schema projection) {
-    if (reader != Thread.currentThread() || reading == Long.MIN_VALUE) {
-      return merged(deleteFiles, super.loadEqualityDeletes(deleteFiles, projection));
-    }
-    String type = projection.asStruct().toString();
-    Growing set = growing.get(type);
-    if (set == null || set.lowest <= reading) {
-      set = new Growing(projection);
-      growing.put(type, set);
-    }
-    for (DeleteFile d : deleteFiles) {
-      if (d.dataSequenceNumber() == null || d.dataSequenceNumber() <= reading) {
-        // Not a delete of this file by its sequence number: Iceberg's own set, not the shared one.
-        growing.remove(type);
-        return merged(deleteFiles, super.loadEqualityDeletes(deleteFiles, projection));
+    synchronized (this) {
+      if (reader == Thread.currentThread() && reading != Long.MIN_VALUE && grows(deleteFiles)) {
+        String type = projection.asStruct().toString();
+        Growing set = growing.get(type);
+        if (set == null || set.lowest <= reading) {
+          set = new Growing(projection);
+          growing.put(type, set);
+        }
+        for (DeleteFile d : deleteFiles) {
+          if (!set.members.contains(d.location())) {
+            set.keys.addAll(merged(List.of(d), super.loadEqualityDeletes(List.of(d), projection)));
+            set.members.add(d.location());
+            set.lowest = Math.min(set.lowest, d.dataSequenceNumber());
+          }
+        }
+        return set.keys;
       }
     }
+    return merged(deleteFiles, super.loadEqualityDeletes(deleteFiles, projection));
+  }
+
+  /**
+   * Whether {@code deleteFiles} may extend the growing set of the file being read: each applies to
+   * it by its sequence number, and each is global (of an unpartitioned spec: a delete of a
+   * partition applies to that partition's files only, which a set shared across files would not
+   * know).
+   */
+  private boolean grows(Iterable<DeleteFile> deleteFiles) {
     for (DeleteFile d : deleteFiles) {
-      if (set.members.add(d.location())) {
-        set.keys.addAll(merged(List.of(d), super.loadEqualityDeletes(List.of(d), projection)));
-        set.lowest = Math.min(set.lowest, d.dataSequenceNumber());
+      if (d.dataSequenceNumber() == null
+          || d.dataSequenceNumber() <= reading
+          || (d.partition() != null && d.partition().size() > 0)) {
+        return false;
       }
     }
-    return set.keys;
+    return true;
   }
 
   /** {@code keys}, the keys of {@code files}, counted as merged. */

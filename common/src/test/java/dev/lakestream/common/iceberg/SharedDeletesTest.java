@@ -16,6 +16,7 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -177,6 +178,120 @@ class SharedDeletesTest {
       assertThat(unsaid.keysMerged()).isEqualTo(perFileKeys);
       assertThat(read(table, tasks, null)).isEqualTo(model);
     }
+  }
+
+  /**
+   * An equality delete of a partition applies to that partition's files only: a set shared across
+   * files would apply it to the older files of every partition. Region {@code b}'s row of key 1 is
+   * older than region {@code a}'s delete of key 1 and must stay.
+   */
+  @Test
+  void deletesOfAPartitionAreNotSharedAcrossPartitions() throws Exception {
+    Schema schema = new Schema(
+        List.of(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.required(2, "region", Types.StringType.get()),
+            Types.NestedField.optional(3, "v", Types.StringType.get())),
+        Set.of(1, 2));
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      var catalog = warehouse.catalog();
+      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
+      Table table = catalog
+          .buildTable(TableIdentifier.of("t", "regions"), schema)
+          .withPartitionSpec(PartitionSpec.builderFor(schema).identity("region").build())
+          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .create();
+      Schema idOnly = TypeUtil.select(schema, Set.of(1));
+      GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
+          .dataFileFormat(FileFormat.PARQUET)
+          .deleteFileFormat(FileFormat.PARQUET)
+          .dataSchema(schema)
+          .equalityFieldIds(new int[] {1})
+          .equalityDeleteRowSchema(idOnly)
+          .build();
+      OutputFileFactory files = OutputFileFactory.builderFor(table, 0, 0)
+          .format(FileFormat.PARQUET)
+          .operationId(UUID.randomUUID().toString())
+          .build();
+      // Oldest: region b's key 1; then region a's key 1; then region a's delete of key 1 with its
+      // new row, and region b's delete of key 99 (so region b's file has a delete to apply).
+      table
+          .newAppend()
+          .appendFile(region(writers, files, table, schema, "b", 1, "b-old"))
+          .commit();
+      table
+          .newAppend()
+          .appendFile(region(writers, files, table, schema, "a", 1, "a-old"))
+          .commit();
+      table
+          .newRowDelta()
+          .addRows(region(writers, files, table, schema, "a", 1, "a-new"))
+          .addDeletes(regionDelete(writers, files, table, schema, idOnly, "a", 1))
+          .addDeletes(regionDelete(writers, files, table, schema, idOnly, "b", 99))
+          .commit();
+      table.refresh();
+      List<FileScanTask> tasks = new ArrayList<>();
+      try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+        planned.forEach(tasks::add);
+      }
+      tasks.sort(Comparator.comparingLong((FileScanTask t) -> t.file().dataSequenceNumber())
+          .reversed());
+      SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+      List<String> values = new ArrayList<>();
+      for (FileScanTask task : tasks) {
+        shared.nextDataFile(task.file().dataSequenceNumber());
+        FileRows.forEach(
+            table, task, table.schema(), shared, r -> values.add((String) r.getField("v")));
+      }
+      assertThat(values).containsExactlyInAnyOrder("a-new", "b-old");
+    }
+  }
+
+  private static DataFile region(
+      GenericFileWriterFactory writers,
+      OutputFileFactory files,
+      Table table,
+      Schema schema,
+      String region,
+      long id,
+      String v)
+      throws IOException {
+    Record row = GenericRecord.create(schema);
+    row.setField("id", id);
+    row.setField("region", region);
+    row.setField("v", v);
+    PartitionKey partition = new PartitionKey(table.spec(), schema);
+    partition.partition(row);
+    DataWriter<Record> data = writers.newDataWriter(
+        files.newOutputFile(table.spec(), partition), table.spec(), partition);
+    try (data) {
+      data.write(row);
+    }
+    return data.toDataFile();
+  }
+
+  private static DeleteFile regionDelete(
+      GenericFileWriterFactory writers,
+      OutputFileFactory files,
+      Table table,
+      Schema schema,
+      Schema idOnly,
+      String region,
+      long id)
+      throws IOException {
+    Record row = GenericRecord.create(schema);
+    row.setField("id", id);
+    row.setField("region", region);
+    PartitionKey partition = new PartitionKey(table.spec(), schema);
+    partition.partition(row);
+    Record key = GenericRecord.create(idOnly);
+    key.setField("id", id);
+    EqualityDeleteWriter<Record> deletes = writers.newEqualityDeleteWriter(
+        files.newOutputFile(table.spec(), partition), table.spec(), partition);
+    try (deletes) {
+      deletes.write(key);
+    }
+    return deletes.toDeleteFile();
   }
 
   private static Map<Long, String> read(

@@ -183,9 +183,7 @@ public final class RealtimeCompaction {
     if (reasons.isEmpty() || rewrite.isEmpty()) {
       return Optional.empty();
     }
-    List<DataFile> inOrder = new ArrayList<>(rewrite);
-    inOrder.sort(Comparator.comparingLong(DataFile::dataSequenceNumber));
-    boolean merges = bins(inOrder, policy.targetFileBytes()).size() < rewrite.size();
+    boolean merges = bins(newestFirst(rewrite), policy.targetFileBytes()).size() < rewrite.size();
     if (!merges && rewrite.stream().allMatch(f -> deletesApplying(table, deletes, f) == 0)) {
       // As many files out as in, with no delete to apply: the next check would do it again.
       return Optional.empty();
@@ -215,10 +213,7 @@ public final class RealtimeCompaction {
       List<DataFile> selected,
       long targetBytes,
       long startedNanos) {
-    // Newest first: each older file's equality deletes are the newer file's and more, so the set
-    // of deleted keys grows from file to file rather than being merged again for each
-    // (SharedDeletes).
-    selected.sort(Comparator.comparingLong(DataFile::dataSequenceNumber).reversed());
+    selected = newestFirst(selected);
     Map<String, FileScanTask> tasks = new HashMap<>();
     try (CloseableIterable<FileScanTask> planned =
         table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
@@ -307,7 +302,18 @@ public final class RealtimeCompaction {
     return deletes.stream().filter(d -> applies(table, d, data)).count();
   }
 
-  /** Greedy in sequence order: a bin is closed when the next file would take it past the target. */
+  /**
+   * {@code files} newest first, the order a compaction reads and packs them in: each older file's
+   * equality deletes are the newer file's and more, so the set of deleted keys grows from file to
+   * file rather than being merged again for each (SharedDeletes).
+   */
+  static List<DataFile> newestFirst(Collection<DataFile> files) {
+    List<DataFile> ordered = new ArrayList<>(files);
+    ordered.sort(Comparator.comparingLong(DataFile::dataSequenceNumber).reversed());
+    return ordered;
+  }
+
+  /** Greedy in the order given: a bin is closed when the next file would take it past the target. */
   static List<List<DataFile>> bins(List<DataFile> files, long targetBytes) {
     List<List<DataFile>> bins = new ArrayList<>();
     List<DataFile> bin = new ArrayList<>();
