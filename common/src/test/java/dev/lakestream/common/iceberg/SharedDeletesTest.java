@@ -214,7 +214,8 @@ class SharedDeletesTest {
           .operationId(UUID.randomUUID().toString())
           .build();
       // Oldest: region b's key 1; then region a's key 1; then region a's delete of key 1 with its
-      // new row, and region b's delete of key 99 (so region b's file has a delete to apply).
+      // new row, and region b's delete of keys 0 and 2 (so region b's file has a delete whose key
+      // bounds do not rule it out).
       table
           .newAppend()
           .appendFile(region(writers, files, table, schema, "b", 1, "b-old"))
@@ -227,7 +228,7 @@ class SharedDeletesTest {
           .newRowDelta()
           .addRows(region(writers, files, table, schema, "a", 1, "a-new"))
           .addDeletes(regionDelete(writers, files, table, schema, idOnly, "a", 1))
-          .addDeletes(regionDelete(writers, files, table, schema, idOnly, "b", 99))
+          .addDeletes(regionDelete(writers, files, table, schema, idOnly, "b", 0, 2))
           .commit();
       table.refresh();
       List<FileScanTask> tasks = new ArrayList<>();
@@ -244,6 +245,9 @@ class SharedDeletesTest {
             table, task, table.schema(), shared, r -> values.add((String) r.getField("v")));
       }
       assertThat(values).containsExactlyInAnyOrder("a-new", "b-old");
+      assertThat(tasks.get(2).deletes())
+          .as("region b's file has region b's delete to apply")
+          .hasSize(1);
     }
   }
 
@@ -277,19 +281,20 @@ class SharedDeletesTest {
       Schema schema,
       Schema idOnly,
       String region,
-      long id)
+      long... ids)
       throws IOException {
     Record row = GenericRecord.create(schema);
-    row.setField("id", id);
     row.setField("region", region);
     PartitionKey partition = new PartitionKey(table.spec(), schema);
     partition.partition(row);
-    Record key = GenericRecord.create(idOnly);
-    key.setField("id", id);
     EqualityDeleteWriter<Record> deletes = writers.newEqualityDeleteWriter(
         files.newOutputFile(table.spec(), partition), table.spec(), partition);
     try (deletes) {
-      deletes.write(key);
+      for (long id : ids) {
+        Record key = GenericRecord.create(idOnly);
+        key.setField("id", id);
+        deletes.write(key);
+      }
     }
     return deletes.toDeleteFile();
   }
