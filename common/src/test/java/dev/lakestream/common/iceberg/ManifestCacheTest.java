@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.testkit.Heap;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
@@ -208,9 +209,9 @@ class ManifestCacheTest {
       append.commit();
       ManifestFile manifest = table.currentSnapshot().dataManifests(table.io()).get(0);
       ManifestCache cache = new ManifestCache(1L << 30);
-      long before = heapInUse();
+      long before = Heap.inUse();
       List<DataFile> decoded = cache.dataFiles(table, manifest);
-      long measured = heapInUse() - before;
+      long measured = Heap.inUse() - before;
       assertThat(decoded).hasSize(files);
       assertThat((double) cache.bytes() / measured)
           .as("estimated %d bytes, measured %d", cache.bytes(), measured)
@@ -233,18 +234,6 @@ class ManifestCacheTest {
     } finally {
       ManifestCache.configureShared(new PipelineConfig(Map.of()), new SimpleMeterRegistry());
     }
-  }
-
-  /** The heap in use once the collector has run, as far as it can be told from inside. */
-  private static long heapInUse() throws InterruptedException {
-    Runtime runtime = Runtime.getRuntime();
-    long least = Long.MAX_VALUE;
-    for (int i = 0; i < 3; i++) {
-      System.gc();
-      Thread.sleep(50);
-      least = Math.min(least, runtime.totalMemory() - runtime.freeMemory());
-    }
-    return least;
   }
 
   private static Table table(TemporaryWarehouse warehouse, String format, String manifestBytes) {

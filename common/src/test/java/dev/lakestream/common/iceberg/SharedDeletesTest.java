@@ -20,10 +20,6 @@ import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableProperties;
-import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.SupportsNamespaces;
-import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
@@ -51,13 +47,7 @@ class SharedDeletesTest {
   void aSnapshotsFilesReadWithSharedDeletesGiveIcebergsRowsAndEachDeleteFileIsReadOnce()
       throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      var catalog = warehouse.catalog();
-      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
-      Table table = catalog
-          .buildTable(TableIdentifier.of("t", "rows"), SCHEMA)
-          .withPartitionSpec(PartitionSpec.unpartitioned())
-          .withProperty(TableProperties.FORMAT_VERSION, "3")
-          .create();
+      Table table = warehouse.v3Table("t", "rows", SCHEMA).create();
       // Eight batches as ingest writes them: each upserts keys (a data file) and deletes their
       // earlier versions (an equality-delete file), so every delete applies to the older files.
       Map<Long, String> model = new TreeMap<>();
@@ -115,13 +105,7 @@ class SharedDeletesTest {
   @Test
   void dataFilesReadNewestFirstShareOneGrowingSetOfDeletedKeys() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      var catalog = warehouse.catalog();
-      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
-      Table table = catalog
-          .buildTable(TableIdentifier.of("t", "rows"), SCHEMA)
-          .withPartitionSpec(PartitionSpec.unpartitioned())
-          .withProperty(TableProperties.FORMAT_VERSION, "3")
-          .create();
+      Table table = warehouse.v3Table("t", "rows", SCHEMA).create();
       Map<Long, String> model = new TreeMap<>();
       for (int batch = 0; batch < 10; batch++) {
         long from = batch < 6 ? batch * 5L : 5_000 + (batch % 2) * 3;
@@ -194,25 +178,13 @@ class SharedDeletesTest {
             Types.NestedField.optional(3, "v", Types.StringType.get())),
         Set.of(1, 2));
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      var catalog = warehouse.catalog();
-      ((SupportsNamespaces) catalog).createNamespace(Namespace.of("t"));
-      Table table = catalog
-          .buildTable(TableIdentifier.of("t", "regions"), schema)
+      Table table = warehouse
+          .v3Table("t", "regions", schema)
           .withPartitionSpec(PartitionSpec.builderFor(schema).identity("region").build())
-          .withProperty(TableProperties.FORMAT_VERSION, "3")
           .create();
       Schema idOnly = TypeUtil.select(schema, Set.of(1));
-      GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-          .dataFileFormat(FileFormat.PARQUET)
-          .deleteFileFormat(FileFormat.PARQUET)
-          .dataSchema(schema)
-          .equalityFieldIds(new int[] {1})
-          .equalityDeleteRowSchema(idOnly)
-          .build();
-      OutputFileFactory files = OutputFileFactory.builderFor(table, 0, 0)
-          .format(FileFormat.PARQUET)
-          .operationId(UUID.randomUUID().toString())
-          .build();
+      GenericFileWriterFactory writers = writers(table, schema);
+      OutputFileFactory files = files(table);
       // Oldest: region b's key 1; then region a's key 1; then region a's delete of key 1 with its
       // new row, and region b's delete of keys 0 and 2 (so region b's file has a delete whose key
       // bounds do not rule it out).
@@ -336,17 +308,8 @@ class SharedDeletesTest {
   /** Commits a data file of {@code rows} and an equality-delete file of {@code keys}; 1 delete file. */
   private static int commit(Table table, List<Record> rows, List<Long> keys) throws IOException {
     Schema keySchema = TypeUtil.select(SCHEMA, Set.of(1));
-    GenericFileWriterFactory writers = new GenericFileWriterFactory.Builder(table)
-        .dataFileFormat(FileFormat.PARQUET)
-        .deleteFileFormat(FileFormat.PARQUET)
-        .dataSchema(SCHEMA)
-        .equalityFieldIds(new int[] {1})
-        .equalityDeleteRowSchema(keySchema)
-        .build();
-    OutputFileFactory files = OutputFileFactory.builderFor(table, 0, 0)
-        .format(FileFormat.PARQUET)
-        .operationId(UUID.randomUUID().toString())
-        .build();
+    GenericFileWriterFactory writers = writers(table, SCHEMA);
+    OutputFileFactory files = files(table);
     EqualityDeleteWriter<Record> deletes =
         writers.newEqualityDeleteWriter(files.newOutputFile(), table.spec(), null);
     try (deletes) {
@@ -365,5 +328,23 @@ class SharedDeletesTest {
     // One commit, as ingest's: a delete applies to older files only, not to its own batch's rows.
     table.newRowDelta().addRows(dataFile).addDeletes(deleteFile).commit();
     return 1;
+  }
+
+  /** Writers of {@code schema}'s rows, and of equality deletes by its field 1 ({@code id}). */
+  private static GenericFileWriterFactory writers(Table table, Schema schema) {
+    return new GenericFileWriterFactory.Builder(table)
+        .dataFileFormat(FileFormat.PARQUET)
+        .deleteFileFormat(FileFormat.PARQUET)
+        .dataSchema(schema)
+        .equalityFieldIds(new int[] {1})
+        .equalityDeleteRowSchema(TypeUtil.select(schema, Set.of(1)))
+        .build();
+  }
+
+  private static OutputFileFactory files(Table table) {
+    return OutputFileFactory.builderFor(table, 0, 0)
+        .format(FileFormat.PARQUET)
+        .operationId(UUID.randomUUID().toString())
+        .build();
   }
 }

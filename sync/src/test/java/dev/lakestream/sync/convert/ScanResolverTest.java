@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
+import dev.lakestream.testkit.Heap;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.math.BigDecimal;
@@ -232,9 +233,9 @@ class ScanResolverTest {
         DeleteFile deletes = KeyFiles.deleteFile(table, schema, keys);
         keys.clear();
         BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
-        long before = heapInUse();
+        long before = Heap.inUse();
         StructLikeSet loaded = loader.loadEqualityDeletes(List.of(deletes), key);
-        long measured = heapInUse() - before;
+        long measured = Heap.inUse() - before;
         assertThat(loaded).hasSize(count);
         long estimated = ScanResolver.estimatedBytes(loaded);
         assertThat((double) estimated / measured)
@@ -242,17 +243,5 @@ class ScanResolverTest {
             .isBetween(0.75, 1.5);
       }
     }
-  }
-
-  /** The heap in use once the collector has run, as far as it can be told from inside. */
-  private static long heapInUse() throws InterruptedException {
-    Runtime runtime = Runtime.getRuntime();
-    long least = Long.MAX_VALUE;
-    for (int i = 0; i < 3; i++) {
-      System.gc();
-      Thread.sleep(50);
-      least = Math.min(least, runtime.totalMemory() - runtime.freeMemory());
-    }
-    return least;
   }
 }
