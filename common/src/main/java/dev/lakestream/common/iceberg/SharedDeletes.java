@@ -26,8 +26,8 @@ import org.apache.iceberg.util.StructLikeSet;
  * instance per piece of work (a compaction) and let it go with it.
  *
  * <p>Iceberg also merges the deleted keys of all the delete files that apply to a data file into a
- * new set for each data file: quadratic again, in keys (a fifth of a compaction's time with ten
- * files, hours with thousands). A reader that says each data file's sequence number before it
+ * new set for each data file: quadratic again, in keys (benchmark 9: 86 s against 5 s for a
+ * thousand small files of a thousand keys). A reader that says each data file's sequence number before it
  * reads it ({@link #nextDataFile}), in descending order and one file at a time on one thread, gets
  * one set that grows instead: every equality delete that applied to a newer file applies to an older
  * one too (its sequence number is higher still), so the next file's set is the last one's plus the

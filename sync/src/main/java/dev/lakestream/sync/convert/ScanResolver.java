@@ -141,6 +141,16 @@ public final class ScanResolver implements PositionResolver {
     return 64;
   }
 
+  /** The heap the cached sets are estimated to take, in bytes (both caches). */
+  long cachedBytes() {
+    long bytes = 0;
+    for (Cache<String, StructLikeSet> cache : List.of(deleteKeys, unions)) {
+      cache.cleanUp();
+      bytes += cache.policy().eviction().orElseThrow().weightedSize().orElseThrow();
+    }
+    return bytes;
+  }
+
   private StructLikeSet keysOf(
       DeleteFile d, BaseDeleteLoader loader, Schema keySchema, String keyType) {
     return deleteKeys.get(

@@ -120,6 +120,18 @@ class ScanResolverTest {
             .containsExactlyElementsOf(expected);
         assertThat(expected).as("the case is not empty").isNotEmpty();
       }
+      // The caches hold what their budget allows, weighed by the heap their keys take.
+      long oneFile = ScanResolver.estimatedBytes(
+          new BaseDeleteLoader(d -> table.io().newInputFile(d.location()))
+              .loadEqualityDeletes(List.of(deleteFiles.get(0)), KeyFiles.keySchema(SCHEMA)));
+      if (budget == 0) {
+        assertThat(resolver.cachedBytes()).isZero();
+      } else {
+        assertThat(resolver.cachedBytes()).isGreaterThanOrEqualTo(oneFile);
+      }
+      if (budget > 0) {
+        assertThat(resolver.cachedBytes()).isLessThanOrEqualTo(budget + budget / 4);
+      }
     }
   }
 
