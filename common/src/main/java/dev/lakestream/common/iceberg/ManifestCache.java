@@ -75,7 +75,10 @@ public final class ManifestCache {
     }
   }
 
-  /** The decoded files of one manifest, with the heap they are estimated to take. */
+  /** What a kept manifest takes besides its files and its path: its key and the cache's entry. */
+  private static final long MANIFEST_BYTES = 300;
+
+  /** The decoded files of one manifest, with the heap they and the entry are estimated to take. */
   private record Entries(List<? extends ContentFile<?>> files, long bytes) {}
 
   private volatile long maxBytes;
@@ -84,8 +87,7 @@ public final class ManifestCache {
 
   ManifestCache(long maxBytes) {
     this.maxBytes = maxBytes;
-    // Evicting on the caller's thread keeps the bound exact when the call returns; the work is a
-    // few map operations.
+    // Eviction runs on the callers' threads (a few map operations), not in a pool of its own.
     this.manifests = Caffeine.newBuilder()
         .maximumWeight(maxBytes)
         .<Key, Entries>weigher((key, entries) -> (int) Math.min(Integer.MAX_VALUE, entries.bytes()))
@@ -111,13 +113,19 @@ public final class ManifestCache {
   @SuppressWarnings("unchecked")
   private <F extends ContentFile<F>> List<F> files(
       Table table, ManifestFile manifest, Supplier<ManifestReader<F>> open) {
+    if (!manifest.hasAddedFiles() && !manifest.hasExistingFiles()) {
+      // Only deleted entries (a commit that removed files writes such a manifest): no live file,
+      // nothing to decode or keep. The counts are unknown (null) only in old manifests, which
+      // these methods count as having files.
+      return List.of();
+    }
     Key key = Key.of(manifest);
     Entries cached = manifests.getIfPresent(key);
     if (cached != null) {
       return (List<F>) cached.files();
     }
     List<F> files = new ArrayList<>();
-    long bytes = 0;
+    long bytes = MANIFEST_BYTES + 2L * manifest.path().length();
     try (ManifestReader<F> reader = open.get()) {
       for (F file : reader) {
         F copy = file.copy();

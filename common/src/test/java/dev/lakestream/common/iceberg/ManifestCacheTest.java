@@ -73,19 +73,31 @@ class ManifestCacheTest {
             .addDeletes(equalityDelete(table, "b" + batch))
             .commit();
         if (batch == 5) {
-          table.newDelete().deleteFile(table.location() + "/data/b1-a.parquet").commit();
+          // Both files of a commit's manifest: the manifest the delete writes holds deleted
+          // entries only.
+          table
+              .newDelete()
+              .deleteFile(table.location() + "/data/b1-a.parquet")
+              .deleteFile(table.location() + "/data/b1-b.parquet")
+              .commit();
         }
         Snapshot snapshot = table.currentSnapshot();
         long before = cache.decoded();
         int unseen = 0;
         for (ManifestFile m : snapshot.allManifests(table.io())) {
-          unseen += seen.add(m.path() + "@" + m.sequenceNumber()) ? 1 : 0;
+          boolean live = m.hasAddedFiles() || m.hasExistingFiles();
+          unseen += seen.add(m.path() + "@" + m.sequenceNumber()) && live ? 1 : 0;
         }
         assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
         assertThat(deleteFiles(cache, table, snapshot)).isEqualTo(readDeletes(table, snapshot));
         assertThat(cache.decoded() - before)
-            .as("manifests decoded for snapshot %d: only those not seen before", batch)
+            .as("manifests decoded for snapshot %d: only those with files not seen before", batch)
             .isEqualTo(unseen);
+        if (batch == 5) {
+          assertThat(snapshot.dataManifests(table.io()))
+              .as("the delete's commit wrote a manifest of deleted entries only")
+              .anyMatch(m -> !m.hasAddedFiles() && !m.hasExistingFiles());
+        }
         long again = cache.decoded();
         dataFiles(cache, table, snapshot);
         deleteFiles(cache, table, snapshot);
@@ -135,9 +147,11 @@ class ManifestCacheTest {
         }
       }
       assertThat(ones).hasSize(manifests);
-      long entry = ManifestCache.estimatedBytes(
-          ManifestCache.SHARED.dataFiles(table, ones.get(0)).get(0));
-      // Room for half of the one-file manifests; the six-file one is over half of that.
+      // What one kept one-file manifest weighs (its file, its path and the entry).
+      ManifestCache probe = new ManifestCache(1L << 20);
+      probe.dataFiles(table, ones.get(0));
+      long entry = probe.bytes();
+      // Room for half of the one-file manifests.
       ManifestCache cache = new ManifestCache(entry * manifests / 2 + entry / 2);
       int loops = 20;
       for (int loop = 0; loop < loops; loop++) {
@@ -151,12 +165,20 @@ class ManifestCacheTest {
       assertThat(cache.decoded())
           .as("a loop over twice what the cache holds still finds some of it kept")
           .isLessThan((long) loops * manifests * 3 / 4);
-      long before = cache.decoded();
-      assertThat(files(cache, table, sixFiles)).hasSize(6);
-      assertThat(files(cache, table, sixFiles)).hasSize(6);
-      assertThat(cache.decoded() - before)
+      // A manifest over half the bound is not kept; at half, it is.
+      ManifestCache sized = new ManifestCache(1L << 20);
+      sized.dataFiles(table, sixFiles);
+      long sixBytes = sized.bytes();
+      ManifestCache under = new ManifestCache(2 * sixBytes - 1);
+      assertThat(files(under, table, sixFiles)).hasSize(6);
+      assertThat(files(under, table, sixFiles)).hasSize(6);
+      assertThat(under.decoded())
           .as("a manifest over half the bound is not kept")
           .isEqualTo(2);
+      ManifestCache twice = new ManifestCache(2 * sixBytes);
+      assertThat(files(twice, table, sixFiles)).hasSize(6);
+      assertThat(files(twice, table, sixFiles)).hasSize(6);
+      assertThat(twice.decoded()).as("a manifest of half the bound is kept").isEqualTo(1);
       Snapshot snapshot = table.currentSnapshot();
       assertThat(dataFiles(cache, table, snapshot)).isEqualTo(scanned(table, snapshot));
 
