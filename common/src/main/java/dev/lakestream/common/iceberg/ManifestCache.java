@@ -81,12 +81,10 @@ public final class ManifestCache {
   /** The decoded files of one manifest, with the heap they and the entry are estimated to take. */
   private record Entries(List<? extends ContentFile<?>> files, long bytes) {}
 
-  private volatile long maxBytes;
   private final Cache<Key, Entries> manifests;
   private final AtomicLong decoded = new AtomicLong();
 
   ManifestCache(long maxBytes) {
-    this.maxBytes = maxBytes;
     // Eviction runs on the callers' threads (a few map operations), not in a pool of its own.
     this.manifests = Caffeine.newBuilder()
         .maximumWeight(maxBytes)
@@ -140,7 +138,7 @@ public final class ManifestCache {
     }
     decoded.incrementAndGet();
     List<F> kept = List.copyOf(files);
-    if (bytes * 2 <= maxBytes) {
+    if (bytes * 2 <= maxBytes()) {
       manifests.put(key, new Entries(kept, bytes));
     }
     return kept;
@@ -148,7 +146,7 @@ public final class ManifestCache {
 
   /** The bound, in bytes. */
   long maxBytes() {
-    return maxBytes;
+    return manifests.policy().eviction().orElseThrow().getMaximum();
   }
 
   /** How many manifests this cache has decoded (read from storage) so far. */
@@ -177,7 +175,6 @@ public final class ManifestCache {
 
   /** Sets the bound; entries over it are evicted now. */
   void resize(long bytes) {
-    maxBytes = bytes;
     manifests.policy().eviction().orElseThrow().setMaximum(bytes);
   }
 

@@ -27,9 +27,9 @@ import org.apache.iceberg.util.StructLikeSet;
  *
  * <p>Iceberg also merges the deleted keys of all the delete files that apply to a data file into a
  * new set for each data file: quadratic again, in keys (benchmark 9: 86 s against 5 s for a
- * thousand small files of a thousand keys). A reader that says each data file's sequence number before it
- * reads it ({@link #nextDataFile}), in descending order and one file at a time on one thread, gets
- * one set that grows instead: every equality delete that applied to a newer file applies to an older
+ * thousand small files of a thousand keys). A reader that says each data file's sequence number
+ * before it reads it ({@link #nextDataFile}), in descending order and one file at a time on one
+ * thread, gets one set that grows instead: every equality delete that applied to a newer file applies to an older
  * one too (its sequence number is higher still), so the next file's set is the last one's plus the
  * delete files new to it. A delete file Iceberg left out of a data file's list by its key bounds is
  * kept in the set: its keys apply by sequence number and, by those bounds, match no row of the file.

@@ -236,8 +236,7 @@ class SharedDeletesTest {
     row.setField("id", id);
     row.setField("region", region);
     row.setField("v", v);
-    PartitionKey partition = new PartitionKey(table.spec(), schema);
-    partition.partition(row);
+    PartitionKey partition = partitionOf(table, schema, region);
     DataWriter<Record> data = writers.newDataWriter(
         files.newOutputFile(table.spec(), partition), table.spec(), partition);
     try (data) {
@@ -255,10 +254,7 @@ class SharedDeletesTest {
       String region,
       long... ids)
       throws IOException {
-    Record row = GenericRecord.create(schema);
-    row.setField("region", region);
-    PartitionKey partition = new PartitionKey(table.spec(), schema);
-    partition.partition(row);
+    PartitionKey partition = partitionOf(table, schema, region);
     EqualityDeleteWriter<Record> deletes = writers.newEqualityDeleteWriter(
         files.newOutputFile(table.spec(), partition), table.spec(), partition);
     try (deletes) {
@@ -269,6 +265,15 @@ class SharedDeletesTest {
       }
     }
     return deletes.toDeleteFile();
+  }
+
+  /** The partition of {@code region}'s rows. */
+  private static PartitionKey partitionOf(Table table, Schema schema, String region) {
+    Record row = GenericRecord.create(schema);
+    row.setField("region", region);
+    PartitionKey partition = new PartitionKey(table.spec(), schema);
+    partition.partition(row);
+    return partition;
   }
 
   private static Map<Long, String> read(
