@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
@@ -42,6 +43,21 @@ public final class TableManager {
   private static final Logger LOG = LoggerFactory.getLogger(TableManager.class);
   /** Set on every table the pipeline creates or takes over: sync and maintenance act on no other. */
   public static final String MANAGED = "lakestream.managed";
+
+  /**
+   * Iceberg's retry of a commit that lost the race for the table's metadata, on every table the
+   * pipeline creates or takes over where the table does not set its own. Ingest's realtime
+   * committer, sync and the maintenance commit to one table, several times a second together; a
+   * catalog that swaps the whole metadata file (JDBC, Hive, Hadoop) fails one whenever another
+   * committed since it read the table. Iceberg's defaults (4 retries, waits from 100 ms doubling)
+   * made sync sleep through seconds of realtime commits, and then fail its cycle. The loser
+   * reads the table again and retries at once: waits from 20 ms, at most a second, and more
+   * retries.
+   */
+  static final Map<String, String> COMMIT_RETRY = Map.of(
+      TableProperties.COMMIT_NUM_RETRIES, "10",
+      TableProperties.COMMIT_MIN_RETRY_WAIT_MS, "20",
+      TableProperties.COMMIT_MAX_RETRY_WAIT_MS, "1000");
 
   private final Catalog catalog;
   private final Map<TableIdentifier, Table> tables = new ConcurrentHashMap<>();
@@ -244,6 +260,7 @@ public final class TableManager {
     checkKey(id, schema, keyColumns);
     try {
       Catalog.TableBuilder builder = catalog.buildTable(id, schema);
+      COMMIT_RETRY.forEach(builder::withProperty);
       uuidColumns(schema)
           .forEach(name -> builder.withProperty(
               TableProperties.METRICS_MODE_COLUMN_CONF_PREFIX + name, "counts"));
@@ -303,11 +320,23 @@ public final class TableManager {
 
   /** A table created outside the pipeline gets its {@code realtime} branch from {@code main}. */
   private static Table withRealtimeBranch(TableIdentifier id, Table table) {
+    Map<String, String> missing = new TreeMap<>();
     if (!"true".equals(table.properties().get(MANAGED))) {
+      missing.put(MANAGED, "true");
+    }
+    COMMIT_RETRY.forEach((key, value) -> {
+      if (!table.properties().containsKey(key)) {
+        missing.put(key, value); // a table's own setting is kept
+      }
+    });
+    if (!missing.isEmpty()) {
       try {
-        table.updateProperties().set(MANAGED, "true").commit();
+        var update = table.updateProperties();
+        missing.forEach(update::set);
+        update.commit();
+        LOG.info("Table {}: set {}", id, missing);
       } catch (CommitFailedException e) {
-        table.refresh();
+        table.refresh(); // another instance set them
       }
     }
     int version = TableUtil.formatVersion(table);

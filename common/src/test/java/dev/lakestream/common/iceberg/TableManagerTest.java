@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.DeleteFile;
@@ -19,9 +20,16 @@ import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileMetadata;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.types.Types.NestedField;
 import org.junit.jupiter.api.AfterEach;
@@ -213,5 +221,118 @@ class TableManagerTest {
     }
     pool.shutdown();
     assertThat(catalog.loadTable(ID).refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
+  }
+
+  /**
+   * Ingest's committer, sync and the maintenance commit to one table several times a second, and
+   * the JDBC catalog fails a commit whenever another landed since it read the table. A table the
+   * pipeline creates retries such a commit more than Iceberg's default four times: a commit to main
+   * that loses to six realtime commits in a row still lands, on its seventh attempt.
+   */
+  @Test
+  void aCommitThatLosesToSixConcurrentCommitsInARowStillLands() {
+    Table table = tables.ensure(ID, ROW, List.of("id"), "f1");
+    assertThat(table.properties()).containsAllEntriesOf(TableManager.COMMIT_RETRY);
+    long mainBefore = table.snapshot(Branches.MAIN).snapshotId();
+
+    LosingOperations ops = new LosingOperations(table, 6);
+    new BaseTable(ops, table.name()).newFastAppend().toBranch(Branches.MAIN).commit();
+
+    assertThat(ops.attempts).isEqualTo(7);
+    Table reloaded = catalog.loadTable(ID);
+    assertThat(reloaded.snapshot(Branches.MAIN).parentId()).isEqualTo(mainBefore);
+    assertThat(ancestors(reloaded, Branches.REALTIME)).isEqualTo(7); // the first and six more
+  }
+
+  /**
+   * A table taken over keeps the commit retries it sets itself and gets the others. With
+   * Iceberg's default of four retries, the commit of the test above fails after its fifth attempt:
+   * what lets it land is the property.
+   */
+  @Test
+  void aTableTakenOverKeepsItsOwnCommitRetriesAndGetsTheOthers() {
+    catalog
+        .buildTable(ID, new Schema(ROW.fields(), Set.of(1)))
+        .withProperty(TableProperties.COMMIT_NUM_RETRIES, "4")
+        .create();
+
+    Table table = tables.ensure(ID, ROW, List.of("id"), "f1");
+
+    assertThat(table.properties())
+        .containsEntry(TableProperties.COMMIT_NUM_RETRIES, "4")
+        .containsEntry(
+            TableProperties.COMMIT_MIN_RETRY_WAIT_MS,
+            TableManager.COMMIT_RETRY.get(TableProperties.COMMIT_MIN_RETRY_WAIT_MS))
+        .containsEntry(
+            TableProperties.COMMIT_MAX_RETRY_WAIT_MS,
+            TableManager.COMMIT_RETRY.get(TableProperties.COMMIT_MAX_RETRY_WAIT_MS));
+    LosingOperations ops = new LosingOperations(table, 6);
+    assertThatThrownBy(() -> new BaseTable(ops, table.name())
+            .newFastAppend()
+            .toBranch(Branches.MAIN)
+            .commit())
+        .isInstanceOf(CommitFailedException.class);
+    assertThat(ops.attempts).isEqualTo(5);
+  }
+
+  private static int ancestors(Table table, String branch) {
+    int n = 0;
+    for (Snapshot s = table.snapshot(branch);
+        s != null;
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * The operations of {@code table} through which each of the first {@code losses} commits loses:
+   * just before it, another writer commits to realtime, as ingest's committer does between sync's
+   * read of the table and its commit.
+   */
+  private final class LosingOperations implements TableOperations {
+    private final TableOperations delegate;
+    private int losses;
+    int attempts;
+
+    LosingOperations(Table table, int losses) {
+      this.delegate = ((HasTableOperations) table).operations();
+      this.losses = losses;
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata metadata) {
+      attempts++;
+      if (losses > 0) {
+        losses--;
+        catalog.loadTable(ID).newFastAppend().toBranch(Branches.REALTIME).commit();
+      }
+      delegate.commit(base, metadata);
+    }
+
+    @Override
+    public TableMetadata current() {
+      return delegate.current();
+    }
+
+    @Override
+    public TableMetadata refresh() {
+      return delegate.refresh();
+    }
+
+    @Override
+    public FileIO io() {
+      return delegate.io();
+    }
+
+    @Override
+    public String metadataFileLocation(String fileName) {
+      return delegate.metadataFileLocation(fileName);
+    }
+
+    @Override
+    public LocationProvider locationProvider() {
+      return delegate.locationProvider();
+    }
   }
 }
