@@ -318,7 +318,11 @@ public final class TableManager {
     return false;
   }
 
-  /** A table created outside the pipeline gets its {@code realtime} branch from {@code main}. */
+  /**
+   * A table created outside the pipeline, or by an earlier version, is marked managed, gets the
+   * {@link #COMMIT_RETRY} properties it does not set, and its {@code realtime} branch from {@code
+   * main}.
+   */
   private static Table withRealtimeBranch(TableIdentifier id, Table table) {
     Map<String, String> missing = new TreeMap<>();
     if (!"true".equals(table.properties().get(MANAGED))) {
