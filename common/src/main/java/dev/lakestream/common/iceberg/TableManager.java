@@ -281,7 +281,10 @@ public final class TableManager {
       if (!catalog.tableExists(id)) {
         throw e;
       }
+      // Another ingest instance made it with the mark and both branches (then this changes
+      // nothing), or something else did, without them: taken over as a table that existed before.
       LOG.info("Table {} was created concurrently; using it", id);
+      return withRealtimeBranch(id, refresh(id));
     }
     return table(id);
   }

@@ -26,6 +26,7 @@ import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.io.FileIO;
@@ -224,6 +225,27 @@ class TableManagerTest {
   }
 
   /**
+   * The table is made by something other than ingest (Spark, a person) between ingest's check that
+   * it is missing and its own create: ingest's create fails, and the table it then uses is taken
+   * over as one that existed before (the mark, both branches), not used as found, which would leave
+   * every cycle of sync refused as a table it does not manage.
+   */
+  @Test
+  void aTableCreatedByAnotherWriterDuringTheCreateIsTakenOver() {
+    CreatedMeanwhile meanwhile = new CreatedMeanwhile(catalog);
+
+    Table table = new TableManager(meanwhile).ensure(ID, ROW, List.of("id"), "f1");
+
+    assertThat(meanwhile.created).as("the other writer created the table first").isTrue();
+    Table reloaded = catalog.loadTable(ID);
+    assertThat(TableManager.isManaged(reloaded))
+        .as("managed after the takeover")
+        .isTrue();
+    assertThat(reloaded.refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
+    assertThat(table.schema().identifierFieldNames()).containsExactly("id");
+  }
+
+  /**
    * Ingest's committer, sync and the maintenance commit to one table several times a second, and
    * the JDBC catalog fails a commit whenever another landed since it read the table. A table the
    * pipeline creates retries such a commit more than Iceberg's default four times: a commit to main
@@ -283,6 +305,48 @@ class TableManagerTest {
       n++;
     }
     return n;
+  }
+
+  /**
+   * A catalog in which another writer creates {@link #ID} (a plain table, as Spark would) at the
+   * moment the pipeline starts to build it, so the pipeline's create finds it there.
+   */
+  private static final class CreatedMeanwhile implements Catalog {
+    private final Catalog delegate;
+    boolean created;
+
+    CreatedMeanwhile(Catalog delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public TableBuilder buildTable(TableIdentifier id, Schema schema) {
+      if (!delegate.tableExists(id)) {
+        delegate.buildTable(id, new Schema(ROW.fields(), Set.of(1))).create();
+        created = true;
+      }
+      return delegate.buildTable(id, schema);
+    }
+
+    @Override
+    public List<TableIdentifier> listTables(Namespace namespace) {
+      return delegate.listTables(namespace);
+    }
+
+    @Override
+    public boolean dropTable(TableIdentifier id, boolean purge) {
+      return delegate.dropTable(id, purge);
+    }
+
+    @Override
+    public void renameTable(TableIdentifier from, TableIdentifier to) {
+      delegate.renameTable(from, to);
+    }
+
+    @Override
+    public Table loadTable(TableIdentifier id) {
+      return delegate.loadTable(id);
+    }
   }
 
   /**
