@@ -18,6 +18,9 @@ import org.apache.iceberg.catalog.Catalog;
  * catalog on SQLite in {@code <warehouse>/catalog.db} (warehouse {@code ./warehouse} unless set),
  * for a first run with no servers. It is one machine's disk: a deployment that runs more than one
  * instance needs a shared catalog and object storage.
+ *
+ * <p>{@code type=rest} loads {@link RestCatalog}: Iceberg's REST catalog, which retries a commit
+ * that older REST servers refuse for its sequence number as the conflict it is.
  */
 public final class CatalogLoader {
 
@@ -30,6 +33,12 @@ public final class CatalogLoader {
     Map<String, String> props = withEmbeddedDefault(properties);
     props.putIfAbsent(
         CatalogProperties.METRICS_REPORTER_IMPL, CommitMetricsReporter.class.getName());
+    if (CatalogUtil.ICEBERG_CATALOG_TYPE_REST.equalsIgnoreCase(
+        props.get(CatalogUtil.ICEBERG_CATALOG_TYPE))) {
+      // Iceberg's REST catalog, with commits refused for their sequence number retried.
+      props.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
+      props.put(CatalogProperties.CATALOG_IMPL, RestCatalog.class.getName());
+    }
     return CatalogUtil.buildIcebergCatalog(name, props, new Configuration());
   }
 
