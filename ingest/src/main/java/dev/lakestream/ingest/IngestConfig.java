@@ -32,9 +32,18 @@ public final class IngestConfig {
   public static final String UNAVAILABLE_VALUE_PLACEHOLDER = "ingest.unavailable.value.placeholder";
 
   private final PipelineConfig config;
+  // Read for every change: looked up once (a lookup parses the setting each time).
+  private final boolean sourceFence;
+  private final long flushMaxRows;
+  private final long flushMaxBytes;
+  private final long bufferMaxBytes;
 
   public IngestConfig(PipelineConfig config) {
     this.config = config;
+    this.sourceFence = config.getBoolean(SOURCE_FENCE);
+    this.flushMaxRows = config.getLong(FLUSH_MAX_ROWS);
+    this.flushMaxBytes = config.getLong(FLUSH_MAX_BYTES);
+    this.bufferMaxBytes = config.getLong(BUFFER_MAX_BYTES);
     if (config.get(TOPICS) == null && config.get(TOPICS_REGEX) == null) {
       throw new IllegalArgumentException("set " + TOPICS + " (comma-separated change topics) or "
           + TOPICS_REGEX + " (a pattern, e.g. dbserver1\\.inventory\\..*)");
@@ -106,7 +115,7 @@ public final class IngestConfig {
    * commit within a second of the last ones applied, until they are on realtime.
    */
   public boolean sourceFence() {
-    return config.getBoolean(SOURCE_FENCE);
+    return sourceFence;
   }
 
   /**
@@ -123,11 +132,11 @@ public final class IngestConfig {
   }
 
   public long flushMaxRows() {
-    return config.getLong(FLUSH_MAX_ROWS);
+    return flushMaxRows;
   }
 
   public long flushMaxBytes() {
-    return config.getLong(FLUSH_MAX_BYTES);
+    return flushMaxBytes;
   }
 
   /**
@@ -135,7 +144,7 @@ public final class IngestConfig {
    * batch is written before its time.
    */
   public long bufferMaxBytes() {
-    return config.getLong(BUFFER_MAX_BYTES);
+    return bufferMaxBytes;
   }
 
   /** How often the realtime committer commits the batches that have arrived. */
