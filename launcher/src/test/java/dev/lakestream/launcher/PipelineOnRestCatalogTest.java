@@ -61,7 +61,10 @@ class PipelineOnRestCatalogTest {
 
   @Test
   void ingestSyncAndMaintenanceKeepMainEqualToTheSourceThroughARestCatalog() throws Exception {
-    run("customers", RestCatalogServer::serving);
+    RestCatalogServer server = run("customers", RestCatalogServer::serving);
+    assertThat(server.conflicts())
+        .as("commits refused as conflicts (HTTP 409) and retried")
+        .isGreaterThan(0);
   }
 
   /**
@@ -72,14 +75,19 @@ class PipelineOnRestCatalogTest {
   @Test
   void mainEqualsTheSourceThroughAServerThatRefusesSequenceConflictsAsBadRequests()
       throws Exception {
-    run("orders", RestCatalogServer::servingSequenceConflictsAsBadRequests);
+    RestCatalogServer server =
+        run("orders", RestCatalogServer::servingSequenceConflictsAsBadRequests);
+    assertThat(server.badRequests())
+        .as("commits refused as bad requests (HTTP 400) and retried")
+        .isGreaterThan(0);
   }
 
   private interface Server {
     RestCatalogServer serving(Catalog backing) throws Exception;
   }
 
-  private void run(String name, Server kind) throws Exception {
+  /** The server, closed, for its counts. */
+  private RestCatalogServer run(String name, Server kind) throws Exception {
     TestTable table = new TestTable(
         "dbserver1", "inventory", name, TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
@@ -166,6 +174,7 @@ class PipelineOnRestCatalogTest {
       } finally {
         ((AutoCloseable) reader).close();
       }
+      return server;
     }
   }
 

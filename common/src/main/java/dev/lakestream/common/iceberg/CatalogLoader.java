@@ -8,6 +8,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.rest.RESTCatalog;
 
 /**
  * Builds an Iceberg {@link Catalog} from standard Iceberg catalog properties ({@code type} or
@@ -19,7 +20,8 @@ import org.apache.iceberg.catalog.Catalog;
  * for a first run with no servers. It is one machine's disk: a deployment that runs more than one
  * instance needs a shared catalog and object storage.
  *
- * <p>{@code type=rest} loads {@link RestCatalog}: Iceberg's REST catalog, which retries a commit
+ * <p>{@code type=rest} (or {@code catalog-impl=org.apache.iceberg.rest.RESTCatalog}) loads {@link
+ * RestCatalog}: Iceberg's REST catalog, which retries a commit
  * that older REST servers refuse for its sequence number as the conflict it is.
  */
 public final class CatalogLoader {
@@ -33,8 +35,12 @@ public final class CatalogLoader {
     Map<String, String> props = withEmbeddedDefault(properties);
     props.putIfAbsent(
         CatalogProperties.METRICS_REPORTER_IMPL, CommitMetricsReporter.class.getName());
-    if (CatalogUtil.ICEBERG_CATALOG_TYPE_REST.equalsIgnoreCase(
-        props.get(CatalogUtil.ICEBERG_CATALOG_TYPE))) {
+    boolean restType = CatalogUtil.ICEBERG_CATALOG_TYPE_REST.equalsIgnoreCase(
+            props.get(CatalogUtil.ICEBERG_CATALOG_TYPE))
+        && !props.containsKey(CatalogProperties.CATALOG_IMPL);
+    boolean restImpl = RESTCatalog.class.getName().equals(props.get(CatalogProperties.CATALOG_IMPL))
+        && !props.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE);
+    if (restType || restImpl) {
       // Iceberg's REST catalog, with commits refused for their sequence number retried.
       props.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
       props.put(CatalogProperties.CATALOG_IMPL, RestCatalog.class.getName());

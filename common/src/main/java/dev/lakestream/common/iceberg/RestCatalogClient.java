@@ -15,6 +15,7 @@ import org.apache.iceberg.rest.RESTRequest;
 import org.apache.iceberg.rest.RESTResponse;
 import org.apache.iceberg.rest.RESTUtil;
 import org.apache.iceberg.rest.auth.AuthSession;
+import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ErrorResponse;
 import org.apache.iceberg.rest.responses.ErrorResponseParser;
 
@@ -23,8 +24,8 @@ import org.apache.iceberg.rest.responses.ErrorResponseParser;
  * own, with one answer read differently. A commit whose snapshot's sequence number another commit
  * took first (ingest's committer, sync and the maintenance commit to two branches of one table, and
  * every snapshot takes the table's next sequence number) is refused by REST servers built on
- * Iceberg's server code before 1.11 (apache/iceberg#15001; the {@code apache/iceberg-rest-fixture}
- * images up to 1.10) as a bad request, HTTP 400, which Iceberg's client does not retry. The server
+ * Iceberg's server code before 1.11 (apache/iceberg#15001, changed by #15126; the {@code
+ * apache/iceberg-rest-fixture} images up to 1.10) as a bad request, HTTP 400, which Iceberg's client does not retry. The server
  * refused it before writing anything, exactly as it refuses a commit whose branch moved (HTTP 409),
  * so it is reported as that: a {@link CommitFailedException}, which Iceberg's commit retries on the
  * table as it is now. Newer servers answer 409 themselves; nothing else changes.
@@ -46,6 +47,12 @@ final class RestCatalogClient implements RESTClient {
         .uri(config.get(CatalogProperties.URI))
         .withHeaders(RESTUtil.configHeaders(config))
         .build());
+  }
+
+  /** {@code handler}, or for a table commit {@link #conflictsRetried}: nothing else is read anew. */
+  private static Consumer<ErrorResponse> forRequest(
+      RESTRequest body, Consumer<ErrorResponse> handler) {
+    return body instanceof UpdateTableRequest ? conflictsRetried(handler) : handler;
   }
 
   /**
@@ -89,7 +96,7 @@ final class RestCatalogClient implements RESTClient {
       Class<T> responseType,
       Map<String, String> headers,
       Consumer<ErrorResponse> errorHandler) {
-    return delegate.post(path, body, responseType, headers, conflictsRetried(errorHandler));
+    return delegate.post(path, body, responseType, headers, forRequest(body, errorHandler));
   }
 
   @Override
@@ -99,7 +106,7 @@ final class RestCatalogClient implements RESTClient {
       Class<T> responseType,
       Supplier<Map<String, String>> headers,
       Consumer<ErrorResponse> errorHandler) {
-    return delegate.post(path, body, responseType, headers, conflictsRetried(errorHandler));
+    return delegate.post(path, body, responseType, headers, forRequest(body, errorHandler));
   }
 
   @Override
@@ -111,7 +118,7 @@ final class RestCatalogClient implements RESTClient {
       Consumer<ErrorResponse> errorHandler,
       Consumer<Map<String, String>> responseHeaders) {
     return delegate.post(
-        path, body, responseType, headers, conflictsRetried(errorHandler), responseHeaders);
+        path, body, responseType, headers, forRequest(body, errorHandler), responseHeaders);
   }
 
   @Override
@@ -123,7 +130,7 @@ final class RestCatalogClient implements RESTClient {
       Consumer<ErrorResponse> errorHandler,
       Consumer<Map<String, String>> responseHeaders) {
     return delegate.post(
-        path, body, responseType, headers, conflictsRetried(errorHandler), responseHeaders);
+        path, body, responseType, headers, forRequest(body, errorHandler), responseHeaders);
   }
 
   @Override
@@ -140,7 +147,7 @@ final class RestCatalogClient implements RESTClient {
         body,
         responseType,
         headers,
-        conflictsRetried(errorHandler),
+        forRequest(body, errorHandler),
         responseHeaders,
         parserContext);
   }

@@ -284,7 +284,12 @@ public final class TableManager {
       // Another ingest instance made it with the mark and both branches (then this changes
       // nothing), or something else did, without them: taken over as a table that existed before.
       LOG.info("Table {} was created concurrently; using it", id);
-      return withRealtimeBranch(id, refresh(id));
+      try {
+        return withRealtimeBranch(id, refresh(id));
+      } catch (RuntimeException takeover) {
+        takeover.addSuppressed(e); // why the create failed
+        throw takeover;
+      }
     }
     return table(id);
   }
@@ -344,6 +349,9 @@ public final class TableManager {
         LOG.info("Table {}: set {}", id, missing);
       } catch (CommitFailedException e) {
         table.refresh(); // another instance set them
+        if (!"true".equals(table.properties().get(MANAGED))) {
+          throw e; // or not: tried again with the table's next record
+        }
       }
     }
     int version = TableUtil.formatVersion(table);

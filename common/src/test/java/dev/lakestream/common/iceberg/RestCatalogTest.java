@@ -1,10 +1,14 @@
 package dev.lakestream.common.iceberg;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.testkit.RestCatalogServer;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +19,9 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.rest.RESTCatalog;
+import org.apache.iceberg.rest.RESTClient;
 import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,6 +31,8 @@ import org.junit.jupiter.api.Test;
  * REST catalog gives up on it.
  */
 class RestCatalogTest {
+
+  private final Closing closing = new Closing();
 
   private static final TableIdentifier ID = TableIdentifier.of("inventory", "customers");
   private static final Types.StructType ROW = Types.StructType.of(
@@ -36,7 +44,7 @@ class RestCatalogTest {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse();
         RestCatalogServer server =
             RestCatalogServer.servingSequenceConflictsAsBadRequests(warehouse.catalog())) {
-      Catalog catalog = CatalogLoader.load("rest", properties(server));
+      Catalog catalog = closing.add(CatalogLoader.load("rest", properties(server)));
       assertThat(catalog).isInstanceOf(RestCatalog.class);
       new TableManager(catalog).ensure(ID, ROW, List.of("id"), "f1");
       long mainBefore = catalog.loadTable(ID).snapshot(Branches.MAIN).snapshotId();
@@ -51,7 +59,6 @@ class RestCatalogTest {
       assertThat(now.snapshot(Branches.MAIN).parentId()).isEqualTo(mainBefore);
       assertThat(now.snapshot(Branches.MAIN).sequenceNumber())
           .isGreaterThan(now.snapshot(Branches.REALTIME).sequenceNumber());
-      ((AutoCloseable) catalog).close();
     }
   }
 
@@ -60,8 +67,8 @@ class RestCatalogTest {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse();
         RestCatalogServer server =
             RestCatalogServer.servingSequenceConflictsAsBadRequests(warehouse.catalog())) {
-      Catalog catalog =
-          CatalogUtil.buildIcebergCatalog("rest", properties(server), new Configuration());
+      Catalog catalog = closing.add(
+          CatalogUtil.buildIcebergCatalog("rest", properties(server), new Configuration()));
       assertThat(catalog).isExactlyInstanceOf(RESTCatalog.class);
       new TableManager(catalog).ensure(ID, ROW, List.of("id"), "f1");
       server.beforeNextCommit(() -> realtimeCommitMeanwhile(warehouse));
@@ -70,7 +77,57 @@ class RestCatalogTest {
       assertThatThrownBy(() -> table.newFastAppend().toBranch(Branches.MAIN).commit())
           .isInstanceOf(BadRequestException.class)
           .hasMessageContaining(RestCatalogClient.SEQUENCE_TAKEN);
-      ((AutoCloseable) catalog).close();
+    }
+  }
+
+  /** Every method of Iceberg's client is the wrapper's own, so none falls back to a default. */
+  @Test
+  void theClientOverridesEveryMethodOfIcebergsRestClient() {
+    for (Method m : RESTClient.class.getMethods()) {
+      if (Modifier.isStatic(m.getModifiers())) {
+        continue;
+      }
+      assertThatCode(
+              () -> RestCatalogClient.class.getDeclaredMethod(m.getName(), m.getParameterTypes()))
+          .as("RestCatalogClient declares %s", m)
+          .doesNotThrowAnyException();
+    }
+  }
+
+  /** {@code type=rest}, or Iceberg's REST catalog by class, loads the pipeline's; an explicit other class is kept. */
+  @Test
+  void restByTypeOrByIcebergsClassLoadsThePipelinesRestCatalog() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse();
+        RestCatalogServer server = RestCatalogServer.serving(warehouse.catalog())) {
+      Map<String, String> byClass = properties(server);
+      byClass.remove("type");
+      byClass.put("catalog-impl", RESTCatalog.class.getName());
+      assertThat(closing.add(CatalogLoader.load("rest", byClass))).isInstanceOf(RestCatalog.class);
+      Map<String, String> upper = properties(server);
+      upper.put("type", "REST");
+      assertThat(closing.add(CatalogLoader.load("rest", upper))).isInstanceOf(RestCatalog.class);
+    }
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    closing.close();
+  }
+
+  /** Catalogs a test opened, closed after it whatever it asserted. */
+  private static final class Closing implements AutoCloseable {
+    private final List<Catalog> catalogs = new ArrayList<>();
+
+    Catalog add(Catalog catalog) {
+      catalogs.add(catalog);
+      return catalog;
+    }
+
+    @Override
+    public void close() throws Exception {
+      for (Catalog c : catalogs) {
+        ((AutoCloseable) c).close();
+      }
     }
   }
 
