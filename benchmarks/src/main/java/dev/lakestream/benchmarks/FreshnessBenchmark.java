@@ -1,11 +1,18 @@
 package dev.lakestream.benchmarks;
 
+import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.common.iceberg.LocalFileIO;
 import dev.lakestream.launcher.DemoCommand;
 import dev.lakestream.launcher.Freshness.Window;
+import dev.lakestream.testkit.RestCatalogServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.catalog.Catalog;
 
 /**
  * Benchmark 1, freshness: the embedded full stack (PostgreSQL, Kafka, Connect with Debezium, ingest
@@ -13,13 +20,14 @@ import java.util.List;
  * warm-up of 60 s ({@code -Dbench.warmup=SECONDS}); per source change, its commit time to visible on
  * {@code realtime} and on {@code main}, over the whole run and after the warm-up, and over the run
  * in windows of 5 s. {@code -Dbench.set="KEY=VALUE;..."} adds settings to both apps ({@link
- * BenchSettings}).
+ * BenchSettings}); {@code -Dbench.catalog=rest} runs them through a REST catalog over HTTP in this JVM
+ * ({@link RestCatalogServer}) on the warehouse's JDBC catalog, instead of on that catalog directly.
  */
 public final class FreshnessBenchmark {
 
   static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.FreshnessBenchmark"
-      + " [-Dbench.warmup=SECONDS] [-Dbench.set=\"KEY=VALUE;...\"] [-Dexec.args=\"SECONDS RATE...\"]";
+      + " [-Dbench.warmup=SECONDS] [-Dbench.set=\"KEY=VALUE;...\"] [-Dbench.catalog=rest] [-Dexec.args=\"SECONDS RATE...\"]";
 
   private FreshnessBenchmark() {}
 
@@ -61,8 +69,28 @@ public final class FreshnessBenchmark {
           "running the full stack at %,d changes/s for %d s after %d s of warm-up, extra settings %s"
               + " (warehouse %s)%n",
           rate, seconds, warmUp, BenchSettings.given(), warehouse);
-      DemoCommand.Result r =
-          DemoCommand.measure(warmUp, seconds, rate, BenchSettings.given(), warehouse, System.out);
+      Map<String, String> settings = new LinkedHashMap<>(BenchSettings.given());
+      RestCatalogServer rest = null;
+      Catalog backing = null;
+      if ("rest".equals(System.getProperty("bench.catalog"))) {
+        // The apps through a REST catalog over HTTP, in this JVM, on the warehouse's JDBC catalog.
+        backing = CatalogLoader.load("backing", Map.of("warehouse", warehouse.toString()));
+        rest = RestCatalogServer.serving(backing);
+        rest.catalogProperties(LocalFileIO.class.getName())
+            .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+      }
+      DemoCommand.Result r;
+      try {
+        r = DemoCommand.measure(warmUp, seconds, rate, settings, warehouse, System.out);
+      } finally {
+        if (rest != null) {
+          System.out.printf(
+              "REST catalog: %,d commits received, %,d refused as conflicts (HTTP 409)%n",
+              rest.commits(), rest.conflicts());
+          rest.close();
+          ((AutoCloseable) backing).close();
+        }
+      }
       report.row(
           String.format("%,d", rate),
           String.format("%,.0f", r.changesPerSecond()),
