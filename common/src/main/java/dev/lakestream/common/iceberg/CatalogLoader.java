@@ -21,8 +21,8 @@ import org.apache.iceberg.rest.RESTCatalog;
  * instance needs a shared catalog and object storage.
  *
  * <p>{@code type=rest} (or {@code catalog-impl=org.apache.iceberg.rest.RESTCatalog}) loads {@link
- * RestCatalog}: Iceberg's REST catalog, which retries a commit
- * that older REST servers refuse for its sequence number as the conflict it is.
+ * RestCatalog}: Iceberg's REST catalog, which retries a commit that older REST servers refuse for
+ * its sequence number as the conflict it is.
  */
 public final class CatalogLoader {
 

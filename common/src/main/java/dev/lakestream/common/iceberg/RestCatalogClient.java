@@ -25,10 +25,11 @@ import org.apache.iceberg.rest.responses.ErrorResponseParser;
  * took first (ingest's committer, sync and the maintenance commit to two branches of one table, and
  * every snapshot takes the table's next sequence number) is refused by REST servers built on
  * Iceberg's server code before 1.11 (apache/iceberg#15001, changed by #15126; the {@code
- * apache/iceberg-rest-fixture} images up to 1.10) as a bad request, HTTP 400, which Iceberg's client does not retry. The server
- * refused it before writing anything, exactly as it refuses a commit whose branch moved (HTTP 409),
- * so it is reported as that: a {@link CommitFailedException}, which Iceberg's commit retries on the
- * table as it is now. Newer servers answer 409 themselves; nothing else changes.
+ * apache/iceberg-rest-fixture} images up to 1.10) as a bad request, HTTP 400, which Iceberg's
+ * client does not retry. The server refused it before writing anything, exactly as it refuses a
+ * commit whose branch moved (HTTP 409), so it is reported as that: a {@link CommitFailedException},
+ * which Iceberg's commit retries on the table as it is now. Only table commits are read so; newer
+ * servers answer 409 themselves, and nothing else changes.
  */
 final class RestCatalogClient implements RESTClient {
 

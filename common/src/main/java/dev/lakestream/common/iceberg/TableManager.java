@@ -350,7 +350,8 @@ public final class TableManager {
       } catch (CommitFailedException e) {
         table.refresh(); // another instance set them
         if (!"true".equals(table.properties().get(MANAGED))) {
-          throw e; // or not: tried again with the table's next record
+          // Another writer's change, without the mark: the record is retried, and the takeover.
+          throw e;
         }
       }
     }
