@@ -12,6 +12,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.Table;
@@ -77,6 +82,39 @@ class RestCatalogTest {
       assertThatThrownBy(() -> table.newFastAppend().toBranch(Branches.MAIN).commit())
           .isInstanceOf(BadRequestException.class)
           .hasMessageContaining(RestCatalogClient.SEQUENCE_TAKEN);
+    }
+  }
+
+  /**
+   * Instances racing to create one table through a REST catalog (a staged create each, committed
+   * with the requirement that the table does not exist): one creates it, the others find it made
+   * and use it, and it ends with the mark and both branches once.
+   */
+  @Test
+  void instancesRacingToCreateATableThroughRestAllGetTheManagedTable() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse();
+        RestCatalogServer server = RestCatalogServer.serving(warehouse.catalog())) {
+      int instances = 4;
+      ExecutorService pool = Executors.newFixedThreadPool(instances);
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<Table>> tables = new ArrayList<>();
+      for (int i = 0; i < instances; i++) {
+        TableManager own =
+            new TableManager(closing.add(CatalogLoader.load("rest", properties(server))));
+        tables.add(pool.submit(() -> {
+          start.await();
+          return own.ensure(ID, ROW, List.of("id"), "f1");
+        }));
+      }
+      start.countDown();
+      for (Future<Table> table : tables) {
+        assertThat(table.get(120, TimeUnit.SECONDS).schema().identifierFieldNames())
+            .containsExactly("id");
+      }
+      pool.shutdown();
+      Table created = warehouse.catalog().loadTable(ID);
+      assertThat(TableManager.isManaged(created)).isTrue();
+      assertThat(created.refs()).containsOnlyKeys(Branches.MAIN, Branches.REALTIME);
     }
   }
 
