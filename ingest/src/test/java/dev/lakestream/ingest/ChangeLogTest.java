@@ -3,6 +3,7 @@ package dev.lakestream.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
@@ -77,6 +78,9 @@ class ChangeLogTest {
       assertThat(actual).as("ops per key in source order").isEqualTo(expected);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       assertThat(ingest.counter("lakestream.ingest.fenced")).isGreaterThan(50);
+      assertThat(ingest.table(ChangeLog.of(TABLE)).properties())
+          .as("the change log retries its commits as the table does")
+          .containsAllEntriesOf(TableManager.COMMIT_RETRY);
     }
   }
 

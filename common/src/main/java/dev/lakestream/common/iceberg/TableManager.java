@@ -54,7 +54,7 @@ public final class TableManager {
    * reads the table again and retries at once: waits from 20 ms, at most a second, and more
    * retries.
    */
-  static final Map<String, String> COMMIT_RETRY = Map.of(
+  public static final Map<String, String> COMMIT_RETRY = Map.of(
       TableProperties.COMMIT_NUM_RETRIES, "10",
       TableProperties.COMMIT_MIN_RETRY_WAIT_MS, "20",
       TableProperties.COMMIT_MAX_RETRY_WAIT_MS, "1000");

@@ -18,6 +18,7 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
@@ -86,9 +87,10 @@ public final class ChangeLog {
       return tables.table(id);
     } catch (NoSuchTableException missing) {
       try {
-        tables
-            .catalog()
-            .buildTable(id, SCHEMA)
+        Catalog.TableBuilder builder = tables.catalog().buildTable(id, SCHEMA);
+        // Each stream task's committer commits its rounds' rows here: retried as the table is.
+        TableManager.COMMIT_RETRY.forEach(builder::withProperty);
+        builder
             .withPartitionSpec(PartitionSpec.unpartitioned())
             .withProperty(TableProperties.FORMAT_VERSION, "3")
             .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
