@@ -53,7 +53,8 @@ import org.apache.iceberg.rest.responses.ErrorResponse;
  *
  * <p>It serves what the pipeline and the tests use: config, namespaces, tables (list, create, load,
  * exists, commit, drop, rename) and metrics reports (accepted and dropped). Other routes answer 404.
- * It counts commits and those refused as conflicts (HTTP 409), which the client retries.
+ * It counts commits, those refused as conflicts (HTTP 409) and those refused as bad requests (HTTP
+ * 400).
  */
 public final class RestCatalogServer implements AutoCloseable {
 
@@ -199,7 +200,7 @@ public final class RestCatalogServer implements AutoCloseable {
       return null;
     }
     if (route.isEmpty() || !route.get(0).equals("namespaces")) {
-      throw new NotFoundException("no route %s /v1/%s", method, String.join("/", route));
+      throw notFound(method, route);
     }
     if (route.size() == 1) {
       return switch (method) {
