@@ -19,6 +19,15 @@ final class OnKafkaSettings {
   /** The settings both apps share; {@code prefix} keeps each test's event topics apart. */
   static Map<String, String> shared(
       EmbeddedKafka kafka, TemporaryWarehouse warehouse, String prefix, String topic) {
+    Map<String, String> settings = withoutCatalog(kafka, prefix, topic);
+    warehouse
+        .catalogProperties()
+        .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    return settings;
+  }
+
+  /** The settings both apps share, but for the catalog's. */
+  static Map<String, String> withoutCatalog(EmbeddedKafka kafka, String prefix, String topic) {
     Map<String, String> settings = new HashMap<>();
     settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     settings.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
@@ -31,9 +40,6 @@ final class OnKafkaSettings {
     settings.put(SyncConfig.BACKSTOP_MS, "2000");
     settings.put(PipelineConfig.METRICS_PORT, "0");
     settings.put(PipelineConfig.TOPIC_PREFIX, "lakestream-" + prefix);
-    warehouse
-        .catalogProperties()
-        .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
     return settings;
   }
 

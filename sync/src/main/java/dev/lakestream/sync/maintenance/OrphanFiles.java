@@ -60,7 +60,13 @@ public final class OrphanFiles {
               + " cannot); use the object store's FileIO (S3FileIO, GCSFileIO, ADLSFileIO) or HadoopFileIO");
     }
     List<FileInfo> listed = new ArrayList<>();
-    listing.listPrefix(folder(table.location())).forEach(listed::add);
+    for (FileInfo f : listing.listPrefix(folder(table.location()))) {
+      // A key ending in "/" is a folder marker (made by a console or a tool; a store on a file
+      // system lists its folders so), never a file of the table: not an orphan, and not ours.
+      if (!f.location().endsWith("/")) {
+        listed.add(f);
+      }
+    }
     table.refresh();
     Set<String> referenced = referenced(table);
     List<String> removed = new ArrayList<>();
