@@ -89,10 +89,15 @@ public final class SpillingSerde<T> implements Serde<T> {
     return Math.max(1024, Math.min(512 * 1024, maxRequestSize / 2));
   }
 
+  /**
+   * Whether {@code path} names a file directly in the table's spill folder: not the folder itself
+   * (an object store may list its marker), nothing below it, nothing that climbs out of it.
+   */
   public static boolean isSpillPath(String tableLocation, String path) {
-    return path.startsWith(folder(tableLocation))
-        && !path.contains("/../")
-        && !path.substring(folder(tableLocation).length()).contains("/");
+    String name = path.startsWith(folder(tableLocation))
+        ? path.substring(folder(tableLocation).length())
+        : "";
+    return !name.isEmpty() && !path.contains("/../") && !name.contains("/");
   }
 
   private static String folder(String tableLocation) {

@@ -83,6 +83,22 @@ class SpillingSerdeTest {
     }
   }
 
+  @Test
+  void onlyAFileDirectlyInTheSpillFolderIsASpillPath() {
+    String table = "s3://lake/wh/db/t";
+    String folder = table + "/" + SpillingSerde.FOLDER;
+    assertThat(SpillingSerde.isSpillPath(table, folder + "a.json.gz")).isTrue();
+    assertThat(SpillingSerde.isSpillPath(table + "/", folder + "a.json.gz")).isTrue();
+    // The folder's own marker, as an object store may list it, is not a spill file.
+    assertThat(SpillingSerde.isSpillPath(table, folder)).isFalse();
+    assertThat(SpillingSerde.isSpillPath(table, folder + "sub/a.json.gz")).isFalse();
+    assertThat(SpillingSerde.isSpillPath(table, folder + "../x")).isFalse();
+    assertThat(SpillingSerde.isSpillPath(table, table + "/metadata/v1.metadata.json"))
+        .isFalse();
+    assertThat(SpillingSerde.isSpillPath(table, "s3://lake/wh/db/t2/" + SpillingSerde.FOLDER + "a"))
+        .isFalse();
+  }
+
   private static ConvertTask task(int deletes) {
     JsonNodeFactory json = JsonNodeFactory.instance;
     List<DeleteFileJson> files = new ArrayList<>();
