@@ -177,6 +177,7 @@ class PipelineOnObjectStoreTest {
         assertThat(count(sync, "lakestream.app.thread.failures")).isZero();
       }
 
+      System.out.printf("object store (%s): requests so far %s%n", name, store.requests());
       // The apps are stopped: every file the table does not reference is an orphan now.
       Table t = reader.loadTable(id);
       assertThat(t.io()).isInstanceOf(S3FileIO.class);

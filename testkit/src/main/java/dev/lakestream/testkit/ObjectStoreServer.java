@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -72,7 +73,8 @@ public final class ObjectStoreServer implements AutoCloseable {
             "jclouds.provider=filesystem",
             "jclouds.filesystem.basedir=" + dir.resolve("blobs"),
             ""));
-    // S3Proxy ships no logging configuration, and Logback's default logs every request at DEBUG.
+    // S3Proxy ships no logging configuration, and Logback's default logs all at DEBUG: warnings to
+    // the server's log, and its handler's line per request to a file of its own, for requests().
     Files.writeString(
         dir.resolve("logback.xml"),
         String.join(
@@ -81,6 +83,13 @@ public final class ObjectStoreServer implements AutoCloseable {
             "  <appender name=\"out\" class=\"ch.qos.logback.core.ConsoleAppender\">",
             "    <encoder><pattern>%d %level %logger{20} - %msg%n</pattern></encoder>",
             "  </appender>",
+            "  <appender name=\"requests\" class=\"ch.qos.logback.core.FileAppender\">",
+            "    <file>" + dir.resolve("requests.log") + "</file>",
+            "    <encoder><pattern>%msg%n</pattern></encoder>",
+            "  </appender>",
+            "  <logger name=\"org.gaul.s3proxy.S3ProxyHandler\" level=\"DEBUG\" additivity=\"false\">",
+            "    <appender-ref ref=\"requests\"/>",
+            "  </logger>",
             "  <root level=\"WARN\"><appender-ref ref=\"out\"/></root>",
             "</configuration>",
             ""));
@@ -153,6 +162,36 @@ public final class ObjectStoreServer implements AutoCloseable {
           .toList();
     }
   }
+
+  /**
+   * The requests the server handled so far, by kind: the HTTP method, and for a {@code GET} of the
+   * bucket itself (no key), {@code LIST}. What a workload costs on a store that bills per request.
+   */
+  public Map<String, Integer> requests() throws IOException {
+    Path log = dir.resolve("requests.log");
+    Map<String, Integer> counts = new TreeMap<>();
+    if (!Files.exists(log)) {
+      return counts;
+    }
+    String bucketUrl = endpoint() + "/" + BUCKET;
+    for (String line : Files.readAllLines(log)) {
+      int at = line.indexOf(REQUEST_LINE);
+      if (at < 0) {
+        continue;
+      }
+      String[] request = line.substring(at + REQUEST_LINE.length()).split("[ )?]", 3);
+      if (request.length < 2) {
+        continue;
+      }
+      String url = request[1];
+      boolean bucket = url.equals(bucketUrl) || url.equals(bucketUrl + "/");
+      counts.merge("GET".equals(request[0]) && bucket ? "LIST" : request[0], 1, Integer::sum);
+    }
+    return counts;
+  }
+
+  /** How S3Proxy's handler logs each request it receives: {@code request: Request(GET http://...)}. */
+  private static final String REQUEST_LINE = "request: Request(";
 
   private void awaitReady() throws Exception {
     long deadline = System.currentTimeMillis() + 60_000;
