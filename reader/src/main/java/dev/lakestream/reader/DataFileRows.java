@@ -1,5 +1,6 @@
 package dev.lakestream.reader;
 
+import dev.lakestream.common.iceberg.ContentFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -40,7 +41,7 @@ final class DataFileRows {
     columns.add(MetadataColumns.ROW_POSITION);
     Schema read = new Schema(columns);
     int positionIndex = columns.size() - 1;
-    try (CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))
+    try (CloseableIterable<Record> rows = Parquet.read(ContentFiles.input(table.io(), file))
         .project(read)
         .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
         .build()) {

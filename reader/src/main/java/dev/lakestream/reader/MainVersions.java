@@ -2,6 +2,7 @@ package dev.lakestream.reader;
 
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -345,7 +346,7 @@ public final class MainVersions {
   }
 
   private BaseDeleteLoader loader() {
-    return new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    return new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
   }
 
   private static PositionDeleteIndex index(BaseDeleteLoader loader, DeleteFile dv, DataFile file) {

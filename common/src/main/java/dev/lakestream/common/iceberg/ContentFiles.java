@@ -7,11 +7,16 @@ import java.io.UncheckedIOException;
 import java.util.Map;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.ContentFileParser;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.InputFile;
 
 /**
  * Data and delete files in Iceberg's own content-file JSON (the REST catalog's form): path, format,
- * partition, sizes, column metrics and equality field ids, everything a commit needs.
+ * partition, sizes, column metrics and equality field ids, everything a commit needs; and opened
+ * for reading ({@link #input}).
  */
 public final class ContentFiles {
 
@@ -29,5 +34,21 @@ public final class ContentFiles {
 
   public static ContentFile<?> fromJson(JsonNode node, Map<Integer, PartitionSpec> specs) {
     return ContentFileParser.fromJson(node, specs);
+  }
+
+  /**
+   * The file, opened as Iceberg's own readers open it: with the length the table's metadata records.
+   * A file opened by its location alone has to ask the store for its length before a Parquet reader
+   * can find its footer: on an object store, one more request ({@code HEAD}) per file read, and its
+   * round trip.
+   */
+  public static InputFile input(FileIO io, ContentFile<?> file) {
+    if (file instanceof DataFile data) {
+      return io.newInputFile(data);
+    }
+    if (file instanceof DeleteFile delete) {
+      return io.newInputFile(delete);
+    }
+    return io.newInputFile(file.location(), file.fileSizeInBytes());
   }
 }

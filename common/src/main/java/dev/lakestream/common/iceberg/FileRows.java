@@ -75,7 +75,7 @@ public final class FileRows {
     Schema read = deletes.requiredSchema();
     boolean extraColumns = read.columns().size() != projection.columns().size();
     try (CloseableIterable<Record> rows =
-        deletes.filter(Parquet.read(table.io().newInputFile(task.file().location()))
+        deletes.filter(Parquet.read(ContentFiles.input(table.io(), task.file()))
             .project(read)
             .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(read, fileSchema))
             .build())) {

@@ -33,7 +33,7 @@ public final class KeyColumns {
   public static long forEach(
       Table table, ContentFile<?> file, Schema keySchema, Consumer<Record> rows) {
     long position = 0;
-    try (CloseableIterable<Record> records = Parquet.read(table.io().newInputFile(file.location()))
+    try (CloseableIterable<Record> records = Parquet.read(ContentFiles.input(table.io(), file))
         .project(keySchema)
         .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(keySchema, fileSchema))
         .build()) {

@@ -69,7 +69,7 @@ public final class RowsAtPositions {
     }
     long bytes = 0;
     // name clash: Iceberg's InputFile, and Parquet's below
-    org.apache.iceberg.io.InputFile input = io.newInputFile(file.location());
+    org.apache.iceberg.io.InputFile input = ContentFiles.input(io, file);
     InputFile parquetFile = parquetFile(input);
     ParquetReadOptions options = ParquetReadOptions.builder().build();
     try {

@@ -72,7 +72,7 @@ public final class SharedDeletes extends BaseDeleteLoader {
 
   /** Reads delete files with {@code io}, keeping up to {@code budgetBytes} of them in memory. */
   public SharedDeletes(FileIO io, long budgetBytes) {
-    super(deleteFile -> io.newInputFile(deleteFile.location()));
+    super(deleteFile -> ContentFiles.input(io, deleteFile));
     this.budgetBytes = budgetBytes;
   }
 

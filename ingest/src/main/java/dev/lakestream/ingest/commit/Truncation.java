@@ -2,6 +2,7 @@ package dev.lakestream.ingest.commit;
 
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.BranchFiles;
+import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.iceberg.SharedDeletes;
@@ -200,7 +201,7 @@ final class Truncation {
     DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
     long dropped = 0;
     try (writer;
-        CloseableIterable<Record> rows = Parquet.read(table.io().newInputFile(file.location()))
+        CloseableIterable<Record> rows = Parquet.read(ContentFiles.input(table.io(), file))
             .project(schema)
             .createReaderFunc(fileSchema -> GenericParquetReaders.buildReader(schema, fileSchema))
             .build()) {

@@ -3,6 +3,7 @@ package dev.lakestream.sync.convert;
 import dev.lakestream.common.event.ConvertGroup;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -53,7 +54,7 @@ public final class FileConverter {
    */
   public List<ConvertResult> convert(Table table, ConvertGroup group) {
     Map<Integer, PartitionSpec> specs = table.specs();
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
     List<Found> found = new ArrayList<>();
     for (ConvertTask task : group.tasks()) {
       try {

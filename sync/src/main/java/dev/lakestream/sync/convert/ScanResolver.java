@@ -3,6 +3,7 @@ package dev.lakestream.sync.convert;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.lakestream.common.event.ConvertTask;
+import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.KeyColumns;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
@@ -77,7 +78,7 @@ public final class ScanResolver implements PositionResolver {
     }
     Schema keySchema = TypeUtil.select(table.schema(), keyIds);
     String keyType = keySchema.asStruct().toString();
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
     StructLikeSet keys = deletes.size() == 1
         ? keysOf(deletes.get(0), loader, keySchema, keyType)
         : unions.get(

@@ -3,6 +3,7 @@ package dev.lakestream.sync.index;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
+import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.KeyColumns;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -122,7 +123,7 @@ public final class KeyIndex {
       Work work) {
     String t = lookup.table();
     int p = lookup.partition();
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location()));
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
     Map<String, Set<String>> pairedFiles = new HashMap<>();
     lookup
         .taskDeletes()
