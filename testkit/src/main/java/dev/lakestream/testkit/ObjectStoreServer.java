@@ -70,6 +70,9 @@ public final class ObjectStoreServer implements AutoCloseable {
             "s3proxy.authorization=aws-v2-or-v4",
             "s3proxy.identity=" + ACCESS_KEY,
             "s3proxy.credential=" + SECRET_KEY,
+            // jclouds' first file-system store (S3Proxy calls it deprecated, for filesystem-nio2):
+            // it lists each folder as a key ending in "/", as a bucket lists the folder markers a
+            // console makes, which the maintenance's listings must leave alone.
             "jclouds.provider=filesystem",
             "jclouds.filesystem.basedir=" + dir.resolve("blobs"),
             ""));
