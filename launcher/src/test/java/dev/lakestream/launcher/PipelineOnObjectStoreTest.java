@@ -153,6 +153,7 @@ class PipelineOnObjectStoreTest {
           }
         }
         Eventually.noDifference(CONVERGE, () -> mainDiffers(reader, id, table, model));
+        assertThat(checks).as("invariant checks while the workload ran").isPositive();
         assertThat(failedChecks)
             .as("invariants while the workload ran (%d checks)", checks)
             .isEmpty();
@@ -194,19 +195,35 @@ class PipelineOnObjectStoreTest {
         out.write("never committed".getBytes(StandardCharsets.UTF_8));
       }
       assertThat(store.objectKeys(prefix)).contains(orphan.substring(("s3://lake/").length()));
+      // A folder marker, as a console makes one: listed as a key ending in "/", no file of the
+      // table.
+      String marker = t.location() + "/data/folder-" + System.nanoTime() + "/";
+      t.io().newOutputFile(marker).createOrOverwrite().close();
+      assertThat(((S3FileIO) t.io()).listPrefix(t.location() + "/data/"))
+          .as("the store lists the marker")
+          .anyMatch(f -> f.location().equals(marker));
       Thread.sleep(1100); // past the object's modification time, which S3 gives in seconds
 
       OrphanFiles.Result removal = OrphanFiles.remove(t, System.currentTimeMillis());
       System.out.printf(
           "orphans: %d objects listed, %d referenced, %d removed%n",
           removal.listed(), removal.referenced(), removal.removed());
-      assertThat(removal.removedFiles()).contains(orphan);
+      assertThat(removal.removedFiles()).contains(orphan).doesNotContain(marker);
+      assertThat(((S3FileIO) t.io()).listPrefix(t.location() + "/data/"))
+          .as("the marker is left alone")
+          .anyMatch(f -> f.location().equals(marker));
+      // Nothing the table references was removed: every file it reaches is still in the bucket.
+      List<String> left = store.objectKeys(prefix);
+      assertThat(OrphanFiles.referenced(reader.loadTable(id)))
+          .as("files the table references")
+          .isNotEmpty()
+          .allSatisfy(file -> assertThat(left).contains(file.substring("s3://lake/".length())));
       assertThat(removal.listed()).as("objects listed through S3").isEqualTo(before.size() + 1);
       assertThat(store.objectKeys(prefix))
           .as("what is left in the bucket")
           .doesNotContain(orphan.substring(("s3://lake/").length()))
           .hasSize(before.size() + 1 - removal.removed());
-      // Nothing the table references was removed: main still reads whole and equal to the source.
+      // And main still reads whole and equal to the source.
       assertThat(mainDiffers(reader, id, table, model)).isNull();
       Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
       assertThat(report.passed()).as(report.toString()).isTrue();

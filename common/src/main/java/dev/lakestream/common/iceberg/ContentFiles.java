@@ -7,8 +7,6 @@ import java.io.UncheckedIOException;
 import java.util.Map;
 import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.ContentFileParser;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
@@ -40,15 +38,12 @@ public final class ContentFiles {
    * The file, opened as Iceberg's own readers open it: with the length the table's metadata records.
    * A file opened by its location alone has to ask the store for its length before a Parquet reader
    * can find its footer: on an object store, one more request ({@code HEAD}) per file read, and its
-   * round trip.
+   * round trip. Not through {@code FileIO.newInputFile(DataFile)}: that refuses a file whose
+   * manifest entry carries key metadata, which a table written by another engine may have without
+   * being encrypted (Iceberg's plaintext reads log it and read the file), and the pipeline read such
+   * files before.
    */
   public static InputFile input(FileIO io, ContentFile<?> file) {
-    if (file instanceof DataFile data) {
-      return io.newInputFile(data);
-    }
-    if (file instanceof DeleteFile delete) {
-      return io.newInputFile(delete);
-    }
     return io.newInputFile(file.location(), file.fileSizeInBytes());
   }
 }

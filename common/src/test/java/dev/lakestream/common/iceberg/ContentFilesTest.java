@@ -2,6 +2,7 @@ package dev.lakestream.common.iceberg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.iceberg.DataFile;
@@ -39,11 +40,40 @@ class ContentFilesTest {
         .withContentOffset(4)
         .withContentSizeInBytes(40)
         .build();
+    DeleteFile equality = FileMetadata.deleteFileBuilder(SPEC)
+        .ofEqualityDeletes(1)
+        .withFormat(FileFormat.PARQUET)
+        .withPath("s3://lake/t/data/a-eq.parquet")
+        .withFileSizeInBytes(89)
+        .withRecordCount(3)
+        .build();
     Opens io = new Opens();
     assertThat(ContentFiles.input(io, data).getLength()).isEqualTo(1234);
     assertThat(ContentFiles.input(io, dv).getLength()).isEqualTo(567);
+    assertThat(ContentFiles.input(io, equality).getLength()).isEqualTo(89);
     assertThat(io.opened)
-        .containsExactly("s3://lake/t/data/a.parquet 1234", "s3://lake/t/data/a-dv.puffin 567");
+        .containsExactly(
+            "s3://lake/t/data/a.parquet 1234",
+            "s3://lake/t/data/a-dv.puffin 567",
+            "s3://lake/t/data/a-eq.parquet 89");
+  }
+
+  /**
+   * Another engine's table may record key metadata for a file it did not encrypt; Iceberg's own
+   * {@code FileIO.newInputFile(DataFile)} refuses such a file, its plaintext reads read it.
+   */
+  @Test
+  void aFileWithKeyMetadataIsOpenedAsBefore() {
+    DataFile data = DataFiles.builder(SPEC)
+        .withPath("s3://lake/t/data/k.parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withFileSizeInBytes(42)
+        .withRecordCount(1)
+        .withEncryptionKeyMetadata(ByteBuffer.wrap(new byte[] {1, 2, 3}))
+        .build();
+    Opens io = new Opens();
+    assertThat(ContentFiles.input(io, data).getLength()).isEqualTo(42);
+    assertThat(io.opened).containsExactly("s3://lake/t/data/k.parquet 42");
   }
 
   /** Records how files are opened; opening one by its location alone would ask the store its length. */

@@ -96,7 +96,7 @@ public final class OrphanFiles {
   }
 
   /** Every file the table's current metadata reaches: metadata files, manifest lists, manifests, content files. */
-  static Set<String> referenced(Table table) {
+  public static Set<String> referenced(Table table) {
     TableMetadata metadata = ((HasTableOperations) table).operations().current();
     Set<String> files = new HashSet<>();
     files.add(normalize(metadata.metadataFileLocation()));
