@@ -5,6 +5,7 @@ import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.LocalFileIO;
 import dev.lakestream.launcher.DemoCommand;
 import dev.lakestream.launcher.Freshness.Window;
+import dev.lakestream.testkit.ObjectStoreServer;
 import dev.lakestream.testkit.RestCatalogServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,13 +22,16 @@ import org.apache.iceberg.catalog.Catalog;
  * {@code realtime} and on {@code main}, over the whole run and after the warm-up, and over the run
  * in windows of 5 s. {@code -Dbench.set="KEY=VALUE;..."} adds settings to both apps ({@link
  * BenchSettings}); {@code -Dbench.catalog=rest} runs them through a REST catalog over HTTP in this JVM
- * ({@link RestCatalogServer}) on the warehouse's JDBC catalog, instead of on that catalog directly.
+ * ({@link RestCatalogServer}) on the warehouse's JDBC catalog, instead of on that catalog directly;
+ * {@code -Dbench.store=s3} keeps the table's files on an S3-compatible server ({@link
+ * ObjectStoreServer}, through Iceberg's {@code S3FileIO}) instead of the local disk, and prints the
+ * requests it handled by kind.
  */
 public final class FreshnessBenchmark {
 
   static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.FreshnessBenchmark"
-      + " [-Dbench.warmup=SECONDS] [-Dbench.set=\"KEY=VALUE;...\"] [-Dbench.catalog=rest] [-Dexec.args=\"SECONDS RATE...\"]";
+      + " [-Dbench.warmup=SECONDS] [-Dbench.set=\"KEY=VALUE;...\"] [-Dbench.catalog=rest] [-Dbench.store=s3] [-Dexec.args=\"SECONDS RATE...\"]";
 
   private FreshnessBenchmark() {}
 
@@ -72,17 +76,52 @@ public final class FreshnessBenchmark {
       Map<String, String> settings = new LinkedHashMap<>(BenchSettings.given());
       RestCatalogServer rest = null;
       Catalog backing = null;
+      ObjectStoreServer store = null;
+      // The JDBC catalog in the warehouse folder; its files there, or in the object store's bucket.
+      Map<String, String> catalog = new LinkedHashMap<>();
+      if ("s3".equals(System.getProperty("bench.store"))) {
+        store = ObjectStoreServer.start();
+        catalog.put("catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog");
+        catalog.put("uri", "jdbc:sqlite:" + warehouse.resolve("catalog.db"));
+        catalog.put("jdbc.schema-version", "V1");
+        catalog.put("warehouse", store.warehouse("freshness-" + rate));
+        catalog.putAll(store.fileIoProperties());
+        // As the embedded default keeps them (CatalogLoader.withEmbeddedDefault).
+        catalog.put("table-default.write.metadata.delete-after-commit.enabled", "true");
+        catalog.put("table-default.write.metadata.previous-versions-max", "50");
+        catalog.forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+      } else {
+        catalog.put("warehouse", warehouse.toString());
+      }
       if ("rest".equals(System.getProperty("bench.catalog"))) {
         // The apps through a REST catalog over HTTP, in this JVM, on the warehouse's JDBC catalog.
-        backing = CatalogLoader.load("backing", Map.of("warehouse", warehouse.toString()));
+        backing = CatalogLoader.load("backing", catalog);
         rest = RestCatalogServer.serving(backing);
-        rest.catalogProperties(LocalFileIO.class.getName())
-            .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+        Map<String, String> client = new LinkedHashMap<>(rest.catalogProperties(
+            store != null ? "org.apache.iceberg.aws.s3.S3FileIO" : LocalFileIO.class.getName()));
+        if (store != null) {
+          client.putAll(store.fileIoProperties());
+        }
+        settings.keySet().removeIf(k -> k.startsWith(PipelineConfig.CATALOG_PREFIX));
+        client.forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
       }
       DemoCommand.Result r;
       try {
         r = DemoCommand.measure(warmUp, seconds, rate, settings, warehouse, System.out);
+        if (store != null) {
+          Map<String, Integer> requests = store.requests();
+          int total = requests.values().stream().mapToInt(Integer::intValue).sum();
+          System.out.printf(
+              "object store: %,d requests %s, %.2f per change (%,d changes)%n",
+              total,
+              requests,
+              total / (double) r.mainFreshnessMs().size(),
+              r.mainFreshnessMs().size());
+        }
       } finally {
+        if (store != null) {
+          store.close();
+        }
         if (rest != null) {
           System.out.printf(
               "REST catalog: %,d commits received, %,d refused as conflicts (HTTP 409)%n",
