@@ -15,6 +15,7 @@ public final class SyncConfig {
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
   public static final String CONVERT_GROUP_BYTES = "sync.convert.group.bytes";
   public static final String CONVERT_GROUP_MAX_FILES = "sync.convert.group.max.files";
+  public static final String CONVERT_READ_THREADS = "sync.convert.read.threads";
   /** {@code scan} (default) or {@code index}; {@code sync.resolver.<namespace>.<table>} overrides per table. */
   public static final String RESOLVER = "sync.resolver";
 
@@ -37,9 +38,9 @@ public final class SyncConfig {
     if (backstopMs() <= 0) {
       throw new IllegalArgumentException(BACKSTOP_MS + " must be positive");
     }
-    if (convertGroupBytes() <= 0 || convertGroupMaxFiles() <= 0) {
-      throw new IllegalArgumentException(
-          CONVERT_GROUP_BYTES + " and " + CONVERT_GROUP_MAX_FILES + " must be positive");
+    if (convertGroupBytes() <= 0 || convertGroupMaxFiles() <= 0 || convertReadThreads() <= 0) {
+      throw new IllegalArgumentException(CONVERT_GROUP_BYTES + ", " + CONVERT_GROUP_MAX_FILES
+          + " and " + CONVERT_READ_THREADS + " must be positive");
     }
   }
 
@@ -156,5 +157,10 @@ public final class SyncConfig {
   /** The most data files in one group of convert tasks. */
   public int convertGroupMaxFiles() {
     return config.getInt(CONVERT_GROUP_MAX_FILES);
+  }
+
+  /** How many of a group's data files a sync app's converter reads at once. */
+  public int convertReadThreads() {
+    return config.getInt(CONVERT_READ_THREADS);
   }
 }

@@ -228,7 +228,7 @@ public final class SyncTopology {
       EventSerdesOf serdes,
       TableManager tables,
       MeterRegistry meters) {
-    FileConverter converter = new FileConverter();
+    FileConverter converter = new FileConverter(config.convertReadThreads());
     topology.addSource(
         "convert-tasks-in",
         new StringDeserializer(),

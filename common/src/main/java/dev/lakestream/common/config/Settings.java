@@ -163,6 +163,11 @@ public final class Settings {
         "32",
         "the most data files in one group of convert tasks (a group is converted within one Kafka transaction)");
     define(
+        "sync.convert.read.threads",
+        ConfigDef.Type.INT,
+        "8",
+        "how many data files (and their deletion vectors) of a group one sync app reads at once: on object storage each read waits for its requests' round trips");
+    define(
         "sync.resolver",
         ConfigDef.Type.STRING,
         "scan",

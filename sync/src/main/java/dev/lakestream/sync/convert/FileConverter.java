@@ -13,6 +13,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
@@ -31,13 +37,45 @@ import org.apache.iceberg.io.OutputFileFactory;
  * reading the file's key columns, or the key index's positions carried in the task), skipping
  * positions the file's current vector already deletes; then ONE Puffin file is written with a
  * {@code deletion-vector-v1} blob per data file that has a match, each merging that file's current
- * vector. A data file with no match gets no vector. Thread-safe.
+ * vector. A data file with no match gets no vector. The tasks' files are read several at once
+ * ({@link #FileConverter(int)}); the Puffin file is written once all are read. Thread-safe.
  */
 public final class FileConverter {
 
   private final PositionResolver scan = new ScanResolver();
   private final PositionResolver indexed = new PositionResolver.IndexedPositions();
   private final AtomicLong writerIds = new AtomicLong();
+  /** Reads a group's data files and vectors, several at once; null: one after the other. */
+  private final ExecutorService readers;
+
+  /** A converter that reads a group's files one after the other. */
+  public FileConverter() {
+    this(1);
+  }
+
+  /**
+   * A converter that reads up to {@code readThreads} of a group's files at once (for all the stream
+   * threads it serves): on object storage each read waits for its requests' round trips, and a
+   * group of 32 files read one after the other waited for all of them in turn. Idle threads end.
+   */
+  public FileConverter(int readThreads) {
+    if (readThreads < 1) {
+      throw new IllegalArgumentException("readThreads must be positive: " + readThreads);
+    }
+    if (readThreads == 1) {
+      this.readers = null;
+    } else {
+      AtomicLong threads = new AtomicLong();
+      ThreadPoolExecutor pool = new ThreadPoolExecutor(
+          readThreads, readThreads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "lakestream-convert-read-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          });
+      pool.allowCoreThreadTimeOut(true);
+      this.readers = pool;
+    }
+  }
 
   /** One data file's part of a group: what was found, and the vector it merges. */
   private record Found(
@@ -56,23 +94,16 @@ public final class FileConverter {
     Map<Integer, PartitionSpec> specs = table.specs();
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
     List<Found> found = new ArrayList<>();
-    for (ConvertTask task : group.tasks()) {
-      try {
-        DataFile file = task.dataFile(specs);
-        DeleteFile currentDv = task.currentDv(specs);
-        PositionDeleteIndex current = currentDv == null
-            ? null
-            : loader.loadPositionDeletes(List.of(currentDv), file.location());
-        found.add(new Found(
-            file,
-            current,
-            (task.positions() == null ? scan : indexed).resolve(table, task, file, current)));
-      } catch (RuntimeException e) {
-        throw new IllegalStateException(
-            "converting " + task.dataFilePath() + ": " + e.getClass().getSimpleName() + ": "
-                + e.getMessage(),
-            e);
+    if (readers == null || group.tasks().size() == 1) {
+      for (ConvertTask task : group.tasks()) {
+        found.add(find(table, specs, loader, task));
       }
+    } else {
+      List<Future<Found>> finding = new ArrayList<>();
+      for (ConvertTask task : group.tasks()) {
+        finding.add(readers.submit(() -> find(table, specs, loader, task)));
+      }
+      found = inOrder(finding);
     }
     Written written = write(table, found);
     List<ConvertResult> results = new ArrayList<>();
@@ -92,6 +123,60 @@ public final class FileConverter {
           f.resolution().bytesRead()));
     }
     return results;
+  }
+
+  /** What the task's data file holds of its deletes, and the vector it has now. */
+  private Found find(
+      Table table, Map<Integer, PartitionSpec> specs, BaseDeleteLoader loader, ConvertTask task) {
+    try {
+      DataFile file = task.dataFile(specs);
+      DeleteFile currentDv = task.currentDv(specs);
+      PositionDeleteIndex current = currentDv == null
+          ? null
+          : loader.loadPositionDeletes(List.of(currentDv), file.location());
+      return new Found(
+          file,
+          current,
+          (task.positions() == null ? scan : indexed).resolve(table, task, file, current));
+    } catch (RuntimeException e) {
+      throw new IllegalStateException(
+          "converting " + task.dataFilePath() + ": " + e.getClass().getSimpleName() + ": "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /**
+   * Every task's finding, in the group's order, once all are done; the first failure in that order
+   * is thrown, as the reads one after the other would have thrown it.
+   */
+  private static List<Found> inOrder(List<Future<Found>> finding) {
+    List<Found> found = new ArrayList<>();
+    Throwable failure = null;
+    for (Future<Found> f : finding) {
+      try {
+        Found one = f.get();
+        if (failure == null) {
+          found.add(one);
+        }
+      } catch (ExecutionException e) {
+        failure = failure == null ? e.getCause() : failure;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        finding.forEach(other -> other.cancel(true));
+        throw new IllegalStateException("interrupted while reading a group's data files", e);
+      }
+    }
+    if (failure instanceof RuntimeException runtime) {
+      throw runtime;
+    }
+    if (failure instanceof Error error) {
+      throw error;
+    }
+    if (failure != null) {
+      throw new IllegalStateException(failure);
+    }
+    return found;
   }
 
   /** The vectors written, and the vectors they replace, by referenced data file. */
