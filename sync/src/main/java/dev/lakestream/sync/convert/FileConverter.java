@@ -13,10 +13,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -30,6 +31,7 @@ import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.util.StructLikeSet;
 
 /**
  * Converts the equality deletes of a {@link ConvertGroup} into deletion vectors: for each task a
@@ -42,11 +44,13 @@ import org.apache.iceberg.io.OutputFileFactory;
  */
 public final class FileConverter {
 
-  private final PositionResolver scan = new ScanResolver();
+  private final ScanResolver scan = new ScanResolver();
   private final PositionResolver indexed = new PositionResolver.IndexedPositions();
   private final AtomicLong writerIds = new AtomicLong();
   /** Reads a group's data files and vectors, several at once; null: one after the other. */
   private final ExecutorService readers;
+  /** How many of a group's files are read at once. */
+  private final int readThreads;
 
   /** A converter that reads a group's files one after the other. */
   public FileConverter() {
@@ -54,26 +58,28 @@ public final class FileConverter {
   }
 
   /**
-   * A converter that reads up to {@code readThreads} of a group's files at once (for all the stream
-   * threads it serves): on object storage each read waits for its requests' round trips, and a
-   * group of 32 files read one after the other waited for all of them in turn. Idle threads end.
+   * A converter that reads up to {@code readThreads} of a group's files at once, for each group it
+   * converts (each stream thread's on threads of its own): on object storage each read waits for its
+   * requests' round trips, and a group of 32 files read one after the other waited for all of them
+   * in turn. Idle threads end.
    */
   public FileConverter(int readThreads) {
     if (readThreads < 1) {
       throw new IllegalArgumentException("readThreads must be positive: " + readThreads);
     }
+    this.readThreads = readThreads;
     if (readThreads == 1) {
       this.readers = null;
     } else {
       AtomicLong threads = new AtomicLong();
-      ThreadPoolExecutor pool = new ThreadPoolExecutor(
-          readThreads, readThreads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+      // No queue and no bound: a group takes at most readThreads of them, and its stream thread
+      // waits for them, so there are never more than readThreads per stream thread.
+      this.readers = new ThreadPoolExecutor(
+          0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
             Thread t = new Thread(r, "lakestream-convert-read-" + threads.incrementAndGet());
             t.setDaemon(true);
             return t;
           });
-      pool.allowCoreThreadTimeOut(true);
-      this.readers = pool;
     }
   }
 
@@ -93,17 +99,16 @@ public final class FileConverter {
   public List<ConvertResult> convert(Table table, ConvertGroup group) {
     Map<Integer, PartitionSpec> specs = table.specs();
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
+    // The deleted keys the group's tasks share, loaded once for the group: a set too large for the
+    // resolver's caches would otherwise be loaded again by every file read at the same time.
+    Map<String, StructLikeSet> groupKeys = new ConcurrentHashMap<>();
     List<Found> found = new ArrayList<>();
     if (readers == null || group.tasks().size() == 1) {
       for (ConvertTask task : group.tasks()) {
-        found.add(find(table, specs, loader, task));
+        found.add(find(table, specs, loader, task, groupKeys));
       }
     } else {
-      List<Future<Found>> finding = new ArrayList<>();
-      for (ConvertTask task : group.tasks()) {
-        finding.add(readers.submit(() -> find(table, specs, loader, task)));
-      }
-      found = inOrder(finding);
+      found = findAtOnce(table, specs, loader, group.tasks(), groupKeys);
     }
     Written written = write(table, found);
     List<ConvertResult> results = new ArrayList<>();
@@ -127,7 +132,11 @@ public final class FileConverter {
 
   /** What the task's data file holds of its deletes, and the vector it has now. */
   private Found find(
-      Table table, Map<Integer, PartitionSpec> specs, BaseDeleteLoader loader, ConvertTask task) {
+      Table table,
+      Map<Integer, PartitionSpec> specs,
+      BaseDeleteLoader loader,
+      ConvertTask task,
+      Map<String, StructLikeSet> groupKeys) {
     try {
       DataFile file = task.dataFile(specs);
       DeleteFile currentDv = task.currentDv(specs);
@@ -137,7 +146,9 @@ public final class FileConverter {
       return new Found(
           file,
           current,
-          (task.positions() == null ? scan : indexed).resolve(table, task, file, current));
+          task.positions() == null
+              ? scan.resolve(table, task, file, current, groupKeys)
+              : indexed.resolve(table, task, file, current));
     } catch (RuntimeException e) {
       throw new IllegalStateException(
           "converting " + task.dataFilePath() + ": " + e.getClass().getSimpleName() + ": "
@@ -147,24 +158,68 @@ public final class FileConverter {
   }
 
   /**
-   * Every task's finding, in the group's order, once all are done; the first failure in that order
-   * is thrown, as the reads one after the other would have thrown it.
+   * Every task's finding, in the group's order, its files read on up to {@link #readThreads} lanes
+   * at once (lane i takes tasks i, i + lanes, ...). Returns or throws only once every lane is done,
+   * so no read of the group outlives the call. The first task that failed in the group's order fails
+   * the group, as reading in turn would have; later failures are added to it as suppressed.
    */
-  private static List<Found> inOrder(List<Future<Found>> finding) {
-    List<Found> found = new ArrayList<>();
-    Throwable failure = null;
-    for (Future<Found> f : finding) {
-      try {
-        Found one = f.get();
-        if (failure == null) {
-          found.add(one);
+  private List<Found> findAtOnce(
+      Table table,
+      Map<Integer, PartitionSpec> specs,
+      BaseDeleteLoader loader,
+      List<ConvertTask> tasks,
+      Map<String, StructLikeSet> groupKeys) {
+    int lanes = Math.min(readThreads, tasks.size());
+    Object[] outcomes = new Object[tasks.size()]; // a Found, or the Throwable its task threw
+    List<Future<?>> running = new ArrayList<>();
+    Throwable notStarted = null;
+    try {
+      for (int lane = 0; lane < lanes; lane++) {
+        int first = lane;
+        running.add(readers.submit(() -> {
+          for (int i = first; i < tasks.size(); i += lanes) {
+            try {
+              outcomes[i] = find(table, specs, loader, tasks.get(i), groupKeys);
+            } catch (Throwable t) {
+              outcomes[i] = t;
+            }
+          }
+        }));
+      }
+    } catch (RuntimeException | Error e) {
+      notStarted = e; // a lane's thread could not start: the lanes that did are still awaited
+    }
+    boolean interrupted = false;
+    for (Future<?> lane : running) {
+      while (true) {
+        try {
+          lane.get();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true; // the reads finish first; the interrupt is kept for the caller
+        } catch (ExecutionException e) {
+          break; // not reached: a lane keeps what its tasks throw
         }
-      } catch (ExecutionException e) {
-        failure = failure == null ? e.getCause() : failure;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        finding.forEach(other -> other.cancel(true));
-        throw new IllegalStateException("interrupted while reading a group's data files", e);
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    Throwable failure = notStarted;
+    List<Found> found = new ArrayList<>();
+    for (int i = 0; failure == null && i < outcomes.length; i++) {
+      if (outcomes[i] instanceof Found f) {
+        found.add(f);
+      } else if (outcomes[i] instanceof Throwable t) {
+        failure = t;
+      }
+    }
+    if (failure == null) {
+      return found;
+    }
+    for (Object outcome : outcomes) {
+      if (outcome instanceof Throwable t && t != failure) {
+        failure.addSuppressed(t);
       }
     }
     if (failure instanceof RuntimeException runtime) {
@@ -173,10 +228,7 @@ public final class FileConverter {
     if (failure instanceof Error error) {
       throw error;
     }
-    if (failure != null) {
-      throw new IllegalStateException(failure);
-    }
-    return found;
+    throw new IllegalStateException(failure);
   }
 
   /** The vectors written, and the vectors they replace, by referenced data file. */

@@ -10,7 +10,9 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
@@ -67,6 +69,21 @@ public final class ScanResolver implements PositionResolver {
   @Override
   public Resolution resolve(
       Table table, ConvertTask task, DataFile file, PositionDeleteIndex current) {
+    return resolve(table, task, file, current, new ConcurrentHashMap<>());
+  }
+
+  /**
+   * As {@link #resolve(Table, ConvertTask, DataFile, PositionDeleteIndex)}, the deleted keys taken
+   * from {@code groupKeys} when another task of the same group loaded them (and put there when this
+   * one loads them): the tasks of a group read at once share one copy of a set, even one too large
+   * for the caches.
+   */
+  public Resolution resolve(
+      Table table,
+      ConvertTask task,
+      DataFile file,
+      PositionDeleteIndex current,
+      Map<String, StructLikeSet> groupKeys) {
     List<DeleteFile> deletes = task.deleteFiles(table.specs());
     Set<Integer> keyIds = new HashSet<>(deletes.get(0).equalityFieldIds());
     for (DeleteFile d : deletes) {
@@ -79,16 +96,17 @@ public final class ScanResolver implements PositionResolver {
     Schema keySchema = TypeUtil.select(table.schema(), keyIds);
     String keyType = keySchema.asStruct().toString();
     BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
-    StructLikeSet keys = deletes.size() == 1
-        ? keysOf(deletes.get(0), loader, keySchema, keyType)
-        : unions.get(
-            keyType + "\n"
-                + String.join("\n", deletes.stream().map(DeleteFile::location).toList()),
-            k -> {
+    String setKey = keyType + "\n"
+        + String.join("\n", deletes.stream().map(DeleteFile::location).toList());
+    StructLikeSet keys = groupKeys.computeIfAbsent(
+        setKey,
+        k -> deletes.size() == 1
+            ? keysOf(deletes.get(0), loader, keySchema, keyType)
+            : unions.get(k, u -> {
               StructLikeSet union = StructLikeSet.create(keySchema.asStruct());
               deletes.forEach(d -> union.addAll(keysOf(d, loader, keySchema, keyType)));
               return union;
-            });
+            }));
     InternalRecordWrapper internal = new InternalRecordWrapper(keySchema.asStruct());
     List<Long> matched = new ArrayList<>();
     long[] position = {0};

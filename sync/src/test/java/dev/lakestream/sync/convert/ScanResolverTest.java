@@ -1,6 +1,7 @@
 package dev.lakestream.sync.convert;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.event.ConvertTask;
 import dev.lakestream.common.iceberg.DataFileJson;
@@ -10,6 +11,8 @@ import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.LocalDate;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
@@ -22,6 +25,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntFunction;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
@@ -133,6 +137,44 @@ class ScanResolverTest {
         assertThat(resolver.cachedBytes()).isLessThanOrEqualTo(budget + budget / 4);
       }
     }
+  }
+
+  /**
+   * The tasks of one group share one load of their deleted keys, even a set the caches do not keep
+   * (a budget of 0 keeps nothing): once loaded for the group, the delete file is not read again.
+   */
+  @Test
+  void aGroupsTasksShareOneLoadOfKeysTheCachesDoNotKeep() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      DataFile first = KeyFiles.data(table, SCHEMA, new ArrayList<>(List.of(1L, 2L, 3L, 4L)));
+      DataFile second = KeyFiles.data(table, SCHEMA, new ArrayList<>(List.of(4L, 5L, 6L, 2L)));
+      DeleteFile deletes = KeyFiles.deletes(table, SCHEMA, new ArrayList<>(List.of(2L, 4L)));
+      ScanResolver resolver = new ScanResolver(0);
+      Map<String, StructLikeSet> groupKeys = new ConcurrentHashMap<>();
+      ConvertTask one = task(table, first, deletes);
+      ConvertTask two = task(table, second, deletes);
+
+      assertThat(resolver.resolve(table, one, first, null, groupKeys).positions())
+          .containsExactly(1L, 3L);
+      Files.delete(Path.of(deletes.location()));
+      assertThat(resolver.resolve(table, two, second, null, groupKeys).positions())
+          .as("the second task of the group, its delete file gone")
+          .containsExactly(0L, 3L);
+      assertThat(groupKeys).hasSize(1);
+      assertThatThrownBy(() -> resolver.resolve(table, two, second, null))
+          .as("outside the group the caches kept nothing, so the file is read again")
+          .isInstanceOf(RuntimeException.class);
+    }
+  }
+
+  private static ConvertTask task(Table table, DataFile file, DeleteFile deletes) {
+    return new ConvertTask(
+        "t.items",
+        "cycle",
+        DataFileJson.of(file, table.spec()),
+        null,
+        List.of(DeleteFileJson.of(deletes, table.spec())));
   }
 
   /**
