@@ -81,11 +81,8 @@ public final class FreshnessBenchmark {
       Map<String, String> catalog = new LinkedHashMap<>();
       if ("s3".equals(System.getProperty("bench.store"))) {
         store = ObjectStoreServer.start();
-        catalog.put("catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog");
-        catalog.put("uri", "jdbc:sqlite:" + warehouse.resolve("catalog.db"));
-        catalog.put("jdbc.schema-version", "V1");
-        catalog.put("warehouse", store.warehouse("freshness-" + rate));
-        catalog.putAll(store.fileIoProperties());
+        catalog.putAll(
+            store.jdbcCatalogProperties(warehouse.resolve("catalog.db"), "freshness-" + rate));
         // As the embedded default keeps them (CatalogLoader.withEmbeddedDefault).
         catalog.put("table-default.write.metadata.delete-after-commit.enabled", "true");
         catalog.put("table-default.write.metadata.previous-versions-max", "50");

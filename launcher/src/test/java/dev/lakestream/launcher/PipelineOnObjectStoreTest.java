@@ -4,15 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
-import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.Folders;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.SyncConfig;
-import dev.lakestream.sync.maintenance.CompactionPolicy;
-import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.OrphanFiles;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.ChangeStreamGenerator;
@@ -21,8 +17,6 @@ import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.ObjectStoreServer;
 import dev.lakestream.testkit.RestCatalogServer;
 import dev.lakestream.testkit.SourceTableModel;
-import dev.lakestream.testkit.TableComparison;
-import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -111,71 +105,50 @@ class PipelineOnObjectStoreTest {
     TableIdentifier id = TableIdentifier.of("inventory", name);
     SourceTableModel model = new SourceTableModel();
     Path catalogDir = Files.createTempDirectory("catalog-");
-    Map<String, String> jdbc = new HashMap<>(store.fileIoProperties());
-    jdbc.put("catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog");
-    jdbc.put("uri", "jdbc:sqlite:" + catalogDir.resolve("catalog.db"));
-    jdbc.put("jdbc.schema-version", "V1");
-    jdbc.put("warehouse", store.warehouse("warehouse-" + name));
+    Map<String, String> jdbc =
+        store.jdbcCatalogProperties(catalogDir.resolve("catalog.db"), "warehouse-" + name);
     Map<String, String> props = catalogs.of(jdbc);
     Map<String, String> shared = OnKafkaSettings.withoutCatalog(kafka, name, table.topic());
     props.forEach((k, v) -> shared.put(PipelineConfig.CATALOG_PREFIX + k, v));
-    shared.put(SyncConfig.BACKSTOP_MS, "500");
-    shared.put(MaintenanceConfig.CHECK_INTERVAL_MS, "500");
-    shared.put(CompactionPolicy.MIN_SMALL_FILES, "6");
-    shared.put("sync.maintenance.expire.realtime.max-snapshot-age-ms", "0");
-    shared.put("sync.maintenance.expire.realtime.min-snapshots-to-keep", "5");
-    shared.put("sync.maintenance.expire.main.max-snapshot-age-ms", "0");
-    shared.put("sync.maintenance.expire.main.min-snapshots-to-keep", "5");
+    CheckedWorkload.maintainOften(shared);
     // The apps' catalog name: a JDBC catalog keeps its tables under it.
     Catalog reader = CatalogLoader.load(new PipelineConfig(shared).catalogName(), props);
     try {
-      List<String> failedChecks = new ArrayList<>();
-      int checks = 0;
       try (StreamsApp ingest = IngestApp.create(OnKafkaSettings.config(shared, "ingest-" + name));
           StreamsApp sync = SyncApp.create(OnKafkaSettings.config(shared, "sync-" + name));
           KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
         ingest.start();
         sync.start();
-        ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 43);
-        feed.send(gen.snapshot(1000));
-        for (int i = 0; i < 30; i++) {
-          feed.send(gen.next(200));
-          Thread.sleep(300);
-          if (i % 5 == 4 && reader.tableExists(id)) {
-            Table t = reader.loadTable(id);
-            if (t.snapshot(Branches.MAIN) != null && t.snapshot(Branches.MAIN).parentId() != null) {
-              Verifier.Report report = Verifier.verify(t, id.toString());
-              checks++;
-              if (!report.passed()) {
-                failedChecks.add(report.toString());
-              }
-            }
-          }
-        }
-        Eventually.noDifference(CONVERGE, () -> mainDiffers(reader, id, table, model));
-        assertThat(checks).as("invariant checks while the workload ran").isPositive();
-        assertThat(failedChecks)
-            .as("invariants while the workload ran (%d checks)", checks)
+        CheckedWorkload.Checks checks =
+            CheckedWorkload.run(feed, new ChangeStreamGenerator(table, 43), reader, id);
+        Eventually.noDifference(
+            CONVERGE, () -> CheckedWorkload.mainDiffers(reader, id, table, model));
+        assertThat(checks.count()).as("invariant checks while the workload ran").isPositive();
+        assertThat(checks.failures())
+            .as("invariants while the workload ran (%d checks)", checks.count())
             .isEmpty();
-        double compactions = count(sync, "lakestream.maintenance.compactions");
-        double expired = count(sync, "lakestream.maintenance.snapshots.expired");
+        double compactions = CheckedWorkload.count(sync, "lakestream.maintenance.compactions");
+        double expired = CheckedWorkload.count(sync, "lakestream.maintenance.snapshots.expired");
         System.out.printf(
             "object store (%s): %.0f realtime commits, %.0f sync cycles, %.0f compactions,"
                 + " %.0f snapshots expired; %d invariant checks while running%n",
             name,
-            count(ingest, "lakestream.realtime.commits"),
-            count(sync, "lakestream.sync.cycles"),
+            CheckedWorkload.count(ingest, "lakestream.realtime.commits"),
+            CheckedWorkload.count(sync, "lakestream.sync.cycles"),
             compactions,
             expired,
-            checks);
+            checks.count());
         assertThat(compactions).as("compactions of realtime").isGreaterThan(0);
         assertThat(expired).as("snapshots expired").isGreaterThan(0);
-        assertThat(count(sync, "lakestream.sync.table.failures"))
+        assertThat(CheckedWorkload.count(sync, "lakestream.sync.table.failures"))
             .as("failed sync cycles")
             .isZero();
-        assertThat(count(sync, "lakestream.maintenance.failures")).isZero();
-        assertThat(count(ingest, "lakestream.app.thread.failures")).isZero();
-        assertThat(count(sync, "lakestream.app.thread.failures")).isZero();
+        assertThat(CheckedWorkload.count(sync, "lakestream.maintenance.failures"))
+            .isZero();
+        assertThat(CheckedWorkload.count(ingest, "lakestream.app.thread.failures"))
+            .isZero();
+        assertThat(CheckedWorkload.count(sync, "lakestream.app.thread.failures"))
+            .isZero();
       }
 
       System.out.printf("object store (%s): requests so far %s%n", name, store.requests());
@@ -224,28 +197,12 @@ class PipelineOnObjectStoreTest {
           .doesNotContain(orphan.substring(("s3://lake/").length()))
           .hasSize(before.size() + 1 - removal.removed());
       // And main still reads whole and equal to the source.
-      assertThat(mainDiffers(reader, id, table, model)).isNull();
+      assertThat(CheckedWorkload.mainDiffers(reader, id, table, model)).isNull();
       Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
       assertThat(report.passed()).as(report.toString()).isTrue();
     } finally {
       ((AutoCloseable) reader).close();
       Folders.delete(catalogDir);
     }
-  }
-
-  private static String mainDiffers(
-      Catalog reader, TableIdentifier id, TestTable table, SourceTableModel model) {
-    if (!reader.tableExists(id)) {
-      return "table " + id + " does not exist yet";
-    }
-    Table t = reader.loadTable(id);
-    return TableComparison.differences(
-        model.rows(), TableRows.byKey(TableRows.read(t, Branches.MAIN), table.key()));
-  }
-
-  private static double count(StreamsApp app, String name) {
-    return app.meters().find(name).counters().stream()
-        .mapToDouble(c -> c.count())
-        .sum();
   }
 }

@@ -4,30 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
-import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.LocalFileIO;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.ingest.IngestApp;
 import dev.lakestream.sync.SyncApp;
-import dev.lakestream.sync.SyncConfig;
-import dev.lakestream.sync.maintenance.CompactionPolicy;
-import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.RestCatalogServer;
 import dev.lakestream.testkit.SourceTableModel;
-import dev.lakestream.testkit.TableComparison;
-import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import dev.lakestream.testkit.TestTable;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.rest.RESTCatalog;
@@ -99,50 +91,29 @@ class PipelineOnRestCatalogTest {
       Map<String, String> shared = OnKafkaSettings.shared(kafka, warehouse, name, table.topic());
       shared.keySet().removeIf(k -> k.startsWith(PipelineConfig.CATALOG_PREFIX));
       rest.forEach((k, v) -> shared.put(PipelineConfig.CATALOG_PREFIX + k, v));
-      shared.put(SyncConfig.BACKSTOP_MS, "500");
-      shared.put(MaintenanceConfig.CHECK_INTERVAL_MS, "500");
-      shared.put(CompactionPolicy.MIN_SMALL_FILES, "6");
-      shared.put("sync.maintenance.expire.realtime.max-snapshot-age-ms", "0");
-      shared.put("sync.maintenance.expire.realtime.min-snapshots-to-keep", "5");
-      shared.put("sync.maintenance.expire.main.max-snapshot-age-ms", "0");
-      shared.put("sync.maintenance.expire.main.min-snapshots-to-keep", "5");
+      CheckedWorkload.maintainOften(shared);
       Catalog reader = CatalogLoader.load("reader", rest);
       assertThat(reader)
           .as("the test reads through the REST catalog too")
           .isInstanceOf(RESTCatalog.class);
-      List<String> failedChecks = new ArrayList<>();
-      int checks = 0;
       try (StreamsApp ingest = IngestApp.create(OnKafkaSettings.config(shared, "ingest-" + name));
           StreamsApp sync = SyncApp.create(OnKafkaSettings.config(shared, "sync-" + name));
           KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
         ingest.start();
         sync.start();
-        ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 41);
-        feed.send(gen.snapshot(1000));
-        for (int i = 0; i < 30; i++) {
-          feed.send(gen.next(200));
-          Thread.sleep(300);
-          if (i % 5 == 4 && reader.tableExists(id)) {
-            Table t = reader.loadTable(id);
-            if (t.snapshot(Branches.MAIN) != null && t.snapshot(Branches.MAIN).parentId() != null) {
-              Verifier.Report report = Verifier.verify(t, id.toString());
-              checks++;
-              if (!report.passed()) {
-                failedChecks.add(report.toString());
-              }
-            }
-          }
-        }
-        Eventually.noDifference(CONVERGE, () -> mainDiffers(reader, id, table, model));
+        CheckedWorkload.Checks checks =
+            CheckedWorkload.run(feed, new ChangeStreamGenerator(table, 41), reader, id);
+        Eventually.noDifference(
+            CONVERGE, () -> CheckedWorkload.mainDiffers(reader, id, table, model));
         Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
         assertThat(report.passed()).as(report.toString()).isTrue();
-        assertThat(failedChecks)
-            .as("invariants while the workload ran (%d checks)", checks)
+        assertThat(checks.failures())
+            .as("invariants while the workload ran (%d checks)", checks.count())
             .isEmpty();
 
-        double realtimeCommits = count(ingest, "lakestream.realtime.commits");
-        double compactions = count(sync, "lakestream.maintenance.compactions");
-        double expired = count(sync, "lakestream.maintenance.snapshots.expired");
+        double realtimeCommits = CheckedWorkload.count(ingest, "lakestream.realtime.commits");
+        double compactions = CheckedWorkload.count(sync, "lakestream.maintenance.compactions");
+        double expired = CheckedWorkload.count(sync, "lakestream.maintenance.snapshots.expired");
         System.out.printf(
             "REST catalog: %d commits received, %d refused as conflicts, %d as bad requests; %.0f realtime"
                 + " commits, %.0f sync cycles, %.0f compactions, %.0f snapshots expired;"
@@ -151,24 +122,25 @@ class PipelineOnRestCatalogTest {
             server.conflicts(),
             server.badRequests(),
             realtimeCommits,
-            count(sync, "lakestream.sync.cycles"),
+            CheckedWorkload.count(sync, "lakestream.sync.cycles"),
             compactions,
             expired,
-            checks);
+            checks.count());
         assertThat(realtimeCommits).as("ingest kept committing").isGreaterThan(10);
         assertThat((double) server.commits())
             .as("commits that went through the REST catalog")
             .isGreaterThan(realtimeCommits);
         assertThat(compactions).as("compactions of realtime").isGreaterThan(0);
         assertThat(expired).as("snapshots expired").isGreaterThan(0);
-        assertThat(count(sync, "lakestream.sync.table.failures"))
+        assertThat(CheckedWorkload.count(sync, "lakestream.sync.table.failures"))
             .as("sync cycles that failed (a commit refused and not retried fails its cycle)")
             .isZero();
-        assertThat(count(sync, "lakestream.maintenance.failures")).isZero();
-        assertThat(count(ingest, "lakestream.app.thread.failures"))
+        assertThat(CheckedWorkload.count(sync, "lakestream.maintenance.failures"))
+            .isZero();
+        assertThat(CheckedWorkload.count(ingest, "lakestream.app.thread.failures"))
             .as("ingest threads that died")
             .isZero();
-        assertThat(count(sync, "lakestream.app.thread.failures"))
+        assertThat(CheckedWorkload.count(sync, "lakestream.app.thread.failures"))
             .as("sync threads that died")
             .isZero();
       } finally {
@@ -176,21 +148,5 @@ class PipelineOnRestCatalogTest {
       }
       return server;
     }
-  }
-
-  private static String mainDiffers(
-      Catalog reader, TableIdentifier id, TestTable table, SourceTableModel model) {
-    if (!reader.tableExists(id)) {
-      return "table " + id + " does not exist yet";
-    }
-    Table t = reader.loadTable(id);
-    return TableComparison.differences(
-        model.rows(), TableRows.byKey(TableRows.read(t, Branches.MAIN), table.key()));
-  }
-
-  private static double count(StreamsApp app, String name) {
-    return app.meters().find(name).counters().stream()
-        .mapToDouble(c -> c.count())
-        .sum();
   }
 }

@@ -151,6 +151,19 @@ public final class ObjectStoreServer implements AutoCloseable {
   }
 
   /**
+   * A JDBC catalog (SQLite in {@code database}, on the local disk) whose warehouse is {@code
+   * s3://lake/<warehouse>} on this store, under Iceberg's property names.
+   */
+  public Map<String, String> jdbcCatalogProperties(Path database, String warehouse) {
+    Map<String, String> props = new TreeMap<>(fileIoProperties());
+    props.put("catalog-impl", "org.apache.iceberg.jdbc.JdbcCatalog");
+    props.put("uri", "jdbc:sqlite:" + database);
+    props.put("jdbc.schema-version", "V1");
+    props.put("warehouse", warehouse(warehouse));
+    return props;
+  }
+
+  /**
    * The objects under {@code prefix} of the bucket (their keys, sorted), read from the store's own
    * folder rather than through S3: what the store holds, whatever its API would answer.
    */
