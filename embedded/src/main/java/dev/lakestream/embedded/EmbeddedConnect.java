@@ -3,12 +3,15 @@ package dev.lakestream.embedded;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.ObjectInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -42,6 +45,34 @@ public final class EmbeddedConnect implements AutoCloseable {
   public static EmbeddedConnect start(String bootstrapServers) throws Exception {
     Path dir = Files.createTempDirectory("connect-");
     return start(bootstrapServers, dir.resolve("connect.offsets"), 1000);
+  }
+
+  /**
+   * Copies a worker's offsets file to {@code to} as one flush wrote it, waiting up to {@code
+   * timeout} for the file and for a whole copy. Connect rewrites the file in place, so a copy
+   * taken while it writes is cut short; a worker started on a cut-short file reads it as no
+   * offsets at all (Connect ignores the end of file it meets) and its connector takes a new
+   * snapshot, where a test meant it to resume from older offsets.
+   */
+  public static Path copyOffsets(Path offsetsFile, Path to, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      if (Files.exists(offsetsFile)) {
+        Files.copy(offsetsFile, to, StandardCopyOption.REPLACE_EXISTING);
+        try (ObjectInputStream in = new ObjectInputStream(Files.newInputStream(to))) {
+          if (in.readObject() instanceof Map<?, ?> && in.read() == -1) {
+            return to;
+          }
+        } catch (IOException e) {
+          // Cut short by a write in progress: copy again.
+        }
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "no whole copy of Connect's offsets file " + offsetsFile + " within " + timeout);
+      }
+      Thread.sleep(50);
+    }
   }
 
   /**

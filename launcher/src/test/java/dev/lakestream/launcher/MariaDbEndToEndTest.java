@@ -440,8 +440,10 @@ class MariaDbEndToEndTest {
       Eventually.until(
           Duration.ofSeconds(60), "Connect's offsets file", () -> Files.exists(connectOffsets));
       Thread.sleep(2_000); // one more flush of the offsets: they now cover the inserts
-      Path flushedEarlier =
-          Files.copy(connectOffsets, connectOffsets.resolveSibling("connect.offsets.earlier"));
+      Path flushedEarlier = EmbeddedConnect.copyOffsets(
+          connectOffsets,
+          connectOffsets.resolveSibling("connect.offsets.earlier"),
+          Duration.ofSeconds(30));
       // Changes after the saved offsets: they will be published twice.
       for (long id = 1; id <= 300; id++) {
         if (id % 3 == 0) {
