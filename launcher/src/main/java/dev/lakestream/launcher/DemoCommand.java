@@ -11,6 +11,7 @@ import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.launcher.Freshness.Window;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.BufferedWriter;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -252,7 +253,15 @@ public final class DemoCommand {
       }
       Map<Hop, double[]> hops =
           Hops.percentilesMs(stack.ingest().meters(), stack.sync().meters());
-      summary(source, workload, stack.kafka(), catalog, warehouse, changesPerSecond, hops);
+      summary(
+          source,
+          workload,
+          stack.kafka(),
+          catalog,
+          warehouse,
+          changesPerSecond,
+          hops,
+          stack.sync().meters());
       if (exportSource != null) {
         say("source rows (" + source.name() + "'s SELECT *) written to " + exportSource + ": "
             + exportSource(source, exportSource));
@@ -341,6 +350,14 @@ public final class DemoCommand {
     }
   }
 
+  /** The sum of the counters named {@code name} (0 when there is none). */
+  private static double total(MeterRegistry meters, String name) {
+    return meters.find(name).counters().stream().mapToDouble(c -> c.count()).sum()
+        + meters.find(name).functionCounters().stream()
+            .mapToDouble(c -> c.count())
+            .sum();
+  }
+
   /** How long the demo waits, after its workload stops, for main to hold the source's rows. */
   private static final long CATCH_UP_MS = 60_000;
 
@@ -351,7 +368,8 @@ public final class DemoCommand {
       Catalog catalog,
       Path warehouse,
       double changesPerSecond,
-      Map<Hop, double[]> hops)
+      Map<Hop, double[]> hops,
+      MeterRegistry syncMeters)
       throws Exception {
     Table table = catalog.loadTable(TABLE);
     long equalityDeletes = 0;
@@ -402,6 +420,12 @@ public final class DemoCommand {
             w.maxMs() / 1000.0));
       }
     }
+    say(String.format(
+        "conversion: %,.0f data files read for their keys; current deletion vectors %,.0f merged"
+            + " from memory, %,.0f read",
+        total(syncMeters, "lakestream.sync.convert.files.scanned"),
+        total(syncMeters, "lakestream.sync.convert.vectors.reused"),
+        total(syncMeters, "lakestream.sync.convert.vectors.read")));
     say("where the time goes, hop by hop (p50 / p95 / p99, the apps' meters " + Hops.METER + "):");
     hops.forEach((hop, ms) -> say(String.format(
         "  %-20s %7.0f / %7.0f / %7.0f ms  %s",

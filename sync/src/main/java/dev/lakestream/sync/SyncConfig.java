@@ -16,6 +16,7 @@ public final class SyncConfig {
   public static final String CONVERT_GROUP_BYTES = "sync.convert.group.bytes";
   public static final String CONVERT_GROUP_MAX_FILES = "sync.convert.group.max.files";
   public static final String CONVERT_READ_THREADS = "sync.convert.read.threads";
+  public static final String CONVERT_VECTORS_KEPT_BYTES = "sync.convert.vectors.kept.bytes";
   /** {@code scan} (default) or {@code index}; {@code sync.resolver.<namespace>.<table>} overrides per table. */
   public static final String RESOLVER = "sync.resolver";
 
@@ -41,6 +42,9 @@ public final class SyncConfig {
     if (convertGroupBytes() <= 0 || convertGroupMaxFiles() <= 0 || convertReadThreads() <= 0) {
       throw new IllegalArgumentException(CONVERT_GROUP_BYTES + ", " + CONVERT_GROUP_MAX_FILES
           + " and " + CONVERT_READ_THREADS + " must be positive");
+    }
+    if (convertVectorsKeptBytes() < 0) {
+      throw new IllegalArgumentException(CONVERT_VECTORS_KEPT_BYTES + " must not be negative");
     }
   }
 
@@ -162,5 +166,9 @@ public final class SyncConfig {
   /** How many of a group's data files a sync app's converter reads at once. */
   public int convertReadThreads() {
     return config.getInt(CONVERT_READ_THREADS);
+  }
+
+  public long convertVectorsKeptBytes() {
+    return config.getLong(CONVERT_VECTORS_KEPT_BYTES);
   }
 }

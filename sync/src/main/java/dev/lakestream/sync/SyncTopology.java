@@ -17,6 +17,7 @@ import dev.lakestream.sync.convert.FileConverter;
 import dev.lakestream.sync.cycle.CycleCoordinator;
 import dev.lakestream.sync.index.KeyIndexProcessor;
 import dev.lakestream.sync.maintenance.Maintenance;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
@@ -228,7 +229,16 @@ public final class SyncTopology {
       EventSerdesOf serdes,
       TableManager tables,
       MeterRegistry meters) {
-    FileConverter converter = new FileConverter(config.convertReadThreads());
+    FileConverter converter =
+        new FileConverter(config.convertReadThreads(), config.convertVectorsKeptBytes());
+    FunctionCounter.builder(
+            "lakestream.sync.convert.vectors.read", converter, FileConverter::vectorsRead)
+        .description("current deletion vectors read from storage to merge into new ones")
+        .register(meters);
+    FunctionCounter.builder(
+            "lakestream.sync.convert.vectors.reused", converter, FileConverter::vectorsReused)
+        .description("current deletion vectors merged from memory: this converter wrote them")
+        .register(meters);
     topology.addSource(
         "convert-tasks-in",
         new StringDeserializer(),

@@ -168,6 +168,11 @@ public final class Settings {
         "8",
         "how many data files (and their deletion vectors) of a group one sync app reads at once: on object storage each read waits for its requests' round trips");
     define(
+        "sync.convert.vectors.kept.bytes",
+        ConfigDef.Type.LONG,
+        "67108864",
+        "bytes of the deletion vectors a sync app wrote that it keeps in memory, so the next cycle merges them without reading them again; 0 keeps none");
+    define(
         "sync.resolver",
         ConfigDef.Type.STRING,
         "scan",

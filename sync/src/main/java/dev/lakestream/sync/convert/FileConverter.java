@@ -7,6 +7,7 @@ import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -28,7 +29,9 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
+import org.apache.iceberg.deletes.Deletes;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DeleteWriteResult;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.util.StructLikeSet;
@@ -41,6 +44,16 @@ import org.apache.iceberg.util.StructLikeSet;
  * {@code deletion-vector-v1} blob per data file that has a match, each merging that file's current
  * vector. A data file with no match gets no vector. The tasks' files are read several at once
  * ({@link #FileConverter(int)}); the Puffin file is written once all are read. Thread-safe.
+ *
+ * <p>The vectors it writes are kept in memory (serialized, as in the Puffin file; up to a budget of
+ * bytes, the least recently written dropped first), by their identity: Puffin file, offset and
+ * length. A data file that gets deletes in
+ * every cycle has, in the next cycle, the vector this converter wrote as its current one, and merges
+ * it from memory instead of reading it again: on object storage that read was a request per data
+ * file per cycle. A vector is a blob of an immutable file, so a kept one never goes stale; one
+ * whose cycle did not commit is never named again and ages out. A vector merged into a new one is
+ * dropped; one of a file a cycle found nothing more in stays. One not kept (another instance's,
+ * from before a restart, or replaced in a cycle that is run again) is read.
  */
 public final class FileConverter {
 
@@ -51,23 +64,35 @@ public final class FileConverter {
   private final ExecutorService readers;
   /** How many of a group's files are read at once. */
   private final int readThreads;
+  /** The serialized vectors this converter wrote, by {@link #vectorId}. */
+  private final KeptVectors written;
+
+  private final AtomicLong vectorsRead = new AtomicLong();
+  private final AtomicLong vectorsReused = new AtomicLong();
 
   /** A converter that reads a group's files one after the other. */
   public FileConverter() {
     this(1);
   }
 
+  /** A converter that reads up to {@code readThreads} of a group's files at once, keeping 64 MiB of vectors. */
+  public FileConverter(int readThreads) {
+    this(readThreads, 64L << 20);
+  }
+
   /**
    * A converter that reads up to {@code readThreads} of a group's files at once, for each group it
    * converts (each stream thread's on threads of its own): on object storage each read waits for its
    * requests' round trips, and a group of 32 files read one after the other waited for all of them
-   * in turn. Idle threads end.
+   * in turn. Idle threads end. It keeps up to {@code keptVectorBytes} of the vectors it wrote (0:
+   * none).
    */
-  public FileConverter(int readThreads) {
+  public FileConverter(int readThreads, long keptVectorBytes) {
     if (readThreads < 1) {
       throw new IllegalArgumentException("readThreads must be positive: " + readThreads);
     }
     this.readThreads = readThreads;
+    this.written = new KeptVectors(keptVectorBytes);
     if (readThreads == 1) {
       this.readers = null;
     } else {
@@ -140,9 +165,7 @@ public final class FileConverter {
     try {
       DataFile file = task.dataFile(specs);
       DeleteFile currentDv = task.currentDv(specs);
-      PositionDeleteIndex current = currentDv == null
-          ? null
-          : loader.loadPositionDeletes(List.of(currentDv), file.location());
+      PositionDeleteIndex current = currentDv == null ? null : current(loader, currentDv, file);
       return new Found(
           file,
           current,
@@ -154,6 +177,74 @@ public final class FileConverter {
           "converting " + task.dataFilePath() + ": " + e.getClass().getSimpleName() + ": "
               + e.getMessage(),
           e);
+    }
+  }
+
+  /** The vector {@code dv} of {@code file}: kept in memory when this converter wrote it, else read. */
+  private PositionDeleteIndex current(BaseDeleteLoader loader, DeleteFile dv, DataFile file) {
+    if (dv.contentOffset() != null
+        && dv.contentSizeInBytes() != null
+        && file.location().equals(dv.referencedDataFile())) {
+      byte[] kept = written.get(vectorId(dv));
+      if (kept != null) {
+        try {
+          // Checks the bytes against the vector's recorded length, count and checksum.
+          PositionDeleteIndex index = PositionDeleteIndex.deserialize(kept, dv);
+          vectorsReused.incrementAndGet();
+          return index;
+        } catch (IllegalArgumentException e) {
+          // Not the vector the table records under this identity: read the one it does.
+        }
+      }
+    }
+    vectorsRead.incrementAndGet();
+    return loader.loadPositionDeletes(List.of(dv), file.location());
+  }
+
+  /** A vector's identity: its Puffin file, and where in it its blob is. */
+  private static String vectorId(DeleteFile dv) {
+    return dv.location() + "@" + dv.contentOffset() + "+" + dv.contentSizeInBytes();
+  }
+
+  /** Current vectors read from storage since this converter was made. */
+  public long vectorsRead() {
+    return vectorsRead.get();
+  }
+
+  /** Current vectors merged from memory (this converter wrote them) since it was made. */
+  public long vectorsReused() {
+    return vectorsReused.get();
+  }
+
+  /**
+   * Keeps the vector written for {@code f} as the writer wrote it: its new positions and the ones
+   * it merged. Kept only when it matches what the table records of it (count and length).
+   */
+  private void keep(Found f, DeleteFile dv) {
+    if (f.current() != null) {
+      // Replaced by the new one once the cycle commits (a cycle run again reads it).
+      for (DeleteFile replaced : f.current().deleteFiles()) {
+        written.drop(vectorId(replaced));
+      }
+    }
+    if (dv.contentSizeInBytes() == null || !written.fits(dv.contentSizeInBytes())) {
+      return;
+    }
+    PositionDeleteIndex merged =
+        Deletes.toPositionIndex(CloseableIterable.withNoopClose(f.resolution().positions()));
+    if (f.current() != null) {
+      merged.merge(f.current());
+    }
+    ByteBuffer blob = merged.serialize();
+    if (merged.cardinality() == dv.recordCount() && blob.remaining() == dv.contentSizeInBytes()) {
+      byte[] bytes;
+      if (blob.hasArray() && blob.arrayOffset() == 0 && blob.array().length == blob.remaining()) {
+        bytes = blob.array();
+      } else {
+        bytes = new byte[blob.remaining()];
+        blob.get(bytes);
+      }
+      written.keep(vectorId(dv), bytes);
     }
   }
 
@@ -288,6 +379,7 @@ public final class FileConverter {
           .computeIfAbsent(old.referencedDataFile(), k -> new ArrayList<>())
           .add(old);
     }
+    dvs.forEach((path, dv) -> keep(matched.get(path), dv));
     return new Written(dvs, rewritten);
   }
 }

@@ -85,6 +85,7 @@ class FileConverterTest {
               List.of(DeleteFileJson.of(deleteFiles.get(round), table.spec()))));
         }
         ConvertGroup group = new ConvertGroup("t.items", "cycle-" + round, tasks);
+        long named = tasks.stream().filter(t -> t.currentDv() != null).count();
         List<ConvertResult> one = inTurn.convert(table, group);
         List<ConvertResult> many = atOnce.convert(table, group);
         deletedSoFar.addAll(deleted.get(round));
@@ -116,6 +117,15 @@ class FileConverterTest {
           }
         }
         assertThat(withVectors).as("round %d converts something", round).isGreaterThan(6);
+        if (round == 1) {
+          assertThat(named).isGreaterThan(6);
+          // Round 2 merged round 1's vectors, which the converter reading at once wrote: from
+          // its memory; the other converter read them.
+          assertThat(atOnce.vectorsReused()).isEqualTo(named);
+          assertThat(atOnce.vectorsRead()).isZero();
+          assertThat(inTurn.vectorsRead()).isEqualTo(named);
+          assertThat(inTurn.vectorsReused()).isZero();
+        }
       }
     }
   }
@@ -149,6 +159,61 @@ class FileConverterTest {
             .hasMessageContaining("converting " + table.location() + "/data/missing-4.parquet");
       }
     }
+  }
+
+  @Test
+  void aVectorItWroteIsMergedFromMemoryInTheNextCycleNotReadAgain() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      List<Object> ids = new ArrayList<>();
+      for (long id = 0; id < 100; id++) {
+        ids.add(id);
+      }
+      DataFile file = KeyFiles.data(table, SCHEMA, ids);
+      DeleteFile first = KeyFiles.deletes(table, SCHEMA, new ArrayList<>(List.of(1L, 2L, 3L)));
+      DeleteFile second = KeyFiles.deletes(table, SCHEMA, new ArrayList<>(List.of(10L, 11L)));
+      FileConverter converter = new FileConverter(1);
+      ConvertResult cycle1 = converter.convert(table, task(table, file, null, first, "cycle-1"));
+      assertThat(positions(table, cycle1, file.location())).containsExactly(1L, 2L, 3L);
+      assertThat(converter.vectorsRead()).isZero();
+
+      // Cycle 1's Puffin file is gone from storage from here on: only a vector kept in memory can
+      // be merged. Cycle 2's deletes are of keys the file does not hold: no new vector, and cycle
+      // 1's stays the current one.
+      DeleteFile dv1 = cycle1.newDv(table.specs());
+      table.io().deleteFile(dv1.location());
+      DeleteFile elsewhere = KeyFiles.deletes(table, SCHEMA, new ArrayList<>(List.of(500L, 501L)));
+      ConvertResult cycle2 =
+          converter.convert(table, task(table, file, cycle1.newDv(), elsewhere, "cycle-2"));
+      assertThat(cycle2.newDv()).isNull();
+      // Cycle 3 merges cycle 1's vector.
+      ConvertTask next = task(table, file, cycle1.newDv(), second, "cycle-3");
+      ConvertResult cycle3 = converter.convert(table, next);
+      assertThat(positions(table, cycle3, file.location())).containsExactly(1L, 2L, 3L, 10L, 11L);
+      assertThat(cycle3.rewrittenDvs())
+          .as("the merged vector is the one it replaces")
+          .extracting(DeleteFileJson::path)
+          .containsExactly(dv1.location());
+      assertThat(converter.vectorsReused()).isEqualTo(2);
+      assertThat(converter.vectorsRead()).isZero();
+
+      // Another converter (another instance, or this one restarted) did not write it: it reads it.
+      FileConverter other = new FileConverter(1);
+      assertThatThrownBy(() -> other.convert(table, next))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("converting " + file.location());
+      assertThat(other.vectorsRead()).isEqualTo(1);
+    }
+  }
+
+  private static ConvertTask task(
+      Table table, DataFile file, DeleteFileJson current, DeleteFile deletes, String cycle) {
+    return new ConvertTask(
+        "t.items",
+        cycle,
+        DataFileJson.of(file, table.spec()),
+        current,
+        List.of(DeleteFileJson.of(deletes, table.spec())));
   }
 
   private static List<Long> positions(Table table, ConvertResult result, String dataFile) {
