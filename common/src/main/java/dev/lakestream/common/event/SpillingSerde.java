@@ -2,6 +2,7 @@ package dev.lakestream.common.event;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.common.iceberg.StoreLocations;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -101,7 +102,7 @@ public final class SpillingSerde<T> implements Serde<T> {
   }
 
   private static String folder(String tableLocation) {
-    return (tableLocation.endsWith("/") ? tableLocation : tableLocation + "/") + FOLDER;
+    return StoreLocations.folder(tableLocation) + FOLDER;
   }
 
   @Override

@@ -2,7 +2,7 @@ package dev.lakestream.sync.commit;
 
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.CyclePlan;
-import dev.lakestream.sync.maintenance.OrphanFiles;
+import dev.lakestream.common.iceberg.StoreLocations;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -137,28 +137,24 @@ public final class CycleChecks {
 
   private static List<String> roots(Table table) {
     List<String> roots = new ArrayList<>();
-    roots.add(folder(OrphanFiles.normalize(table.location())));
+    roots.add(StoreLocations.folder(StoreLocations.normalize(table.location())));
     for (String key : List.of(
         TableProperties.WRITE_DATA_LOCATION,
         "write.object-storage.path",
         "write.folder-storage.path")) {
       String location = table.properties().get(key);
       if (location != null && !location.isBlank()) {
-        roots.add(folder(OrphanFiles.normalize(location)));
+        roots.add(StoreLocations.folder(StoreLocations.normalize(location)));
       }
     }
     return roots;
   }
 
   private static void under(List<String> roots, ContentFile<?> file, String where, String what) {
-    String location = OrphanFiles.normalize(file.location());
+    String location = StoreLocations.normalize(file.location());
     if (location.contains("/../") || roots.stream().noneMatch(location::startsWith)) {
       throw new Refused(where + ": " + what + " " + location
           + " is not where the table keeps its files " + roots);
     }
-  }
-
-  private static String folder(String location) {
-    return location.endsWith("/") ? location : location + "/";
   }
 }

@@ -1,5 +1,6 @@
 package dev.lakestream.sync.maintenance;
 
+import dev.lakestream.common.iceberg.StoreLocations;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -59,14 +60,7 @@ public final class OrphanFiles {
               + io.getClass().getName()
               + " cannot); use the object store's FileIO (S3FileIO, GCSFileIO, ADLSFileIO) or HadoopFileIO");
     }
-    List<FileInfo> listed = new ArrayList<>();
-    for (FileInfo f : listing.listPrefix(folder(table.location()))) {
-      // A key ending in "/" is a folder marker (made by a console or a tool; a store on a file
-      // system lists its folders so), never a file of the table: not an orphan, and not ours.
-      if (!f.location().endsWith("/")) {
-        listed.add(f);
-      }
-    }
+    List<FileInfo> listed = StoreLocations.files(listing, StoreLocations.folder(table.location()));
     table.refresh();
     Set<String> referenced = referenced(table);
     List<String> removed = new ArrayList<>();
@@ -74,7 +68,7 @@ public final class OrphanFiles {
     for (FileInfo f : listed) {
       String name = f.location().substring(f.location().lastIndexOf('/') + 1);
       if (f.createdAtMillis() >= olderThanMs
-          || referenced.contains(normalize(f.location()))
+          || referenced.contains(StoreLocations.normalize(f.location()))
           || "version-hint.text".equals(name)) {
         continue;
       }
@@ -91,27 +85,23 @@ public final class OrphanFiles {
         (System.nanoTime() - started) / 1_000_000);
   }
 
-  private static String folder(String location) {
-    return location.endsWith("/") ? location : location + "/";
-  }
-
   /** Every file the table's current metadata reaches: metadata files, manifest lists, manifests, content files. */
   public static Set<String> referenced(Table table) {
     TableMetadata metadata = ((HasTableOperations) table).operations().current();
     Set<String> files = new HashSet<>();
-    files.add(normalize(metadata.metadataFileLocation()));
-    metadata.previousFiles().forEach(e -> files.add(normalize(e.file())));
+    files.add(StoreLocations.normalize(metadata.metadataFileLocation()));
+    metadata.previousFiles().forEach(e -> files.add(StoreLocations.normalize(e.file())));
     for (StatisticsFile s : metadata.statisticsFiles()) {
-      files.add(normalize(s.path()));
+      files.add(StoreLocations.normalize(s.path()));
     }
-    metadata.partitionStatisticsFiles().forEach(s -> files.add(normalize(s.path())));
+    metadata.partitionStatisticsFiles().forEach(s -> files.add(StoreLocations.normalize(s.path())));
     Set<String> manifestsRead = new HashSet<>();
     for (Snapshot snapshot : metadata.snapshots()) {
       if (snapshot.manifestListLocation() != null) {
-        files.add(normalize(snapshot.manifestListLocation()));
+        files.add(StoreLocations.normalize(snapshot.manifestListLocation()));
       }
       for (ManifestFile manifest : snapshot.allManifests(table.io())) {
-        files.add(normalize(manifest.path()));
+        files.add(StoreLocations.normalize(manifest.path()));
         if (manifestsRead.add(manifest.path())) {
           addContentFiles(table, manifest, files);
         }
@@ -126,14 +116,14 @@ public final class OrphanFiles {
         try (ManifestReader<DataFile> reader =
             ManifestFiles.read(manifest, table.io(), table.specs())) {
           for (ContentFile<?> f : reader) {
-            files.add(normalize(f.location()));
+            files.add(StoreLocations.normalize(f.location()));
           }
         }
       } else {
         try (ManifestReader<DeleteFile> reader =
             ManifestFiles.readDeleteManifest(manifest, table.io(), table.specs())) {
           for (ContentFile<?> f : reader) {
-            files.add(normalize(f.location()));
+            files.add(StoreLocations.normalize(f.location()));
           }
         }
       }
@@ -141,19 +131,5 @@ public final class OrphanFiles {
       throw new UncheckedIOException(
           "reading manifest " + manifest.path() + " of " + table.name(), e);
     }
-  }
-
-  /** One spelling per file: {@code file:} URIs as plain paths, s3a/s3n as s3. */
-  public static String normalize(String location) {
-    if (location.startsWith("file://")) {
-      return location.substring("file://".length());
-    }
-    if (location.startsWith("file:")) {
-      return location.substring("file:".length());
-    }
-    if (location.startsWith("s3a://") || location.startsWith("s3n://")) {
-      return "s3://" + location.substring(6);
-    }
-    return location;
   }
 }

@@ -1,6 +1,7 @@
 package dev.lakestream.sync.maintenance;
 
 import dev.lakestream.common.event.SpillingSerde;
+import dev.lakestream.common.iceberg.StoreLocations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.SupportsPrefixOperations;
@@ -22,14 +23,14 @@ final class SpillFiles {
     if (!(table.io() instanceof SupportsPrefixOperations listing)) {
       return 0;
     }
-    String folder = (table.location().endsWith("/") ? table.location() : table.location() + "/")
-        + SpillingSerde.FOLDER;
+    String folder = StoreLocations.folder(table.location()) + SpillingSerde.FOLDER;
     int removed = 0;
     try {
-      for (FileInfo f : listing.listPrefix(folder)) {
+      for (FileInfo f : StoreLocations.files(listing, folder)) {
         if (f.createdAtMillis() < olderThanMs
             && SpillingSerde.isSpillPath(
-                OrphanFiles.normalize(table.location()), OrphanFiles.normalize(f.location()))) {
+                StoreLocations.normalize(table.location()),
+                StoreLocations.normalize(f.location()))) {
           table.io().deleteFile(f.location());
           removed++;
         }

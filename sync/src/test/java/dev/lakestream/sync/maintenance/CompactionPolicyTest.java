@@ -37,17 +37,6 @@ class CompactionPolicyTest {
         .hasMessageContaining(CompactionPolicy.MIN_SMALL_FILES);
   }
 
-  @Test
-  void orphanPathsAreComparedInOneSpelling() {
-    assertThat(OrphanFiles.normalize("file:/w/t/data/a.parquet")).isEqualTo("/w/t/data/a.parquet");
-    assertThat(OrphanFiles.normalize("file:///w/t/data/a.parquet"))
-        .isEqualTo("/w/t/data/a.parquet");
-    assertThat(OrphanFiles.normalize("s3a://bucket/t/a.parquet"))
-        .isEqualTo("s3://bucket/t/a.parquet");
-    assertThat(OrphanFiles.normalize("s3://bucket/t/a.parquet"))
-        .isEqualTo("s3://bucket/t/a.parquet");
-  }
-
   private static DataFile file(String path, long bytes) {
     return DataFiles.builder(PartitionSpec.unpartitioned())
         .withPath(path)
