@@ -1,7 +1,6 @@
 package dev.lakestream.common.iceberg;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.util.stream.StreamSupport;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 
@@ -38,18 +37,14 @@ public final class StoreLocations {
   }
 
   /**
-   * The files listed under {@code prefix}. A key ending in {@code /} is a folder marker (made by a
-   * console or a tool; S3-compatible stores on a file system list every folder so), never a file:
-   * it is left out, so that nothing counts it or deletes it (on such a store deleting it deletes
-   * the folder).
+   * The files listed under {@code prefix}, page by page as the store lists them. A key ending in
+   * {@code /} is a folder marker (made by a console or a tool; S3-compatible stores on a file
+   * system list every folder so), never a file: it is left out, so that nothing counts it or
+   * deletes it (on such a store deleting it deletes the folder).
    */
-  public static List<FileInfo> files(SupportsPrefixOperations io, String prefix) {
-    List<FileInfo> files = new ArrayList<>();
-    for (FileInfo f : io.listPrefix(prefix)) {
-      if (!f.location().endsWith("/")) {
-        files.add(f);
-      }
-    }
-    return files;
+  public static Iterable<FileInfo> files(SupportsPrefixOperations io, String prefix) {
+    return () -> StreamSupport.stream(io.listPrefix(prefix).spliterator(), false)
+        .filter(f -> !f.location().endsWith("/"))
+        .iterator();
   }
 }

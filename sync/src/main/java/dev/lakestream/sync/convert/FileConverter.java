@@ -188,11 +188,12 @@ public final class FileConverter {
       byte[] kept = written.get(vectorId(dv));
       if (kept != null) {
         try {
-          // Checks the bytes against the vector's recorded length, count and checksum.
+          // Checks the bytes against the vector's recorded length and count (and their own
+          // checksum).
           PositionDeleteIndex index = PositionDeleteIndex.deserialize(kept, dv);
           vectorsReused.incrementAndGet();
           return index;
-        } catch (IllegalArgumentException e) {
+        } catch (RuntimeException e) {
           // Not the vector the table records under this identity: read the one it does.
         }
       }

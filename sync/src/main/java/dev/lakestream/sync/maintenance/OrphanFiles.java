@@ -60,7 +60,8 @@ public final class OrphanFiles {
               + io.getClass().getName()
               + " cannot); use the object store's FileIO (S3FileIO, GCSFileIO, ADLSFileIO) or HadoopFileIO");
     }
-    List<FileInfo> listed = StoreLocations.files(listing, StoreLocations.folder(table.location()));
+    List<FileInfo> listed = new ArrayList<>();
+    StoreLocations.files(listing, StoreLocations.folder(table.location())).forEach(listed::add);
     table.refresh();
     Set<String> referenced = referenced(table);
     List<String> removed = new ArrayList<>();
