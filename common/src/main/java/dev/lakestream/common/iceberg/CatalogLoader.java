@@ -23,6 +23,13 @@ import org.apache.iceberg.rest.RESTCatalog;
  * <p>{@code type=rest} (or {@code catalog-impl=org.apache.iceberg.rest.RESTCatalog}) loads {@link
  * RestCatalog}: Iceberg's REST catalog, which retries a commit that older REST servers refuse for
  * its sequence number as the conflict it is.
+ *
+ * <p>Iceberg's manifest cache ({@code io.manifest.cache-enabled}) is on unless the properties say
+ * otherwise: the apps read the same immutable manifest lists and manifests many times a minute (a
+ * commit that lost a race validates against every snapshot since it started, again on each
+ * attempt; sync plans every cycle from the snapshots' manifest lists), and on object storage each
+ * read is a request. Iceberg bounds the cache ({@code io.manifest.cache.max-total-bytes}, 100 MB by
+ * default, per FileIO) and drops an entry unused for a minute.
  */
 public final class CatalogLoader {
 
@@ -35,6 +42,7 @@ public final class CatalogLoader {
     Map<String, String> props = withEmbeddedDefault(properties);
     props.putIfAbsent(
         CatalogProperties.METRICS_REPORTER_IMPL, CommitMetricsReporter.class.getName());
+    props.putIfAbsent(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
     boolean restType = CatalogUtil.ICEBERG_CATALOG_TYPE_REST.equalsIgnoreCase(
             props.get(CatalogUtil.ICEBERG_CATALOG_TYPE))
         && !props.containsKey(CatalogProperties.CATALOG_IMPL);

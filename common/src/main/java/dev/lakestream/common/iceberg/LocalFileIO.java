@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
@@ -21,8 +22,24 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
  * file it writes when Hadoop's native library is absent (it is, in this jar): slow, and a Ctrl-C
  * sent to the process group kills those children mid-write. The embedded default catalog uses this
  * instead; shared warehouses use their object store's FileIO.
+ *
+ * <p>It keeps the catalog properties it is initialized with and returns them from {@link
+ * #properties()}, as Iceberg's own FileIOs do: Iceberg reads its manifest cache's settings ({@code
+ * io.manifest.cache-enabled}, ...) from there, and a FileIO without them never caches.
  */
 public final class LocalFileIO implements SupportsPrefixOperations {
+
+  private Map<String, String> properties = Map.of();
+
+  @Override
+  public void initialize(Map<String, String> props) {
+    this.properties = Map.copyOf(props);
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    return properties;
+  }
 
   @Override
   public InputFile newInputFile(String path) {

@@ -2,6 +2,7 @@ package dev.lakestream.sync.maintenance;
 
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.SharedDeletes;
@@ -34,11 +35,14 @@ import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A compaction of a table's {@code realtime} branch, in two steps so ingest keeps committing in
@@ -63,6 +67,8 @@ import org.apache.iceberg.io.OutputFileFactory;
  * one is not.
  */
 public final class RealtimeCompaction {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RealtimeCompaction.class);
 
   /** What a committed compaction did. */
   public record Result(
@@ -376,19 +382,40 @@ public final class RealtimeCompaction {
   /**
    * Commits the rewrite on realtime. When it cannot commit (another compaction took the files), the
    * new files are deleted and the exception is thrown.
+   *
+   * <p>A commit that only lost the race for the table's metadata, on every one of the attempts the
+   * table's {@code commit.retry.*} properties allow, is made again from a new operation ({@link
+   * CommitRetry}), keeping the files written: ingest commits to realtime every second or so, and an
+   * attempt of a compaction (which validates against every snapshot since its start) takes longer
+   * than one of ingest's, so on object storage it lost all of them in most runs and the whole
+   * compaction, its reads and writes, was thrown away and done again at the next check.
    */
   public Result commit() {
     try {
-      table
-          .newRewrite()
-          .toBranch(branch)
-          .validateFromSnapshot(start.snapshotId())
-          .dataSequenceNumber(start.sequenceNumber())
-          .rewriteFiles(new HashSet<>(rewritten), dropped, new HashSet<>(written), Set.of())
-          .set(SummaryKeys.MAINTENANCE, "compaction")
-          .set(SummaryKeys.COMPACTION_ID, id)
-          .validateWith(new NoDataFileRemovedSince(start))
-          .commit();
+      CommitRetry.onConflict(CommitFailedException.class, attempt -> {
+        if (attempt > 1) {
+          LOG.info(
+              "Compaction {} of {} {}: its commit lost the race for the table's metadata"
+                  + " {} times in a row; committing it again (round {} of {})",
+              id,
+              table.name(),
+              branch,
+              attempt - 1,
+              attempt,
+              CommitRetry.ATTEMPTS);
+        }
+        table
+            .newRewrite()
+            .toBranch(branch)
+            .validateFromSnapshot(start.snapshotId())
+            .dataSequenceNumber(start.sequenceNumber())
+            .rewriteFiles(new HashSet<>(rewritten), dropped, new HashSet<>(written), Set.of())
+            .set(SummaryKeys.MAINTENANCE, "compaction")
+            .set(SummaryKeys.COMPACTION_ID, id)
+            .validateWith(new NoDataFileRemovedSince(start))
+            .commit();
+        return null;
+      });
     } catch (CommitStateUnknownException e) {
       throw e; // the files may be committed: leave them to the orphan-file removal
     } catch (RuntimeException e) {
@@ -512,6 +539,13 @@ public final class RealtimeCompaction {
   Set<String> rewrittenLocations() {
     Set<String> locations = new HashSet<>();
     rewritten.forEach(f -> locations.add(f.location()));
+    return locations;
+  }
+
+  /** The locations of the data files it wrote. */
+  Set<String> writtenLocations() {
+    Set<String> locations = new HashSet<>();
+    written.forEach(f -> locations.add(f.location()));
     return locations;
   }
 

@@ -5,21 +5,35 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.CommitRetry;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -207,6 +221,123 @@ class RealtimeCompactionTest {
           .as("a delete to apply makes the rewrite worth it")
           .isPresent();
     }
+  }
+
+  @Test
+  void aCommitThatLosesTheRaceOnEveryAttemptIcebergMakesIsMadeAgainWithTheSameFiles()
+      throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      // One attempt per Iceberg commit, so that each lost race ends Iceberg's retries.
+      table.updateProperties().set(TableProperties.COMMIT_NUM_RETRIES, "0").commit();
+      List<DeleteFile> landed = new ArrayList<>();
+      int races = CommitRetry.ATTEMPTS - 1;
+      Table racing = racing(warehouse, table, races, landed);
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(racing, 128L << 20);
+      assertThat(compaction.dataFilesIn()).isEqualTo(1);
+
+      RealtimeCompaction.Result result = compaction.commit();
+
+      assertThat(landed).as("ingest's commits that won the races").hasSize(races);
+      table.refresh();
+      Snapshot head = table.snapshot(Branches.REALTIME);
+      assertThat(head.snapshotId()).isEqualTo(result.snapshotId());
+      assertThat(BranchFiles.liveDataFiles(table, head).keySet())
+          .as("the files the compaction wrote the first time are the ones committed")
+          .containsAll(compaction.writtenLocations())
+          .doesNotContainAnyElementsOf(compaction.rewrittenLocations());
+      assertThat(BranchFiles.liveDeleteFiles(table, head))
+          .extracting(DeleteFile::location)
+          .as("the deletes committed by the writers that won")
+          .containsExactlyInAnyOrderElementsOf(
+              landed.stream().map(DeleteFile::location).toList());
+      assertThat(ids(table)).doesNotContain(1, 2, 3, 4).hasSize(20 - races);
+    }
+  }
+
+  @Test
+  void aCommitThatLosesEveryRoundDeletesItsFilesAndSaysSo() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      table.updateProperties().set(TableProperties.COMMIT_NUM_RETRIES, "0").commit();
+      List<DeleteFile> landed = new ArrayList<>();
+      Table racing = racing(warehouse, table, CommitRetry.ATTEMPTS, landed);
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(racing, 128L << 20);
+
+      assertThatThrownBy(compaction::commit).isInstanceOf(CommitFailedException.class);
+
+      assertThat(landed).hasSize(CommitRetry.ATTEMPTS);
+      assertThat(compaction.writtenLocations())
+          .isNotEmpty()
+          .allSatisfy(l -> assertThat(Path.of(l.replaceFirst("^file:", ""))).doesNotExist());
+      table.refresh();
+      assertThat(table.snapshot(Branches.REALTIME).summary())
+          .doesNotContainKey(SummaryKeys.MAINTENANCE);
+      assertThat(ids(table)).hasSize(20 - CommitRetry.ATTEMPTS);
+    }
+  }
+
+  /**
+   * {@code table} through operations whose first {@code races} commits lose the race for the
+   * metadata: just before each, another writer (a catalog of its own, as another process) commits a
+   * delete of the next id from 1 on realtime, which lands in {@code landed}.
+   */
+  private static Table racing(
+      TemporaryWarehouse warehouse, Table table, int races, List<DeleteFile> landed) {
+    TableOperations ops = ((HasTableOperations) table).operations();
+    AtomicInteger left = new AtomicInteger(races);
+    TableOperations losing = new TableOperations() {
+      @Override
+      public TableMetadata current() {
+        return ops.current();
+      }
+
+      @Override
+      public TableMetadata refresh() {
+        return ops.refresh();
+      }
+
+      @Override
+      public void commit(TableMetadata base, TableMetadata metadata) {
+        if (left.getAndDecrement() > 0) {
+          Catalog other = warehouse.openCatalog();
+          try {
+            Table theirs = other.loadTable(
+                TableIdentifier.parse(table.name().substring(table.name().indexOf('.') + 1)));
+            DeleteFile d = KeyFiles.deletes(theirs, SCHEMA, List.of(landed.size() + 1));
+            theirs.newRowDelta().toBranch(Branches.REALTIME).addDeletes(d).commit();
+            landed.add(d);
+            ((AutoCloseable) other).close();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        }
+        ops.commit(base, metadata);
+      }
+
+      @Override
+      public FileIO io() {
+        return ops.io();
+      }
+
+      @Override
+      public String metadataFileLocation(String fileName) {
+        return ops.metadataFileLocation(fileName);
+      }
+
+      @Override
+      public LocationProvider locationProvider() {
+        return ops.locationProvider();
+      }
+
+      @Override
+      public long newSnapshotId() {
+        return ops.newSnapshotId();
+      }
+    };
+    return new BaseTable(losing, table.name());
   }
 
   private static List<Integer> ids(Table table) throws Exception {
