@@ -407,7 +407,7 @@ public final class RealtimeCompaction {
         table
             .newRewrite()
             .toBranch(branch)
-            .validateFromSnapshot(start.snapshotId())
+            .validateFromSnapshot(validationStart())
             .dataSequenceNumber(start.sequenceNumber())
             .rewriteFiles(new HashSet<>(rewritten), dropped, new HashSet<>(written), Set.of())
             .set(SummaryKeys.MAINTENANCE, "compaction")
@@ -437,6 +437,50 @@ public final class RealtimeCompaction {
         rows,
         dropped.size(),
         (System.nanoTime() - startedNanos) / 1_000_000);
+  }
+
+  /**
+   * Where Iceberg's own check of the commit starts. It looks, on every attempt, for position deletes
+   * and deletion vectors added since that snapshot for the files rewritten (equality deletes apply
+   * by sequence number, which the rewrite keeps), and it reads the manifest list of every snapshot
+   * since to find them: on object storage, a request each, again on every attempt, while ingest
+   * adds a snapshot every second. The snapshots since the start that say in their summary that the
+   * only delete files they added are equality deletes (ingest's, the truncates') need no such read:
+   * the check starts at the branch's head when all of them say so, and at the start otherwise (a
+   * summary without Iceberg's counts, a position delete or a vector added), as before. The
+   * snapshots committed after the head are checked by Iceberg in full.
+   */
+  private long validationStart() {
+    table.refresh();
+    Snapshot head = table.snapshot(branch);
+    Snapshot s = head;
+    while (s != null && s.snapshotId() != start.snapshotId()) {
+      if (!onlyEqualityDeletesAdded(s)) {
+        return start.snapshotId();
+      }
+      s = s.parentId() == null ? null : table.snapshot(s.parentId());
+    }
+    // The start no longer an ancestor (or expired): Iceberg's check from it refuses the commit.
+    return s == null ? start.snapshotId() : head.snapshotId();
+  }
+
+  /** Whether {@code s}'s summary has Iceberg's counts and says it added no delete files but equality deletes. */
+  static boolean onlyEqualityDeletesAdded(Snapshot s) {
+    Map<String, String> summary = s.summary();
+    if (summary == null || !summary.containsKey(SnapshotSummary.TOTAL_DELETE_FILES_PROP)) {
+      return false;
+    }
+    try {
+      long added =
+          Long.parseLong(summary.getOrDefault(SnapshotSummary.ADDED_DELETE_FILES_PROP, "0"));
+      long equality =
+          Long.parseLong(summary.getOrDefault(SnapshotSummary.ADD_EQ_DELETE_FILES_PROP, "0"));
+      return added == equality
+          && "0".equals(summary.getOrDefault(SnapshotSummary.ADD_POS_DELETE_FILES_PROP, "0"))
+          && "0".equals(summary.getOrDefault(SnapshotSummary.ADDED_DVS_PROP, "0"));
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 
   /**

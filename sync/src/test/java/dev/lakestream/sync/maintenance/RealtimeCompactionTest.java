@@ -18,6 +18,7 @@ import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -29,11 +30,13 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
+import org.apache.iceberg.io.OutputFileFactory;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -276,6 +279,45 @@ class RealtimeCompactionTest {
       assertThat(table.snapshot(Branches.REALTIME).summary())
           .doesNotContainKey(SummaryKeys.MAINTENANCE);
       assertThat(ids(table)).hasSize(20 - CommitRetry.ATTEMPTS);
+    }
+  }
+
+  @Test
+  void aDeletionVectorOfARewrittenFileSinceTheStartStopsTheCommit() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
+      String rewritten = compaction.rewrittenLocations().iterator().next();
+      DataFile file =
+          BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)).get(rewritten);
+
+      // Another writer deletes a row of a file being rewritten by position, then ingest commits
+      // on top: the vector is below the branch's head when the compaction commits.
+      OutputFileFactory files =
+          OutputFileFactory.builderFor(table, 1, 1).format(FileFormat.PUFFIN).build();
+      BaseDVFileWriter writer = new BaseDVFileWriter(files, path -> null);
+      try (writer) {
+        writer.delete(file.location(), 0, table.spec(), null);
+      }
+      DeleteFile dv = writer.result().deleteFiles().get(0);
+      table.newRowDelta().toBranch(Branches.REALTIME).addDeletes(dv).commit();
+      table
+          .newRowDelta()
+          .toBranch(Branches.REALTIME)
+          .addDeletes(KeyFiles.deletes(table, SCHEMA, List.of(12)))
+          .commit();
+      assertThat(RealtimeCompaction.onlyEqualityDeletesAdded(table.snapshot(Branches.REALTIME)))
+          .as("ingest's snapshot says it added equality deletes only")
+          .isTrue();
+
+      assertThatThrownBy(compaction::commit)
+          .isInstanceOf(ValidationException.class)
+          .hasMessageContaining("found new position delete for replaced data file")
+          .hasMessageContaining(file.location());
+      table.refresh();
+      assertThat(table.snapshot(Branches.REALTIME).summary())
+          .doesNotContainKey(SummaryKeys.MAINTENANCE);
     }
   }
 
