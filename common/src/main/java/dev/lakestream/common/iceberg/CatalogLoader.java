@@ -28,8 +28,9 @@ import org.apache.iceberg.rest.RESTCatalog;
  * otherwise: the apps read the same immutable manifest lists and manifests many times a minute (a
  * commit that lost a race validates against every snapshot since it started, again on each
  * attempt; sync plans every cycle from the snapshots' manifest lists), and on object storage each
- * read is a request. Iceberg bounds the cache ({@code io.manifest.cache.max-total-bytes}, 100 MB by
- * default, per FileIO) and drops an entry unused for a minute.
+ * read is a request (a manifest list read from the cache still costs a HEAD there: Iceberg asks
+ * for its length first). Iceberg bounds the cache ({@code io.manifest.cache.max-total-bytes}, 100
+ * MB by default, per FileIO) and drops an entry unused for a minute.
  */
 public final class CatalogLoader {
 

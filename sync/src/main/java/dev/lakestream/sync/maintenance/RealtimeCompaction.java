@@ -448,7 +448,10 @@ public final class RealtimeCompaction {
    * only delete files they added are equality deletes (ingest's, the truncates') need no such read:
    * the check starts at the branch's head when all of them say so, and at the start otherwise (a
    * summary without Iceberg's counts, a position delete or a vector added), as before. The
-   * snapshots committed after the head are checked by Iceberg in full.
+   * snapshots committed after the head are checked by Iceberg in full. This trusts the summaries'
+   * counts, which the spec leaves optional: Iceberg's Java library writes them on every commit
+   * (ingest's, the truncates', Spark's, Flink's), and a writer that keeps the totals but leaves out
+   * the added delete files is the one case it would miss (realtime is written by the pipeline).
    */
   private long validationStart() {
     table.refresh();

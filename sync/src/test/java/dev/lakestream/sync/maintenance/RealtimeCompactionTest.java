@@ -9,6 +9,7 @@ import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -321,6 +322,33 @@ class RealtimeCompactionTest {
     }
   }
 
+  @Test
+  void theCheckForPositionDeletesStartsAtTheHeadAfterEqualityDeletesOnly() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
+      List<String> between = new ArrayList<>();
+      for (int id : new int[] {3, 4, 5}) {
+        table
+            .newRowDelta()
+            .toBranch(Branches.REALTIME)
+            .addDeletes(KeyFiles.deletes(table, SCHEMA, List.of(id)))
+            .commit();
+        between.add(table.snapshot(Branches.REALTIME).manifestListLocation());
+      }
+      // The manifest lists of the snapshots below the head are gone: Iceberg's check from the
+      // start would read them.
+      for (String list : between.subList(0, 2)) {
+        Files.delete(Path.of(list.replaceFirst("^file:", "")));
+      }
+
+      compaction.commit();
+
+      assertThat(ids(table)).doesNotContain(3, 4, 5).hasSize(17);
+    }
+  }
+
   /**
    * {@code table} through operations whose first {@code races} commits lose the race for the
    * metadata: just before each, another writer (a catalog of its own, as another process) commits a
@@ -328,9 +356,33 @@ class RealtimeCompactionTest {
    */
   private static Table racing(
       TemporaryWarehouse warehouse, Table table, int races, List<DeleteFile> landed) {
-    TableOperations ops = ((HasTableOperations) table).operations();
     AtomicInteger left = new AtomicInteger(races);
-    TableOperations losing = new TableOperations() {
+    return committingThrough(table, (ops, base, metadata) -> {
+      if (left.getAndDecrement() > 0) {
+        Catalog other = warehouse.openCatalog();
+        try (AutoCloseable closing = (AutoCloseable) other) {
+          Table theirs = other.loadTable(
+              TableIdentifier.parse(table.name().substring(table.name().indexOf('.') + 1)));
+          DeleteFile d = KeyFiles.deletes(theirs, SCHEMA, List.of(landed.size() + 1));
+          theirs.newRowDelta().toBranch(Branches.REALTIME).addDeletes(d).commit();
+          landed.add(d);
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      ops.commit(base, metadata);
+    });
+  }
+
+  /** How a test's table commits: {@code ops} are the table's own. */
+  private interface Committer {
+    void commit(TableOperations ops, TableMetadata base, TableMetadata metadata);
+  }
+
+  /** {@code table} with its commits made by {@code committer}; everything else as the table does. */
+  private static Table committingThrough(Table table, Committer committer) {
+    TableOperations ops = ((HasTableOperations) table).operations();
+    TableOperations through = new TableOperations() {
       @Override
       public TableMetadata current() {
         return ops.current();
@@ -343,20 +395,7 @@ class RealtimeCompactionTest {
 
       @Override
       public void commit(TableMetadata base, TableMetadata metadata) {
-        if (left.getAndDecrement() > 0) {
-          Catalog other = warehouse.openCatalog();
-          try {
-            Table theirs = other.loadTable(
-                TableIdentifier.parse(table.name().substring(table.name().indexOf('.') + 1)));
-            DeleteFile d = KeyFiles.deletes(theirs, SCHEMA, List.of(landed.size() + 1));
-            theirs.newRowDelta().toBranch(Branches.REALTIME).addDeletes(d).commit();
-            landed.add(d);
-            ((AutoCloseable) other).close();
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        }
-        ops.commit(base, metadata);
+        committer.commit(ops, base, metadata);
       }
 
       @Override
@@ -379,7 +418,7 @@ class RealtimeCompactionTest {
         return ops.newSnapshotId();
       }
     };
-    return new BaseTable(losing, table.name());
+    return new BaseTable(through, table.name());
   }
 
   private static List<Integer> ids(Table table) throws Exception {
