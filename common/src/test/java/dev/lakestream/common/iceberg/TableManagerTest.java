@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.testkit.CommitsThrough;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,7 +13,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.apache.iceberg.BaseTable;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.DeleteFile;
@@ -22,15 +23,11 @@ import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.types.Types;
 import org.apache.iceberg.types.Types.NestedField;
 import org.junit.jupiter.api.AfterEach;
@@ -257,10 +254,10 @@ class TableManagerTest {
     assertThat(table.properties()).containsAllEntriesOf(TableManager.COMMIT_RETRY);
     long mainBefore = table.snapshot(Branches.MAIN).snapshotId();
 
-    LosingOperations ops = new LosingOperations(table, 6);
-    new BaseTable(ops, table.name()).newFastAppend().toBranch(Branches.MAIN).commit();
+    AtomicInteger attempts = new AtomicInteger();
+    losing(table, 6, attempts).newFastAppend().toBranch(Branches.MAIN).commit();
 
-    assertThat(ops.attempts).isEqualTo(7);
+    assertThat(attempts).hasValue(7);
     Table reloaded = catalog.loadTable(ID);
     assertThat(reloaded.snapshot(Branches.MAIN).parentId()).isEqualTo(mainBefore);
     assertThat(ancestors(reloaded, Branches.REALTIME)).isEqualTo(7); // the first and six more
@@ -288,13 +285,11 @@ class TableManagerTest {
         .containsEntry(
             TableProperties.COMMIT_MAX_RETRY_WAIT_MS,
             TableManager.COMMIT_RETRY.get(TableProperties.COMMIT_MAX_RETRY_WAIT_MS));
-    LosingOperations ops = new LosingOperations(table, 6);
-    assertThatThrownBy(() -> new BaseTable(ops, table.name())
-            .newFastAppend()
-            .toBranch(Branches.MAIN)
-            .commit())
+    AtomicInteger attempts = new AtomicInteger();
+    Table losing = losing(table, 6, attempts);
+    assertThatThrownBy(() -> losing.newFastAppend().toBranch(Branches.MAIN).commit())
         .isInstanceOf(CommitFailedException.class);
-    assertThat(ops.attempts).isEqualTo(5);
+    assertThat(attempts).hasValue(5);
   }
 
   private static int ancestors(Table table, String branch) {
@@ -350,53 +345,18 @@ class TableManagerTest {
   }
 
   /**
-   * The operations of {@code table} through which each of the first {@code losses} commits loses:
-   * just before it, another writer commits to realtime, as ingest's committer does between sync's
-   * read of the table and its commit.
+   * {@code table} through which each of the first {@code losses} commits loses: just before it,
+   * another writer commits to realtime, as ingest's committer does between sync's read of the
+   * table and its commit. Every attempt is counted in {@code attempts}.
    */
-  private final class LosingOperations implements TableOperations {
-    private final TableOperations delegate;
-    private int losses;
-    int attempts;
-
-    LosingOperations(Table table, int losses) {
-      this.delegate = ((HasTableOperations) table).operations();
-      this.losses = losses;
-    }
-
-    @Override
-    public void commit(TableMetadata base, TableMetadata metadata) {
-      attempts++;
-      if (losses > 0) {
-        losses--;
+  private Table losing(Table table, int losses, AtomicInteger attempts) {
+    AtomicInteger left = new AtomicInteger(losses);
+    return CommitsThrough.table(table, (ops, base, metadata) -> {
+      attempts.incrementAndGet();
+      if (left.getAndDecrement() > 0) {
         catalog.loadTable(ID).newFastAppend().toBranch(Branches.REALTIME).commit();
       }
-      delegate.commit(base, metadata);
-    }
-
-    @Override
-    public TableMetadata current() {
-      return delegate.current();
-    }
-
-    @Override
-    public TableMetadata refresh() {
-      return delegate.refresh();
-    }
-
-    @Override
-    public FileIO io() {
-      return delegate.io();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return delegate.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-      return delegate.locationProvider();
-    }
+      ops.commit(base, metadata);
+    });
   }
 }

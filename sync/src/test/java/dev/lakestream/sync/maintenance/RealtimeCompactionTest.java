@@ -7,6 +7,7 @@ import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.SummaryKeys;
+import dev.lakestream.testkit.CommitsThrough;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.nio.file.Files;
@@ -15,17 +16,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -35,8 +32,6 @@ import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.junit.jupiter.api.Test;
 
@@ -357,7 +352,7 @@ class RealtimeCompactionTest {
   private static Table racing(
       TemporaryWarehouse warehouse, Table table, int races, List<DeleteFile> landed) {
     AtomicInteger left = new AtomicInteger(races);
-    return committingThrough(table, (ops, base, metadata) -> {
+    return CommitsThrough.table(table, (ops, base, metadata) -> {
       if (left.getAndDecrement() > 0) {
         Catalog other = warehouse.openCatalog();
         try (AutoCloseable closing = (AutoCloseable) other) {
@@ -372,53 +367,6 @@ class RealtimeCompactionTest {
       }
       ops.commit(base, metadata);
     });
-  }
-
-  /** How a test's table commits: {@code ops} are the table's own. */
-  private interface Committer {
-    void commit(TableOperations ops, TableMetadata base, TableMetadata metadata);
-  }
-
-  /** {@code table} with its commits made by {@code committer}; everything else as the table does. */
-  private static Table committingThrough(Table table, Committer committer) {
-    TableOperations ops = ((HasTableOperations) table).operations();
-    TableOperations through = new TableOperations() {
-      @Override
-      public TableMetadata current() {
-        return ops.current();
-      }
-
-      @Override
-      public TableMetadata refresh() {
-        return ops.refresh();
-      }
-
-      @Override
-      public void commit(TableMetadata base, TableMetadata metadata) {
-        committer.commit(ops, base, metadata);
-      }
-
-      @Override
-      public FileIO io() {
-        return ops.io();
-      }
-
-      @Override
-      public String metadataFileLocation(String fileName) {
-        return ops.metadataFileLocation(fileName);
-      }
-
-      @Override
-      public LocationProvider locationProvider() {
-        return ops.locationProvider();
-      }
-
-      @Override
-      public long newSnapshotId() {
-        return ops.newSnapshotId();
-      }
-    };
-    return new BaseTable(through, table.name());
   }
 
   private static List<Integer> ids(Table table) throws Exception {
