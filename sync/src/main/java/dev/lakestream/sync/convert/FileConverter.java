@@ -49,10 +49,11 @@ import org.apache.iceberg.util.StructLikeSet;
  * bytes, the oldest written dropped first), by their identity: Puffin file, offset and length. A
  * data file that gets deletes in every cycle has, in the next cycle, the vector this converter
  * wrote as its current one, and merges it from memory instead of reading it again: on object
- * storage that read was a request per data file per cycle. A vector is a blob of an immutable file, so a kept one never goes stale; one
- * whose cycle did not commit is never named again and ages out. A vector merged into a new one is
- * dropped; one of a file a cycle found nothing more in stays. One not kept (another instance's,
- * from before a restart, or replaced in a cycle that is run again) is read.
+ * storage that read was a request per data file per cycle. A vector is a blob of an immutable
+ * file, so a kept one never goes stale; one whose cycle did not commit is never named again and ages
+ * out. A vector merged into a new one is dropped; one of a file a cycle found nothing more in stays.
+ * One not kept (another instance's, from before a restart, or replaced in a cycle that is run
+ * again) is read.
  */
 public final class FileConverter {
 
