@@ -199,6 +199,11 @@ public final class Settings {
         "60000",
         "how often a table's policies are checked");
     define(
+        "sync.maintenance.threads",
+        ConfigDef.Type.INT,
+        "1",
+        "how many tables' maintenance runs may go at once (never two of one table)");
+    define(
         "sync.maintenance.compaction.target-file-size-bytes",
         ConfigDef.Type.LONG,
         Long.toString(128L * 1024 * 1024),

@@ -14,6 +14,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -26,8 +27,11 @@ import org.slf4j.LoggerFactory;
  * Runs the maintenance of the tables a sync instance coordinates: realtime compaction by its
  * policy, snapshot expiry on both branches, and (less often) orphan-file removal. The cycle
  * coordinator asks for a check of each of its tables on its timer; the work runs on this object's
- * own thread, never on a stream thread, so sync cycles and ingest go on while it runs. Each table
- * has at most one run in flight. Another instance taking the table over after a rebalance may
+ * own threads ({@link MaintenanceConfig#threads()}), never on a stream thread, so sync cycles and
+ * ingest go on while it runs. Each table has at most one run in flight; runs of different tables
+ * wait for a free thread, and the time they wait is measured ({@code
+ * lakestream.maintenance.wait}), so that a long compaction of one table holding up the others
+ * shows. Another instance taking the table over after a rebalance may
  * overlap a run still going here: Iceberg's commit validation lets only one compaction of the same
  * files commit, and the other's files are deleted.
  */
@@ -63,19 +67,24 @@ public final class Maintenance implements AutoCloseable {
   private final Timer compactionTime;
   private final Timer expiryTime;
   private final Timer orphanTime;
+  private final Timer waitTime;
 
   /**
-   * @param executor runs the checks; {@code null} for one background thread of this object's own
-   *     (tests pass {@code Runnable::run} to run them on the caller's thread)
+   * @param executor runs the checks; {@code null} for {@link MaintenanceConfig#threads()}
+   *     background threads of this object's own (tests pass {@code Runnable::run} to run them on
+   *     the caller's thread)
    */
   public Maintenance(
       MaintenanceConfig config, Catalog catalog, MeterRegistry meters, Executor executor) {
     this.config = config;
     this.catalog = catalog;
+    AtomicInteger threadNumber = new AtomicInteger();
     this.ownThread = executor != null
         ? null
-        : Executors.newSingleThreadExecutor(r -> {
-          Thread t = new Thread(r, "lakestream-maintenance");
+        : Executors.newFixedThreadPool(config.threads(), r -> {
+          int n = threadNumber.getAndIncrement();
+          Thread t =
+              new Thread(r, n == 0 ? "lakestream-maintenance" : "lakestream-maintenance-" + n);
           t.setDaemon(true);
           return t;
         });
@@ -95,6 +104,7 @@ public final class Maintenance implements AutoCloseable {
         meters.timer("lakestream.maintenance.duration", "operation", "compaction");
     this.expiryTime = meters.timer("lakestream.maintenance.duration", "operation", "expiry");
     this.orphanTime = meters.timer("lakestream.maintenance.duration", "operation", "orphans");
+    this.waitTime = meters.timer("lakestream.maintenance.wait");
   }
 
   public MaintenanceConfig config() {
@@ -114,10 +124,22 @@ public final class Maintenance implements AutoCloseable {
       return;
     }
     lastCheck.put(table, nowMs);
+    long scheduled = System.nanoTime();
     try {
       executor.execute(() -> {
         try {
-          run(TableIdentifier.parse(table), nowMs);
+          long waitedMs = (System.nanoTime() - scheduled) / 1_000_000;
+          waitTime.record(Duration.ofMillis(waitedMs));
+          if (waitedMs > config.checkIntervalMs()) {
+            LOG.info(
+                "Maintenance of {} waited {} ms for one of its {} threads ({}): other tables' runs"
+                    + " held them longer than the check interval",
+                table,
+                waitedMs,
+                config.threads(),
+                MaintenanceConfig.THREADS);
+          }
+          run(TableIdentifier.parse(table), nowMs + waitedMs);
         } catch (RuntimeException e) {
           failures.increment();
           LOG.warn("Maintenance of {} failed; it is tried again at the next check", table, e);

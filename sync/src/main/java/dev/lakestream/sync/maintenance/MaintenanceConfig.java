@@ -8,6 +8,8 @@ import dev.lakestream.common.iceberg.Branches;
  *
  * @param enabled run maintenance at all ({@code sync.maintenance.enabled}, default true)
  * @param checkIntervalMs how often each table's policies are checked ({@code sync.maintenance.check.interval.ms})
+ * @param threads how many tables' runs may go at once ({@code sync.maintenance.threads}, default 1);
+ *     one table never has two
  * @param compaction when and how realtime is compacted
  * @param realtimeRetention snapshot retention on realtime
  * @param mainRetention snapshot retention on main
@@ -24,6 +26,7 @@ import dev.lakestream.common.iceberg.Branches;
 public record MaintenanceConfig(
     boolean enabled,
     long checkIntervalMs,
+    int threads,
     CompactionPolicy compaction,
     RetentionPolicy realtimeRetention,
     RetentionPolicy mainRetention,
@@ -34,6 +37,7 @@ public record MaintenanceConfig(
 
   public static final String ENABLED = "sync.maintenance.enabled";
   public static final String CHECK_INTERVAL_MS = "sync.maintenance.check.interval.ms";
+  public static final String THREADS = "sync.maintenance.threads";
   public static final String ORPHANS_ENABLED = "sync.maintenance.orphans.enabled";
   public static final String ORPHAN_INTERVAL_MS = "sync.maintenance.orphans.interval.ms";
   public static final String ORPHAN_MIN_AGE_MS = "sync.maintenance.orphans.min-age-ms";
@@ -46,6 +50,9 @@ public record MaintenanceConfig(
     if (checkIntervalMs <= 0 || orphanIntervalMs <= 0 || orphanMinAgeMs < 0) {
       throw new IllegalArgumentException(
           "maintenance intervals must be positive and the orphan age not negative");
+    }
+    if (threads < 1) {
+      throw new IllegalArgumentException(THREADS + " must be at least 1, not " + threads);
     }
     if (orphanMinAgeMs <= maxStallMs) {
       throw new IllegalArgumentException(
@@ -60,6 +67,7 @@ public record MaintenanceConfig(
     return new MaintenanceConfig(
         config.getBoolean(ENABLED),
         config.getLong(CHECK_INTERVAL_MS),
+        config.getInt(THREADS),
         CompactionPolicy.from(config),
         RetentionPolicy.from(config, Branches.REALTIME),
         RetentionPolicy.from(config, Branches.MAIN),
