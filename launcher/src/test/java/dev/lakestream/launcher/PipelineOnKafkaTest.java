@@ -47,7 +47,9 @@ import java.util.regex.Pattern;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -294,6 +296,40 @@ class PipelineOnKafkaTest {
       maintenance.close();
       ((AutoCloseable) syncCatalog).close();
       ((AutoCloseable) watcher).close();
+    }
+  }
+
+  /**
+   * Under exactly-once, a stage reads what the stage before it handed over (a batch written, a
+   * realtime commit announced, a cycle's tasks, their results) only once the transaction that
+   * wrote it commits. With {@code commit.interval.ms} at ten minutes, changes still reach main
+   * within the usual wait: each hand-off commits its transaction at once. Without that, the first
+   * batch would wait ten minutes for the committer to see it.
+   */
+  @Test
+  void everyHandOffCommitsWithoutWaitingForTheCommitInterval() throws Exception {
+    TestTable table = new TestTable(
+        "dbserver1", "inventory", "handoffs", TestTable.wide("x", "y").columns(), List.of("id"));
+    kafka.createTopic(table.topic(), 3);
+    Map<String, String> shared = shared("p4", table.topic());
+    shared.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "600000");
+    // A transaction may stay open until the interval or a hand-off; the broker allows 15 minutes.
+    shared.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), "900000");
+    TableIdentifier id = TableIdentifier.of("inventory", "handoffs");
+    try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-4"));
+        StreamsApp sync = SyncApp.create(config(shared, "sync-4"));
+        KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      ingest.start();
+      sync.start();
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 34);
+      feed.send(gen.snapshot(500));
+      for (int i = 0; i < 5; i++) {
+        feed.send(gen.next(200));
+        Thread.sleep(300);
+      }
+      Eventually.noDifference(CONVERGE, () -> mainDiffers(id, table));
+      Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
+      assertThat(report.passed()).as(report.toString()).isTrue();
     }
   }
 

@@ -206,7 +206,11 @@ public final class SyncTopology {
     topology.addProcessor(
         "key-index",
         () -> new KeyIndexProcessor(
-            tables, meters, config.indexBootstrapIntervalMs(), config.indexBootstrapBudgetMs()),
+            tables,
+            meters,
+            config.indexBootstrapIntervalMs(),
+            config.indexBootstrapBudgetMs(),
+            config.pipeline().commitOnHandoff()),
         "index-lookups-in");
     topology.addStateStore(
         Stores.keyValueStoreBuilder(
@@ -245,7 +249,9 @@ public final class SyncTopology {
         serdes.tasks().deserializer(),
         config.convertTasksTopic());
     topology.addProcessor(
-        "converter", () -> new Converter(tables, converter, meters), "convert-tasks-in");
+        "converter",
+        () -> new Converter(tables, converter, meters, config.pipeline().commitOnHandoff()),
+        "convert-tasks-in");
     topology.addSink(
         "convert-results",
         config.convertResultsTopic(),

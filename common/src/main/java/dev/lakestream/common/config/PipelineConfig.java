@@ -49,6 +49,8 @@ public final class PipelineConfig {
    */
   public static final String MAX_STALL_MS = "lakestream.max.stall.ms";
 
+  public static final String COMMIT_ON_HANDOFF = "lakestream.commit.on.handoff";
+
   public static final long DEFAULT_MAX_STALL_MS = 7L * 24 * 3_600_000;
 
   private static final String[] PIPELINE_PREFIXES = {"iceberg.", "lakestream.", "ingest.", "sync."};
@@ -193,6 +195,17 @@ public final class PipelineConfig {
   /** Where sync announces its main commits: {@code <prefix>.main-commits}. */
   public String mainCommitsTopic() {
     return topicPrefix() + ".main-commits";
+  }
+
+  /**
+   * {@link #COMMIT_ON_HANDOFF}, on unless set: a processor that hands work to the next stage through
+   * a topic (a batch written, a realtime commit announced, a cycle's tasks sent, their results)
+   * asks Kafka Streams to commit its transaction at once. Under exactly-once the next stage reads
+   * the records only once the transaction commits; without the request they wait for the next
+   * {@code commit.interval.ms}, at every hand-off on a change's way to main.
+   */
+  public boolean commitOnHandoff() {
+    return getBoolean(COMMIT_ON_HANDOFF);
   }
 
   /** {@link #MAX_STALL_MS}, 7 days unless set. */

@@ -49,6 +49,11 @@ public final class Settings {
         Long.toString(PipelineConfig.DEFAULT_MAX_STALL_MS),
         "the longest stall the pipeline resumes from without loss: retention of the files-written topic, bound of the orphan age");
     define(
+        "lakestream.commit.on.handoff",
+        ConfigDef.Type.BOOLEAN,
+        "true",
+        "commit the stream thread's transaction as soon as a stage hands work to the next, not at the next commit.interval.ms");
+    define(
         "lakestream.metrics.port",
         ConfigDef.Type.INT,
         null,

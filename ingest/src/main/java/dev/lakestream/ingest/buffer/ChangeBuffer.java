@@ -1,5 +1,6 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ChangeOp;
@@ -90,6 +91,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private static final long PROGRESS_EVERY_MS = 10_000;
 
   private final IngestConfig config;
+  private final boolean commitOnHandoff;
   private final TableManager tables;
   private final IngestMetrics metrics;
   private final MeterRegistry meters;
@@ -144,6 +146,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       MeterRegistry meters,
       SourceTopicIds sourceTopicIds) {
     this.config = config;
+    this.commitOnHandoff = config.pipeline().commitOnHandoff();
     this.sourceTopicIds = sourceTopicIds;
     this.tables = tables;
     this.meters = meters;
@@ -660,6 +663,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       context.forward(
           new Record<Object, Object>(flushed.event().table(), flushed.event(), nowMs),
           FILES_WRITTEN_CHILD);
+      handedOff();
       progressFlushes++;
     }
     batches.clear(batch);
@@ -701,6 +705,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     FilesWritten written =
         flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
+    handedOff();
     batches.clear(batch);
     ended(batch);
   }
@@ -778,6 +783,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       topicIds.put(prefix, id);
     }
     return id.isEmpty() ? null : id;
+  }
+
+  /**
+   * A batch went to the committer: the transaction is committed at once ({@link
+   * PipelineConfig#commitOnHandoff()}), since the committer reads the batch only then.
+   */
+  private void handedOff() {
+    if (commitOnHandoff) {
+      context.commit();
+    }
   }
 
   private void deadLetter(

@@ -220,6 +220,11 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       }
     }
     done.forwards().forEach(context::forward);
+    if (!done.forwards().isEmpty() && config.pipeline().commitOnHandoff()) {
+      // Sync reads the realtime-commit events once this transaction commits: at once, not at the
+      // next commit interval.
+      context.commit();
+    }
     for (String table : done.deferredTables()) {
       pendingPerTable.merge(table, pendingOf(table).size(), Math::max);
     }

@@ -45,9 +45,17 @@ public final class Converter implements Processor<String, ConvertGroup, String, 
   private final Counter puffins;
   private final Timer time;
   private final Counter failures;
+  private final boolean commitOnHandoff;
   private ProcessorContext<String, ConvertResult> context;
 
-  public Converter(TableManager tables, FileConverter converter, MeterRegistry meters) {
+  /**
+   * @param commitOnHandoff commit the transaction as soon as a group's results are out ({@link
+   *     dev.lakestream.common.config.PipelineConfig#commitOnHandoff()}): the coordinator reads them
+   *     only then
+   */
+  public Converter(
+      TableManager tables, FileConverter converter, MeterRegistry meters, boolean commitOnHandoff) {
+    this.commitOnHandoff = commitOnHandoff;
     this.tables = tables;
     this.converter = converter;
     this.meters = meters;
@@ -100,6 +108,7 @@ public final class Converter implements Processor<String, ConvertGroup, String, 
             ConvertResult.failed(group.table(), group.cycleId(), task.dataFilePath(), error),
             context.currentSystemTimeMs()));
       }
+      handedOff();
       return;
     }
     time.record(Duration.ofNanos(System.nanoTime() - started));
@@ -122,10 +131,17 @@ public final class Converter implements Processor<String, ConvertGroup, String, 
     if (wrote) {
       puffins.increment();
     }
+    handedOff();
     LOG.debug(
         "Converted a group of {} data files of cycle {} of {}",
         results.size(),
         group.cycleId(),
         group.table());
+  }
+
+  private void handedOff() {
+    if (commitOnHandoff) {
+      context.commit();
+    }
   }
 }

@@ -324,6 +324,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
             .get()
             .forEach(lookup -> context.forward(
                 new Record<String, Object>(plan.table(), lookup, now), LOOKUPS_CHILD));
+        handedOff();
         return;
       }
     }
@@ -347,6 +348,18 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     }
     metrics.tasksSent.increment(tasks.size());
     metrics.groupsSent.increment(groups.size());
+    handedOff();
+  }
+
+  /**
+   * A cycle's lookups or tasks went out: the transaction is committed at once ({@link
+   * dev.lakestream.common.config.PipelineConfig#commitOnHandoff()}), since the key index and the
+   * converters read them only then.
+   */
+  private void handedOff() {
+    if (config.pipeline().commitOnHandoff()) {
+      context.commit();
+    }
   }
 
   private void finish(Table table, CyclePlan plan, List<ConvertResult> cycleResults) {

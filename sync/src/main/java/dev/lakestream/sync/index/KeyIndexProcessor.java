@@ -49,6 +49,7 @@ public final class KeyIndexProcessor
   private final TableManager tables;
   private final long bootstrapIntervalMs;
   private final long bootstrapBudgetMs;
+  private final boolean commitOnHandoff;
   private final Counter lookups;
   private final Counter keysIndexed;
   private final Counter deleteKeys;
@@ -64,8 +65,18 @@ public final class KeyIndexProcessor
   private ProcessorContext<String, IndexResult> context;
   private KeyIndex index;
 
+  /**
+   * @param commitOnHandoff commit the transaction as soon as a lookup's result is out ({@link
+   *     dev.lakestream.common.config.PipelineConfig#commitOnHandoff()}): the coordinator reads it
+   *     only then
+   */
   public KeyIndexProcessor(
-      TableManager tables, MeterRegistry meters, long bootstrapIntervalMs, long bootstrapBudgetMs) {
+      TableManager tables,
+      MeterRegistry meters,
+      long bootstrapIntervalMs,
+      long bootstrapBudgetMs,
+      boolean commitOnHandoff) {
+    this.commitOnHandoff = commitOnHandoff;
     this.tables = tables;
     this.bootstrapIntervalMs = bootstrapIntervalMs;
     this.bootstrapBudgetMs = bootstrapBudgetMs;
@@ -143,6 +154,9 @@ public final class KeyIndexProcessor
         result.unresolvedFiles().size(),
         result.keysIndexed());
     context.forward(new Record<>(lookup.table(), result, context.currentSystemTimeMs()));
+    if (commitOnHandoff) {
+      context.commit();
+    }
   }
 
   /** Indexes main's files that a partition of this store lacks, within the time budget. */

@@ -47,7 +47,8 @@ class ConverterTest {
 
       // This instance's converter loads the table in its first cycle, with the narrow key.
       TableManager tables = new TableManager(warehouse.catalog());
-      Converter converter = new Converter(tables, new FileConverter(), new SimpleMeterRegistry());
+      Converter converter =
+          new Converter(tables, new FileConverter(), new SimpleMeterRegistry(), true);
       MockProcessorContext<String, ConvertResult> context = new MockProcessorContext<>();
       context.setCurrentSystemTimeMs(1_000L);
       converter.init(context);
@@ -55,7 +56,11 @@ class ConverterTest {
       assertThat(context.forwarded())
           .singleElement()
           .satisfies(f -> assertThat(f.record().value().keysMatched()).isEqualTo(2));
+      assertThat(context.committed())
+          .as("the results handed to the coordinator ask for the transaction's commit")
+          .isTrue();
       context.resetForwards();
+      context.resetCommit();
 
       // Another instance widens the key (the source's ALTER COLUMN id TYPE bigint) and writes
       // files with the wider type.
