@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.testkit.CommitsThrough;
+import dev.lakestream.testkit.DelegatingCatalog;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.types.Types;
@@ -306,12 +306,11 @@ class TableManagerTest {
    * A catalog in which another writer creates {@link #ID} (a plain table, as Spark would) at the
    * moment the pipeline starts to build it, so the pipeline's create finds it there.
    */
-  private static final class CreatedMeanwhile implements Catalog {
-    private final Catalog delegate;
+  private static final class CreatedMeanwhile extends DelegatingCatalog {
     boolean created;
 
     CreatedMeanwhile(Catalog delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     @Override
@@ -321,26 +320,6 @@ class TableManagerTest {
         created = true;
       }
       return delegate.buildTable(id, schema);
-    }
-
-    @Override
-    public List<TableIdentifier> listTables(Namespace namespace) {
-      return delegate.listTables(namespace);
-    }
-
-    @Override
-    public boolean dropTable(TableIdentifier id, boolean purge) {
-      return delegate.dropTable(id, purge);
-    }
-
-    @Override
-    public void renameTable(TableIdentifier from, TableIdentifier to) {
-      delegate.renameTable(from, to);
-    }
-
-    @Override
-    public Table loadTable(TableIdentifier id) {
-      return delegate.loadTable(id);
     }
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.testkit.DelegatingCatalog;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
@@ -12,7 +13,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -20,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
@@ -157,15 +156,14 @@ class MaintenanceTest {
    * The warehouse's catalog, with the first load of one table held until the test releases it: a
    * run of that table that takes as long as the test likes.
    */
-  private static final class HoldingCatalog implements Catalog {
-    private final Catalog delegate;
+  private static final class HoldingCatalog extends DelegatingCatalog {
     private final TableIdentifier held;
     private final Map<TableIdentifier, AtomicInteger> loads = new ConcurrentHashMap<>();
     final CountDownLatch entered = new CountDownLatch(1);
     final CountDownLatch released = new CountDownLatch(1);
 
     HoldingCatalog(Catalog delegate, TableIdentifier held) {
-      this.delegate = delegate;
+      super(delegate);
       this.held = held;
     }
 
@@ -189,26 +187,6 @@ class MaintenanceTest {
         }
       }
       return delegate.loadTable(identifier);
-    }
-
-    @Override
-    public boolean tableExists(TableIdentifier identifier) {
-      return delegate.tableExists(identifier);
-    }
-
-    @Override
-    public List<TableIdentifier> listTables(Namespace namespace) {
-      return delegate.listTables(namespace);
-    }
-
-    @Override
-    public boolean dropTable(TableIdentifier identifier, boolean purge) {
-      return delegate.dropTable(identifier, purge);
-    }
-
-    @Override
-    public void renameTable(TableIdentifier from, TableIdentifier to) {
-      delegate.renameTable(from, to);
     }
   }
 }
