@@ -301,10 +301,11 @@ class PipelineOnKafkaTest {
 
   /**
    * Under exactly-once, a stage reads what the stage before it handed over (a batch written, a
-   * realtime commit announced, a cycle's tasks, their results) only once the transaction that
-   * wrote it commits. With {@code commit.interval.ms} at ten minutes, changes still reach main
-   * within the usual wait: each hand-off commits its transaction at once. Without that, the first
-   * batch would wait ten minutes for the committer to see it.
+   * realtime commit announced, a cycle's key lookups and their answers, its tasks and their
+   * results) only once the transaction that wrote it commits. With {@code commit.interval.ms} at
+   * ten minutes, changes still reach main within the usual wait: each hand-off commits its
+   * transaction at once. Without that, the first batch would wait ten minutes for the committer
+   * to see it. Sync resolves with the key index, whose cycles cross every hand-off there is.
    */
   @Test
   void everyHandOffCommitsWithoutWaitingForTheCommitInterval() throws Exception {
@@ -315,6 +316,7 @@ class PipelineOnKafkaTest {
     shared.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "600000");
     // A transaction may stay open until the interval or a hand-off; the broker allows 15 minutes.
     shared.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), "900000");
+    shared.put(SyncConfig.RESOLVER, "index");
     TableIdentifier id = TableIdentifier.of("inventory", "handoffs");
     try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-4"));
         StreamsApp sync = SyncApp.create(config(shared, "sync-4"));

@@ -64,6 +64,7 @@ public final class Maintenance implements AutoCloseable {
   private final Counter orphansRemoved;
   private final Counter orphanBytesRemoved;
   private final Counter failures;
+  private final Counter runs;
   private final Timer compactionTime;
   private final Timer expiryTime;
   private final Timer orphanTime;
@@ -100,6 +101,7 @@ public final class Maintenance implements AutoCloseable {
     this.orphansRemoved = meters.counter("lakestream.maintenance.orphans.removed");
     this.orphanBytesRemoved = meters.counter("lakestream.maintenance.orphans.bytes.removed");
     this.failures = meters.counter("lakestream.maintenance.failures");
+    this.runs = meters.counter("lakestream.maintenance.runs");
     this.compactionTime =
         meters.timer("lakestream.maintenance.duration", "operation", "compaction");
     this.expiryTime = meters.timer("lakestream.maintenance.duration", "operation", "expiry");
@@ -145,6 +147,7 @@ public final class Maintenance implements AutoCloseable {
           LOG.warn("Maintenance of {} failed; it is tried again at the next check", table, e);
         } finally {
           running.remove(table);
+          runs.increment(); // after: a run counted is one whose table may run again
         }
       });
     } catch (RuntimeException e) {
