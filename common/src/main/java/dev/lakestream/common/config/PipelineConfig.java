@@ -199,8 +199,8 @@ public final class PipelineConfig {
 
   /**
    * {@link #COMMIT_ON_HANDOFF}, on unless set: a processor that hands work to the next stage through
-   * a topic (a batch written, a realtime commit announced, a cycle's tasks sent, their results)
-   * asks Kafka Streams to commit its transaction at once. Under exactly-once the next stage reads
+   * a topic (a batch written, a realtime commit announced, a cycle's key lookups or tasks sent,
+   * their results) asks Kafka Streams to commit its transaction at once. Under exactly-once the next stage reads
    * the records only once the transaction commits; without the request they wait for the next
    * {@code commit.interval.ms}, at every hand-off on a change's way to main.
    */

@@ -29,11 +29,10 @@ import org.slf4j.LoggerFactory;
  * coordinator asks for a check of each of its tables on its timer; the work runs on this object's
  * own threads ({@link MaintenanceConfig#threads()}), never on a stream thread, so sync cycles and
  * ingest go on while it runs. Each table has at most one run in flight; runs of different tables
- * wait for a free thread, and the time they wait is measured ({@code
- * lakestream.maintenance.wait}), so that a long compaction of one table holding up the others
- * shows. Another instance taking the table over after a rebalance may
- * overlap a run still going here: Iceberg's commit validation lets only one compaction of the same
- * files commit, and the other's files are deleted.
+ * wait for a free thread, and the time they wait is measured ({@code lakestream.maintenance.wait}),
+ * so that a long compaction of one table holding up the others shows. Another instance taking the
+ * table over after a rebalance may overlap a run still going here: Iceberg's commit validation lets
+ * only one compaction of the same files commit, and the other's files are deleted.
  */
 public final class Maintenance implements AutoCloseable {
 
