@@ -3,6 +3,7 @@ package dev.lakestream.benchmarks;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
+import dev.lakestream.embedded.Folders;
 import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.testkit.KeyFiles;
@@ -13,7 +14,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -83,9 +83,9 @@ public final class MaintenanceThreadsBenchmark {
   /** Builds {@code tables} tables anew, runs their maintenance on {@code threads}; the row. */
   private static Object[] measure(
       boolean s3, int run, int tables, int batches, int keys, int threads) throws Exception {
-    Object[] row;
     Path dir = Files.createTempDirectory("maintenance-bench");
     ObjectStoreServer store = s3 ? ObjectStoreServer.start() : null;
+    Catalog catalog = null;
     try {
       Map<String, String> props = new LinkedHashMap<>();
       if (store != null) {
@@ -93,7 +93,7 @@ public final class MaintenanceThreadsBenchmark {
       } else {
         props.put("warehouse", dir.toString());
       }
-      Catalog catalog = CatalogLoader.load("bench", props);
+      catalog = CatalogLoader.load("bench", props);
       List<TableIdentifier> ids = new ArrayList<>();
       for (int t = 0; t < tables; t++) {
         ids.add(backlog(catalog, TableIdentifier.of("bench", "t" + t), batches, keys, t));
@@ -137,7 +137,7 @@ public final class MaintenanceThreadsBenchmark {
         System.out.printf(
             "  %s: realtime holds %,d rows in its files after the compaction%n", id, rows);
       }
-      row = new Object[] {
+      return new Object[] {
         threads,
         s3 ? "S3 (the tests' server)" : "local disk",
         tables + " x " + batches,
@@ -151,18 +151,15 @@ public final class MaintenanceThreadsBenchmark {
         Report.ms(compaction.mean(TimeUnit.MILLISECONDS)) + " / "
             + Report.ms(compaction.max(TimeUnit.MILLISECONDS))
       };
+    } finally {
       if (catalog instanceof AutoCloseable closeable) {
         closeable.close();
       }
-    } finally {
       if (store != null) {
         store.close();
       }
-      try (var paths = Files.walk(dir)) {
-        paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      Folders.delete(dir);
     }
-    return row;
   }
 
   /** Runs ended. */
