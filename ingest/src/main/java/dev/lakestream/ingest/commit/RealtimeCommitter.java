@@ -79,6 +79,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
 
   private final IngestConfig config;
+  private final boolean commitOnHandoff;
   private final TableManager tables;
   private final RealtimeMetrics metrics;
 
@@ -101,6 +102,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       Health health,
       SourceTopicIds topicIds) {
     this.config = config;
+    this.commitOnHandoff = config.pipeline().commitOnHandoff();
     this.topicIds = topicIds;
     this.tables = tables;
     this.health = health;
@@ -220,7 +222,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       }
     }
     done.forwards().forEach(context::forward);
-    if (!done.forwards().isEmpty() && config.pipeline().commitOnHandoff()) {
+    if (!done.forwards().isEmpty() && commitOnHandoff) {
       // Sync reads the realtime-commit events once this transaction commits: at once, not at the
       // next commit interval.
       context.commit();

@@ -78,6 +78,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private static final Logger LOG = LoggerFactory.getLogger(CycleCoordinator.class);
 
   private final SyncConfig config;
+  private final boolean commitOnHandoff;
   private final TableManager tables;
   private final Maintenance maintenance;
   private final Health health;
@@ -95,6 +96,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
       Maintenance maintenance,
       Health health) {
     this.config = config;
+    this.commitOnHandoff = config.pipeline().commitOnHandoff();
     this.tables = tables;
     this.maintenance = maintenance;
     this.health = health;
@@ -357,7 +359,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
    * converters read them only then.
    */
   private void handedOff() {
-    if (config.pipeline().commitOnHandoff()) {
+    if (commitOnHandoff) {
       context.commit();
     }
   }
