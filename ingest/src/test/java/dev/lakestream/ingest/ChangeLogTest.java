@@ -3,7 +3,10 @@ package dev.lakestream.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
@@ -17,10 +20,14 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
@@ -125,6 +132,96 @@ class ChangeLogTest {
               r -> assertThat(((String) r.getField("before")).length()).isGreaterThan(20_000_001));
       assertThat(log).hasSize(6);
     }
+  }
+
+  @Test
+  void aSourceTableNamedLikeTheChangeLogIsNeverWrittenLogRows() throws Exception {
+    // A schema with customers and customers_changelog, the second mirrored first: the change log
+    // of customers cannot be kept, and customers' changes go to the dead-letter topic saying so.
+    TestTable customers = TestTable.wide("inventory", "customers");
+    TestTable named = TestTable.plain("inventory", "customers_changelog");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic(), named.topic()),
+        Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      ingest.send(new ChangeStreamGenerator(named, 94).next(60), true);
+      ingest.flushAndCommit();
+      List<Change> refused = new ChangeStreamGenerator(customers, 95).next(20);
+      ingest.send(refused, true);
+      ingest.flushAndCommit();
+
+      assertThat(ingest.realtimeDiffersFromModel(named))
+          .as("the mirrored customers_changelog, with no change-log row written into it")
+          .isNull();
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters)
+          .hasSize((int) refused.stream().filter(c -> !c.isTombstone()).count());
+      assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(customers.topic());
+      assertThat(header(letters.get(0), DeadLetters.REASON))
+          .contains("inventory.customers_changelog is a table the pipeline mirrors")
+          .contains(IngestConfig.CHANGELOG_TABLES);
+    }
+  }
+
+  @Test
+  void aChangeLogIsNeverTakenOverAsTheMirrorOfASourceTableOfItsName() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    TestTable named = TestTable.plain("inventory", "customers_changelog");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic(), named.topic()),
+        Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      List<Change> logged = new ChangeStreamGenerator(customers, 96).next(60);
+      ingest.send(logged, true);
+      ingest.flushAndCommit();
+      List<Change> refused = new ChangeStreamGenerator(named, 97).next(20);
+      ingest.send(refused, true);
+      ingest.flushAndCommit();
+
+      Table log = ingest.table(ChangeLog.of(TABLE));
+      assertThat(log.refs()).as("the change log's branches").doesNotContainKey(Branches.REALTIME);
+      assertThat(log.properties())
+          .doesNotContainKey(TableManager.MANAGED)
+          .containsEntry(ChangeLogTables.LOG_OF, "inventory.customers");
+      assertThat(read(ingest, ChangeLog.of(TABLE)))
+          .as("the change log holds customers' changes only")
+          .hasSize((int) logged.stream().filter(c -> !c.isTombstone()).count());
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters)
+          .hasSize((int) refused.stream().filter(c -> !c.isTombstone()).count());
+      assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(named.topic());
+      assertThat(header(letters.get(0), DeadLetters.REASON))
+          .contains("is the change log of inventory.customers, not a table to mirror");
+    }
+  }
+
+  @Test
+  void aChangeLogOfAnEarlierVersionIsMarkedAndKeptOn() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      // As versions before the mark created it: the same columns, no property naming its table.
+      ingest
+          .catalog()
+          .buildTable(ChangeLog.of(TABLE), ChangeLogTables.SCHEMA)
+          .withPartitionSpec(PartitionSpec.unpartitioned())
+          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .create();
+      List<Change> changes = new ChangeStreamGenerator(customers, 98).next(60);
+      ingest.send(changes, true);
+      ingest.flushAndCommit();
+
+      assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
+      assertThat(ingest.table(ChangeLog.of(TABLE)).properties())
+          .containsEntry(ChangeLogTables.LOG_OF, "inventory.customers");
+      assertThat(read(ingest, ChangeLog.of(TABLE)))
+          .hasSize((int) changes.stream().filter(c -> !c.isTombstone()).count());
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
+    }
+  }
+
+  private static String header(TestRecord<byte[], byte[]> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private static String keyJson(Change c) {

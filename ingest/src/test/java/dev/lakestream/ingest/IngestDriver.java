@@ -208,6 +208,11 @@ final class IngestDriver implements AutoCloseable {
     return readerCatalog.loadTable(id);
   }
 
+  /** The warehouse's catalog, as another writer (or an earlier version) would use it. */
+  Catalog catalog() {
+    return readerCatalog;
+  }
+
   /** Drops the table from the catalog, as an operator would (its files stay). */
   void dropTable(TableIdentifier id) {
     readerCatalog.dropTable(id, false);

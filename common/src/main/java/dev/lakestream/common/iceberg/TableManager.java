@@ -329,9 +329,18 @@ public final class TableManager {
   /**
    * A table created outside the pipeline, or by an earlier version, is marked managed, gets the
    * {@link #COMMIT_RETRY} properties it does not set, and its {@code realtime} branch from {@code
-   * main}.
+   * main}. A change log ({@link ChangeLogTables}) is never taken over: a source table named like one
+   * is refused.
    */
   private static Table withRealtimeBranch(TableIdentifier id, Table table) {
+    if (ChangeLogTables.isLog(table)) {
+      String of = table.properties().get(ChangeLogTables.LOG_OF);
+      throw new BadChangeException("table " + id + " is the change log of "
+          + (of != null ? of : "a table (made by an earlier version)")
+          + ", not a table to mirror: map this source table's topic to another name"
+          + " (ingest.table.name.regex and ingest.table.name.replacement), or stop keeping that"
+          + " change log (ingest.changelog.tables) and drop it");
+    }
     Map<String, String> missing = new TreeMap<>();
     if (!"true".equals(table.properties().get(MANAGED))) {
       missing.put(MANAGED, "true");

@@ -48,13 +48,6 @@ public final class TableNaming {
     this.bySource = bySource;
   }
 
-  /** The bronze change log of {@code table}: {@code namespace.<table>_changelog}. */
-  public static TableIdentifier changelogOf(TableIdentifier table) {
-    return TableIdentifier.of(table.namespace(), table.name() + CHANGELOG_SUFFIX);
-  }
-
-  public static final String CHANGELOG_SUFFIX = "_changelog";
-
   public static TableNaming debeziumDefault() {
     return new TableNaming(DEFAULT_REGEX, DEFAULT_REPLACEMENT, true);
   }

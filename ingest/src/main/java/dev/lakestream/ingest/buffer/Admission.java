@@ -182,6 +182,9 @@ final class Admission {
       return Optional.empty();
     }
     boolean log = logged.computeIfAbsent(id, config::changelogFor);
+    if (log) {
+      ChangeLog.ensure(tables, id); // its row is logged too
+    }
     return Optional.of(new Admitted(id, event, log, null, null));
   }
 

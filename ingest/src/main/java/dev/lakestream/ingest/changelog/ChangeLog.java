@@ -4,10 +4,12 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.TableManager;
-import dev.lakestream.common.iceberg.TableNaming;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
+import dev.lakestream.ingest.IngestConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -24,11 +26,11 @@ import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,25 +42,7 @@ import org.slf4j.LoggerFactory;
 public final class ChangeLog {
 
   /** The change log's columns. */
-  public static final Schema SCHEMA = new Schema(
-      Types.NestedField.required(1, "op", Types.StringType.get(), "c, u, d or r (snapshot read)"),
-      Types.NestedField.required(2, "key", Types.StringType.get(), "the primary key, JSON"),
-      Types.NestedField.optional(
-          3, "before", Types.StringType.get(), "the row before the change, Debezium JSON"),
-      Types.NestedField.optional(
-          4, "after", Types.StringType.get(), "the row after the change, Debezium JSON"),
-      Types.NestedField.optional(
-          5,
-          "source_position",
-          Types.StringType.get(),
-          "where in the source: lsn or binlog position"),
-      Types.NestedField.optional(
-          6, "source_ts_ms", Types.LongType.get(), "source commit time, ms since epoch"),
-      Types.NestedField.required(
-          7, "snapshot", Types.BooleanType.get(), "read by a connector snapshot"),
-      Types.NestedField.required(8, "kafka_topic", Types.StringType.get()),
-      Types.NestedField.required(9, "kafka_partition", Types.IntegerType.get()),
-      Types.NestedField.required(10, "kafka_offset", Types.LongType.get()));
+  public static final Schema SCHEMA = ChangeLogTables.SCHEMA;
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangeLog.class);
   /**
@@ -74,17 +58,21 @@ public final class ChangeLog {
   private ChangeLog() {}
 
   public static TableIdentifier of(TableIdentifier table) {
-    return TableNaming.changelogOf(table);
+    return ChangeLogTables.of(table);
   }
 
   /**
    * The change log of {@code table}, created when missing (a creation race is fine). Once loaded it
-   * comes from the table manager's cache, so calling this per change costs nothing.
+   * comes from the table manager's cache, so calling this per change costs nothing. A table of that
+   * name that is not {@code table}'s change log (a mirrored source table named so) is refused with
+   * a {@link BadChangeException}: the change lands in the dead-letter topic, and no log row is ever
+   * written into that table.
    */
   public static Table ensure(TableManager tables, TableIdentifier table) {
     TableIdentifier id = of(table);
+    Table log;
     try {
-      return tables.table(id);
+      log = tables.table(id);
     } catch (NoSuchTableException missing) {
       try {
         Catalog.TableBuilder builder = tables.catalog().buildTable(id, SCHEMA);
@@ -95,13 +83,41 @@ public final class ChangeLog {
             .withProperty(TableProperties.FORMAT_VERSION, "3")
             .withProperty(TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true")
             .withProperty(TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, "50")
+            .withProperty(ChangeLogTables.LOG_OF, table.toString())
             .create();
         LOG.info("Created change log {} of {}", id, table);
       } catch (AlreadyExistsException raced) {
-        // Another task created it first.
+        // Another task created it first (or another table has the name: checked below).
       }
-      return tables.table(id);
+      log = tables.table(id);
     }
+    return checked(log, id, table);
+  }
+
+  /** {@code log} when it is {@code table}'s change log; an earlier version's log is marked so. */
+  private static Table checked(Table log, TableIdentifier id, TableIdentifier table) {
+    String of = log.properties().get(ChangeLogTables.LOG_OF);
+    if (table.toString().equals(of)) {
+      return log;
+    }
+    if (of == null && ChangeLogTables.unmarkedLog(log)) {
+      try {
+        log.updateProperties().set(ChangeLogTables.LOG_OF, table.toString()).commit();
+        LOG.info("Change log {} of an earlier version: marked as the change log of {}", id, table);
+      } catch (CommitFailedException e) {
+        log.refresh(); // another task marked it; still the log of this table by its shape
+      }
+      return log;
+    }
+    String what = of != null
+        ? "the change log of " + of
+        : TableManager.isManaged(log) || log.properties().containsKey(TableManager.MANAGED)
+            ? "a table the pipeline mirrors (a source table of that name)"
+            : "a table made outside the pipeline";
+    throw new BadChangeException("table " + id + " is " + what + ", not the change log of " + table
+        + ", so the change log of " + table + " cannot be kept: leave " + table + " out of "
+        + IngestConfig.CHANGELOG_TABLES + ", or map the other source table's topic to another"
+        + " name (ingest.table.name.regex and ingest.table.name.replacement)");
   }
 
   /** One change-log row. */

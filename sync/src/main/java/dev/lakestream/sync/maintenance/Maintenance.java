@@ -1,7 +1,7 @@
 package dev.lakestream.sync.maintenance;
 
 import dev.lakestream.common.iceberg.Branches;
-import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.common.iceberg.ChangeLogTables;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -180,11 +180,15 @@ public final class Maintenance implements AutoCloseable {
    * expire by realtime's retention (the newest carrying ingest's offsets is always kept).
    */
   private void maintainChangeLog(TableIdentifier table, long nowMs) {
-    TableIdentifier id = TableNaming.changelogOf(table);
+    TableIdentifier id = ChangeLogTables.of(table);
     if (!catalog.tableExists(id)) {
       return;
     }
     Table log = catalog.loadTable(id);
+    if (!ChangeLogTables.isLogOf(log, table)) {
+      // A table of its own with that name (a source table called so): maintained as itself.
+      return;
+    }
     compact(log, SnapshotRef.MAIN_BRANCH, nowMs);
     expire(log, config.realtimeRetention(), config.realtimeRetention(), nowMs);
   }
