@@ -56,6 +56,13 @@ final class PostgresPipeline implements AutoCloseable {
    */
   static PostgresPipeline start(Map<String, String> settings, String... statements)
       throws Exception {
+    return start(settings, Map.of(), statements);
+  }
+
+  /** As {@link #start(Map, String...)}, with {@code apps} added to both apps' settings. */
+  static PostgresPipeline start(
+      Map<String, String> settings, Map<String, String> apps, String... statements)
+      throws Exception {
     List<AutoCloseable> started = new ArrayList<>();
     try {
       EmbeddedKafka kafka = keep(started, EmbeddedKafka.start());
@@ -67,6 +74,9 @@ final class PostgresPipeline implements AutoCloseable {
       postgres.execute(statements);
       TemporaryWarehouse warehouse = keep(started, new TemporaryWarehouse());
       PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
+      for (Map.Entry<String, String> setting : apps.entrySet()) {
+        shared = shared.with(setting.getKey(), setting.getValue());
+      }
       EmbeddedConnect connect = keep(started, EmbeddedConnect.start(kafka.bootstrapServers()));
       StreamsApp ingest =
           keep(started, IngestApp.create(PostgresEndToEndTest.app(shared, "ingest")));

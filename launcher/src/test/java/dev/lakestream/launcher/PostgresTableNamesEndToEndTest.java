@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * Debezium and Kafka: a {@code topic.prefix} with a dot, a table whose name has a dot, one whose
  * name has a space, and quoted columns of mixed case, with dots, dashes, spaces, a reserved word and
  * a letter outside ASCII. Each table equals {@code SELECT *} through inserts, updates and deletes,
- * under the name the README gives.
+ * under the name the README gives. A source table named like another table's change log is that
+ * table's mirror, whatever maintenance runs.
  */
 class PostgresTableNamesEndToEndTest {
 
@@ -42,6 +43,56 @@ class PostgresTableNamesEndToEndTest {
       Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("dot_ted", "Order_Items", "Mixed"));
     }
+  }
+
+  @Test
+  void aSourceTableNamedLikeAnotherTablesChangeLogIsMaintainedAsTheMirrorItIs() throws Exception {
+    // orders and orders_changelog in one schema, no change log kept: orders' maintenance must not
+    // take orders_changelog for its change log and compact its main, whose deletion vectors that
+    // compaction would not apply (the deleted rows would come back on main).
+    try (PostgresPipeline p = PostgresPipeline.start(
+        Map.of(),
+        Map.of(
+            "sync.maintenance.check.interval.ms", "500",
+            "sync.maintenance.compaction.min-small-files", "3"),
+        "CREATE TABLE inventory.orders (id int PRIMARY KEY, v text)",
+        "CREATE TABLE inventory.orders_changelog (id int PRIMARY KEY, v text)",
+        "INSERT INTO inventory.orders SELECT g, 'v' || g FROM generate_series(1, 40) g",
+        "INSERT INTO inventory.orders_changelog SELECT g, 'v' || g FROM generate_series(1, 40) g")) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> ordersDiffer(p));
+      for (int round = 0; round < 6; round++) {
+        // Each round a batch of its own: small files on both tables, deletes on main as vectors.
+        p.postgres.execute(
+            "DELETE FROM inventory.orders_changelog WHERE id % 6 = " + round,
+            "UPDATE inventory.orders SET v = v || '+' WHERE id % 6 = " + round,
+            "INSERT INTO inventory.orders_changelog VALUES (" + (100 + round) + ", 'new')");
+        Eventually.noDifference(Duration.ofSeconds(120), () -> ordersDiffer(p));
+      }
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "sync's maintenance to have compacted realtime of both tables",
+          () -> compactions(p) >= 2);
+      p.postgres.execute("UPDATE inventory.orders SET v = v || '!' WHERE id = 1");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> ordersDiffer(p));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("orders", "orders_changelog"));
+    }
+  }
+
+  private static double compactions(PostgresPipeline p) {
+    return p.sync.meters().find("lakestream.maintenance.compactions").counters().stream()
+        .mapToDouble(c -> c.count())
+        .sum();
+  }
+
+  private static String ordersDiffer(PostgresPipeline p) throws Exception {
+    String diff = p.differs(
+        "SELECT * FROM inventory.orders", TableIdentifier.of("inventory", "orders"), List.of("id"));
+    return diff != null
+        ? diff
+        : p.differs(
+            "SELECT * FROM inventory.orders_changelog",
+            TableIdentifier.of("inventory", "orders_changelog"),
+            List.of("id"));
   }
 
   /** Null when realtime and main of every table equal SELECT * of its source; else what differs. */
