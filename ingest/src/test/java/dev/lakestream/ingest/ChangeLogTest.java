@@ -11,6 +11,8 @@ import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.KeyFiles;
+import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -21,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -135,9 +138,10 @@ class ChangeLogTest {
   }
 
   @Test
-  void aSourceTableNamedLikeTheChangeLogIsNeverWrittenLogRows() throws Exception {
-    // A schema with customers and customers_changelog, the second mirrored first: the change log
-    // of customers cannot be kept, and customers' changes go to the dead-letter topic saying so.
+  void aSourceTableNamedLikeTheChangeLogKeepsItsNameAndTheTableIsMirroredWithoutALog()
+      throws Exception {
+    // A schema with customers and customers_changelog, the second mirrored first: customers is
+    // mirrored all the same, without its change log, and no log row is written into the mirror.
     TestTable customers = TestTable.wide("inventory", "customers");
     TestTable named = TestTable.plain("inventory", "customers_changelog");
     try (IngestDriver ingest = new IngestDriver(
@@ -145,20 +149,48 @@ class ChangeLogTest {
         Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
       ingest.send(new ChangeStreamGenerator(named, 94).next(60), true);
       ingest.flushAndCommit();
-      List<Change> refused = new ChangeStreamGenerator(customers, 95).next(20);
-      ingest.send(refused, true);
+      List<Change> unlogged = new ChangeStreamGenerator(customers, 95).next(80);
+      ingest.send(unlogged.subList(0, 40), true);
+      ingest.flushAndCommit();
+      ingest.send(unlogged.subList(40, 80), true);
       ingest.flushAndCommit();
 
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
       assertThat(ingest.realtimeDiffersFromModel(named))
-          .as("the mirrored customers_changelog, with no change-log row written into it")
+          .as("the mirrored customers_changelog's realtime")
           .isNull();
-      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
-      assertThat(letters)
-          .hasSize((int) refused.stream().filter(c -> !c.isTombstone()).count());
-      assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(customers.topic());
-      assertThat(header(letters.get(0), DeadLetters.REASON))
-          .contains("inventory.customers_changelog is a table the pipeline mirrors")
-          .contains(IngestConfig.CHANGELOG_TABLES);
+      assertThat(TableRows.read(ingest.table(named), SnapshotRef.MAIN_BRANCH))
+          .as("main of the mirrored customers_changelog, where change-log rows would go")
+          .isEmpty();
+      assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
+      assertThat(ingest.counter("lakestream.ingest.changelog.skipped"))
+          .isEqualTo(unlogged.stream().filter(c -> !c.isTombstone()).count());
+    }
+  }
+
+  @Test
+  void rowsFlushedForALogThatIsThenReplacedByAnotherTableAreNotAppendedToIt() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      ingest.send(new ChangeStreamGenerator(customers, 99).next(60), true);
+      ingest.flushOnly();
+      // Between the flush and its commit the log is dropped and a mirror made in its place.
+      ingest.dropTable(ChangeLog.of(TABLE));
+      Table replaced = ingest
+          .catalog()
+          .buildTable(ChangeLog.of(TABLE), KeyFiles.ID_NAME)
+          .withPartitionSpec(PartitionSpec.unpartitioned())
+          .withProperty(TableProperties.FORMAT_VERSION, "3")
+          .withProperty(TableManager.MANAGED, "true")
+          .create();
+      ingest.commitOnly();
+
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
+      replaced.refresh();
+      assertThat(replaced.currentSnapshot())
+          .as("a snapshot of the table that replaced the change log")
+          .isNull();
     }
   }
 

@@ -12,6 +12,7 @@ import dev.lakestream.common.schema.RowConverter;
 import dev.lakestream.common.schema.RowShape;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLog;
+import io.micrometer.core.instrument.Counter;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -84,11 +85,13 @@ final class Admission {
   /** Shapes (the resolver returns one instance per schema) each table already holds. */
   private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
 
-  private final Map<TableIdentifier, Boolean> logged = new HashMap<>();
+  private final Map<TableIdentifier, Logging> logged = new HashMap<>();
+  private final Counter changelogSkipped;
 
-  Admission(IngestConfig config, TableManager tables) {
+  Admission(IngestConfig config, TableManager tables, Counter changelogSkipped) {
     this.config = config;
     this.tables = tables;
+    this.changelogSkipped = changelogSkipped;
     this.naming = config.tableNaming();
   }
 
@@ -146,11 +149,7 @@ final class Admission {
     } catch (RuntimeException e) {
       throw new BadChangeException("cannot convert the record to table " + id + ": " + e, e);
     }
-    boolean log = logged.computeIfAbsent(id, config::changelogFor);
-    if (log) {
-      ChangeLog.ensure(tables, id);
-    }
-    return Optional.of(new Admitted(id, event, log, rowType, row));
+    return Optional.of(new Admitted(id, event, logs(id), rowType, row));
   }
 
   /**
@@ -181,11 +180,38 @@ final class Admission {
           event.source().describe());
       return Optional.empty();
     }
-    boolean log = logged.computeIfAbsent(id, config::changelogFor);
-    if (log) {
-      ChangeLog.ensure(tables, id); // its row is logged too
+    return Optional.of(new Admitted(id, event, logs(id), null, null));
+  }
+
+  /**
+   * Whether the changes of {@code id} go to its change log: the table is listed in {@code
+   * ingest.changelog.tables}, and its log's name is not another table's ({@link ChangeLog#ensure},
+   * asked once per table in a task's run). A listed table's change that is not logged is counted.
+   */
+  private boolean logs(TableIdentifier id) {
+    Logging logging = logging(id);
+    if (logging == Logging.SKIPPED) {
+      changelogSkipped.increment();
     }
-    return Optional.of(new Admitted(id, event, log, null, null));
+    return logging == Logging.LOGGED;
+  }
+
+  private Logging logging(TableIdentifier id) {
+    Logging known = logged.get(id);
+    if (known == null) {
+      known = !config.changelogFor(id)
+          ? Logging.NONE
+          : ChangeLog.ensure(tables, id).isPresent() ? Logging.LOGGED : Logging.SKIPPED;
+      logged.put(id, known);
+    }
+    return known;
+  }
+
+  /** Whether a table keeps a change log: not listed, listed and logged, listed but its log's name taken. */
+  private enum Logging {
+    NONE,
+    LOGGED,
+    SKIPPED
   }
 
   private Table ensure(TableIdentifier id, RowShape shape) {

@@ -396,7 +396,6 @@ final class BatchFlusher {
     String logName = null;
     List<DataFileJson> logFiles = List.of();
     if (config.changelogFor(id)) {
-      Table log = ChangeLog.ensure(tables, id);
       List<Record> logRows = new ArrayList<>();
       List<String> logKeys = new ArrayList<>();
       try (KeyValueIterator<String, BufferedChange> it =
@@ -411,10 +410,17 @@ final class BatchFlusher {
         }
       }
       logKeys.forEach(k -> changelog.put(k, null)); // a delete that does not read first
-      logName = ChangeLog.of(id).toString();
       if (!logRows.isEmpty()) {
-        var logFile = ChangeLog.write(log, logRows, batch.partition, taskId);
-        logFiles = List.of(DataFileJson.of(logFile, log.specs()));
+        // Admitted as logged; the name is checked again here (a batch an earlier version kept in
+        // its stores was never admitted by this run).
+        Optional<Table> log = ChangeLog.ensure(tables, id);
+        if (log.isPresent()) {
+          logName = ChangeLog.of(id).toString();
+          var logFile = ChangeLog.write(log.get(), logRows, batch.partition, taskId);
+          logFiles = List.of(DataFileJson.of(logFile, log.get().specs()));
+        } else {
+          metrics.changelogSkipped.increment(logRows.size());
+        }
       }
     }
     metrics.filesWritten.increment(

@@ -151,7 +151,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.tables = tables;
     this.meters = meters;
     this.metrics = new IngestMetrics(meters);
-    this.admission = new Admission(config, tables);
+    this.admission = new Admission(config, tables, metrics.changelogSkipped);
     this.unavailable = new UnavailableValues(config.unavailableValuePlaceholder());
     this.flusher = new BatchFlusher(config, tables, admission, unavailable, metrics);
   }
@@ -733,7 +733,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       Table table = tables.refresh(id);
       long offset = ofThisTopic(SourceOffsets.of(table, Branches.REALTIME), id, topic, partition);
       if (logged) {
-        Table log = ChangeLog.ensure(tables, id);
+        // Admission found the log (a change is logged only then): a table of that name now.
+        Table log = tables.table(ChangeLog.of(id));
         log.refresh();
         offset = Math.max(
             offset,

@@ -18,6 +18,9 @@ final class IngestMetrics {
   final Counter topicRecreated;
 
   final Counter deadLettered;
+  /** Changes of a table listed to keep a change log not logged: the log's name is another table's. */
+  final Counter changelogSkipped;
+
   final Counter flushes;
   final Counter rowsWritten;
   final Counter keysWritten;
@@ -50,6 +53,7 @@ final class IngestMetrics {
     alreadyCommitted = meters.counter("lakestream.ingest.already.committed");
     topicRecreated = meters.counter("lakestream.ingest.source.topic.recreated");
     deadLettered = meters.counter("lakestream.ingest.dead.letters");
+    changelogSkipped = meters.counter("lakestream.ingest.changelog.skipped");
     flushes = meters.counter("lakestream.ingest.flushes");
     rowsWritten = meters.counter("lakestream.ingest.rows.written");
     keysWritten = meters.counter("lakestream.ingest.delete.keys.written");

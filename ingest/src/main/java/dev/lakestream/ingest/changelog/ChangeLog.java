@@ -4,15 +4,14 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
-import dev.lakestream.ingest.IngestConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
@@ -26,7 +25,6 @@ import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
-import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.FileWriterFactory;
@@ -62,13 +60,12 @@ public final class ChangeLog {
   }
 
   /**
-   * The change log of {@code table}, created when missing (a creation race is fine). Once loaded it
-   * comes from the table manager's cache, so calling this per change costs nothing. A table of that
-   * name that is not {@code table}'s change log (a mirrored source table named so) is refused with
-   * a {@link BadChangeException}: the change lands in the dead-letter topic, and no log row is ever
-   * written into that table.
+   * The change log of {@code table}, created when missing (a creation race is fine); empty, with a
+   * warning, when a table of that name is not {@code table}'s change log (a mirrored source table
+   * named so): no log row is ever written into it, and {@code table} is mirrored without its log.
+   * Once loaded the log comes from the table manager's cache.
    */
-  public static Table ensure(TableManager tables, TableIdentifier table) {
+  public static Optional<Table> ensure(TableManager tables, TableIdentifier table) {
     TableIdentifier id = of(table);
     Table log;
     try {
@@ -95,29 +92,35 @@ public final class ChangeLog {
   }
 
   /** {@code log} when it is {@code table}'s change log; an earlier version's log is marked so. */
-  private static Table checked(Table log, TableIdentifier id, TableIdentifier table) {
+  private static Optional<Table> checked(Table log, TableIdentifier id, TableIdentifier table) {
     String of = log.properties().get(ChangeLogTables.LOG_OF);
     if (table.toString().equals(of)) {
-      return log;
+      return Optional.of(log);
     }
     if (of == null && ChangeLogTables.unmarkedLog(log)) {
       try {
         log.updateProperties().set(ChangeLogTables.LOG_OF, table.toString()).commit();
         LOG.info("Change log {} of an earlier version: marked as the change log of {}", id, table);
-      } catch (CommitFailedException e) {
-        log.refresh(); // another task marked it; still the log of this table by its shape
+      } catch (RuntimeException e) {
+        // Recognised by its columns all the same; marked by another task, or at a later start.
+        LOG.warn("Change log {} of an earlier version could not be marked: {}", id, e.toString());
       }
-      return log;
+      return Optional.of(log);
     }
-    String what = of != null
-        ? "the change log of " + of
-        : TableManager.isManaged(log) || log.properties().containsKey(TableManager.MANAGED)
-            ? "a table the pipeline mirrors (a source table of that name)"
-            : "a table made outside the pipeline";
-    throw new BadChangeException("table " + id + " is " + what + ", not the change log of " + table
-        + ", so the change log of " + table + " cannot be kept: leave " + table + " out of "
-        + IngestConfig.CHANGELOG_TABLES + ", or map the other source table's topic to another"
-        + " name (ingest.table.name.regex and ingest.table.name.replacement)");
+    LOG.warn(
+        "Table {} is {}, not the change log of {}: {} is mirrored without its change log (counted"
+            + " in lakestream_ingest_changelog_skipped_total). To keep it, rename one of the two: map"
+            + " the other source table's topic to another name (ingest.table.name.regex and"
+            + " ingest.table.name.replacement), then restart ingest",
+        id,
+        of != null
+            ? "the change log of " + of
+            : TableManager.isManaged(log) || log.properties().containsKey(TableManager.MANAGED)
+                ? "a table the pipeline mirrors (a source table of that name)"
+                : "a table made outside the pipeline",
+        table,
+        table);
+    return Optional.empty();
   }
 
   /** One change-log row. */

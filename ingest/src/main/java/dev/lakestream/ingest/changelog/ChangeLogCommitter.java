@@ -1,6 +1,7 @@
 package dev.lakestream.ingest.changelog;
 
 import dev.lakestream.common.event.FilesWritten;
+import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.InlineManifestWork;
 import dev.lakestream.common.iceberg.TableManager;
@@ -15,6 +16,8 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Expressions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Appends the change-log files of a round of batches to the change log, exactly once: like the
@@ -24,6 +27,8 @@ import org.apache.iceberg.expressions.Expressions;
  * before the realtime commit of the same round, so the log never lags the table.
  */
 public final class ChangeLogCommitter {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ChangeLogCommitter.class);
 
   private ChangeLogCommitter() {}
 
@@ -48,6 +53,19 @@ public final class ChangeLogCommitter {
   private static List<FilesWritten> append(
       TableManager tables, TableIdentifier id, List<FilesWritten> logged) {
     Table log = tables.refresh(id);
+    TableIdentifier source = TableIdentifier.parse(logged.get(0).table());
+    if (!ChangeLogTables.isLogOf(log, source)) {
+      // Dropped and made again as another table since the flush (a mirrored source table of that
+      // name): its rows are not appended there. Their files are left to orphan removal.
+      LOG.warn(
+          "Table {} is no longer the change log of {}: {} change-log file(s) of {} batch(es) not"
+              + " appended",
+          id,
+          source,
+          logged.stream().mapToInt(b -> b.changelogFiles().size()).sum(),
+          logged.size());
+      return List.of();
+    }
     // The offsets and the validation from one snapshot (other threads refresh the shared table).
     Snapshot base = log.snapshot(SnapshotRef.MAIN_BRANCH);
     SourceOffsets done = SourceOffsets.at(log, base);

@@ -116,6 +116,24 @@ class ChangeLogMaintenanceTest {
   }
 
   @Test
+  void aMirrorWithTheColumnsOfAChangeLogIsNotTakenForAnEarlierVersionsLog() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      mirror(warehouse, ORDERS);
+      Catalog catalog = warehouse.catalog();
+      // A source table whose columns happen to be a change log's, mirrored: a realtime branch.
+      Table named = changeLog(catalog, NAMED_LIKE_ITS_LOG, null);
+      named
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, named.currentSnapshot().snapshotId())
+          .commit();
+      try (Maintenance maintenance = maintenance(catalog)) {
+        maintenance.run(ORDERS, System.currentTimeMillis());
+      }
+      assertThat(liveFiles(named)).isEqualTo(SMALL_FILES);
+    }
+  }
+
+  @Test
   void aChangeLogIsCompactedByItsTablesRun() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       mirror(warehouse, ORDERS);
