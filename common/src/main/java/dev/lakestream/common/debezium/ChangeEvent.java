@@ -21,6 +21,7 @@ import java.util.Map;
  * @param rowSchema the Connect schema of the row (the envelope's {@code after} field), or null when
  *     the converter embeds no schemas
  * @param source where the change happened in the source database
+ * @param table the source table its {@code source} block names, or null when it names none
  * @param keyJson {@code key} as compact JSON text, made once: the buffer and the source fence key
  *     their state by it
  */
@@ -31,6 +32,7 @@ public record ChangeEvent(
     RowImage afterImage,
     ConnectSchema rowSchema,
     SourcePosition source,
+    SourceTable table,
     String keyJson) {
 
   public ChangeEvent(
@@ -39,8 +41,9 @@ public record ChangeEvent(
       ConnectSchema keySchema,
       RowImage afterImage,
       ConnectSchema rowSchema,
-      SourcePosition source) {
-    this(op, key, keySchema, afterImage, rowSchema, source, keyJson(key));
+      SourcePosition source,
+      SourceTable table) {
+    this(op, key, keySchema, afterImage, rowSchema, source, table, keyJson(key));
   }
 
   /** The row after the change as a tree (built from its columns the first time); null for a delete. */

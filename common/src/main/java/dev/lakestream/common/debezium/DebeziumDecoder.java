@@ -141,7 +141,14 @@ public final class DebeziumDecoder {
     }
     if (op == ChangeOp.TRUNCATE) {
       // A TRUNCATE names no row: no key, no before or after image.
-      return new ChangeEvent(op, JSON.createObjectNode(), null, null, null, source(payload));
+      return new ChangeEvent(
+          op,
+          JSON.createObjectNode(),
+          null,
+          null,
+          null,
+          source(payload),
+          SourceTable.ofSourceBlock(payload.path("source")).orElse(null));
     }
     Envelope key = keyEnvelope != null ? keyEnvelope : keyEnvelope(keyBytes);
     ConnectSchema keySchema = key.schema();
@@ -186,7 +193,13 @@ public final class DebeziumDecoder {
       }
     }
     return new ChangeEvent(
-        op, (ObjectNode) keyPayload, keySchema, after, rowSchema, source(payload));
+        op,
+        (ObjectNode) keyPayload,
+        keySchema,
+        after,
+        rowSchema,
+        source(payload),
+        SourceTable.ofSourceBlock(payload.path("source")).orElse(null));
   }
 
   /** The record key's schema (null when it carries none) and payload. */
@@ -324,10 +337,10 @@ public final class DebeziumDecoder {
 
   /**
    * The payload the parser is at (its first token read). A key's is read whole. Of a value's
-   * envelope only what {@link #decode} reads becomes a tree: {@code op}, {@code ts_ms} and the
-   * position fields of {@code source}; {@code after} is read as its columns, without a tree of them
-   * ({@link RowImage}); the rest ({@code before}, {@code transaction}, the source's names and
-   * versions) is skipped, which still checks its syntax. Building the trees of {@code before} and
+   * envelope only what {@link #decode} reads becomes a tree: {@code op}, {@code ts_ms}, and the
+   * position fields and table names of {@code source}; {@code after} is read as its columns, without
+   * a tree of them ({@link RowImage}); the rest ({@code before}, {@code transaction}, the source's
+   * connector name and versions) is skipped, which still checks its syntax. Building the trees of {@code before} and
    * {@code source} was a third of decoding, the tree of {@code after} a third of what remained.
    */
   private static Envelope payload(ConnectSchema schema, JsonParser parser, String what)
@@ -371,9 +384,9 @@ public final class DebeziumDecoder {
    */
   private static final Set<String> PAYLOAD_FIELDS = Set.of("op", "ts_ms", "source");
 
-  /** The fields of {@code source} that {@link #source} reads. */
+  /** The fields of {@code source} that {@link #source} and {@link SourceTable#ofSourceBlock} read. */
   private static final Set<String> SOURCE_FIELDS =
-      Set.of("ts_ms", "lsn", "sequence", "file", "pos", "row", "snapshot");
+      Set.of("ts_ms", "lsn", "sequence", "file", "pos", "row", "snapshot", "schema", "db", "table");
 
   /**
    * The row image whose object the parser is at (its start read): each top-level column's name and

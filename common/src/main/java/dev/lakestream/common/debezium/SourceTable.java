@@ -33,7 +33,11 @@ public record SourceTable(String schema, String table) {
       return Optional.empty();
     }
     JsonNode payload = whole.has("schema") && whole.has("payload") ? whole.get("payload") : whole;
-    JsonNode source = payload.path("source");
+    return ofSourceBlock(payload.path("source"));
+  }
+
+  /** The source table an envelope's {@code source} block names; empty when it names none. */
+  public static Optional<SourceTable> ofSourceBlock(JsonNode source) {
     JsonNode schema = source.hasNonNull("schema") ? source.get("schema") : source.path("db");
     JsonNode table = source.path("table");
     if (!schema.isTextual()

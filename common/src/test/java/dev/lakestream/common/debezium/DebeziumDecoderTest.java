@@ -243,8 +243,15 @@ class DebeziumDecoderTest {
       assertThat(event.after().get("name").asText()).isEqualTo("new");
       assertThat(event.source())
           .isEqualTo(new SourcePosition(1796038805726L, 24056L, 24000L, null, -1, 0, false));
+      assertThat(event.table()).isEqualTo(new SourceTable("inventory", "customers"));
     }
     assertThat(again).isEqualTo(withSchema);
+    // MySQL and MariaDB name the database, not a schema.
+    String mysql = "{\"source\":{\"connector\":\"mysql\",\"db\":\"shop\",\"schema\":null,"
+        + "\"table\":\"orders\",\"file\":\"binlog.000003\",\"pos\":157},\"op\":\"c\","
+        + "\"after\":{\"id\":7,\"name\":\"new\"}}";
+    assertThat(decoder.decode(key, bytes(mysql)).orElseThrow().table())
+        .isEqualTo(new SourceTable("shop", "orders"));
   }
 
   @Test
