@@ -1,10 +1,18 @@
 package dev.lakestream.launcher;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.SourceTableModel;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -13,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * name has a space, and quoted columns of mixed case, with dots, dashes, spaces, a reserved word and
  * a letter outside ASCII. Each table equals {@code SELECT *} through inserts, updates and deletes,
  * under the name the README gives. A source table named like another table's change log is that
- * table's mirror, whatever maintenance runs.
+ * table's mirror, whatever maintenance runs; two source tables of one topic name are never merged.
  */
 class PostgresTableNamesEndToEndTest {
 
@@ -76,6 +84,54 @@ class PostgresTableNamesEndToEndTest {
       Eventually.noDifference(Duration.ofSeconds(120), () -> ordersDiffer(p));
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("orders", "orders_changelog"));
     }
+  }
+
+  @Test
+  void twoSourceTablesOfOneTopicNameAreNeverMerged() throws Exception {
+    // Debezium sends the changes of "Order Items" and of Order_Items to one topic,
+    // dbserver1.inventory.Order_Items: the table keeps the source table that reached it first, and
+    // the changes of the other go to the dead-letter topic.
+    TableIdentifier id = TableIdentifier.of("inventory", "Order_Items");
+    try (PostgresPipeline p = PostgresPipeline.start(
+            Map.of(),
+            "CREATE TABLE inventory.\"Order_Items\" (id int PRIMARY KEY, v text)",
+            "CREATE TABLE inventory.\"Order Items\" (id int PRIMARY KEY, v text, extra int)",
+            "INSERT INTO inventory.\"Order_Items\" SELECT g, 'v' || g FROM generate_series(1, 40) g");
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> orderItemsDiffer(p, id));
+      p.postgres.execute(
+          "INSERT INTO inventory.\"Order Items\" SELECT g, 'other' || g, g"
+              + " FROM generate_series(1, 60) g",
+          "DELETE FROM inventory.\"Order Items\" WHERE id <= 5",
+          "TRUNCATE inventory.\"Order Items\"",
+          "UPDATE inventory.\"Order_Items\" SET v = v || '+' WHERE id % 3 = 0");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> orderItemsDiffer(p, id));
+      // 60 inserts, 5 deletes and a truncate of "Order Items"; its tombstones are no changes.
+      feed.read("lakestream.dlq", 66); // waits for them
+      List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
+      assertThat(letters).hasSize(66);
+      for (ConsumerRecord<byte[], byte[]> letter : letters) {
+        assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo("dbserver1.inventory.Order_Items");
+        assertThat(header(letter, DeadLetters.REASON))
+            .contains(
+                "source table inventory.Order Items (topic dbserver1.inventory.Order_Items)"
+                    + " and source table inventory.Order_Items both map to table inventory.Order_Items");
+      }
+      assertThat(p.reader.loadTable(id).schema().findField("extra"))
+          .as("a column only \"Order Items\" has")
+          .isNull();
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("Order_Items"));
+    }
+  }
+
+  private static String orderItemsDiffer(PostgresPipeline p, TableIdentifier id) throws Exception {
+    return p.differs("SELECT * FROM inventory.\"Order_Items\"", id, List.of("id"));
+  }
+
+  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private static double compactions(PostgresPipeline p) {

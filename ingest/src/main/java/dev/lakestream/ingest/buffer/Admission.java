@@ -87,11 +87,13 @@ final class Admission {
 
   private final Map<TableIdentifier, Logging> logged = new HashMap<>();
   private final Counter changelogSkipped;
+  private final SourceNames sourceNames;
 
   Admission(IngestConfig config, TableManager tables, Counter changelogSkipped) {
     this.config = config;
     this.tables = tables;
     this.changelogSkipped = changelogSkipped;
+    this.sourceNames = new SourceNames(tables);
     this.naming = config.tableNaming();
   }
 
@@ -123,10 +125,7 @@ final class Admission {
         return Optional.empty();
       }
       event = decoded.get();
-      if (event.op() == ChangeOp.TRUNCATE) {
-        return truncate(id, event);
-      }
-      shape = shapes.of(event);
+      shape = event.op() == ChangeOp.TRUNCATE ? null : shapes.of(event);
     } catch (BadChangeException e) {
       throw e;
     } catch (IllegalArgumentException e) {
@@ -134,7 +133,15 @@ final class Admission {
     } catch (RuntimeException e) {
       throw new BadChangeException("cannot decode the record: " + e, e);
     }
+    if (event.op() == ChangeOp.TRUNCATE) {
+      return truncate(topic, id, event); // the catalog's errors are not the record's
+    }
+    if (sourceNames.pending(event.table()) && tables.exists(id)) {
+      // Before the table's schema takes this record's columns.
+      sourceNames.check(topic, id, tables.table(id), event.table());
+    }
     Table table = ensure(id, shape);
+    sourceNames.check(topic, id, table, event.table());
     Types.StructType rowType = rowType(table);
     Record row = null;
     try {
@@ -172,7 +179,7 @@ final class Admission {
   }
 
   /** A TRUNCATE needs no schema; of a table ingest never created there is nothing to remove. */
-  private Optional<Admitted> truncate(TableIdentifier id, ChangeEvent event) {
+  private Optional<Admitted> truncate(String topic, TableIdentifier id, ChangeEvent event) {
     if (!tables.exists(id)) {
       LOG.info(
           "TRUNCATE of {} at {}: the table does not exist yet, nothing to remove",
@@ -180,6 +187,8 @@ final class Admission {
           event.source().describe());
       return Optional.empty();
     }
+    // Not the rows of another source table of the name.
+    sourceNames.check(topic, id, tables.table(id), event.table());
     return Optional.of(new Admitted(id, event, logs(id), null, null));
   }
 
