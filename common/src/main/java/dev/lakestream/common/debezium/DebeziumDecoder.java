@@ -338,10 +338,11 @@ public final class DebeziumDecoder {
   /**
    * The payload the parser is at (its first token read). A key's is read whole. Of a value's
    * envelope only what {@link #decode} reads becomes a tree: {@code op}, {@code ts_ms}, and the
-   * position fields and table names of {@code source}; {@code after} is read as its columns, without
-   * a tree of them ({@link RowImage}); the rest ({@code before}, {@code transaction}, the source's
-   * connector name and versions) is skipped, which still checks its syntax. Building the trees of {@code before} and
-   * {@code source} was a third of decoding, the tree of {@code after} a third of what remained.
+   * position fields and table names of {@code source}; {@code after} is read as its columns,
+   * without a tree of them ({@link RowImage}); the rest ({@code before}, {@code transaction}, the
+   * source's connector name and versions) is skipped, which still checks its syntax. Building the
+   * trees of {@code before} and {@code source} was a third of decoding, the tree of {@code after}
+   * a third of what remained.
    */
   private static Envelope payload(ConnectSchema schema, JsonParser parser, String what)
       throws IOException {

@@ -44,6 +44,13 @@ final class SourceNames {
   private final TableManager tables;
   /** The table (the object: one dropped and created again is another) each source was checked for. */
   private final Map<SourceTable, Table> checked = new HashMap<>();
+  /**
+   * The sources refused, with the table and the reason: their later changes are refused without
+   * reading the catalog again (until a restart, or the table is created again).
+   */
+  private final Map<SourceTable, Refusal> refused = new HashMap<>();
+
+  private record Refusal(Table table, String reason) {}
 
   SourceNames(TableManager tables) {
     this.tables = tables;
@@ -64,6 +71,10 @@ final class SourceNames {
     if (source == null || checked.get(source) == table) {
       return;
     }
+    Refusal refusal = refused.get(source);
+    if (refusal != null && refusal.table() == table) {
+      throw new BadChangeException(refusal.reason());
+    }
     String key = PREFIX + source.schema() + "." + source.table();
     String named = TableNaming.ofSource(source).toString();
     Table latest;
@@ -76,6 +87,7 @@ final class SourceNames {
       return;
     }
     Optional<String> other = another(latest, key, named);
+    boolean raced = false;
     if (other.isEmpty() && latest.properties().get(key) == null) {
       latest.updateProperties().set(key, named).commit();
       latest = tables.refresh(id);
@@ -83,6 +95,7 @@ final class SourceNames {
       if (other.isPresent()) {
         // Recorded at the same time as another source table of the name: neither keeps the mark.
         latest.updateProperties().remove(key).commit();
+        raced = true;
       } else {
         LOG.info(
             "Table {} takes the changes of source table {}.{} (topic {})",
@@ -93,7 +106,7 @@ final class SourceNames {
       }
     }
     if (other.isPresent()) {
-      throw new BadChangeException("source table " + key.substring(PREFIX.length()) + " (topic "
+      String reason = "source table " + key.substring(PREFIX.length()) + " (topic "
           + topic + ") and source table " + other.get() + " both map to table " + id
           + ", which holds the second one's rows: Debezium's topic names, the table naming or the"
           + " catalog do not tell the two names apart, and their rows would merge. Rename one of"
@@ -101,7 +114,11 @@ final class SourceNames {
           + " to another table (" + IngestConfig.TABLE_NAME_REGEX + ", "
           + IngestConfig.TABLE_NAME_REPLACEMENT + "), then replay these dead letters. If the"
           + " source table was renamed from " + other.get() + ", remove the table property "
-          + PREFIX + other.get() + " and replay");
+          + PREFIX + other.get() + " and replay";
+      if (!raced) {
+        refused.put(source, new Refusal(table, reason)); // a race is checked again
+      }
+      throw new BadChangeException(reason);
     }
     checked.put(source, table);
   }
