@@ -201,10 +201,13 @@ class ChangeLogTest {
     try (IngestDriver ingest = new IngestDriver(
         List.of(customers.topic(), named.topic()),
         Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
-      List<Change> logged = new ChangeStreamGenerator(customers, 96).next(60);
+      ChangeStreamGenerator customerChanges = new ChangeStreamGenerator(customers, 96);
+      List<Change> logged = customerChanges.next(60);
       ingest.send(logged, true);
       ingest.flushAndCommit();
-      List<Change> refused = new ChangeStreamGenerator(named, 97).next(20);
+      ChangeStreamGenerator namedChanges = new ChangeStreamGenerator(named, 97);
+      List<Change> refused = new ArrayList<>(namedChanges.next(20));
+      refused.add(namedChanges.truncate()); // the log has no realtime branch to truncate
       ingest.send(refused, true);
       ingest.flushAndCommit();
 
@@ -223,6 +226,27 @@ class ChangeLogTest {
       assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(named.topic());
       assertThat(header(letters.get(0), DeadLetters.REASON))
           .contains("is the change log of inventory.customers, not a table to mirror");
+      assertThat(header(letters.get(letters.size() - 1), DeadLetters.REASON))
+          .contains("TRUNCATE of inventory.customers_changelog")
+          .contains("it is a change log");
+      // Nothing is held back: customers' next changes commit.
+      List<Change> more = customerChanges.next(30);
+      ingest.send(more, true);
+      ingest.flushAndCommit();
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
+    }
+  }
+
+  @Test
+  void aLogDroppedBetweenAFlushAndItsCommitHoldsNoCommitBack() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      ingest.send(new ChangeStreamGenerator(customers, 101).next(60), true);
+      ingest.flushOnly();
+      ingest.dropTable(ChangeLog.of(TABLE)); // an operator who stopped keeping it
+      ingest.commitOnly();
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
     }
   }
 

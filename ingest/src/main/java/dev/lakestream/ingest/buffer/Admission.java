@@ -5,6 +5,8 @@ import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.debezium.SourceTable;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.TableNaming;
@@ -187,8 +189,21 @@ final class Admission {
           event.source().describe());
       return Optional.empty();
     }
+    Table table = tables.table(id);
+    if (!table.refs().containsKey(Branches.REALTIME)) {
+      // A change log of that name, or a table ingest has not taken over yet: no realtime branch to
+      // truncate (the commit would fail on it at every retry).
+      throw new BadChangeException("TRUNCATE of " + id + ": the table has no " + Branches.REALTIME
+          + " branch"
+          + (ChangeLogTables.isLog(table)
+              ? "; it is a change log, not this source table's mirror: map this source table's"
+                  + " topic to another name (ingest.table.name.regex and"
+                  + " ingest.table.name.replacement)"
+              : "; ingest takes the table over with its first row change, after which a TRUNCATE"
+                  + " applies: replay this one then"));
+    }
     // Not the rows of another source table of the name.
-    sourceNames.check(topic, id, tables.table(id), event.table());
+    sourceNames.check(topic, id, table, event.table());
     return Optional.of(new Admitted(id, event, logs(id), null, null));
   }
 

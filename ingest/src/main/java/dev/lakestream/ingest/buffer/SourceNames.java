@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * table through another topic (a connector moved to another server) are taken as before.
  *
  * <p>Checked once per source table and table in a task's run, against the table's latest metadata,
- * so a change costs a map lookup. Two instances whose first changes of two such tables race may
+ * so a change costs a map lookup; a refusal is checked again after {@value #RECHECK_MS} ms. Two instances whose first changes of two such tables race may
  * both record theirs: each reads the table again after recording, and on finding the other's
  * removes its own and refuses the change, so the rows never merge (the next change of either is
  * checked again, and the first recorded then keeps the table).
@@ -46,11 +46,14 @@ final class SourceNames {
   private final Map<SourceTable, Table> checked = new HashMap<>();
   /**
    * The sources refused, with the table and the reason: their later changes are refused without
-   * reading the catalog again (until a restart, or the table is created again).
+   * reading the catalog again for {@link #RECHECK_MS} (a race being undone, or an operator's
+   * removal of a mark, is seen then).
    */
   private final Map<SourceTable, Refusal> refused = new HashMap<>();
 
-  private record Refusal(Table table, String reason) {}
+  static final long RECHECK_MS = 30_000;
+
+  private record Refusal(Table table, String reason, long untilNanos) {}
 
   SourceNames(TableManager tables) {
     this.tables = tables;
@@ -72,7 +75,7 @@ final class SourceNames {
       return;
     }
     Refusal refusal = refused.get(source);
-    if (refusal != null && refusal.table() == table) {
+    if (refusal != null && refusal.table() == table && System.nanoTime() < refusal.untilNanos()) {
       throw new BadChangeException(refusal.reason());
     }
     String key = PREFIX + source.schema() + "." + source.table();
@@ -116,7 +119,8 @@ final class SourceNames {
           + " source table was renamed from " + other.get() + ", remove the table property "
           + PREFIX + other.get() + " and replay";
       if (!raced) {
-        refused.put(source, new Refusal(table, reason)); // a race is checked again
+        // A race is checked again at its next change.
+        refused.put(source, new Refusal(table, reason, System.nanoTime() + RECHECK_MS * 1_000_000));
       }
       throw new BadChangeException(reason);
     }

@@ -14,6 +14,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Expressions;
 import org.slf4j.Logger;
@@ -52,8 +53,21 @@ public final class ChangeLogCommitter {
 
   private static List<FilesWritten> append(
       TableManager tables, TableIdentifier id, List<FilesWritten> logged) {
-    Table log = tables.refresh(id);
     TableIdentifier source = TableIdentifier.parse(logged.get(0).table());
+    Table log;
+    try {
+      log = tables.refresh(id);
+    } catch (NoSuchTableException e) {
+      // Dropped since the flush (an operator who stopped keeping it): its table commits without it.
+      tables.forget(id.toString());
+      LOG.warn(
+          "Change log {} of {} no longer exists: {} change-log file(s) of {} batch(es) not appended",
+          id,
+          source,
+          logged.stream().mapToInt(b -> b.changelogFiles().size()).sum(),
+          logged.size());
+      return List.of();
+    }
     if (!ChangeLogTables.isLogOf(log, source)) {
       // Dropped and made again as another table since the flush (a mirrored source table of that
       // name): its rows are not appended there. Their files are left to orphan removal.
