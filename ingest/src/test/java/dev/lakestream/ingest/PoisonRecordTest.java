@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.TableRows;
@@ -15,8 +17,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -90,6 +95,14 @@ class PoisonRecordTest {
         poison("an unknown Connect type", "has Connect type \"decimal128\"", v -> ((ObjectNode)
                 v.get("schema").get("fields").get(0).get("fields").get(4))
             .put("type", "decimal128")),
+        poison(
+            "a column named like ingest's own position column",
+            "column \"_lakestream_source_position\", which is the name of the source position",
+            v -> renameN(v, "_lakestream_source_position")),
+        poison(
+            "a column named like Iceberg's row position",
+            "column \"_pos\", which is the name of Iceberg's row position",
+            v -> renameN(v, "_pos")),
         poison("a source block of the wrong shape", null, v -> ((ObjectNode) v.get("payload"))
             .put("source", "[1,2]")));
   }
@@ -124,6 +137,52 @@ class PoisonRecordTest {
       assertThat(rows).isEqualTo(reason == null ? 3 : 2);
       assertThat(ingest.realtimeDiffersFromModel(other)).isNull();
     }
+  }
+
+  /**
+   * A table that took a column named like ingest's position column before the name was refused (or
+   * that another writer gave one): each of its changes is dead-lettered with the remedy, not a
+   * failure of the stream thread at every attempt; the other tables flow on.
+   */
+  @Test
+  void aTableThatHasTheSourcePositionsNameDeadLettersItsChangesWithTheRemedy() throws Exception {
+    TestTable other = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(TOPIC, other.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(other, 4);
+      TableIdentifier poison = TableIdentifier.of("app", "poison");
+      try (var catalog = (AutoCloseable) ingest.warehouse.openCatalog()) {
+        new TableManager((Catalog) catalog)
+            .ensure(
+                poison,
+                Types.StructType.of(Types.NestedField.required(1, "id", Types.LongType.get())),
+                List.of("id"),
+                "earlier")
+            .updateSchema()
+            .addColumn(SourcePositions.NAME, Types.BinaryType.get())
+            .commit();
+      }
+      ingest.sendRaw(TOPIC, key(2), JSON.writeValueAsBytes(good(2)));
+      ingest.send(gen.next(20), true);
+      ingest.sendRaw(TOPIC, key(3), JSON.writeValueAsBytes(good(3)));
+      ingest.flushAndCommit();
+
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(2);
+      for (TestRecord<byte[], byte[]> letter : letters) {
+        assertThat(header(letter, DeadLetters.REASON))
+            .contains("has a column named \"" + SourcePositions.NAME + "\"")
+            .contains("DROP COLUMN");
+      }
+      assertThat(TableRows.read(ingest.table(poison), Branches.REALTIME)).isEmpty();
+      assertThat(ingest.realtimeDiffersFromModel(other)).isNull();
+    }
+  }
+
+  /** The change with its column {@code n} named {@code name} instead: a column the table lacks. */
+  private static void renameN(ObjectNode value, String name) {
+    ((ObjectNode) value.get("schema").get("fields").get(0).get("fields").get(4)).put("field", name);
+    after(value).put(name, 7);
+    after(value).remove("n");
   }
 
   private static ObjectNode after(ObjectNode value) {

@@ -589,6 +589,21 @@ class MariaDbEndToEndTest {
             "WARNING  inventory.zoo.tm: TIME");
   }
 
+  /** A captured column named {@code _pos} (ingest refuses the table's changes) is a blocker. */
+  @Test
+  void aColumnNamedLikeIcebergsRowPositionIsABlockerForCheckSource() throws Exception {
+    try (EmbeddedMariaDb db = EmbeddedMariaDb.start(Map.of())) {
+      db.execute(
+          "CREATE DATABASE inventory",
+          "CREATE TABLE inventory.positions (id INT PRIMARY KEY, _pos INT, _file TEXT)");
+      CheckSource blocked = checkSource(db);
+      assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
+      assertThat(blocked.out())
+          .contains("BLOCKER  inventory.positions: column(s) [_pos]: ingest refuses every change")
+          .contains("\"column.exclude.list\": \"inventory\\\\.positions\\\\._pos\"");
+    }
+  }
+
   private static Integer intOrNull(ResultSet rs, String column) throws Exception {
     return rs.getObject(column) == null ? null : rs.getInt(column);
   }

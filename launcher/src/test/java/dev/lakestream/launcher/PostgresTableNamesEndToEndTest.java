@@ -125,6 +125,62 @@ class PostgresTableNamesEndToEndTest {
     }
   }
 
+  @Test
+  void columnsNamedLikeIcebergsMetadataColumnsAreMirroredAndThePositionNamesRefused()
+      throws Exception {
+    // Iceberg's metadata names are plain columns (readers tell them apart by field id), but _pos
+    // is refused: Iceberg's Java readers cannot apply main's deletion vectors to such a table.
+    try (PostgresPipeline p = PostgresPipeline.start(
+            Map.of(),
+            "CREATE TABLE inventory.marks (id int PRIMARY KEY, _file text, _row_id bigint,"
+                + " _last_updated_sequence_number bigint, _deleted boolean, _spec_id int,"
+                + " _partition text, _change_type text, v text)",
+            "CREATE TABLE inventory.positions (id int PRIMARY KEY, _pos int, v text)",
+            "INSERT INTO inventory.marks SELECT g, 'f' || g, g, g, g % 2 = 0, g, 'p' || g, 'c',"
+                + " 'v' || g FROM generate_series(1, 30) g",
+            "INSERT INTO inventory.positions SELECT g, g, 'v' || g FROM generate_series(1, 30) g");
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
+      assertThat(check.output())
+          .contains("BLOCKER  inventory.positions: column(s) [_pos]: ingest refuses every change")
+          .contains("\"column.exclude.list\": \"inventory\\\\.positions\\\\._pos\"")
+          .doesNotContain("BLOCKER  inventory.marks");
+      assertThat(CheckSourceCommandTest.checkSource(
+                  p.postgres, Map.of("column.exclude.list", "inventory\\.positions\\._pos"))
+              .output())
+          .doesNotContain("BLOCKER  inventory.positions");
+
+      Eventually.noDifference(Duration.ofSeconds(120), () -> marksDiffer(p));
+      p.postgres.execute(
+          "UPDATE inventory.marks SET _file = _file || '+', _row_id = -_row_id, _deleted = NOT"
+              + " _deleted, v = NULL WHERE id % 3 = 0",
+          "DELETE FROM inventory.marks WHERE id % 5 = 0",
+          "UPDATE inventory.positions SET _pos = _pos + 1 WHERE id <= 10",
+          "DELETE FROM inventory.positions WHERE id > 25");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> marksDiffer(p));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("marks"));
+
+      // 30 snapshot reads, 10 updates and 5 deletes of positions; its tombstones are no changes.
+      feed.read("lakestream.dlq", 45); // waits for them
+      List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
+      assertThat(letters).hasSize(45);
+      for (ConsumerRecord<byte[], byte[]> letter : letters) {
+        assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo("dbserver1.inventory.positions");
+        assertThat(header(letter, DeadLetters.REASON))
+            .contains("table inventory.positions cannot take the record's column \"_pos\", which"
+                + " is the name of Iceberg's row position");
+      }
+      assertThat(p.reader.tableExists(TableIdentifier.of("inventory", "positions")))
+          .isFalse();
+    }
+  }
+
+  private static String marksDiffer(PostgresPipeline p) throws Exception {
+    return p.differs(
+        "SELECT * FROM inventory.marks", TableIdentifier.of("inventory", "marks"), List.of("id"));
+  }
+
   private static String orderItemsDiffer(PostgresPipeline p, TableIdentifier id) throws Exception {
     return p.differs("SELECT * FROM inventory.\"Order_Items\"", id, List.of("id"));
   }

@@ -73,8 +73,9 @@ public final class TableRows {
     Map<String, Object> row = new LinkedHashMap<>();
     List<Types.NestedField> fields = record.struct().fields();
     for (int i = 0; i < fields.size(); i++) {
-      if (MetadataColumns.isMetadataColumn(fields.get(i).name())) {
-        // The reader appends what it needed to apply deletes (_pos); not a column of the table.
+      if (MetadataColumns.isMetadataColumn(fields.get(i).fieldId())) {
+        // The reader appends what it needed to apply deletes (_pos); not a column of the table. By
+        // id: a source column may have a metadata column's name.
         continue;
       }
       Object v = record.get(i);

@@ -1,6 +1,7 @@
 package dev.lakestream.common.iceberg;
 
 import dev.lakestream.common.debezium.BadChangeException;
+import dev.lakestream.common.schema.ReservedColumns;
 import dev.lakestream.common.schema.SchemaEvolution;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -167,6 +168,15 @@ public final class TableManager {
     }
   }
 
+  private static void refuseReservedColumns(
+      TableIdentifier id, Types.StructType rowType, Schema existing) {
+    if (ReservedColumns.any(rowType)) {
+      ReservedColumns.refusal(rowType, existing).ifPresent(why -> {
+        throw new BadChangeException("table " + id + " cannot take the record's " + why);
+      });
+    }
+  }
+
   private Table ensureOnce(
       TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
     String acceptedKey = id + "\u0000" + fingerprint;
@@ -176,9 +186,12 @@ public final class TableManager {
     Table table = tables.get(id);
     if (table == null || !takenOver.contains(id)) {
       // Also when another path cached the table first: the takeover is tried until it holds.
-      table = catalog.tableExists(id)
-          ? withRealtimeBranch(id, refresh(id))
-          : create(id, rowType, keyColumns);
+      if (catalog.tableExists(id)) {
+        table = withRealtimeBranch(id, refresh(id));
+      } else {
+        refuseReservedColumns(id, rowType, null);
+        table = create(id, rowType, keyColumns);
+      }
       takenOver.add(id);
     }
     Table current = table;
@@ -187,6 +200,7 @@ public final class TableManager {
         current.refresh(); // another writer changed the schema: plan again from its schema
       }
       checkKey(id, current.schema(), keyColumns);
+      refuseReservedColumns(id, rowType, current.schema());
       List<SchemaEvolution.Change> changes =
           SchemaEvolution.plan(current.schema().asStruct(), rowType);
       if (!changes.isEmpty()) {

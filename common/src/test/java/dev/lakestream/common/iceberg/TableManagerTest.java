@@ -160,6 +160,48 @@ class TableManagerTest {
         .hasMessageContaining("has key [id]");
   }
 
+  /**
+   * {@code _pos} and ingest's position column are refused, as a new table's column and as a new
+   * column, before anything is committed; a table that already has {@code _pos} (an earlier
+   * version made it) keeps taking its changes. Other metadata names are plain columns.
+   */
+  @Test
+  void refusesColumnsNamedLikeTheRowPositionOrTheSourcePositionAndKeepsTablesThatHaveThem() {
+    Types.StructType withPos = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, "_pos", Types.LongType.get()));
+    assertThatThrownBy(() -> tables.ensure(ID, withPos, List.of("id"), "p1"))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("table inventory.customers cannot take the record's column \"_pos\"")
+        .hasMessageContaining("column.exclude.list");
+    assertThat(catalog.tableExists(ID)).as("no table made").isFalse();
+
+    Types.StructType withOthers = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, "_file", Types.StringType.get()),
+        NestedField.optional(3, "_row_id", Types.LongType.get()),
+        NestedField.optional(
+            4, "s", Types.StructType.of(NestedField.optional(5, "_pos", Types.LongType.get()))));
+    tables.ensure(ID, withOthers, List.of("id"), "o1");
+    Types.StructType plusPosition = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, SourcePositions.NAME, Types.BinaryType.get()));
+    assertThatThrownBy(() -> tables.ensure(ID, plusPosition, List.of("id"), "o2"))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("\"" + SourcePositions.NAME + "\"");
+    assertThat(catalog.loadTable(ID).schema().findField(SourcePositions.NAME)).isNull();
+
+    // A table an earlier version made with the column.
+    catalog.loadTable(ID).updateSchema().addColumn("_pos", Types.LongType.get()).commit();
+    TableManager later = new TableManager(catalog);
+    Types.StructType stillWithPos = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, "_pos", Types.LongType.get()),
+        NestedField.optional(3, "added", Types.StringType.get()));
+    later.ensure(ID, stillWithPos, List.of("id"), "p2");
+    assertThat(catalog.loadTable(ID).schema().findField("added")).isNotNull();
+  }
+
   @Test
   void secondInstanceUsesTableCreatedByFirstAndEvolvesIt() {
     tables.ensure(ID, ROW, List.of("id"), "f1");

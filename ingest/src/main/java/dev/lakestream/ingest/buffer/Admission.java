@@ -268,8 +268,18 @@ final class Admission {
    */
   Types.StructType rowType(Table table) {
     Schema schema = table.schema();
-    return rowTypes.computeIfAbsent(
-        tableSchema(table, schema), k -> SourcePositions.withPosition(schema).asStruct());
+    return rowTypes.computeIfAbsent(tableSchema(table, schema), k -> withPosition(table, schema));
+  }
+
+  private static Types.StructType withPosition(Table table, Schema schema) {
+    if (schema.findField(SourcePositions.NAME) != null) {
+      // Added by a version before the column's name was refused: every change would fail here.
+      throw new BadChangeException("table " + table.name() + " has a column named \""
+          + SourcePositions.NAME + "\", the name of the source position ingest writes in every"
+          + " data file: drop the column from the table (ALTER TABLE ... DROP COLUMN) and leave it"
+          + " out of the capture (the connector's column.exclude.list)");
+    }
+    return SourcePositions.withPosition(schema).asStruct();
   }
 
   /**

@@ -103,7 +103,16 @@ public final class MySqlSourceCheck {
                       "no primary key: ingest dead-letters every change of the table"
                           + " (add one, or set message.key.columns in the connector)")
                   : new Finding(Finding.Level.OK, name, "key " + key));
-      for (String column : timeColumns(table[0], table[1])) {
+      List<String[]> columns = columns(table[0], table[1]);
+      List<String> capturedColumns = columns.stream()
+          .map(c -> c[0])
+          .filter(c -> !captured.leavesOut(table[0], table[1], c))
+          .toList();
+      ReservedColumnNames.check(name, capturedColumns).ifPresent(findings::add);
+      for (String column : columns.stream()
+          .filter(c -> "time".equals(c[1].toLowerCase(Locale.ROOT)))
+          .map(c -> c[0])
+          .toList()) {
         findings.add(
             new Finding(
                 Finding.Level.WARNING,
@@ -183,8 +192,9 @@ public final class MySqlSourceCheck {
     return out;
   }
 
-  private List<String> timeColumns(String schema, String table) throws SQLException {
-    List<String> out = new ArrayList<>();
+  /** The table's columns, each its name and data type, in order. */
+  private List<String[]> columns(String schema, String table) throws SQLException {
+    List<String[]> out = new ArrayList<>();
     try (Statement s = connection.createStatement();
         ResultSet rs =
             s.executeQuery("SELECT column_name, data_type FROM information_schema.columns"
@@ -192,9 +202,7 @@ public final class MySqlSourceCheck {
                 + escape(table) + "'"
                 + " ORDER BY ordinal_position")) {
       while (rs.next()) {
-        if ("time".equals(rs.getString(2).toLowerCase(Locale.ROOT))) {
-          out.add(rs.getString(1));
-        }
+        out.add(new String[] {rs.getString(1), rs.getString(2)});
       }
     }
     return out;

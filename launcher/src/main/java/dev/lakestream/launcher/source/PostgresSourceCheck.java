@@ -575,7 +575,7 @@ public final class PostgresSourceCheck {
    * A regular expression that matches exactly {@code name} (its dots, and any other character
    * special to a regular expression, escaped), as JSON string text.
    */
-  private static String pattern(String name) {
+  static String pattern(String name) {
     StringBuilder regex = new StringBuilder();
     for (char c : name.toCharArray()) {
       if ("\\.[]{}()*+-?^$|".indexOf(c) >= 0) {
@@ -732,6 +732,7 @@ public final class PostgresSourceCheck {
     List<String> nulled = new ArrayList<>();
     List<String> generated = new ArrayList<>();
     List<String> columns = new ArrayList<>();
+    List<String> capturedColumns = new ArrayList<>();
     boolean virtual = false;
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
@@ -756,6 +757,7 @@ public final class PostgresSourceCheck {
           if (captured.leavesOut(schema, name, column)) {
             continue; // not in the connector's events
           }
+          capturedColumns.add(column);
           boolean array = type.endsWith("[]");
           column(
               out,
@@ -804,6 +806,7 @@ public final class PostgresSourceCheck {
             "columns " + same + " differ only by case: Debezium refuses such a table (\"has columns"
                 + " that differ only by case\"), also when column.exclude.list leaves one out, and the"
                 + " connector stops. Rename one of them")));
+    ReservedColumnNames.check(table, capturedColumns).ifPresent(out::add);
     if (!generated.isEmpty() && (virtual || !publishesGeneratedColumns())) {
       out.add(new Finding(
           Level.BLOCKER,
