@@ -11,6 +11,7 @@ import dev.lakestream.ingest.changelog.ChangeLog;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
@@ -30,7 +31,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
@@ -223,10 +223,11 @@ class ChangeLogTest {
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters)
           .hasSize((int) refused.stream().filter(c -> !c.isTombstone()).count());
-      assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(named.topic());
-      assertThat(header(letters.get(0), DeadLetters.REASON))
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.TOPIC))
+          .isEqualTo(named.topic());
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
           .contains("is the change log of inventory.customers, not a table to mirror");
-      assertThat(header(letters.get(letters.size() - 1), DeadLetters.REASON))
+      assertThat(KafkaHeaders.text(letters.get(letters.size() - 1).headers(), DeadLetters.REASON))
           .contains("TRUNCATE of inventory.customers_changelog")
           .contains("it is a change log");
       // Nothing is held back: customers' next changes commit.
@@ -273,11 +274,6 @@ class ChangeLogTest {
           .hasSize((int) changes.stream().filter(c -> !c.isTombstone()).count());
       assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
     }
-  }
-
-  private static String header(TestRecord<byte[], byte[]> record, String name) {
-    Header header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private static String keyJson(Change c) {

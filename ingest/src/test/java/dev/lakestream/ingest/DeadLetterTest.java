@@ -11,13 +11,13 @@ import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
@@ -81,14 +81,17 @@ class DeadLetterTest {
         TestRecord<byte[], byte[]> letter = letters.get(i);
         assertThat(letter.value()).isEqualTo(bad.get(i).value());
         assertThat(letter.key()).isEqualTo(bad.get(i).key());
-        assertThat(header(letter, DeadLetters.REASON)).contains(bad.get(i).reason());
-        assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo(table.topic());
-        assertThat(header(letter, DeadLetters.PARTITION)).isEqualTo("0");
-        assertThat(Long.parseLong(header(letter, DeadLetters.OFFSET))).isEqualTo(51 + i);
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+            .contains(bad.get(i).reason());
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC)).isEqualTo(table.topic());
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.PARTITION)).isEqualTo("0");
+        assertThat(Long.parseLong(KafkaHeaders.text(letter.headers(), DeadLetters.OFFSET)))
+            .isEqualTo(51 + i);
       }
       TestRecord<byte[], byte[]> heartbeatLetter = letters.get(bad.size());
-      assertThat(header(heartbeatLetter, DeadLetters.TOPIC)).isEqualTo(HEARTBEATS);
-      assertThat(header(heartbeatLetter, DeadLetters.REASON))
+      assertThat(KafkaHeaders.text(heartbeatLetter.headers(), DeadLetters.TOPIC))
+          .isEqualTo(HEARTBEATS);
+      assertThat(KafkaHeaders.text(heartbeatLetter.headers(), DeadLetters.REASON))
           .contains("does not match the table naming pattern");
 
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
@@ -125,9 +128,10 @@ class DeadLetterTest {
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize(1);
       assertThat(letters.get(0).value()).isEqualTo(value);
-      assertThat(header(letters.get(0), DeadLetters.REASON))
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
           .contains("holds column \"signup\", which the record's value schema does not declare");
-      assertThat(Long.parseLong(header(letters.get(0), DeadLetters.OFFSET))).isEqualTo(20);
+      assertThat(Long.parseLong(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.OFFSET)))
+          .isEqualTo(20);
       assertThat(ingest.realtimeDiffersFromModel(altered)).isNull();
 
       // The task goes on.
@@ -162,11 +166,6 @@ class DeadLetterTest {
       assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
     }
-  }
-
-  private static String header(TestRecord<byte[], byte[]> record, String name) {
-    Header header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private static byte[] changeColumnType(

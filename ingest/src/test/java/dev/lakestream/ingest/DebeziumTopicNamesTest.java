@@ -7,10 +7,10 @@ import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -59,13 +59,9 @@ class DebeziumTopicNamesTest {
 
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize(1);
-      assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(ROUTED);
-      assertThat(header(letters.get(0), DeadLetters.REASON))
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.TOPIC)).isEqualTo(ROUTED);
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
           .contains("does not end with the schema and table its records' source names");
     }
-  }
-
-  private static String header(TestRecord<byte[], byte[]> record, String name) {
-    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 }

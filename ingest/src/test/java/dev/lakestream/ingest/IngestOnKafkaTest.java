@@ -21,6 +21,7 @@ import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
@@ -201,19 +202,17 @@ class IngestOnKafkaTest {
       ConsumerRecord<byte[], byte[]> letter = letters.get(0);
       assertThat(letter.key()).isEqualTo(key);
       assertThat(letter.value()).isNull();
-      assertThat(header(letter, DeadLetters.REASON)).contains("malformed JSON");
-      assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo(source.topic());
-      assertThat(header(letter, DeadLetters.OFFSET)).isEqualTo(Long.toString(offset));
-      assertThat(header(letter, DeadLetters.OMITTED)).isEqualTo("value " + huge.length + " bytes");
+      assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+          .contains("malformed JSON");
+      assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC)).isEqualTo(source.topic());
+      assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.OFFSET))
+          .isEqualTo(Long.toString(offset));
+      assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.OMITTED))
+          .isEqualTo("value " + huge.length + " bytes");
       assertThat(app.meters().find("lakestream.app.thread.failures").counter().count())
           .as("stream threads that failed")
           .isZero();
     }
-  }
-
-  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
-    var header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   @Test

@@ -9,6 +9,7 @@ import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import java.math.BigDecimal;
@@ -128,9 +129,12 @@ class PoisonRecordTest {
         assertThat(letters).as("a record the pipeline can apply after all").isEmpty();
       } else {
         assertThat(letters).hasSize(1);
-        assertThat(header(letters.get(0), DeadLetters.REASON)).contains(reason);
-        assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(TOPIC);
-        assertThat(header(letters.get(0), DeadLetters.OFFSET)).isEqualTo("1");
+        assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
+            .contains(reason);
+        assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.TOPIC))
+            .isEqualTo(TOPIC);
+        assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.OFFSET))
+            .isEqualTo("1");
       }
       var poisonTable = ingest.table(TableIdentifier.of("app", "poison"));
       long rows = TableRows.read(poisonTable, Branches.REALTIME).size();
@@ -169,7 +173,7 @@ class PoisonRecordTest {
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize(2);
       for (TestRecord<byte[], byte[]> letter : letters) {
-        assertThat(header(letter, DeadLetters.REASON))
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
             .contains("has a column named \"" + SourcePositions.NAME + "\"")
             .contains("DROP COLUMN");
       }
@@ -187,10 +191,5 @@ class PoisonRecordTest {
 
   private static ObjectNode after(ObjectNode value) {
     return (ObjectNode) value.get("payload").get("after");
-  }
-
-  private static String header(TestRecord<byte[], byte[]> record, String name) {
-    var header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 }

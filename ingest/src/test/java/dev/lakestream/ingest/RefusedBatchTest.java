@@ -9,6 +9,7 @@ import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -106,7 +107,8 @@ class RefusedBatchTest {
       assertThat(letters).hasSize(2);
       assertThat(reason(letters.get(0))).contains("offsets 1000..1099", "is gone", "re-snapshot");
       assertThat(reason(letters.get(1))).contains("offsets 1100..1199", "dropped");
-      assertThat(header(letters.get(0), DeadLetters.TOPIC)).isEqualTo(real.sourceTopic());
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.TOPIC))
+          .isEqualTo(real.sourceTopic());
       assertThat(ingest.counter("lakestream.realtime.batches.refused")).isEqualTo(2);
       SourceOffsets committed = SourceOffsets.of(ingest.table(table), Branches.REALTIME);
       assertThat(committed.last(real.sourceTopic(), real.sourcePartition()))
@@ -117,11 +119,6 @@ class RefusedBatchTest {
   }
 
   private static String reason(TestRecord<byte[], byte[]> record) {
-    return header(record, DeadLetters.REASON);
-  }
-
-  private static String header(TestRecord<byte[], byte[]> record, String name) {
-    var header = record.headers().lastHeader(name);
-    return header == null ? "" : new String(header.value(), StandardCharsets.UTF_8);
+    return KafkaHeaders.text(record.headers(), DeadLetters.REASON);
   }
 }

@@ -6,12 +6,11 @@ import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.TestTable;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
@@ -28,11 +27,6 @@ class SourceNamesTest {
 
   private static long changes(List<Change> changes) {
     return changes.stream().filter(c -> !c.isTombstone()).count();
-  }
-
-  private static String header(TestRecord<byte[], byte[]> record, String name) {
-    Header header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   @Test
@@ -66,8 +60,9 @@ class SourceNamesTest {
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize((int) changes(refused) + 1);
       for (TestRecord<byte[], byte[]> letter : letters) {
-        assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo(second.topic());
-        assertThat(header(letter, DeadLetters.REASON))
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC))
+            .isEqualTo(second.topic());
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
             .contains("source table inventory.dot.ted (topic " + second.topic()
                 + ") and source table inventory.dot_ted both map to table inventory.dot_ted")
             .contains(IngestConfig.TABLE_NAME_REGEX);
@@ -94,7 +89,7 @@ class SourceNamesTest {
       assertThat(ingest.realtimeDiffersFromModel(first)).isNull();
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
       assertThat(letters).hasSize((int) changes(refused));
-      assertThat(header(letters.get(0), DeadLetters.REASON))
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
           .contains("source table inventory.Order Items (topic " + first.topic()
               + ") and source table inventory.Order_Items both map to table"
               + " inventory.Order_Items");

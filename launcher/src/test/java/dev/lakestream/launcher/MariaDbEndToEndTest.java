@@ -18,6 +18,7 @@ import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
@@ -219,7 +220,8 @@ class MariaDbEndToEndTest {
           ? "null"
           : JSON.readTree(letter.key()).path("payload").toString();
       reasons.put(
-          header(letter, DeadLetters.TOPIC) + " " + key, header(letter, DeadLetters.REASON));
+          KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC) + " " + key,
+          KafkaHeaders.text(letter.headers(), DeadLetters.REASON));
     }
     assertThat(reasons.get("dbserver2.inventory.zoo {\"id\":6}")).contains("column \"tm\"");
     assertThat(reasons.get("dbserver2.inventory.zoo {\"id\":7}")).contains("column \"tm6\"");
@@ -614,10 +616,5 @@ class MariaDbEndToEndTest {
 
   private static byte[] hex(String hex) {
     return HexFormat.of().parseHex(hex);
-  }
-
-  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
-    var header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 }

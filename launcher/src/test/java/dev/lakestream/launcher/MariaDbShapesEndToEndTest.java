@@ -19,6 +19,7 @@ import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
@@ -299,7 +300,9 @@ class MariaDbShapesEndToEndTest {
     Map<String, String> reasons = new HashMap<>();
     Eventually.until(SYNCED, "dead letters of t_keyless, t_retyped and t_pk", () -> {
       for (ConsumerRecord<byte[], byte[]> letter : feed.readAvailable("lakestream.dlq")) {
-        reasons.put(header(letter, DeadLetters.TOPIC), header(letter, DeadLetters.REASON));
+        reasons.put(
+            KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC),
+            KafkaHeaders.text(letter.headers(), DeadLetters.REASON));
       }
       return reasons
           .keySet()
@@ -547,12 +550,6 @@ class MariaDbShapesEndToEndTest {
     return ingest.meters().find(name).counters().stream()
         .mapToDouble(c -> c.count())
         .sum();
-  }
-
-  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
-    return record.headers().lastHeader(name) == null
-        ? null
-        : new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 
   /** Null when realtime and main of {@code id} equal {@code SELECT *} of {@code table}. */

@@ -5,14 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.SourceTableModel;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.header.Header;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -112,8 +111,9 @@ class PostgresTableNamesEndToEndTest {
       List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
       assertThat(letters).hasSize(66);
       for (ConsumerRecord<byte[], byte[]> letter : letters) {
-        assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo("dbserver1.inventory.Order_Items");
-        assertThat(header(letter, DeadLetters.REASON))
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC))
+            .isEqualTo("dbserver1.inventory.Order_Items");
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
             .contains(
                 "source table inventory.Order Items (topic dbserver1.inventory.Order_Items)"
                     + " and source table inventory.Order_Items both map to table inventory.Order_Items");
@@ -166,8 +166,9 @@ class PostgresTableNamesEndToEndTest {
       List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
       assertThat(letters).hasSize(45);
       for (ConsumerRecord<byte[], byte[]> letter : letters) {
-        assertThat(header(letter, DeadLetters.TOPIC)).isEqualTo("dbserver1.inventory.positions");
-        assertThat(header(letter, DeadLetters.REASON))
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC))
+            .isEqualTo("dbserver1.inventory.positions");
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
             .contains("table inventory.positions cannot take the record's column \"_pos\", which"
                 + " is the name of Iceberg's row position");
       }
@@ -183,11 +184,6 @@ class PostgresTableNamesEndToEndTest {
 
   private static String orderItemsDiffer(PostgresPipeline p, TableIdentifier id) throws Exception {
     return p.differs("SELECT * FROM inventory.\"Order_Items\"", id, List.of("id"));
-  }
-
-  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
-    Header header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private static double compactions(PostgresPipeline p) {

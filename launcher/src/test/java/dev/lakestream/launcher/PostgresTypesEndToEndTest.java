@@ -27,6 +27,7 @@ import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
@@ -395,7 +396,8 @@ class PostgresTypesEndToEndTest {
           ? "null"
           : JSON.readTree(letter.key()).path("payload").toString();
       reasons.put(
-          header(letter, DeadLetters.TOPIC) + " " + key, header(letter, DeadLetters.REASON));
+          KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC) + " " + key,
+          KafkaHeaders.text(letter.headers(), DeadLetters.REASON));
     }
     assertThat(reasons.get("dbserver1.inventory.zoo {\"id\":6}"))
         .contains("column \"tm\"")
@@ -921,8 +923,10 @@ class PostgresTypesEndToEndTest {
   private Set<Integer> keyUpdatesDeadLettered() throws Exception {
     Set<Integer> keys = new TreeSet<>();
     for (ConsumerRecord<byte[], byte[]> letter : feed.readAvailable("lakestream.dlq")) {
-      if ("dbserver1.inventory.documents".equals(header(letter, DeadLetters.TOPIC))) {
-        assertThat(header(letter, DeadLetters.REASON)).contains("REPLICA IDENTITY FULL");
+      if ("dbserver1.inventory.documents"
+          .equals(KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC))) {
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+            .contains("REPLICA IDENTITY FULL");
         keys.add(JSON.readTree(letter.key()).path("payload").path("id").asInt());
       }
     }
@@ -953,10 +957,5 @@ class PostgresTypesEndToEndTest {
       }
     }
     return branchesDiffer(id, expected, List.of("id"));
-  }
-
-  private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
-    var header = record.headers().lastHeader(name);
-    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 }

@@ -2,7 +2,7 @@ package dev.lakestream.common.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
+import dev.lakestream.testkit.KafkaHeaders;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.api.Record;
 import org.junit.jupiter.api.Test;
@@ -25,8 +25,9 @@ class DeadLettersTest {
     Record<byte[], byte[]> letter = letter(new byte[100], new byte[LIMIT - 99], "bad");
     assertThat(letter.key()).hasSize(100);
     assertThat(letter.value()).isNull();
-    assertThat(header(letter, DeadLetters.OMITTED)).isEqualTo("value " + (LIMIT - 99) + " bytes");
-    assertThat(header(letter, DeadLetters.OFFSET)).isEqualTo("42");
+    assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.OMITTED))
+        .isEqualTo("value " + (LIMIT - 99) + " bytes");
+    assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.OFFSET)).isEqualTo("42");
   }
 
   @Test
@@ -34,7 +35,7 @@ class DeadLettersTest {
     Record<byte[], byte[]> letter = letter(new byte[LIMIT + 1], new byte[10], "bad");
     assertThat(letter.key()).isNull();
     assertThat(letter.value()).isNull();
-    assertThat(header(letter, DeadLetters.OMITTED))
+    assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.OMITTED))
         .isEqualTo("key " + (LIMIT + 1) + " bytes, value 10 bytes");
   }
 
@@ -42,23 +43,19 @@ class DeadLettersTest {
   void aLongReasonIsCutAndSaysHowLongItWas() {
     String reason = "x".repeat(DeadLetters.MAX_REASON_CHARS + 5);
     Record<byte[], byte[]> letter = letter(new byte[1], new byte[1], reason);
-    assertThat(header(letter, DeadLetters.REASON))
+    assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
         .startsWith("x".repeat(DeadLetters.MAX_REASON_CHARS))
         .endsWith("... (" + reason.length() + " characters)")
         .hasSize(
             DeadLetters.MAX_REASON_CHARS + ("... (" + reason.length() + " characters)").length());
     Record<byte[], byte[]> exact =
         letter(new byte[1], new byte[1], "y".repeat(DeadLetters.MAX_REASON_CHARS));
-    assertThat(header(exact, DeadLetters.REASON))
+    assertThat(KafkaHeaders.text(exact.headers(), DeadLetters.REASON))
         .isEqualTo("y".repeat(DeadLetters.MAX_REASON_CHARS));
   }
 
   private static Record<byte[], byte[]> letter(byte[] key, byte[] value, String reason) {
     return DeadLetters.of(
         new Record<>(key, value, 7L, new RecordHeaders()), "t", 3, 42, "ingest", reason);
-  }
-
-  private static String header(Record<byte[], byte[]> record, String name) {
-    return new String(record.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
   }
 }
