@@ -315,6 +315,33 @@ class PipelineTopologyTest {
   }
 
   /**
+   * Source tables named like Iceberg's metadata tables ({@code history}, {@code files}, ...): a
+   * catalog loads a table of the name before it looks for a metadata table, so they are mirrored
+   * like any other, through updates, deletes and compactions.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"files", "history", "snapshots", "entries", "partitions", "refs"})
+  void tablesNamedLikeIcebergsMetadataTablesAreMirrored(String name) throws Exception {
+    TestTable plain = TestTable.plain("app", "x");
+    TestTable table = new TestTable("dbserver1", "app", name, plain.columns(), plain.key());
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 27);
+      pipeline.send(gen.snapshot(100));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      for (int cycle = 1; cycle <= 4; cycle++) {
+        pipeline.send(gen.next(100));
+        pipeline.ingestCommit();
+        if (cycle % 2 == 0) {
+          RealtimeCompaction.prepare(pipeline.table(table)).commit();
+        }
+        pipeline.sync();
+        assertCycle(pipeline, table, cycle);
+      }
+    }
+  }
+
+  /**
    * A table whose topic has three partitions (here three topics mapped to one table, so the test
    * controls the interleaving): the changes of each key on its own partition, each TRUNCATE on one
    * partition, delivered partition by partition in random runs, flushed and committed at random
