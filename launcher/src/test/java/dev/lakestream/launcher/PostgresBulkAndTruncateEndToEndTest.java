@@ -70,7 +70,13 @@ class PostgresBulkAndTruncateEndToEndTest {
         "CREATE TABLE inventory.bulk (id bigint PRIMARY KEY, note text)",
         "CREATE TABLE inventory.busy (id bigint PRIMARY KEY, n int, note text)",
         "CREATE TABLE inventory.sessions (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), n int, tag uuid)",
-        "CREATE TABLE inventory.widened (id int PRIMARY KEY, n int)");
+        "CREATE TABLE inventory.widened (id int PRIMARY KEY, n int)",
+        "CREATE TABLE inventory.reload (id int PRIMARY KEY, v text)",
+        "CREATE TABLE inventory.parent (id int PRIMARY KEY, v text)",
+        "CREATE TABLE inventory.child (id int PRIMARY KEY,"
+            + " parent int REFERENCES inventory.parent (id), v text)",
+        "CREATE TABLE inventory.pair_a (id int PRIMARY KEY, v text)",
+        "CREATE TABLE inventory.pair_b (id int PRIMARY KEY, v text)");
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
         .with("sync.maintenance.enabled", "false")
         .with(SyncConfig.RESOLVER + ".inventory.widened", "index");
@@ -145,6 +151,80 @@ class PostgresBulkAndTruncateEndToEndTest {
         .count();
     assertThat(applied).as("truncates applied on realtime").isEqualTo(4);
     assertVerified(busy);
+  }
+
+  /**
+   * The reload pattern: a TRUNCATE and the rows that replace them in one transaction (one commit,
+   * so every change of it shares the transaction's positions but for the change's own), the
+   * reload's rows spread over the topic's three partitions, then changed in the same transaction.
+   */
+  @Test
+  void aTruncateAndTheReloadInOneTransactionLeaveTheReloadedRows() throws Exception {
+    TableIdentifier reload = TableIdentifier.of("inventory", "reload");
+    postgres.execute(
+        "INSERT INTO inventory.reload SELECT g, 'first' || g FROM generate_series(1, 300) g");
+    Eventually.noDifference(SYNCED, () -> differs(reload, "id"));
+    int[][] reloads = {{100, 400}, {1, 50}, {1000, 1000}};
+    for (int[] range : reloads) {
+      try (Connection c = postgres.connect()) {
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+          s.execute("TRUNCATE inventory.reload");
+          s.execute("INSERT INTO inventory.reload SELECT g, 'reload' || g FROM generate_series("
+              + range[0] + ", " + range[1] + ") g");
+          s.execute("UPDATE inventory.reload SET v = v || '+' WHERE id % 7 = 0");
+          s.execute("DELETE FROM inventory.reload WHERE id % 11 = 0");
+        }
+        c.commit();
+      }
+      Eventually.noDifference(SYNCED, () -> differs(reload, "id"));
+    }
+    // A TRUNCATE that empties the table for good, in a transaction of its own after a reload.
+    postgres.execute("TRUNCATE inventory.reload");
+    Eventually.noDifference(SYNCED, () -> differs(reload, "id"));
+    assertThat(rowCount("inventory.reload")).isZero();
+    assertVerified(reload);
+  }
+
+  /**
+   * One TRUNCATE of several tables, and one that cascades to a referencing table: PostgreSQL logs
+   * one truncate of all of them, and each table gets its own; rows inserted after it in the same
+   * transaction stay.
+   */
+  @Test
+  void aTruncateOfSeveralTablesAndItsCascadeReachEachTable() throws Exception {
+    List<TableIdentifier> tables = List.of(
+        TableIdentifier.of("inventory", "parent"),
+        TableIdentifier.of("inventory", "child"),
+        TableIdentifier.of("inventory", "pair_a"),
+        TableIdentifier.of("inventory", "pair_b"));
+    postgres.execute(
+        "INSERT INTO inventory.parent SELECT g, 'p' || g FROM generate_series(1, 100) g",
+        "INSERT INTO inventory.child SELECT g, g % 100 + 1, 'c' || g FROM generate_series(1, 200) g",
+        "INSERT INTO inventory.pair_a SELECT g, 'a' || g FROM generate_series(1, 100) g",
+        "INSERT INTO inventory.pair_b SELECT g, 'b' || g FROM generate_series(1, 100) g");
+    for (TableIdentifier id : tables) {
+      Eventually.noDifference(SYNCED, () -> differs(id, "id"));
+    }
+    try (Connection c = postgres.connect()) {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("TRUNCATE inventory.parent CASCADE");
+        s.execute(
+            "INSERT INTO inventory.parent SELECT g, 'p2-' || g FROM generate_series(50, 80) g");
+        s.execute("INSERT INTO inventory.child SELECT g, g % 31 + 50, 'c2-' || g"
+            + " FROM generate_series(150, 170) g");
+      }
+      c.commit();
+    }
+    postgres.execute(
+        "TRUNCATE inventory.pair_a, inventory.pair_b",
+        "INSERT INTO inventory.pair_b VALUES (7, 'after')");
+    for (TableIdentifier id : tables) {
+      Eventually.noDifference(SYNCED, () -> differs(id, "id"));
+      assertVerified(id);
+    }
+    assertThat(rowCount("inventory.pair_a")).isZero();
   }
 
   @Test
