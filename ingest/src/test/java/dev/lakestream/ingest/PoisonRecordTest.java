@@ -9,6 +9,7 @@ import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
@@ -168,10 +169,12 @@ class PoisonRecordTest {
       ingest.sendRaw(TOPIC, key(2), JSON.writeValueAsBytes(good(2)));
       ingest.send(gen.next(20), true);
       ingest.sendRaw(TOPIC, key(3), JSON.writeValueAsBytes(good(3)));
+      // A TRUNCATE writes the position column too (its snapshot's files are positioned by it).
+      ingest.send(List.of(new ChangeStreamGenerator(poisonTable(), 5).truncate()), true);
       ingest.flushAndCommit();
 
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
-      assertThat(letters).hasSize(2);
+      assertThat(letters).hasSize(3);
       for (TestRecord<byte[], byte[]> letter : letters) {
         assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
             .contains("has a column named \"" + SourcePositions.NAME + "\"")
@@ -180,6 +183,55 @@ class PoisonRecordTest {
       assertThat(TableRows.read(ingest.table(poison), Branches.REALTIME)).isEmpty();
       assertThat(ingest.realtimeDiffersFromModel(other)).isNull();
     }
+  }
+
+  /**
+   * A table that takes such a column between its changes' admission and their flush (another
+   * writer): the batch is dead-lettered whole at the flush, with the reason, and the thread goes on;
+   * the table's next change is refused at admission.
+   */
+  @Test
+  void aColumnTheTableTookBeforeTheFlushDeadLettersTheBatchAndTheThreadGoesOn() throws Exception {
+    TestTable other = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(TOPIC, other.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(other, 6);
+      ingest.sendRaw(TOPIC, key(1), JSON.writeValueAsBytes(good(1)));
+      ingest.sendRaw(TOPIC, key(2), JSON.writeValueAsBytes(good(2)));
+      ingest.send(gen.next(20), true);
+      TableIdentifier poison = TableIdentifier.of("app", "poison");
+      try (var catalog = (AutoCloseable) ingest.warehouse.openCatalog()) {
+        ((Catalog) catalog)
+            .loadTable(poison)
+            .updateSchema()
+            .addColumn(SourcePositions.NAME, Types.BinaryType.get())
+            .commit();
+      }
+      ingest.flushAndCommit();
+      ingest.sendRaw(TOPIC, key(3), JSON.writeValueAsBytes(good(3)));
+      ingest.send(gen.next(20), true);
+      ingest.flushAndCommit();
+
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(3);
+      assertThat(letters)
+          .extracting(l -> KafkaHeaders.text(l.headers(), DeadLetters.OFFSET))
+          .containsExactly("0", "1", "2");
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
+          .contains("the batch of " + TOPIC + "-0 holding this change cannot be written")
+          .contains("has a column named \"" + SourcePositions.NAME + "\"");
+      assertThat(TableRows.read(ingest.table(poison), Branches.REALTIME)).isEmpty();
+      assertThat(ingest.realtimeDiffersFromModel(other)).isNull();
+    }
+  }
+
+  /** Table app.poison as a test table, for its TRUNCATE. */
+  private static TestTable poisonTable() {
+    return new TestTable(
+        "dbserver1",
+        "app",
+        "poison",
+        List.of(new TestTable.Column("id", ColumnType.INT64)),
+        List.of("id"));
   }
 
   /** The change with its column {@code n} named {@code name} instead: a column the table lacks. */

@@ -14,6 +14,7 @@ import dev.lakestream.reader.RowJson;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import java.io.ByteArrayOutputStream;
@@ -293,6 +294,48 @@ class VersionedReadTest {
       assertThat(
               run("changes", "--config", config.toString(), "--table", name, "--from", "42").code)
           .isEqualTo(1);
+    }
+  }
+
+  /** A delta's rows carry {@code __weight}: a table with a column of that name is a clear error. */
+  @Test
+  void changesOfATableWithAWeightColumnAreAClearError() throws Exception {
+    TestTable plain = TestTable.plain("app", "weights");
+    TestTable table = plain.withColumn("__weight", ColumnType.INT32);
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 78);
+      pipeline.send(gen.next(50));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      long v1 = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
+      pipeline.send(gen.next(50));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      Path config = pipeline.configFile(Map.of());
+      String name = table.schema() + "." + table.name();
+      for (String format : List.of("json", "parquet")) {
+        Path output = pipeline.warehouse.dir().resolve("changes." + format);
+        Run changes = run(
+            "changes",
+            "--config",
+            config.toString(),
+            "--table",
+            name,
+            "--from",
+            Long.toString(v1),
+            "--format",
+            format,
+            "--output",
+            output.toString());
+        assertThat(changes.code).as(format).isEqualTo(1);
+        assertThat(changes.err)
+            .as(format)
+            .contains(
+                "the table has a column named __weight, the name of the weight a delta gives");
+      }
+      Run snapshot = run("snapshot", "--config", config.toString(), "--table", name);
+      assertThat(snapshot.code).as(snapshot.err).isZero();
+      assertThat(snapshot.out).contains("\"__weight\":");
     }
   }
 

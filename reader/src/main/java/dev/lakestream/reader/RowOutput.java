@@ -34,6 +34,15 @@ public abstract class RowOutput implements DeltaSink, Consumer<Record>, Closeabl
     this.schema = schema;
   }
 
+  /** A delta's rows carry {@link #WEIGHT}: a table with a column of that name cannot be written so. */
+  private static void checkWeightFree(Schema schema) {
+    if (schema.findField(WEIGHT) != null) {
+      throw new IllegalArgumentException("the table has a column named " + WEIGHT
+          + ", the name of the weight a delta gives each row: read its snapshots, or select its"
+          + " changes with an engine");
+    }
+  }
+
   /** JSON lines on {@code out} (not closed with the output). */
   public static RowOutput jsonLines(Schema schema, OutputStream out) {
     return new JsonLines(schema, out);
@@ -79,6 +88,9 @@ public abstract class RowOutput implements DeltaSink, Consumer<Record>, Closeabl
 
     @Override
     protected void write(Record row, Integer weight) {
+      if (weight != null && rows == 0) {
+        checkWeightFree(schema);
+      }
       try {
         RowJson.write(
             gen,
@@ -110,6 +122,7 @@ public abstract class RowOutput implements DeltaSink, Consumer<Record>, Closeabl
       this.weighted = weighted;
       List<Types.NestedField> fields = new ArrayList<>(schema.columns());
       if (weighted) {
+        checkWeightFree(schema);
         fields.add(Types.NestedField.required(
             schema.highestFieldId() + 1, WEIGHT, Types.IntegerType.get()));
       }

@@ -204,6 +204,7 @@ final class Admission {
     }
     // Not the rows of another source table of the name.
     sourceNames.check(topic, id, table, event.table());
+    rowType(table); // a table whose columns ingest cannot write beside its own refuses it too
     return Optional.of(new Admitted(id, event, logs(id), null, null));
   }
 

@@ -69,6 +69,24 @@ final class BatchFlusher {
   /** A change refused at flush, with where it came from and why. */
   record DeadLetter(String topic, int partition, BufferedChange change, String reason) {}
 
+  /** The batch refused whole at flush: each of its changes a dead letter, nothing written. */
+  static Flushed refused(Batches.Batch batch, List<Batches.Entry> entries, String reason) {
+    String why = "the batch of " + batch.topic + "-" + batch.partition + " holding this change"
+        + " cannot be written: " + reason;
+    LOG.error(
+        "Dead-lettering the {} change(s) of a batch of {}-{}: {}",
+        entries.size(),
+        batch.topic,
+        batch.partition,
+        reason);
+    return new Flushed(
+        null,
+        entries.stream()
+            .filter(e -> !e.movedOut()) // not the batch's to write
+            .map(e -> new DeadLetter(batch.topic, batch.partition, e.change(), why))
+            .toList());
+  }
+
   private static final Logger LOG = LoggerFactory.getLogger(BatchFlusher.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -636,8 +636,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       return;
     }
     List<Batches.Entry> entries = batches.entries(batch);
-    BatchFlusher.Outcome outcome =
-        flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, mayWait, nowMs);
+    BatchFlusher.Outcome outcome;
+    try {
+      outcome =
+          flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, mayWait, nowMs);
+    } catch (BadChangeException e) {
+      // The table as it is now refuses the batch (it took a column of a name ingest cannot write
+      // beside its own since the changes were admitted; it was dropped and cannot be made again
+      // from them): its changes are dead-lettered, not retried on every attempt.
+      outcome = BatchFlusher.refused(batch, entries, e.getMessage());
+    }
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.
       batch.retryAtMs = nowMs + tickMs;

@@ -28,8 +28,9 @@ final class ReservedColumnNames {
                 reserved.stream()
                     .map(c -> "\"" + c + "\" " + ReservedColumns.NAMES.get(c))
                     .toList())
-            + "). Rename the column(s) in the source, or leave them out of the connector's events:"
-            + " \"column.exclude.list\": \""
+            + "). Rename the column(s) in the source, or leave them out of the connector's events"
+            + " (a key column stays in the record's key whatever the setting: rename it)"
+            + ": \"column.exclude.list\": \""
             + String.join(
                 ",",
                 reserved.stream()
