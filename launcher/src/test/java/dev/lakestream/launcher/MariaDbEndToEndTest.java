@@ -591,18 +591,24 @@ class MariaDbEndToEndTest {
             "WARNING  inventory.zoo.tm: TIME");
   }
 
-  /** A captured column named {@code _pos} (ingest refuses the table's changes) is a blocker. */
+  /**
+   * A captured column named {@code _pos} and a floating-point key (ingest refuses the tables'
+   * changes) are blockers.
+   */
   @Test
-  void aColumnNamedLikeIcebergsRowPositionIsABlockerForCheckSource() throws Exception {
+  void columnNamesAndKeysIcebergCannotTakeAreBlockersForCheckSource() throws Exception {
     try (EmbeddedMariaDb db = EmbeddedMariaDb.start(Map.of())) {
       db.execute(
           "CREATE DATABASE inventory",
-          "CREATE TABLE inventory.positions (id INT PRIMARY KEY, _pos INT, _file TEXT)");
+          "CREATE TABLE inventory.positions (id INT PRIMARY KEY, _pos INT, _file TEXT)",
+          "CREATE TABLE inventory.measures (x DOUBLE PRIMARY KEY, v TEXT)");
       CheckSource blocked = checkSource(db);
       assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
       assertThat(blocked.out())
           .contains("BLOCKER  inventory.positions: column(s) [_pos]: ingest refuses every change")
-          .contains("\"column.exclude.list\": \"inventory\\\\.positions\\\\._pos\"");
+          .contains("\"column.exclude.list\": \"inventory\\\\.positions\\\\._pos\"")
+          .contains("BLOCKER  inventory.measures: key column(s) [x double]: Iceberg takes no"
+              + " floating-point column as a key");
     }
   }
 

@@ -3,13 +3,18 @@ package dev.lakestream.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.KafkaHeaders;
+import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableRows;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -77,6 +82,60 @@ class PostgresTypeGapsEndToEndTest {
         assertThat(row.get("a_int")).isEqualTo(List.of(1, 2));
       }
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("gaps"));
+    }
+  }
+
+  /**
+   * Primary keys of types Iceberg takes as no identifier field (floating point, arrays): each change
+   * of such a table is dead-lettered with the reason, {@code check-source} blocks it, and the
+   * tables beside it flow on.
+   */
+  @Test
+  void keysIcebergCannotTakeAreDeadLetteredAndReportedByCheckSource() throws Exception {
+    try (PostgresPipeline p = PostgresPipeline.start(
+            Map.of(),
+            "CREATE TABLE inventory.measures (x float8 PRIMARY KEY, v text)",
+            "CREATE TABLE inventory.tagged (tags int[] PRIMARY KEY, v text)",
+            "CREATE TABLE inventory.fine (id int PRIMARY KEY, v text)",
+            "INSERT INTO inventory.measures SELECT g / 4.0, 'm' || g FROM generate_series(1, 10) g",
+            "INSERT INTO inventory.tagged SELECT ARRAY[g, g + 1], 't' || g FROM generate_series(1, 10) g",
+            "INSERT INTO inventory.fine SELECT g, 'f' || g FROM generate_series(1, 10) g");
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
+      assertThat(check.output())
+          .contains("BLOCKER  inventory.measures: key column(s) [x double precision]: Iceberg takes"
+              + " no floating-point, array or composite column as a key")
+          .contains("BLOCKER  inventory.tagged: key column(s) [tags integer[]]")
+          .doesNotContain("BLOCKER  inventory.fine");
+      TableIdentifier fine = TableIdentifier.of("inventory", "fine");
+      Eventually.noDifference(
+          Duration.ofSeconds(120),
+          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
+      p.postgres.execute(
+          "UPDATE inventory.measures SET v = v || '+'",
+          "DELETE FROM inventory.tagged WHERE v = 't1'",
+          "UPDATE inventory.fine SET v = v || '+' WHERE id % 2 = 0");
+      Eventually.noDifference(
+          Duration.ofSeconds(120),
+          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
+      // 10 snapshot reads and 10 updates of measures, 10 reads and a delete of tagged.
+      feed.read("lakestream.dlq", 31); // waits for them
+      List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
+      assertThat(letters).hasSize(31);
+      for (ConsumerRecord<byte[], byte[]> letter : letters) {
+        String table =
+            KafkaHeaders.text(letter.headers(), DeadLetters.TOPIC).substring("dbserver1.".length());
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+            .as(table)
+            .contains("table " + table + " cannot take key column")
+            .contains("message.key.columns");
+      }
+      assertThat(p.reader.tableExists(TableIdentifier.of("inventory", "measures")))
+          .isFalse();
+      assertThat(p.reader.tableExists(TableIdentifier.of("inventory", "tagged")))
+          .isFalse();
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("fine"));
     }
   }
 

@@ -245,6 +245,13 @@ public final class TableManager {
     }
   }
 
+  /** Whether Iceberg takes a column of {@code type} as an identifier field. */
+  private static boolean identifierType(Type type) {
+    return type.isPrimitiveType()
+        && type.typeId() != Type.TypeID.FLOAT
+        && type.typeId() != Type.TypeID.DOUBLE;
+  }
+
   private Table create(TableIdentifier id, Types.StructType rowType, List<String> keyColumns) {
     if (catalog instanceof SupportsNamespaces namespaces
         && !id.namespace().isEmpty()
@@ -263,6 +270,13 @@ public final class TableManager {
     Set<Integer> identifierIds = new HashSet<>();
     List<Types.NestedField> fields = new ArrayList<>();
     for (Types.NestedField f : rowType.fields()) {
+      if (keyColumns.contains(f.name()) && !identifierType(f.type())) {
+        throw new BadChangeException("table " + id + " cannot take key column \"" + f.name()
+            + "\" of type " + f.type() + ": Iceberg takes no floating-point, list, map or struct"
+            + " column as a key (identifier field). Change the key column's type in the source"
+            + " (numeric for a floating-point one), or key the table by other unique columns (the"
+            + " connector's message.key.columns, with REPLICA IDENTITY FULL on the table)");
+      }
       if (keyColumns.contains(f.name())) {
         identifierIds.add(f.fieldId());
         fields.add(Types.NestedField.required(f.fieldId(), f.name(), f.type()));

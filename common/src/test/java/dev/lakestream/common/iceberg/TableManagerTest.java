@@ -202,6 +202,24 @@ class TableManagerTest {
     assertThat(catalog.loadTable(ID).schema().findField("added")).isNotNull();
   }
 
+  /** Iceberg takes no floating-point or nested key column: refused with the remedy, no table made. */
+  @Test
+  void refusesKeysIcebergTakesAsNoIdentifierField() {
+    for (Types.NestedField key : List.of(
+        NestedField.optional(1, "k", Types.DoubleType.get()),
+        NestedField.optional(1, "k", Types.FloatType.get()),
+        NestedField.optional(1, "k", Types.ListType.ofOptional(3, Types.IntegerType.get())))) {
+      Types.StructType row =
+          Types.StructType.of(key, NestedField.optional(2, "v", Types.StringType.get()));
+      assertThatThrownBy(() -> tables.ensure(ID, row, List.of("k"), key.type().toString()))
+          .as("%s", key.type())
+          .isInstanceOf(BadChangeException.class)
+          .hasMessageContaining("table inventory.customers cannot take key column \"k\" of type")
+          .hasMessageContaining("message.key.columns");
+      assertThat(catalog.tableExists(ID)).isFalse();
+    }
+  }
+
   @Test
   void secondInstanceUsesTableCreatedByFirstAndEvolvesIt() {
     tables.ensure(ID, ROW, List.of("id"), "f1");

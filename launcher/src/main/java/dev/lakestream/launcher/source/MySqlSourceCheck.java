@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -109,6 +110,21 @@ public final class MySqlSourceCheck {
           .filter(c -> !captured.leavesOut(table[0], table[1], c))
           .toList();
       ReservedColumnNames.check(name, capturedColumns).ifPresent(findings::add);
+      List<String> keyColumns = messageKey.orElse(key);
+      List<String> badKey = columns.stream()
+          .filter(c -> keyColumns.contains(c[0])
+              && Set.of("float", "double", "real").contains(c[1].toLowerCase(Locale.ROOT)))
+          .map(c -> c[0] + " " + c[1])
+          .toList();
+      if (!badKey.isEmpty()) {
+        findings.add(new Finding(
+            Finding.Level.BLOCKER,
+            name,
+            "key column(s) " + badKey + ": Iceberg takes no floating-point column as a key"
+                + " (identifier field), so ingest dead-letters every change of the table. Change"
+                + " the column's type (DECIMAL), or key the table by other unique columns (the"
+                + " connector's message.key.columns)"));
+      }
       for (String column : columns.stream()
           .filter(c -> "time".equals(c[1].toLowerCase(Locale.ROOT)))
           .map(c -> c[0])

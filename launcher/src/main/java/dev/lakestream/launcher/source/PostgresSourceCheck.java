@@ -26,6 +26,13 @@ import java.util.regex.Pattern;
  */
 public final class PostgresSourceCheck {
 
+  /**
+   * Base types whose columns Iceberg takes as no key (floating point; Debezium's map and struct
+   * types), besides arrays and composite types.
+   */
+  private static final Set<String> NO_KEY_TYPES =
+      Set.of("float4", "float8", "hstore", "point", "geometry", "geography");
+
   /** The base types Debezium's Postgres connector maps to a Connect type (arrays of them too). */
   private static final Set<String> MAPPED = Set.of(
       "int2",
@@ -733,6 +740,7 @@ public final class PostgresSourceCheck {
     List<String> generated = new ArrayList<>();
     List<String> columns = new ArrayList<>();
     List<String> capturedColumns = new ArrayList<>();
+    Map<String, String> unkeyable = new LinkedHashMap<>();
     boolean virtual = false;
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
@@ -754,11 +762,14 @@ public final class PostgresSourceCheck {
             generated.add(column);
             virtual |= "v".equals(kind);
           }
+          boolean array = type.endsWith("[]");
+          if (array || NO_KEY_TYPES.contains(rs.getString(2)) || "c".equals(rs.getString(3))) {
+            unkeyable.put(column, type);
+          }
           if (captured.leavesOut(schema, name, column)) {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
-          boolean array = type.endsWith("[]");
           column(
               out,
               table,
@@ -793,6 +804,20 @@ public final class PostgresSourceCheck {
     } else if (!identityReported && (identity == 'd' || (identity == 'i' && autoset.isEmpty()))) {
       // An identity index the connector sets is not looked up: its key is not checked.
       keyOutsideIdentity(out, table, relation, identity, key.orElse(relation.primaryKeyColumns()));
+    }
+    List<String> badKey = key.orElse(relation.primaryKeyColumns()).stream()
+        .filter(unkeyable::containsKey)
+        .map(c -> c + " " + unkeyable.get(c))
+        .toList();
+    if (!badKey.isEmpty()) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "key column(s) " + badKey + ": Iceberg takes no floating-point, array or composite"
+              + " column as a key (identifier field), so ingest dead-letters every change of the"
+              + " table. Change the column's type (numeric for a floating-point one), or key the"
+              + " table by other unique columns (the connector's message.key.columns, with REPLICA"
+              + " IDENTITY FULL on the table)"));
     }
     Map<String, List<String>> byLowerCase = new LinkedHashMap<>();
     columns.forEach(c -> byLowerCase
