@@ -245,20 +245,7 @@ class PipelineTopologyTest {
   void randomUuidKeysThroughUpdatesDeletesAndCompactions() throws Exception {
     TestTable table = TestTable.uuidKeyed("app", "sessions");
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 25);
-      Random random = new Random(25);
-      pipeline.send(gen.snapshot(1_000));
-      pipeline.ingestCommit();
-      pipeline.sync();
-      for (int cycle = 1; cycle <= 12; cycle++) {
-        pipeline.send(gen.next(1 + random.nextInt(400)));
-        pipeline.ingestCommit();
-        if (cycle % 4 == 0) {
-          RealtimeCompaction.prepare(pipeline.table(table)).commit();
-        }
-        pipeline.sync();
-        assertCycle(pipeline, table, cycle);
-      }
+      cyclesWithCompactions(pipeline, table, 25, 1_000, 400, 12, 4);
       // Iceberg 1.12 compares UUIDs as signed longs, Parquet's bounds are unsigned: files record
       // none.
       Table t = pipeline.table(table);
@@ -296,20 +283,7 @@ class PipelineTopologyTest {
     }
     TestTable table = new TestTable("dbserver1", "app", "reserved", columns, List.of("id"));
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 26);
-      Random random = new Random(26);
-      pipeline.send(gen.snapshot(500));
-      pipeline.ingestCommit();
-      pipeline.sync();
-      for (int cycle = 1; cycle <= 8; cycle++) {
-        pipeline.send(gen.next(1 + random.nextInt(300)));
-        pipeline.ingestCommit();
-        if (cycle % 3 == 0) {
-          RealtimeCompaction.prepare(pipeline.table(table)).commit();
-        }
-        pipeline.sync();
-        assertCycle(pipeline, table, cycle);
-      }
+      cyclesWithCompactions(pipeline, table, 26, 500, 300, 8, 3);
       assertThat(pipeline.table(table).schema().columns()).hasSize(columns.size());
     }
   }
@@ -325,19 +299,7 @@ class PipelineTopologyTest {
     TestTable plain = TestTable.plain("app", "x");
     TestTable table = new TestTable("dbserver1", "app", name, plain.columns(), plain.key());
     try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 27);
-      pipeline.send(gen.snapshot(100));
-      pipeline.ingestCommit();
-      pipeline.sync();
-      for (int cycle = 1; cycle <= 4; cycle++) {
-        pipeline.send(gen.next(100));
-        pipeline.ingestCommit();
-        if (cycle % 2 == 0) {
-          RealtimeCompaction.prepare(pipeline.table(table)).commit();
-        }
-        pipeline.sync();
-        assertCycle(pipeline, table, cycle);
-      }
+      cyclesWithCompactions(pipeline, table, 27, 100, 100, 4, 2);
     }
   }
 
@@ -436,6 +398,36 @@ class PipelineTopologyTest {
               .counter("lakestream.realtime.rows.before.truncate")
               .count())
           .isPositive();
+    }
+  }
+
+  /**
+   * A snapshot of {@code rows} rows, then {@code cycles} cycles of up to {@code changes} random
+   * changes, realtime compacted before every {@code compactEvery}th cycle's sync; main checked
+   * against the model after each.
+   */
+  private static void cyclesWithCompactions(
+      PipelineDriver pipeline,
+      TestTable table,
+      long seed,
+      int rows,
+      int changes,
+      int cycles,
+      int compactEvery)
+      throws Exception {
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
+    Random random = new Random(seed);
+    pipeline.send(gen.snapshot(rows));
+    pipeline.ingestCommit();
+    pipeline.sync();
+    for (int cycle = 1; cycle <= cycles; cycle++) {
+      pipeline.send(gen.next(1 + random.nextInt(changes)));
+      pipeline.ingestCommit();
+      if (cycle % compactEvery == 0) {
+        RealtimeCompaction.prepare(pipeline.table(table)).commit();
+      }
+      pipeline.sync();
+      assertCycle(pipeline, table, cycle);
     }
   }
 
