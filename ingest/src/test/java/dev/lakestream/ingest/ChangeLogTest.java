@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ChangeLogTables;
+import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.changelog.ChangeLog;
@@ -31,6 +32,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
@@ -41,6 +44,53 @@ import org.junit.jupiter.api.Test;
 class ChangeLogTest {
 
   private static final TableIdentifier TABLE = TableIdentifier.of("inventory", "customers");
+
+  /**
+   * A batch the table refuses at its flush (here it took ingest's position column's name since the
+   * changes were admitted) is dead-lettered whole, and its change-log rows go with it: left in the
+   * store they would be written with the partition's next batch, logging changes the table never
+   * got.
+   */
+  @Test
+  void aBatchRefusedAtItsFlushLeavesNoChangeLogRowsBehind() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(table.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 93);
+      ingest.send(gen.snapshot(50), true);
+      ingest.flushAndCommit();
+      int logged = read(ingest, ChangeLog.of(TABLE)).size();
+      List<Change> refused = gen.next(30);
+      ingest.send(refused, true);
+      assertThat(count(ingest.changelogBuffer())).as("rows held for the log").isPositive();
+      ingest
+          .catalog()
+          .loadTable(TABLE)
+          .updateSchema()
+          .addColumn(SourcePositions.NAME, Types.BinaryType.get())
+          .commit();
+      Thread.sleep(1_100); // past the flush's one second of trust in its cached table
+      ingest.flushAndCommit();
+
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).isNotEmpty();
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
+          .contains("holding this change cannot be written");
+      assertThat(count(ingest.changelogBuffer())).as("rows held for the log").isZero();
+      assertThat(read(ingest, ChangeLog.of(TABLE))).hasSize(logged);
+    }
+  }
+
+  private static long count(KeyValueStore<String, ?> store) {
+    long n = 0;
+    try (var it = store.all()) {
+      while (it.hasNext()) {
+        it.next();
+        n++;
+      }
+    }
+    return n;
+  }
 
   @Test
   void everyChangeOnceInSourceOrderPerKeyAfterReplaysAndRedeliveries() throws Exception {

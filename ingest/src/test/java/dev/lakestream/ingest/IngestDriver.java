@@ -8,6 +8,8 @@ import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CatalogLoader;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.ingest.buffer.BufferedChange;
+import dev.lakestream.ingest.buffer.ChangeBuffer;
 import dev.lakestream.ingest.commit.RealtimeCommitter;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.DebeziumJson;
@@ -197,6 +199,11 @@ final class IngestDriver implements AutoCloseable {
 
   void commitOnly() {
     driver.advanceWallClockTime(Duration.ofMillis(COMMIT_INTERVAL_MS));
+  }
+
+  /** The change buffer's store of change-log rows not yet written. */
+  KeyValueStore<String, BufferedChange> changelogBuffer() {
+    return driver.getKeyValueStore(ChangeBuffer.CHANGELOG_STORE);
   }
 
   /** The realtime committer's store of pending batches. */

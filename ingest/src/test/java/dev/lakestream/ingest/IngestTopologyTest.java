@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.commit.SourceOffsets;
@@ -11,6 +13,7 @@ import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.TableComparison;
+import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.Timer;
 import java.util.LinkedHashMap;
@@ -32,6 +35,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * branch read back with Iceberg's generic reader equals the model of the source table.
  */
 class IngestTopologyTest {
+
+  /** Longer than the flush trusts its cached table ({@code Admission.FRESH_MS}). */
+  private static final long FRESH_WAIT_MS = 1_100;
 
   private static final int CHANGES_PER_SEED = 5_000;
 
@@ -298,6 +304,58 @@ class IngestTopologyTest {
       inserts.forEach(c -> expected.put(c.key(), c.after()));
       assertThat(TableComparison.differences(expected, ingest.realtimeRows(altered)))
           .isNull();
+    }
+  }
+
+  /**
+   * Another instance drops the table and creates it again from an older shape while a batch waits
+   * whose earlier changes have a column its last ones lack (the source dropped it): the flush gives
+   * the new table every column of the batch, so no value of those changes is lost.
+   */
+  @Test
+  void aTableCreatedAgainFromAnOlderShapeGetsEveryColumnOfTheWaitingBatch() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 12);
+      ingest.send(gen.snapshot(50), true);
+      ingest.flushAndCommit();
+      TableIdentifier id = TableIdentifier.of(table.schema(), table.name());
+      Types.StructType older = ingest.table(id).schema().asStruct();
+
+      TestTable altered = table.withColumn("signup", ColumnType.DATE);
+      gen.alter(altered);
+      List<Change> withSignup = gen.next(40);
+      ingest.send(withSignup, true);
+      gen.alter(table); // the source drops the column again
+      List<Change> withoutSignup = gen.next(40);
+      ingest.send(withoutSignup, true);
+      ingest.dropTable(id);
+      new TableManager(ingest.catalog()).ensure(id, older, table.key(), "another instance");
+      Thread.sleep(FRESH_WAIT_MS); // past the flush's one second of trust in its cached table
+      ingest.flushAndCommit();
+
+      assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
+      Map<List<Object>, Change> last = new LinkedHashMap<>();
+      for (Change c : withSignup) {
+        last.put(c.key(), c);
+      }
+      for (Change c : withoutSignup) {
+        last.remove(c.key());
+      }
+      Map<List<Object>, Map<String, Object>> rows =
+          TableRows.byKey(TableRows.read(ingest.table(id), Branches.REALTIME), table.key());
+      int checked = 0;
+      for (Map.Entry<List<Object>, Change> e : last.entrySet()) {
+        Change c = e.getValue();
+        if (c.after() != null && !c.isTombstone()) {
+          assertThat(rows.get(e.getKey())).as("row %s", e.getKey()).isNotNull();
+          assertThat(rows.get(e.getKey()).get("signup"))
+              .as("signup of %s", e.getKey())
+              .isEqualTo(c.after().get("signup"));
+          checked++;
+        }
+      }
+      assertThat(checked).as("rows last changed with the column").isGreaterThan(5);
     }
   }
 

@@ -105,7 +105,7 @@ class PostgresTypeGapsEndToEndTest {
       CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
       assertThat(check.output())
           .contains("BLOCKER  inventory.measures: key column(s) [x double precision]: Iceberg takes"
-              + " no floating-point, array or composite column as a key")
+              + " no floating-point or array column as a key")
           .contains("BLOCKER  inventory.tagged: key column(s) [tags integer[]]")
           .doesNotContain("BLOCKER  inventory.fine");
       TableIdentifier fine = TableIdentifier.of("inventory", "fine");

@@ -199,12 +199,15 @@ public final class TableManager {
       if (attempt > 1) {
         current.refresh(); // another writer changed the schema: plan again from its schema
       }
-      checkKey(id, current.schema(), keyColumns);
-      refuseReservedColumns(id, rowType, current.schema());
-      List<SchemaEvolution.Change> changes =
-          SchemaEvolution.plan(current.schema().asStruct(), rowType);
+      // Planned from the schema the update starts from: another thread may refresh the shared
+      // table between a read of its schema and the update (a column it then holds could not be
+      // added again).
+      var update = current.updateSchema();
+      Schema base = update.apply();
+      checkKey(id, base, keyColumns);
+      refuseReservedColumns(id, rowType, base);
+      List<SchemaEvolution.Change> changes = SchemaEvolution.plan(base.asStruct(), rowType);
       if (!changes.isEmpty()) {
-        var update = current.updateSchema();
         SchemaEvolution.apply(changes, update);
         update.commit();
         LOG.info("Evolved schema of {}: {}", id, changes);

@@ -18,6 +18,7 @@ import io.micrometer.core.instrument.Counter;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -71,6 +72,8 @@ final class Admission {
   private static final Logger LOG = LoggerFactory.getLogger(Admission.class);
   /** How stale the table a batch is written for may be (one catalog read per table per second at most). */
   static final long FRESH_MS = 1_000;
+  /** How often a table refused for its columns is read again from the catalog. */
+  static final long RECHECK_MS = 30_000;
 
   private final IngestConfig config;
   private final TableManager tables;
@@ -86,6 +89,8 @@ final class Admission {
   private TableSchema lastTableSchema;
   /** Shapes (the resolver returns one instance per schema) each table already holds. */
   private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
+  /** The table object {@link #accepted}'s shapes were checked against (another once loaded anew). */
+  private final Map<TableIdentifier, Table> acceptedIn = new HashMap<>();
 
   private final Map<TableIdentifier, Logging> logged = new HashMap<>();
   private final Counter changelogSkipped;
@@ -142,7 +147,7 @@ final class Admission {
       // Before the table's schema takes this record's columns.
       sourceNames.check(topic, id, tables.table(id), event.table());
     }
-    Table table = ensure(id, shape);
+    Table table = recheckedForPositionName(id, ensure(id, shape));
     sourceNames.check(topic, id, table, event.table());
     Types.StructType rowType = rowType(table);
     Record row = null;
@@ -162,22 +167,37 @@ final class Admission {
   }
 
   /**
-   * The table a batch ending with {@code event} is written for, as the catalog has it now (a second
-   * old at most): created again from the event's shape if it was dropped while the batch waited, so
-   * the batch goes to the table of that name (a batch written for a dropped table is not committed).
+   * The table a batch of {@code events} is written for, as the catalog has it now (a second old at
+   * most), with the columns of every change of the batch: created again from them if it was dropped
+   * while the batch waited, so the batch goes to the table of that name (a batch written for a
+   * dropped table is not committed), and given them again if it was loaded anew since they were
+   * taken (dropped and created again, perhaps by another instance from an older shape).
    */
-  Table tableFor(TableIdentifier id, ChangeEvent event) {
+  Table tableFor(TableIdentifier id, List<ChangeEvent> events) {
+    Table table = null;
     try {
-      return tables.fresh(id, FRESH_MS);
+      table = tables.fresh(id, FRESH_MS);
+      if (table == acceptedIn.get(id)) {
+        return table;
+      }
     } catch (NoSuchTableException e) {
       LOG.info(
           "Table {} was dropped; creating it again for the batch that ends with {}",
           id,
-          event.source().describe());
+          events.get(events.size() - 1).source().describe());
       tables.forget(id.toString());
       accepted.remove(id);
-      return ensure(id, shapes.of(event));
     }
+    // Each distinct shape once (the resolver returns one object per schema), last first: the one
+    // that creates the table is the newest.
+    Set<RowShape> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (int i = events.size() - 1; i >= 0; i--) {
+      RowShape shape = shapes.of(events.get(i));
+      if (seen.add(shape)) {
+        table = ensure(id, shape);
+      }
+    }
+    return table;
   }
 
   /** A TRUNCATE needs no schema; of a table ingest never created there is nothing to remove. */
@@ -204,7 +224,8 @@ final class Admission {
     }
     // Not the rows of another source table of the name.
     sourceNames.check(topic, id, table, event.table());
-    rowType(table); // a table whose columns ingest cannot write beside its own refuses it too
+    // A table whose columns ingest cannot write beside its own refuses it too.
+    rowType(recheckedForPositionName(id, table));
     return Optional.of(new Admitted(id, event, logs(id), null, null));
   }
 
@@ -244,7 +265,13 @@ final class Admission {
         accepted.computeIfAbsent(id, t -> Collections.newSetFromMap(new IdentityHashMap<>()));
     if (acceptedOfTable.contains(shape)) {
       try {
-        return tables.table(id);
+        Table cached = tables.table(id);
+        if (cached == acceptedIn.get(id)) {
+          return cached;
+        }
+        // Loaded anew (dropped and created again, perhaps by another instance from another
+        // shape): its columns are checked again.
+        acceptedOfTable.clear();
       } catch (NoSuchTableException e) {
         // Dropped (the committer found out and forgot it): created again below, from this record.
         LOG.info("Table {} was dropped; creating it again from {}", id, shape.type());
@@ -260,6 +287,7 @@ final class Admission {
           "table " + id + " cannot take the record's schema: " + e.getMessage(), e);
     }
     acceptedOfTable.add(shape);
+    acceptedIn.put(id, tables.table(id));
     return table;
   }
 
@@ -270,6 +298,17 @@ final class Admission {
   Types.StructType rowType(Table table) {
     Schema schema = table.schema();
     return rowTypes.computeIfAbsent(tableSchema(table, schema), k -> withPosition(table, schema));
+  }
+
+  /**
+   * {@code table}, or, when it has a column of the source position's name (refused by {@link
+   * #rowType}), the table as the catalog has it now, read at most every {@value #RECHECK_MS} ms: an
+   * operator who dropped the column does not have to restart ingest.
+   */
+  private Table recheckedForPositionName(TableIdentifier id, Table table) {
+    return table.schema().findField(SourcePositions.NAME) == null
+        ? table
+        : tables.fresh(id, RECHECK_MS);
   }
 
   private static Types.StructType withPosition(Table table, Schema schema) {

@@ -69,8 +69,21 @@ final class BatchFlusher {
   /** A change refused at flush, with where it came from and why. */
   record DeadLetter(String topic, int partition, BufferedChange change, String reason) {}
 
-  /** The batch refused whole at flush: each of its changes a dead letter, nothing written. */
-  static Flushed refused(Batches.Batch batch, List<Batches.Entry> entries, String reason) {
+  /**
+   * The batch refused whole at flush: each of its changes a dead letter, nothing written, its
+   * change-log rows dropped (they would be taken for the partition's next batch's).
+   */
+  static Flushed refused(
+      Batches.Batch batch,
+      List<Batches.Entry> entries,
+      KeyValueStore<String, BufferedChange> changelog,
+      String reason) {
+    List<String> logKeys = new ArrayList<>();
+    try (KeyValueIterator<String, BufferedChange> it =
+        changelog.prefixScan(batch.prefix(), Serdes.String().serializer())) {
+      it.forEachRemaining(e -> logKeys.add(e.key));
+    }
+    logKeys.forEach(changelog::delete);
     String why = "the batch of " + batch.topic + "-" + batch.partition + " holding this change"
         + " cannot be written: " + reason;
     LOG.error(
@@ -168,7 +181,7 @@ final class BatchFlusher {
     }
     Table table = changes.isEmpty()
         ? tables.table(id)
-        : admission.tableFor(id, changes.get(changes.size() - 1).event());
+        : admission.tableFor(id, changes.stream().map(Pending::event).toList());
     if (lookups) {
       table = tables.refresh(id);
       SourceOffsets offsets = SourceOffsets.of(table, Branches.REALTIME);

@@ -644,7 +644,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       // The table as it is now refuses the batch (it took a column of a name ingest cannot write
       // beside its own since the changes were admitted; it was dropped and cannot be made again
       // from them): its changes are dead-lettered, not retried on every attempt.
-      outcome = BatchFlusher.refused(batch, entries, e.getMessage());
+      outcome = BatchFlusher.refused(batch, entries, changelog, e.getMessage());
     }
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.

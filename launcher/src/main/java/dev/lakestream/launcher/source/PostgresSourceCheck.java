@@ -27,11 +27,12 @@ import java.util.regex.Pattern;
 public final class PostgresSourceCheck {
 
   /**
-   * Base types whose columns Iceberg takes as no key (floating point; Debezium's map and struct
-   * types), besides arrays and composite types.
+   * Base types whose columns Iceberg takes as no key (floating point; Debezium's struct types),
+   * besides arrays and composite types ({@code hstore} is a JSON string with the default {@code
+   * hstore.handling.mode}).
    */
   private static final Set<String> NO_KEY_TYPES =
-      Set.of("float4", "float8", "hstore", "point", "geometry", "geography");
+      Set.of("float4", "float8", "point", "geometry", "geography");
 
   /** The base types Debezium's Postgres connector maps to a Connect type (arrays of them too). */
   private static final Set<String> MAPPED = Set.of(
@@ -813,11 +814,12 @@ public final class PostgresSourceCheck {
       out.add(new Finding(
           Level.BLOCKER,
           table,
-          "key column(s) " + badKey + ": Iceberg takes no floating-point, array or composite"
-              + " column as a key (identifier field), so ingest dead-letters every change of the"
-              + " table. Change the column's type (numeric for a floating-point one), or key the"
-              + " table by other unique columns (the connector's message.key.columns, with REPLICA"
-              + " IDENTITY FULL on the table)"));
+          "key column(s) " + badKey + ": Iceberg takes no floating-point or array column as a"
+              + " key (identifier field), so ingest dead-letters every change of the table, and"
+              + " Debezium leaves a composite column out of the record's key (rows would merge)."
+              + " Change the column's type (numeric for a floating-point one), or key the table by"
+              + " other unique columns (the connector's message.key.columns, with REPLICA IDENTITY"
+              + " FULL on the table)"));
     }
     Map<String, List<String>> byLowerCase = new LinkedHashMap<>();
     columns.forEach(c -> byLowerCase
