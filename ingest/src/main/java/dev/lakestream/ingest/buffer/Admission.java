@@ -15,9 +15,8 @@ import dev.lakestream.common.schema.RowShape;
 import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.changelog.ChangeLog;
 import io.micrometer.core.instrument.Counter;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -87,8 +86,8 @@ final class Admission {
   private Table lastTable;
   private Schema lastSchema;
   private TableSchema lastTableSchema;
-  /** Shapes (the resolver returns one instance per schema) each table already holds. */
-  private final Map<TableIdentifier, Set<RowShape>> accepted = new HashMap<>();
+  /** The fingerprints of the shapes each table already holds (bounded by the distinct shapes). */
+  private final Map<TableIdentifier, Set<String>> accepted = new HashMap<>();
   /** The table object {@link #accepted}'s shapes were checked against (another once loaded anew). */
   private final Map<TableIdentifier, Table> acceptedIn = new HashMap<>();
 
@@ -170,16 +169,13 @@ final class Admission {
    * The table a batch of {@code events} is written for, as the catalog has it now (a second old at
    * most), with the columns of every change of the batch: created again from them if it was dropped
    * while the batch waited, so the batch goes to the table of that name (a batch written for a
-   * dropped table is not committed), and given them again if it was loaded anew since they were
-   * taken (dropped and created again, perhaps by another instance from an older shape).
+   * dropped table is not committed), and checked against them again if it was loaded anew since they
+   * were taken (dropped and created again, perhaps by another instance from an older shape), whoever
+   * loaded it.
    */
   Table tableFor(TableIdentifier id, List<ChangeEvent> events) {
-    Table table = null;
     try {
-      table = tables.fresh(id, FRESH_MS);
-      if (table == acceptedIn.get(id)) {
-        return table;
-      }
+      tables.fresh(id, FRESH_MS);
     } catch (NoSuchTableException e) {
       LOG.info(
           "Table {} was dropped; creating it again for the batch that ends with {}",
@@ -188,12 +184,13 @@ final class Admission {
       tables.forget(id.toString());
       accepted.remove(id);
     }
-    // Each distinct shape once (the resolver returns one object per schema), last first: the one
-    // that creates the table is the newest.
-    Set<RowShape> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    // Each distinct shape once, newest first (the one that creates a dropped table is the newest);
+    // a shape already checked on this table object costs a set lookup.
+    Set<String> seen = new HashSet<>();
+    Table table = null;
     for (int i = events.size() - 1; i >= 0; i--) {
       RowShape shape = shapes.of(events.get(i));
-      if (seen.add(shape)) {
+      if (seen.add(shape.fingerprint())) {
         table = ensure(id, shape);
       }
     }
@@ -261,21 +258,22 @@ final class Admission {
   }
 
   private Table ensure(TableIdentifier id, RowShape shape) {
-    Set<RowShape> acceptedOfTable =
-        accepted.computeIfAbsent(id, t -> Collections.newSetFromMap(new IdentityHashMap<>()));
-    if (acceptedOfTable.contains(shape)) {
+    Set<String> acceptedOfTable = accepted.computeIfAbsent(id, t -> new HashSet<>());
+    if (!acceptedOfTable.isEmpty()) {
+      Table cached;
       try {
-        Table cached = tables.table(id);
-        if (cached == acceptedIn.get(id)) {
-          return cached;
-        }
-        // Loaded anew (dropped and created again, perhaps by another instance from another
-        // shape): its columns are checked again.
-        acceptedOfTable.clear();
+        cached = tables.table(id);
       } catch (NoSuchTableException e) {
         // Dropped (the committer found out and forgot it): created again below, from this record.
         LOG.info("Table {} was dropped; creating it again from {}", id, shape.type());
+        cached = null;
+      }
+      if (cached != acceptedIn.get(id)) {
+        // Dropped, or loaded anew (dropped and created again, perhaps by another instance from an
+        // older shape): every shape is checked again on the table as it is now.
         acceptedOfTable.clear();
+      } else if (acceptedOfTable.contains(shape.fingerprint())) {
+        return cached;
       }
     }
     Table table;
@@ -286,8 +284,8 @@ final class Admission {
       throw new BadChangeException(
           "table " + id + " cannot take the record's schema: " + e.getMessage(), e);
     }
-    acceptedOfTable.add(shape);
-    acceptedIn.put(id, tables.table(id));
+    acceptedOfTable.add(shape.fingerprint());
+    acceptedIn.put(id, table);
     return table;
   }
 
