@@ -139,7 +139,7 @@ public final class TableManager {
     try {
       table.refresh();
     } catch (IllegalStateException e) {
-      if (e.getMessage() == null || !e.getMessage().contains("UUID does not match")) {
+      if (!createdAgain(e)) {
         throw e;
       }
       LOG.info(
@@ -165,7 +165,22 @@ public final class TableManager {
       LOG.info("Table {} was dropped; creating it again from {}", id, rowType);
       forget(id.toString());
       return ensureOnce(id, rowType, keyColumns, fingerprint);
+    } catch (IllegalStateException e) {
+      if (!createdAgain(e)) {
+        throw e;
+      }
+      // Dropped and created again (by another instance) since it was cached: the schema update's
+      // retry found out. Forget the old table and take the new one over, as a first record would.
+      LOG.info(
+          "Table {} was dropped and created again ({}); taking the new one", id, e.getMessage());
+      forget(id.toString());
+      return ensureOnce(id, rowType, keyColumns, fingerprint);
     }
+  }
+
+  /** Whether Iceberg refused to refresh a table because one of another UUID now has its name. */
+  private static boolean createdAgain(IllegalStateException e) {
+    return e.getMessage() != null && e.getMessage().contains("UUID does not match");
   }
 
   private static void refuseReservedColumns(

@@ -220,6 +220,26 @@ class TableManagerTest {
     }
   }
 
+  /**
+   * Another instance drops the table and creates it again while this one holds the old one: a new
+   * column that arrives before anything here refreshed the table goes to the new table (the schema
+   * update's retry used to fail on the changed UUID, failing the stream thread).
+   */
+  @Test
+  void aNewColumnForATableCreatedAgainByAnotherInstanceGoesToTheNewTable() {
+    tables.ensure(ID, ROW, List.of("id"), "f1");
+    catalog.dropTable(ID, false);
+    new TableManager(catalog).ensure(ID, ROW, List.of("id"), "f1");
+    Types.StructType evolved = Types.StructType.of(
+        NestedField.required(1, "id", Types.LongType.get()),
+        NestedField.optional(2, "qty", Types.IntegerType.get()),
+        NestedField.optional(3, "name", Types.StringType.get()),
+        NestedField.optional(4, "email", Types.StringType.get()));
+    Table table = tables.ensure(ID, evolved, List.of("id"), "f2");
+    assertThat(table.uuid()).isEqualTo(catalog.loadTable(ID).uuid());
+    assertThat(catalog.loadTable(ID).schema().findField("email")).isNotNull();
+  }
+
   @Test
   void secondInstanceUsesTableCreatedByFirstAndEvolvesIt() {
     tables.ensure(ID, ROW, List.of("id"), "f1");
