@@ -159,20 +159,18 @@ public final class TableManager {
       TableIdentifier id, Types.StructType rowType, List<String> keyColumns, String fingerprint) {
     try {
       return ensureOnce(id, rowType, keyColumns, fingerprint);
-    } catch (NoSuchTableException e) {
-      // Dropped since it was cached: every later record would fail the same way. Forget it and
-      // create it again from this shape, as a first record would.
-      LOG.info("Table {} was dropped; creating it again from {}", id, rowType);
-      forget(id.toString());
-      return ensureOnce(id, rowType, keyColumns, fingerprint);
-    } catch (IllegalStateException e) {
-      if (!createdAgain(e)) {
+    } catch (NoSuchTableException | IllegalStateException e) {
+      if (e instanceof IllegalStateException changed && !createdAgain(changed)) {
         throw e;
       }
-      // Dropped and created again (by another instance) since it was cached: the schema update's
-      // retry found out. Forget the old table and take the new one over, as a first record would.
+      // Dropped since it was cached, or dropped and created again (by another instance; the
+      // schema update's retry found out): every later record would fail the same way. Forget it
+      // and create or take it over from this shape, as a first record would.
       LOG.info(
-          "Table {} was dropped and created again ({}); taking the new one", id, e.getMessage());
+          "Table {} was dropped or created again ({}); ensuring it from {}",
+          id,
+          e.getMessage(),
+          rowType);
       forget(id.toString());
       return ensureOnce(id, rowType, keyColumns, fingerprint);
     }
@@ -185,11 +183,9 @@ public final class TableManager {
 
   private static void refuseReservedColumns(
       TableIdentifier id, Types.StructType rowType, Schema existing) {
-    if (ReservedColumns.any(rowType)) {
-      ReservedColumns.refusal(rowType, existing).ifPresent(why -> {
-        throw new BadChangeException("table " + id + " cannot take the record's " + why);
-      });
-    }
+    ReservedColumns.refusal(rowType, existing).ifPresent(why -> {
+      throw new BadChangeException("table " + id + " cannot take the record's " + why);
+    });
   }
 
   private Table ensureOnce(

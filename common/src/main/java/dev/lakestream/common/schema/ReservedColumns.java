@@ -49,14 +49,4 @@ public final class ReservedColumns {
     }
     return Optional.empty();
   }
-
-  /** Whether {@code type} has a column of a reserved name (checked before anything is read). */
-  public static boolean any(Types.StructType type) {
-    for (Types.NestedField field : type.fields()) {
-      if (NAMES.containsKey(field.name())) {
-        return true;
-      }
-    }
-    return false;
-  }
 }

@@ -69,37 +69,6 @@ final class BatchFlusher {
   /** A change refused at flush, with where it came from and why. */
   record DeadLetter(String topic, int partition, BufferedChange change, String reason) {}
 
-  /**
-   * The batch refused whole at flush: each of its changes a dead letter, nothing written, its
-   * change-log rows dropped (they would be taken for the partition's next batch's).
-   */
-  static Flushed refused(
-      Batches.Batch batch,
-      List<Batches.Entry> entries,
-      KeyValueStore<String, BufferedChange> changelog,
-      String reason) {
-    List<String> logKeys = new ArrayList<>();
-    try (KeyValueIterator<String, BufferedChange> it =
-        changelog.prefixScan(batch.prefix(), Serdes.String().serializer())) {
-      it.forEachRemaining(e -> logKeys.add(e.key));
-    }
-    logKeys.forEach(changelog::delete);
-    String why = "the batch of " + batch.topic + "-" + batch.partition + " holding this change"
-        + " cannot be written: " + reason;
-    LOG.error(
-        "Dead-lettering the {} change(s) of a batch of {}-{}: {}",
-        entries.size(),
-        batch.topic,
-        batch.partition,
-        reason);
-    return new Flushed(
-        null,
-        entries.stream()
-            .filter(e -> !e.movedOut()) // not the batch's to write
-            .map(e -> new DeadLetter(batch.topic, batch.partition, e.change(), why))
-            .toList());
-  }
-
   private static final Logger LOG = LoggerFactory.getLogger(BatchFlusher.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -153,6 +122,37 @@ final class BatchFlusher {
         .filter(e -> !e.movedOut())
         .findFirst()
         .flatMap(e -> SourceTable.of(e.change().value()));
+  }
+
+  /**
+   * The batch refused whole at flush: each of its changes a dead letter, nothing written, its
+   * change-log rows dropped (they would be taken for the partition's next batch's).
+   */
+  static Flushed refused(
+      Batches.Batch batch,
+      List<Batches.Entry> entries,
+      KeyValueStore<String, BufferedChange> changelog,
+      String reason) {
+    List<String> logKeys = new ArrayList<>();
+    try (KeyValueIterator<String, BufferedChange> it =
+        changelog.prefixScan(batch.prefix(), Serdes.String().serializer())) {
+      it.forEachRemaining(e -> logKeys.add(e.key));
+    }
+    logKeys.forEach(k -> changelog.put(k, null)); // a delete that does not read first
+    String why = "the batch of " + batch.topic + "-" + batch.partition + " holding this change"
+        + " cannot be written: " + reason;
+    LOG.error(
+        "Dead-lettering the {} change(s) of a batch of {}-{}: {}",
+        entries.size(),
+        batch.topic,
+        batch.partition,
+        reason);
+    return new Flushed(
+        null,
+        entries.stream()
+            .filter(e -> !e.movedOut()) // not the batch's to write
+            .map(e -> new DeadLetter(batch.topic, batch.partition, e.change(), why))
+            .toList());
   }
 
   Outcome flush(

@@ -24,6 +24,9 @@ import java.util.regex.Pattern;
  */
 public final class MySqlSourceCheck {
 
+  /** Data types Iceberg takes as no key column (identifier field). */
+  private static final Set<String> FLOATING_POINT = Set.of("float", "double", "real");
+
   private static final Pattern MAJOR_MINOR = Pattern.compile("^(\\d+)\\.(\\d+)");
   private static final Pattern JDBC_URL = Pattern.compile("^jdbc:(mysql|mariadb):");
 
@@ -112,8 +115,8 @@ public final class MySqlSourceCheck {
       ReservedColumnNames.check(name, capturedColumns).ifPresent(findings::add);
       List<String> keyColumns = messageKey.orElse(key);
       List<String> badKey = columns.stream()
-          .filter(c -> keyColumns.contains(c[0])
-              && Set.of("float", "double", "real").contains(c[1].toLowerCase(Locale.ROOT)))
+          .filter(c ->
+              keyColumns.contains(c[0]) && FLOATING_POINT.contains(c[1].toLowerCase(Locale.ROOT)))
           .map(c -> c[0] + " " + c[1])
           .toList();
       if (!badKey.isEmpty()) {
