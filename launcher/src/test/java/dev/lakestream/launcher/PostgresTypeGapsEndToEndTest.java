@@ -9,9 +9,17 @@ import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableRows;
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -83,6 +91,181 @@ class PostgresTypeGapsEndToEndTest {
       }
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("gaps"));
     }
+  }
+
+  /**
+   * What Debezium streams as null although the row holds a value, a {@code name} column in every
+   * change and an unchanged out-of-line {@code numeric[]} or {@code boolean[]} in an update, is
+   * filled by Debezium's reselect post-processor with the settings {@code check-source} prints: on
+   * {@code reselected} every value equals the source through updates, inserts, deletes and values
+   * set to null. Beside it the same changes show the loss it prevents: on {@code plain} the arrays
+   * of updated rows and the names of streamed rows are null; {@code REPLICA IDENTITY FULL} ({@code
+   * full}) keeps the arrays but not the names.
+   */
+  @Test
+  void nullsDebeziumStreamsForNamesAndToastedArraysAreFilledByItsReselectPostProcessor()
+      throws Exception {
+    List<String> tables = List.of("plain", "full", "reselected");
+    List<String> statements = new ArrayList<>();
+    for (String table : tables) {
+      statements.add("CREATE TABLE inventory." + table
+          + " (id int PRIMARY KEY, small int, nums numeric[], flags boolean[], nm name)");
+      // Out of line whenever the row is over about 2 kB, uncompressed: every row here is.
+      statements.add("ALTER TABLE inventory." + table
+          + " ALTER COLUMN nums SET STORAGE EXTERNAL, ALTER COLUMN flags SET STORAGE EXTERNAL");
+      statements.add(insertArrays(table, 1, 20));
+    }
+    statements.add("ALTER TABLE inventory.full REPLICA IDENTITY FULL");
+    Map<String, String> reselector = Map.of(
+        "post.processors", "reselector",
+        "reselector.type", "io.debezium.processors.reselect.ReselectColumnsPostProcessor",
+        "reselector.reselect.columns.include.list",
+            "inventory\\.reselected:nums,inventory\\.reselected:flags,inventory\\.reselected:nm",
+        "reselector.reselect.null.values", "true");
+    try (PostgresPipeline p =
+        PostgresPipeline.start(reselector, statements.toArray(String[]::new))) {
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, reselector);
+      assertThat(check.output())
+          .contains("BLOCKER  inventory.plain.nm: name: Debezium reads it in snapshots but sends"
+              + " null for it in every change it streams")
+          .contains("have the connector reselect it (a query of the row by its key for each change"
+              + " of the table): \"post.processors\": \"reselector\", \"reselector.type\":"
+              + " \"io.debezium.processors.reselect.ReselectColumnsPostProcessor\","
+              + " \"reselector.reselect.columns.include.list\": \"inventory\\\\.plain:nm\","
+              + " \"reselector.reselect.null.values\": \"true\"")
+          .contains(
+              "WARNING  inventory.plain: column(s) [nums numeric[], flags boolean[]]: Debezium"
+                  + " has no placeholder")
+          .contains("or have the connector reselect them: \"post.processors\": \"reselector\",")
+          .contains("\"reselector.reselect.columns.include.list\":"
+              + " \"inventory\\\\.plain:nums,inventory\\\\.plain:flags\"")
+          .contains("BLOCKER  inventory.full.nm: name:")
+          .doesNotContain(
+              "inventory.full: column(s) [nums numeric[]",
+              "inventory.reselected.nm:",
+              "inventory.reselected: column(s) [nums numeric[]");
+
+      Eventually.noDifference(Duration.ofSeconds(120), () -> tables.stream()
+          .map(t -> arraysDiffer(p, t))
+          .filter(d -> d != null)
+          .findFirst()
+          .orElse(null));
+      for (String table : tables) {
+        p.postgres.execute(
+            "UPDATE inventory." + table + " SET small = small + 100",
+            insertArrays(table, 101, 120),
+            "UPDATE inventory." + table + " SET nums = NULL, small = -small WHERE id IN (3, 103)",
+            "UPDATE inventory." + table + " SET nm = 'renamed' || id WHERE id IN (4, 104)",
+            "DELETE FROM inventory." + table + " WHERE id IN (5, 105)",
+            // Gone when the connector reads the update: its reselect finds no row.
+            "UPDATE inventory." + table + " SET small = 0 WHERE id = 6",
+            "DELETE FROM inventory." + table + " WHERE id = 6");
+      }
+      Eventually.noDifference(Duration.ofSeconds(120), () -> arraysDiffer(p, "reselected"));
+      // The other two have taken every change once each small equals the source's.
+      for (String table : List.of("plain", "full")) {
+        Eventually.until(
+            Duration.ofSeconds(120),
+            "every change of " + table + " on main",
+            () -> differences(p, table).stream().noneMatch(d -> d.endsWith(".small")));
+      }
+      List<String> plain = differences(p, "plain");
+      // Left: 18 rows of the snapshot (5 and 6 deleted), all updated, and 19 inserted (105
+      // deleted), of which 103 and 104 updated.
+      assertThat(plain)
+          .as("plain: the arrays each update left unchanged (18 nums, 3's set to null; 20 flags),"
+              + " and the names of all 37 rows, each streamed")
+          .hasSize(18 + 20 + 37)
+          .contains("1.nums", "1.flags", "3.flags", "104.nums", "104.flags", "4.nm", "101.nm")
+          .doesNotContain("3.nums", "103.nums", "101.nums", "101.flags");
+      assertThat(differences(p, "full"))
+          .as("full: the names only")
+          .hasSize(37)
+          .allMatch(d -> d.endsWith(".nm"));
+      PostgresEndToEndTest.assertInvariants(p.reader, tables);
+    }
+  }
+
+  /** Rows {@code from} to {@code to} of a table of the reselect test, over 2 kB each. */
+  private static String insertArrays(String table, int from, int to) {
+    return "INSERT INTO inventory." + table + " SELECT g, g,"
+        + " ARRAY(SELECT round((random() * 1e6)::numeric, 3) FROM generate_series(1, 1000)),"
+        + " ARRAY(SELECT random() < 0.5 FROM generate_series(1, 3000)), 'n' || g"
+        + " FROM generate_series(" + from + ", " + to + ") g";
+  }
+
+  /** Null when {@link #differences} finds none, else the differences. */
+  private static String arraysDiffer(PostgresPipeline p, String table) {
+    try {
+      List<String> differences = differences(p, table);
+      return differences.isEmpty() ? null : table + ": " + differences;
+    } catch (Exception e) {
+      return table + ": " + e;
+    }
+  }
+
+  /**
+   * The values of a table of the reselect test on main that differ from the source's, as {@code
+   * id.column} (numbers compared by value: main's decimals have scale 18), and {@code id.row} for a
+   * row on one side only.
+   */
+  private static List<String> differences(PostgresPipeline p, String table) throws Exception {
+    TableIdentifier id = TableIdentifier.of("inventory", table);
+    if (!p.reader.tableExists(id)) {
+      return List.of("no table " + table);
+    }
+    Map<Integer, Map<String, Object>> main = new TreeMap<>();
+    for (Map<String, Object> row : TableRows.read(p.reader.loadTable(id), Branches.MAIN)) {
+      main.put((Integer) row.get("id"), row);
+    }
+    List<String> out = new ArrayList<>();
+    try (Connection c = p.postgres.connect();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery("SELECT id, small, nums, flags, nm FROM inventory." + table)) {
+      while (rs.next()) {
+        int key = rs.getInt(1);
+        Map<String, Object> row = main.remove(key);
+        if (row == null) {
+          out.add(key + ".row");
+          continue;
+        }
+        if (!Integer.valueOf(rs.getInt(2)).equals(row.get("small"))) {
+          out.add(key + ".small");
+        }
+        List<BigDecimal> nums = rs.getArray(3) == null
+            ? null
+            : Arrays.asList((BigDecimal[]) rs.getArray(3).getArray());
+        if (!sameNumbers(nums, row.get("nums"))) {
+          out.add(key + ".nums");
+        }
+        if (!Objects.equals(
+            Arrays.asList((Boolean[]) rs.getArray(4).getArray()), row.get("flags"))) {
+          out.add(key + ".flags");
+        }
+        if (!Objects.equals(rs.getString(5), row.get("nm"))) {
+          out.add(key + ".nm");
+        }
+      }
+    }
+    main.keySet().forEach(key -> out.add(key + ".row"));
+    return out;
+  }
+
+  private static boolean sameNumbers(List<BigDecimal> source, Object table) {
+    if (source == null || table == null) {
+      return source == table;
+    }
+    List<?> values = (List<?>) table;
+    if (values.size() != source.size()) {
+      return false;
+    }
+    for (int i = 0; i < values.size(); i++) {
+      if (source.get(i).compareTo((BigDecimal) values.get(i)) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

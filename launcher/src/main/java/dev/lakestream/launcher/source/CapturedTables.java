@@ -158,7 +158,7 @@ final class CapturedTables {
   }
 
   /** The patterns of a connector setting that lists them, comma separated. */
-  private static List<Pattern> patterns(Map<String, String> connector, String setting) {
+  static List<Pattern> patterns(Map<String, String> connector, String setting) {
     List<Pattern> out = new ArrayList<>();
     String list = connector.get(setting);
     if (list != null) {

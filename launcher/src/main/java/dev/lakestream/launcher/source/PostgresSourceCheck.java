@@ -94,6 +94,7 @@ public final class PostgresSourceCheck {
   private final Connection connection;
   private final Map<String, String> connector;
   private final CapturedTables captured;
+  private final ReselectedColumns reselected;
   private int version;
 
   /** {@code connector}: the connector's configuration (its {@code config} object), or empty. */
@@ -101,6 +102,7 @@ public final class PostgresSourceCheck {
     this.connection = connection;
     this.connector = connector;
     this.captured = new CapturedTables(connector);
+    this.reselected = new ReselectedColumns(connector);
   }
 
   public List<Finding> run() throws SQLException {
@@ -738,6 +740,7 @@ public final class PostgresSourceCheck {
     }
     List<String> toasted = new ArrayList<>();
     List<String> nulled = new ArrayList<>();
+    List<String> nulledColumns = new ArrayList<>();
     List<String> generated = new ArrayList<>();
     List<String> columns = new ArrayList<>();
     List<String> capturedColumns = new ArrayList<>();
@@ -771,20 +774,23 @@ public final class PostgresSourceCheck {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
+          boolean reselects = reselected.reselectsNull(schema, name, column);
           column(
               out,
-              table,
+              relation,
               column,
               type,
               rs.getString(2),
               rs.getString(3).charAt(0),
               rs.getInt(5),
-              array);
+              array,
+              reselects);
           if (toastable(
               rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7), array)) {
             toasted.add(column);
-            if (array && !ARRAY_PLACEHOLDERS.contains(rs.getString(2))) {
+            if (array && !ARRAY_PLACEHOLDERS.contains(rs.getString(2)) && !reselects) {
               nulled.add(column + " " + type);
+              nulledColumns.add(column);
             }
           }
         }
@@ -866,7 +872,8 @@ public final class PostgresSourceCheck {
           "column(s) " + nulled + ": Debezium has no placeholder for an unchanged TOASTed value of"
               + " these array types and sends null, which cannot be told from a real null: an UPDATE"
               + " that leaves such a value (above about 2 kB) unchanged sets it to null on the"
-              + " table. ALTER TABLE " + table + " REPLICA IDENTITY FULL"));
+              + " table. ALTER TABLE " + table + " REPLICA IDENTITY FULL, or have the connector"
+              + " reselect them: " + ReselectedColumns.settings(schema, name, nulledColumns)));
     }
     if (out.size() == before) {
       out.add(new Finding(
@@ -902,15 +909,21 @@ public final class PostgresSourceCheck {
     return (typname.equals("varchar") || typname.equals("bpchar")) && typmod - 4 > 500;
   }
 
+  /**
+   * What the connector does with one captured column of {@code relation}: {@code reselected} when
+   * its reselect post-processor replaces a streamed null by the row's value.
+   */
   private static void column(
       List<Finding> out,
-      String table,
+      Relation relation,
       String column,
       String type,
       String typname,
       char typtype,
       int typmod,
-      boolean array) {
+      boolean array,
+      boolean reselected) {
+    String table = relation.schema() + "." + relation.name();
     String subject = table + "." + column;
     if (array && ARRAYS_LEFT_OUT.contains(typname)) {
       out.add(new Finding(
@@ -925,13 +938,18 @@ public final class PostgresSourceCheck {
           type + ": Debezium sends null for every array of bit, so the column holds only nulls on"
               + " the table; leave it out with column.exclude.list, or make it varbit or text"));
     } else if (!array && typname.equals("name")) {
-      out.add(new Finding(
-          Level.BLOCKER,
-          subject,
-          type + ": Debezium reads it in snapshots but sends null for it in every change it"
-              + " streams, so each row inserted or updated after the snapshot would hold null in it"
-              + " on the table. ALTER TABLE " + table + " ALTER COLUMN " + column
-              + " TYPE varchar(63), or leave it out with column.exclude.list"));
+      if (!reselected) {
+        out.add(new Finding(
+            Level.BLOCKER,
+            subject,
+            type + ": Debezium reads it in snapshots but sends null for it in every change it"
+                + " streams, so each row inserted or updated after the snapshot would hold null"
+                + " in it on the table. ALTER TABLE " + table + " ALTER COLUMN " + column
+                + " TYPE varchar(63); or have the connector reselect it (a query of the row by"
+                + " its key for each change of the table): "
+                + ReselectedColumns.settings(relation.schema(), relation.name(), List.of(column))
+                + "; or leave it out with column.exclude.list"));
+      }
     } else if (LEFT_OUT.contains(typname)) {
       out.add(new Finding(
           Level.WARNING,
