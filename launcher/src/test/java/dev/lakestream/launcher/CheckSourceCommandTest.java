@@ -52,6 +52,45 @@ class CheckSourceCommandTest {
     }
   }
 
+  /**
+   * Debezium's value modes other than the shipped connector's: decimals as doubles (a numeric or
+   * money key then arrives as a double, which Iceberg takes as no key), times in milliseconds,
+   * binary values as text. The shipped settings report none of it.
+   */
+  @Test
+  void valueModesThatLoseDigitsOrChangeTypesAreReported() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.priced (sku numeric(10,0) PRIMARY KEY, price money)",
+          "CREATE TABLE inventory.billed (amount money PRIMARY KEY)");
+      Run shipped = checkSource(pg, Map.of());
+      assertThat(shipped.exit()).as(shipped.output()).isZero();
+      assertThat(shipped.output())
+          .contains("OK       inventory.priced: primary key, every column type mapped")
+          .doesNotContain("decimal.handling.mode", "time.precision.mode", "binary.handling.mode");
+      Run modes = checkSource(
+          pg,
+          Map.of(
+              "decimal.handling.mode", "double",
+              "time.precision.mode", "connect",
+              "binary.handling.mode", "base64"));
+      assertThat(modes.exit()).as(modes.output()).isEqualTo(1);
+      assertThat(modes.output())
+          .contains("WARNING  decimal.handling.mode: double: Debezium sends decimal (numeric,"
+              + " money) values as doubles")
+          .contains("WARNING  time.precision.mode: connect: Debezium sends times and timestamps in"
+              + " milliseconds")
+          .contains("INFO     binary.handling.mode: base64: Debezium sends binary values as base64"
+              + " text")
+          .contains("BLOCKER  inventory.priced: key column(s) [sku numeric(10,0)]")
+          .contains("BLOCKER  inventory.billed: key column(s) [amount money]")
+          .contains("a numeric or money key arrives as a double with the connector's"
+              + " decimal.handling.mode=double: set it to precise")
+          .contains("2 blocker(s)");
+    }
+  }
+
   @Test
   void tablesThatComeToOneNameUnloggedTablesAndColumnsDebeziumRefusesAreBlockers()
       throws Exception {

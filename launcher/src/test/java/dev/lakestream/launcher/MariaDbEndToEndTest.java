@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
@@ -122,10 +123,20 @@ class MariaDbEndToEndTest {
 
   /** {@code check-source} against {@code db} with the shipped connector file, as a user runs it. */
   private static CheckSource checkSource(EmbeddedMariaDb db) throws Exception {
+    return checkSource(db, Map.of());
+  }
+
+  /** {@code check-source} with the shipped MariaDB connector, {@code overrides} set in it. */
+  private static CheckSource checkSource(EmbeddedMariaDb db, Map<String, String> overrides)
+      throws Exception {
+    ObjectNode json = (ObjectNode) new ObjectMapper().readTree(Files.readString(connector()));
+    overrides.forEach(((ObjectNode) json.get("config"))::put);
+    Path file = Files.createTempFile("connector-", ".json");
+    Files.writeString(file, json.toString());
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     int exit = CheckSourceCommand.run(
         new String[] {
-          "--jdbc", db.jdbcUrl(""), "--connector", connector().toString(),
+          "--jdbc", db.jdbcUrl(""), "--connector", file.toString(),
           "--user", db.user(), "--password", db.password()
         },
         new PrintStream(bytes, true, StandardCharsets.UTF_8),
@@ -601,14 +612,27 @@ class MariaDbEndToEndTest {
       db.execute(
           "CREATE DATABASE inventory",
           "CREATE TABLE inventory.positions (id INT PRIMARY KEY, _pos INT, _file TEXT)",
-          "CREATE TABLE inventory.measures (x DOUBLE PRIMARY KEY, v TEXT)");
+          "CREATE TABLE inventory.measures (x DOUBLE PRIMARY KEY, v TEXT)",
+          "CREATE TABLE inventory.priced (sku DECIMAL(10,0) PRIMARY KEY, v TEXT)");
       CheckSource blocked = checkSource(db);
       assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
       assertThat(blocked.out())
           .contains("BLOCKER  inventory.positions: column(s) [_pos]: ingest refuses every change")
           .contains("\"column.exclude.list\": \"inventory\\\\.positions\\\\._pos\"")
           .contains("BLOCKER  inventory.measures: key column(s) [x double]: Iceberg takes no"
-              + " floating-point column as a key");
+              + " floating-point column as a key")
+          .doesNotContain("BLOCKER  inventory.priced", "decimal.handling.mode");
+      // A DECIMAL key arrives as a double once the connector sends decimals as doubles.
+      CheckSource doubles = checkSource(
+          db, Map.of("decimal.handling.mode", "double", "time.precision.mode", "connect"));
+      assertThat(doubles.out())
+          .contains("BLOCKER  inventory.priced: key column(s) [sku decimal]: Iceberg takes no"
+              + " floating-point column as a key")
+          .contains("a DECIMAL key arrives as a double with the connector's"
+              + " decimal.handling.mode=double: set it to precise")
+          .contains("WARNING  decimal.handling.mode: double: Debezium sends decimal")
+          .contains("WARNING  time.precision.mode: connect: Debezium sends times and timestamps in"
+              + " milliseconds");
     }
   }
 

@@ -289,7 +289,11 @@ public final class TableManager {
             + "\" of type " + f.type() + ": Iceberg takes no floating-point, list, map or struct"
             + " column as a key (identifier field). Change the key column's type in the source"
             + " (numeric for a floating-point one), or key the table by other unique columns (the"
-            + " connector's message.key.columns, with REPLICA IDENTITY FULL on the table)");
+            + " connector's message.key.columns, with REPLICA IDENTITY FULL on the table)"
+            + (f.type().typeId() == Type.TypeID.DOUBLE || f.type().typeId() == Type.TypeID.FLOAT
+                ? ". A decimal column arrives as a double when the connector's"
+                    + " decimal.handling.mode is double: set it to precise"
+                : ""));
       }
       if (keyColumns.contains(f.name())) {
         identifierIds.add(f.fieldId());

@@ -26,6 +26,8 @@ public final class MySqlSourceCheck {
 
   /** Data types Iceberg takes as no key column (identifier field). */
   private static final Set<String> FLOATING_POINT = Set.of("float", "double", "real");
+  /** Types Debezium sends as doubles with {@code decimal.handling.mode=double}. */
+  private static final Set<String> DECIMAL = Set.of("decimal", "numeric");
 
   private static final Pattern MAJOR_MINOR = Pattern.compile("^(\\d+)\\.(\\d+)");
   private static final Pattern JDBC_URL = Pattern.compile("^jdbc:(mysql|mariadb):");
@@ -114,9 +116,11 @@ public final class MySqlSourceCheck {
           .toList();
       ReservedColumnNames.check(name, capturedColumns).ifPresent(findings::add);
       List<String> keyColumns = messageKey.orElse(key);
+      boolean decimalsAsDoubles = ConverterCheck.decimalsAsDoubles(connector);
       List<String> badKey = columns.stream()
-          .filter(c ->
-              keyColumns.contains(c[0]) && FLOATING_POINT.contains(c[1].toLowerCase(Locale.ROOT)))
+          .filter(c -> keyColumns.contains(c[0])
+              && (FLOATING_POINT.contains(c[1].toLowerCase(Locale.ROOT))
+                  || (decimalsAsDoubles && DECIMAL.contains(c[1].toLowerCase(Locale.ROOT)))))
           .map(c -> c[0] + " " + c[1])
           .toList();
       if (!badKey.isEmpty()) {
@@ -126,7 +130,11 @@ public final class MySqlSourceCheck {
             "key column(s) " + badKey + ": Iceberg takes no floating-point column as a key"
                 + " (identifier field), so ingest dead-letters every change of the table. Change"
                 + " the column's type (DECIMAL), or key the table by other unique columns (the"
-                + " connector's message.key.columns)"));
+                + " connector's message.key.columns)"
+                + (decimalsAsDoubles
+                    ? "; a DECIMAL key arrives as a double with the connector's"
+                        + " decimal.handling.mode=double: set it to precise"
+                    : "")));
       }
       for (String column : columns.stream()
           .filter(c -> "time".equals(c[1].toLowerCase(Locale.ROOT)))

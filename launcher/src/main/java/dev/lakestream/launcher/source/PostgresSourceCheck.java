@@ -34,6 +34,9 @@ public final class PostgresSourceCheck {
   private static final Set<String> NO_KEY_TYPES =
       Set.of("float4", "float8", "point", "geometry", "geography");
 
+  /** Base types Debezium sends as doubles with {@code decimal.handling.mode=double}. */
+  private static final Set<String> DECIMAL_TYPES = Set.of("numeric", "money");
+
   /** The base types Debezium's Postgres connector maps to a Connect type (arrays of them too). */
   private static final Set<String> MAPPED = Set.of(
       "int2",
@@ -95,6 +98,7 @@ public final class PostgresSourceCheck {
   private final Map<String, String> connector;
   private final CapturedTables captured;
   private final ReselectedColumns reselected;
+  private final boolean decimalsAsDoubles;
   private int version;
 
   /** {@code connector}: the connector's configuration (its {@code config} object), or empty. */
@@ -103,6 +107,7 @@ public final class PostgresSourceCheck {
     this.connector = connector;
     this.captured = new CapturedTables(connector);
     this.reselected = new ReselectedColumns(connector);
+    this.decimalsAsDoubles = ConverterCheck.decimalsAsDoubles(connector);
   }
 
   public List<Finding> run() throws SQLException {
@@ -767,7 +772,10 @@ public final class PostgresSourceCheck {
             virtual |= "v".equals(kind);
           }
           boolean array = type.endsWith("[]");
-          if (array || NO_KEY_TYPES.contains(rs.getString(2)) || "c".equals(rs.getString(3))) {
+          if (array
+              || NO_KEY_TYPES.contains(rs.getString(2))
+              || "c".equals(rs.getString(3))
+              || (decimalsAsDoubles && DECIMAL_TYPES.contains(rs.getString(2)))) {
             unkeyable.put(column, type);
           }
           if (captured.leavesOut(schema, name, column)) {
@@ -825,7 +833,11 @@ public final class PostgresSourceCheck {
               + " Debezium leaves a composite column out of the record's key (rows would merge)."
               + " Change the column's type (numeric for a floating-point one), or key the table by"
               + " other unique columns (the connector's message.key.columns, with REPLICA IDENTITY"
-              + " FULL on the table)"));
+              + " FULL on the table)"
+              + (decimalsAsDoubles
+                  ? "; a numeric or money key arrives as a double with the connector's"
+                      + " decimal.handling.mode=double: set it to precise"
+                  : "")));
     }
     Map<String, List<String>> byLowerCase = new LinkedHashMap<>();
     columns.forEach(c -> byLowerCase
