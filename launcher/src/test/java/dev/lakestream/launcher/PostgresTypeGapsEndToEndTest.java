@@ -14,8 +14,11 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -90,6 +93,64 @@ class PostgresTypeGapsEndToEndTest {
         assertThat(row.get("a_int")).isEqualTo(List.of(1, 2));
       }
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("gaps"));
+    }
+  }
+
+  /**
+   * PostgreSQL's 'infinity' and '-infinity' dates, timestamps and arrays of them, read by Debezium
+   * through JDBC in the snapshot and decoded from the stream after it: each way the table holds the
+   * same values, the dates of Debezium's timestamp sentinels. (The snapshot's dates and every
+   * {@code date[]} element arrive as another overflowed day count than streamed dates, and were
+   * dead-lettered.)
+   */
+  @Test
+  void infiniteDatesAndTimestampsAreTheSameOnTheTableFromTheSnapshotAndFromTheStream()
+      throws Exception {
+    String rows =
+        " VALUES (%d, 'infinity', '-infinity', 'infinity', '-infinity', '-infinity', NULL, NULL),"
+            + " (%d, NULL, NULL, NULL, NULL, NULL, '{infinity,-infinity,2020-01-01}',"
+            + " '{infinity,-infinity,2020-01-01 10:00:00}')";
+    TableIdentifier endless = TableIdentifier.of("inventory", "endless");
+    try (PostgresPipeline p = PostgresPipeline.start(
+            Map.of(),
+            "CREATE TABLE inventory.endless (id int PRIMARY KEY, d date, d2 date, ts timestamp,"
+                + " ts2 timestamp, tstz timestamptz, da date[], tsa timestamp[])",
+            "INSERT INTO inventory.endless" + String.format(rows, 1, 2));
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the snapshot's two rows on main",
+          () -> p.reader.tableExists(endless)
+              && TableRows.read(p.reader.loadTable(endless), Branches.MAIN).size() == 2);
+      p.postgres.execute("INSERT INTO inventory.endless" + String.format(rows, 11, 12));
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the streamed rows on main",
+          () -> TableRows.read(p.reader.loadTable(endless), Branches.MAIN).size() == 4);
+      Map<List<Object>, Map<String, Object>> byId = TableRows.byKey(
+          TableRows.read(p.reader.loadTable(endless), Branches.MAIN), List.of("id"));
+      LocalDate infinity = LocalDate.of(294247, 1, 10);
+      LocalDate minusInfinity = LocalDate.of(-290308, 12, 21);
+      assertThat(byId.get(List.of(1)))
+          .containsEntry("d", infinity)
+          .containsEntry("d2", minusInfinity);
+      assertThat(byId.get(List.of(2)).get("da"))
+          .isEqualTo(List.of(infinity, minusInfinity, LocalDate.of(2020, 1, 1)));
+      for (int id : List.of(1, 2)) {
+        Map<String, Object> snapshot = new HashMap<>(byId.get(List.of(id)));
+        Map<String, Object> streamed = new HashMap<>(byId.get(List.of(id + 10)));
+        snapshot.remove("id");
+        streamed.remove("id");
+        assertThat(snapshot)
+            .as("row %d from the snapshot, row %d streamed", id, id + 10)
+            .isEqualTo(streamed);
+      }
+      assertThat(byId.get(List.of(11)))
+          .containsEntry("ts", LocalDateTime.of(294247, 1, 10, 4, 0, 25, 200_000_000))
+          .containsEntry("ts2", LocalDateTime.of(-290308, 12, 21, 19, 59, 27, 600_000_000));
+      assertThat(feed.readAvailable("lakestream.dlq")).as("dead letters").isEmpty();
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("endless"));
     }
   }
 

@@ -52,6 +52,16 @@ public final class RowConverter {
   static final long DEBEZIUM_DATE_INFINITY = -2_147_472_692L;
 
   static final long DEBEZIUM_DATE_MINUS_INFINITY = -2_147_472_691L;
+
+  /**
+   * What Debezium 3.6 emits for PostgreSQL's 'infinity' dates it reads through JDBC (a snapshot's
+   * rows, and every element of a {@code date[]}): pgjdbc's infinity instant as a date in the Connect
+   * worker's time zone, its epoch day cut to 32 bits. One of two values, by the zone.
+   */
+  static final long DEBEZIUM_JDBC_DATE_INFINITY = -622_191_234L;
+
+  /** As {@link #DEBEZIUM_JDBC_DATE_INFINITY}, for '-infinity'. */
+  static final long DEBEZIUM_JDBC_DATE_MINUS_INFINITY = -625_821_272L;
   /** PostgreSQL's date range, 4714-11-24 BC to 5874897-12-31, in days from 1970. */
   static final long POSTGRES_MIN_EPOCH_DAY = -2_440_588L;
 
@@ -374,13 +384,18 @@ public final class RowConverter {
     }
     long days = v.longValue();
     if (TypeMapping.DATE.equals(logical)) {
-      if (days == DEBEZIUM_DATE_INFINITY) {
-        return LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_INFINITY_MICROS, MICROS_PER_DAY));
-      }
-      if (days == DEBEZIUM_DATE_MINUS_INFINITY) {
-        return LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_MINUS_INFINITY_MICROS, MICROS_PER_DAY));
-      }
       if (days < POSTGRES_MIN_EPOCH_DAY || days > POSTGRES_MAX_EPOCH_DAY) {
+        if (days == DEBEZIUM_DATE_INFINITY
+            || days == DEBEZIUM_JDBC_DATE_INFINITY
+            || days == DEBEZIUM_JDBC_DATE_INFINITY + 1) {
+          return LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_INFINITY_MICROS, MICROS_PER_DAY));
+        }
+        if (days == DEBEZIUM_DATE_MINUS_INFINITY
+            || days == DEBEZIUM_JDBC_DATE_MINUS_INFINITY
+            || days == DEBEZIUM_JDBC_DATE_MINUS_INFINITY + 1) {
+          return LocalDate.ofEpochDay(
+              Math.floorDiv(TIMESTAMP_MINUS_INFINITY_MICROS, MICROS_PER_DAY));
+        }
         throw new BadChangeException(
             "column \"" + column + "\": " + days
                 + " days from 1970 is outside every source's date range (an overflow in the connector)");
@@ -447,7 +462,8 @@ public final class RowConverter {
             Math.floorDiv(n, 1_000_000_000L), Math.floorMod(n, 1_000_000_000L));
       } else {
         if (TypeMapping.MICRO_TIMESTAMP.equals(logical)
-            && n < POSTGRES_MIN_EPOCH_DAY * MICROS_PER_DAY) {
+            && n < POSTGRES_MIN_EPOCH_DAY * MICROS_PER_DAY
+            && n != TIMESTAMP_MINUS_INFINITY_MICROS) {
           throw new BadChangeException(
               "column \"" + column + "\": " + n
                   + " µs from 1970 is before every source's first timestamp: the connector's count of"

@@ -128,6 +128,30 @@ class TypeMappingTest {
             Types.DateType.get(),
             LocalDate.of(-290308, 12, 21)),
         Arguments.of(
+            "Date infinity read through JDBC (a snapshot, an array), UTC worker",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-622191234",
+            Types.DateType.get(),
+            LocalDate.of(294247, 1, 10)),
+        Arguments.of(
+            "Date infinity read through JDBC, a worker east of UTC",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-622191233",
+            Types.DateType.get(),
+            LocalDate.of(294247, 1, 10)),
+        Arguments.of(
+            "Date -infinity read through JDBC, UTC worker",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-625821272",
+            Types.DateType.get(),
+            LocalDate.of(-290308, 12, 21)),
+        Arguments.of(
+            "Date -infinity read through JDBC, a worker east of UTC",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-625821271",
+            Types.DateType.get(),
+            LocalDate.of(-290308, 12, 21)),
+        Arguments.of(
             "Connect Date",
             "{\"type\":\"int32\",\"name\":\"org.apache.kafka.connect.data.Date\"}",
             "1",
@@ -175,6 +199,12 @@ class TypeMappingTest {
             "9223372036825200000",
             Types.TimestampType.withoutZone(),
             LocalDateTime.of(294247, 1, 10, 4, 0, 25, 200_000_000)),
+        Arguments.of(
+            "MicroTimestamp -infinity (Debezium's sentinel, kept)",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\"}",
+            "-9223372036832400000",
+            Types.TimestampType.withoutZone(),
+            LocalDateTime.of(-290308, 12, 21, 19, 59, 27, 600_000_000)),
         Arguments.of(
             "Timestamp (ms) infinity",
             "{\"type\":\"int64\",\"name\":\"io.debezium.time.Timestamp\"}",
@@ -373,6 +403,11 @@ class TypeMappingTest {
             "a date overflowed by the connector",
             "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
             "-2147483000",
+            "outside every source's date range"),
+        Arguments.of(
+            "a date next to the JDBC infinity values",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-622191235",
             "outside every source's date range"),
         Arguments.of(
             "a NUMERIC with more than 18 decimals",
