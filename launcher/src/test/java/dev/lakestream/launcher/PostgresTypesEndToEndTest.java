@@ -117,6 +117,7 @@ class PostgresTypesEndToEndTest {
         "CREATE TYPE inventory.mood AS ENUM ('sad', 'ok', 'happy')",
         "CREATE DOMAIN inventory.positive AS integer CHECK (VALUE > 0)",
         ZOO_TABLE,
+        ZOO_TABLE.replace("inventory.zoo", "inventory." + ZOO_SNAPSHOT),
         TOAST_TABLE,
         TOAST_STORAGE,
         "CREATE TABLE inventory.unsupported (id int PRIMARY KEY, v numeric(60,40))",
@@ -124,6 +125,12 @@ class PostgresTypesEndToEndTest {
         READINGS_TABLE,
         TOASTED_COLLECTIONS_TABLE,
         TOASTED_COLLECTIONS_STORAGE);
+    // Read by the connector's snapshot, through JDBC: the others' rows are all streamed.
+    for (String row : ZOO_ROWS) {
+      postgres.execute("INSERT INTO inventory." + ZOO_SNAPSHOT + " VALUES " + row);
+    }
+    postgres.execute(
+        "INSERT INTO inventory." + ZOO_SNAPSHOT + " (id, n, nv) VALUES (10, 'NaN', 'Infinity')");
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
     connect = EmbeddedConnect.start(kafka.bootstrapServers());
     ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
@@ -301,6 +308,9 @@ class PostgresTypesEndToEndTest {
       + " r int4range, tsr tsrange, nr numrange, pt point, hs hstore, tv tsvector, o oid, ser serial,"
       + " big bigserial, bx box, ci3 circle, ln line, ls lseg, pa path, po polygon)";
 
+  /** The zoo's table whose rows the connector reads in its snapshot. */
+  private static final String ZOO_SNAPSHOT = "zoo_snapshot";
+
   /** Columns Debezium's connector leaves out of its events (it has no mapping for them). */
   private static final Set<String> NOT_CAPTURED = Set.of("bx", "ci3", "ln", "ls", "pa", "po");
 
@@ -347,6 +357,17 @@ class PostgresTypesEndToEndTest {
       6, "INSERT INTO inventory.zoo (id, tm) VALUES (6, '24:00:00')",
       7, "INSERT INTO inventory.zoo (id, ts) VALUES (7, '294276-12-31 23:59:59.999999')",
       8, "INSERT INTO inventory.zoo (id, nv) VALUES (8, 1e-30)");
+
+  /**
+   * The zoo's rows as the connector's snapshot reads them, through JDBC rather than from the
+   * replication stream: every value as the stream gives it, but for a BC date, which Debezium's
+   * snapshot sends as the same date AD.
+   */
+  @Test
+  void everyPostgresTypeReadBySnapshotMirrorsValueForValue() throws Exception {
+    TableIdentifier zoo = TableIdentifier.of("inventory", ZOO_SNAPSHOT);
+    Eventually.noDifference(SYNCED, () -> zooDiffers(zoo));
+  }
 
   @Test
   void everyPostgresTypeMirrorsValueForValueAndWhatIcebergCannotHoldIsDeadLettered()
@@ -433,7 +454,7 @@ class PostgresTypesEndToEndTest {
                 + " r::text AS r_text, tsr::text AS tsr_text, nr::text AS nr_text, tv::text AS tv_text, x::text AS x_text,"
                 + " cid::text AS cid_text, mac::text AS mac_text, mac8::text AS mac8_text,"
                 + " e::text AS e_text, o::bigint AS o_long"
-                + " FROM inventory.zoo WHERE id NOT IN (6, 7, 8)")) {
+                + " FROM inventory." + id.name() + " WHERE id NOT IN (6, 7, 8)")) {
       while (rs.next()) {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("id", rs.getInt("id"));
@@ -515,6 +536,13 @@ class PostgresTypesEndToEndTest {
         row.put("o", rs.getObject("o_long") == null ? null : rs.getLong("o_long"));
         row.put("ser", rs.getInt("ser"));
         row.put("big", rs.getLong("big"));
+        if (id.name().equals(ZOO_SNAPSHOT)
+            && row.get("d") instanceof LocalDate d
+            && d.getYear() <= 0) {
+          // Debezium's snapshot reads a date through JDBC, whose date drops the era: a BC date
+          // arrives as the same date AD (documented in the README's type table).
+          row.put("d", LocalDate.of(1 - d.getYear(), d.getMonth(), d.getDayOfMonth()));
+        }
         expected.put(List.of(rs.getInt("id")), row);
       }
     }
