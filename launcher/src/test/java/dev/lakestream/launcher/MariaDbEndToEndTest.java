@@ -59,9 +59,10 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * MariaDB end to end on real parts (MariaDB from Debian's package, binary log in ROW format →
- * Debezium's MySQL connector 3.6.1, with MariaDB's JDBC driver, in Kafka Connect with the shipped
+ * Debezium's MySQL connector 3.6.1, with MySQL's JDBC driver, in Kafka Connect with the shipped
  * {@code connectors/mariadb-inventory.json} → ingest → sync; Debezium's MariaDB connector is not
- * published at 3.6.1): a table with a column of every MySQL type, edge values included, and a workload of
+ * published at 3.6.1): a table with a column of every MySQL type, edge values included, read by
+ * the snapshot and streamed, and a workload of
  * inserts, updates, deletes, primary-key updates and one large transaction. {@code main} is
  * compared with {@code SELECT *} value for value, the expected values derived here from MariaDB's
  * own output. A server whose binary log keeps MINIMAL row images is refused, by the connector and
@@ -93,9 +94,14 @@ class MariaDbEndToEndTest {
     mariadb.execute(
         "CREATE DATABASE inventory",
         ZOO_TABLE,
+        ZOO_TABLE.replace("inventory.zoo", "inventory." + ZOO_SNAPSHOT),
         CUSTOMERS_TABLE,
         COUNTERS_TABLE,
         flagsTable("flags_at_snapshot"));
+    // Read by the connector's snapshot, through JDBC: the zoo's rows are streamed.
+    for (String row : ZOO_ROWS) {
+      mariadb.execute("INSERT INTO inventory." + ZOO_SNAPSHOT + " VALUES " + row);
+    }
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
         .with(IngestConfig.TOPICS_REGEX, "dbserver2\\.inventory\\..*");
     connectOffsets = Files.createTempDirectory("connect-mariadb-").resolve("connect.offsets");
@@ -162,6 +168,9 @@ class MariaDbEndToEndTest {
       + " tm TIME, tm6 TIME(6), dt DATETIME, dt6 DATETIME(6), ts TIMESTAMP(3) NULL, y YEAR, j JSON,"
       + " e ENUM('sad','ok','happy'), st SET('a','b','c')) CHARACTER SET utf8mb4";
 
+  /** The zoo's table whose rows the connector reads in its snapshot. */
+  private static final String ZOO_SNAPSHOT = "zoo_snapshot";
+
   private static final String[] ZOO_ROWS = {
     // Minimums.
     "(1, -128, 0, -32768, 0, -8388608, 0, -2147483648, 0, -9223372036854775808, 0, -99999999999999.999999,"
@@ -191,6 +200,16 @@ class MariaDbEndToEndTest {
   private static final Map<Integer, String> REFUSED = Map.of(
       6, "INSERT INTO inventory.zoo (id, tm) VALUES (6, '-01:00:00')",
       7, "INSERT INTO inventory.zoo (id, tm6) VALUES (7, '838:59:59')");
+
+  /**
+   * The zoo's rows as the connector's snapshot reads them, through JDBC rather than from the binary
+   * log: every value as the binary log gives it.
+   */
+  @Test
+  void everyMariaDbTypeReadBySnapshotMirrorsValueForValue() throws Exception {
+    TableIdentifier zoo = TableIdentifier.of("inventory", ZOO_SNAPSHOT);
+    Eventually.noDifference(SYNCED, () -> zooDiffers(zoo));
+  }
 
   @Test
   void everyMariaDbTypeMirrorsValueForValueAndWhatIcebergCannotHoldIsDeadLettered()
@@ -251,7 +270,7 @@ class MariaDbEndToEndTest {
                 + " b8 + 0 AS b8_int, HEX(bl) AS bl_hex, CAST(tm AS CHAR) AS tm_text, CAST(tm6 AS CHAR) AS tm6_text,"
                 + " CAST(dt AS CHAR) AS dt_text, CAST(dt6 AS CHAR) AS dt6_text,"
                 + " CAST(UNIX_TIMESTAMP(ts) * 1000 AS SIGNED) AS ts_millis, CAST(d AS CHAR) AS d_text"
-                + " FROM inventory.zoo WHERE id NOT IN (6, 7)")) {
+                + " FROM inventory." + id.name() + " WHERE id NOT IN (6, 7)")) {
       while (rs.next()) {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("id", rs.getInt("id"));
@@ -633,6 +652,20 @@ class MariaDbEndToEndTest {
           .contains("WARNING  decimal.handling.mode: double: Debezium sends decimal")
           .contains("WARNING  time.precision.mode: connect: Debezium sends times and timestamps in"
               + " milliseconds");
+      // The driver and the fetch size an earlier mariadb-inventory.json set.
+      CheckSource earlier = checkSource(
+          db,
+          Map.of(
+              "database.jdbc.driver", "org.mariadb.jdbc.Driver",
+              "database.protocol", "jdbc:mariadb",
+              "snapshot.fetch.size", "2048"));
+      assertThat(earlier.out())
+          .contains("BLOCKER  database.jdbc.driver: org.mariadb.jdbc.Driver: the connector's"
+              + " snapshot of a table with a DATE, TIME, DATETIME or TIMESTAMP column stops the"
+              + " connector");
+      assertThat(checkSource(db, Map.of("snapshot.fetch.size", "2048")).out())
+          .contains("WARNING  snapshot.fetch.size: 2048: the snapshot reads binary rows");
+      assertThat(blocked.out()).doesNotContain("database.jdbc.driver", "snapshot.fetch.size");
     }
   }
 

@@ -43,6 +43,7 @@ public final class MySqlSourceCheck {
   public List<Finding> run() throws SQLException {
     List<Finding> findings = new ArrayList<>();
     ConverterCheck.check(connector, findings);
+    snapshotReads(findings, variable("gtid_domain_id") != null);
     String logBin = variable("log_bin");
     if (!"ON".equalsIgnoreCase(logBin) && !"1".equals(logBin)) {
       findings.add(new Finding(
@@ -220,6 +221,35 @@ public final class MySqlSourceCheck {
   }
 
   /** The table's columns, each its name and data type, in order. */
+  /**
+   * How the connector's snapshot reads temporal columns: Debezium 3.6.1 reads {@code DATE}, {@code
+   * TIME}, {@code DATETIME} and {@code TIMESTAMP} as blobs, which MariaDB's JDBC driver refuses
+   * (the connector stops), and MySQL's driver gives a MariaDB {@code TIME} read in binary rows (a
+   * positive {@code snapshot.fetch.size}) without its fraction, and {@code 00:00:00} as null.
+   */
+  private void snapshotReads(List<Finding> findings, boolean mariaDb) {
+    String driver = connector.getOrDefault("database.jdbc.driver", "").trim();
+    if (driver.startsWith("org.mariadb.")) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          "database.jdbc.driver",
+          driver + ": the connector's snapshot of a table with a DATE, TIME, DATETIME or"
+              + " TIMESTAMP column stops the connector (\"cannot be decoded as Blob\"). Use"
+              + " Debezium's default, MySQL's driver (remove database.jdbc.driver and"
+              + " database.protocol), without snapshot.fetch.size"));
+      return;
+    }
+    String fetch = connector.getOrDefault("snapshot.fetch.size", "").trim();
+    if (mariaDb && fetch.matches("\\d+") && Long.parseLong(fetch) > 0) {
+      findings.add(new Finding(
+          Finding.Level.WARNING,
+          "snapshot.fetch.size",
+          fetch + ": the snapshot reads binary rows, and on MariaDB a TIME column's values lose"
+              + " their fraction of a second (00:00:00 becomes null) in the snapshot's rows; leave"
+              + " it unset (rows read as text)"));
+    }
+  }
+
   private List<String[]> columns(String schema, String table) throws SQLException {
     List<String[]> out = new ArrayList<>();
     try (Statement s = connection.createStatement();
