@@ -53,6 +53,40 @@ class CheckSourceCommandTest {
   }
 
   /**
+   * Debezium's reselect post-processor finds a row by the table's primary key, its names written
+   * unquoted into its query: a reselected {@code name} column is no blocker on a table with such a
+   * key, and stays one, without the reselect remedy, on a table without a primary key or keyed by a
+   * name that needs quotes (the query fails there, and the null stays).
+   */
+  @Test
+  void aReselectedColumnCountsOnlyWhereTheReselectQueryCanFindTheRow() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.fine (id int PRIMARY KEY, nm name)",
+          "CREATE TABLE inventory.keyless (a int NOT NULL, nm name)",
+          "ALTER TABLE inventory.keyless REPLICA IDENTITY FULL",
+          "CREATE TABLE inventory.quoted (\"Id\" int PRIMARY KEY, nm name)",
+          "CREATE TABLE inventory.reserved (\"order\" int PRIMARY KEY, nm name)");
+      Run run = checkSource(
+          pg,
+          Map.of(
+              "message.key.columns", "inventory.keyless:a",
+              "post.processors", "reselector",
+              "post.processors.reselector.type",
+                  "io.debezium.processors.reselect.ReselectColumnsPostProcessor",
+              "post.processors.reselector.reselect.columns.include.list", "inventory\\..*:nm"));
+      assertThat(run.output())
+          .contains("OK       inventory.fine: primary key, every column type mapped")
+          .contains("BLOCKER  inventory.keyless.nm: name:")
+          .contains("BLOCKER  inventory.quoted.nm: name:")
+          .contains("BLOCKER  inventory.reserved.nm: name:")
+          .doesNotContain("inventory.fine.nm", "reselect it")
+          .contains("3 blocker(s)");
+    }
+  }
+
+  /**
    * Debezium's value modes other than the shipped connector's: decimals as doubles (a numeric or
    * money key then arrives as a double, which Iceberg takes as no key), times in milliseconds,
    * binary values as text. The shipped settings report none of it.

@@ -179,10 +179,11 @@ class PostgresTypeGapsEndToEndTest {
     statements.add("ALTER TABLE inventory.full REPLICA IDENTITY FULL");
     Map<String, String> reselector = Map.of(
         "post.processors", "reselector",
-        "reselector.type", "io.debezium.processors.reselect.ReselectColumnsPostProcessor",
-        "reselector.reselect.columns.include.list",
+        "post.processors.reselector.type",
+            "io.debezium.processors.reselect.ReselectColumnsPostProcessor",
+        "post.processors.reselector.reselect.columns.include.list",
             "inventory\\.reselected:nums,inventory\\.reselected:flags,inventory\\.reselected:nm",
-        "reselector.reselect.null.values", "true");
+        "post.processors.reselector.reselect.null.values", "true");
     try (PostgresPipeline p =
         PostgresPipeline.start(reselector, statements.toArray(String[]::new))) {
       CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, reselector);
@@ -190,15 +191,17 @@ class PostgresTypeGapsEndToEndTest {
           .contains("BLOCKER  inventory.plain.nm: name: Debezium reads it in snapshots but sends"
               + " null for it in every change it streams")
           .contains("have the connector reselect it (a query of the row by its key for each change"
-              + " of the table): \"post.processors\": \"reselector\", \"reselector.type\":"
+              + " of the table): \"post.processors\": \"reselector\","
+              + " \"post.processors.reselector.type\":"
               + " \"io.debezium.processors.reselect.ReselectColumnsPostProcessor\","
-              + " \"reselector.reselect.columns.include.list\": \"inventory\\\\.plain:nm\","
-              + " \"reselector.reselect.null.values\": \"true\"")
+              + " \"post.processors.reselector.reselect.columns.include.list\":"
+              + " \"inventory\\\\.plain:nm\","
+              + " \"post.processors.reselector.reselect.null.values\": \"true\"")
           .contains(
               "WARNING  inventory.plain: column(s) [nums numeric[], flags boolean[]]: Debezium"
                   + " has no placeholder")
           .contains("or have the connector reselect them: \"post.processors\": \"reselector\",")
-          .contains("\"reselector.reselect.columns.include.list\":"
+          .contains("\"post.processors.reselector.reselect.columns.include.list\":"
               + " \"inventory\\\\.plain:nums,inventory\\\\.plain:flags\"")
           .contains("BLOCKER  inventory.full.nm: name:")
           .doesNotContain(

@@ -461,12 +461,15 @@ public final class RowConverter {
         instant = Instant.ofEpochSecond(
             Math.floorDiv(n, 1_000_000_000L), Math.floorMod(n, 1_000_000_000L));
       } else {
+        // Debezium counts a timestamp after year 294247 up to Long.MAX_VALUE and then adds its
+        // fraction: a whole second stays there, any other wraps below every source's first day.
         if (TypeMapping.MICRO_TIMESTAMP.equals(logical)
-            && n < POSTGRES_MIN_EPOCH_DAY * MICROS_PER_DAY
-            && n != TIMESTAMP_MINUS_INFINITY_MICROS) {
+            && (n == Long.MAX_VALUE
+                || (n < POSTGRES_MIN_EPOCH_DAY * MICROS_PER_DAY
+                    && n != TIMESTAMP_MINUS_INFINITY_MICROS))) {
           throw new BadChangeException(
               "column \"" + column + "\": " + n
-                  + " µs from 1970 is before every source's first timestamp: the connector's count of"
+                  + " µs from 1970 is not a timestamp any source holds: the connector's count of"
                   + " microseconds overflowed (a timestamp after year 294247, which Iceberg cannot hold either)");
         }
         instant = micros(n);

@@ -410,6 +410,16 @@ class TypeMappingTest {
             "-622191235",
             "outside every source's date range"),
         Arguments.of(
+            "a date next to the JDBC -infinity values",
+            "{\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}",
+            "-625821270",
+            "outside every source's date range"),
+        Arguments.of(
+            "a whole-second timestamp after year 294247 (Debezium's count stops at the largest long)",
+            "{\"type\":\"int64\",\"name\":\"io.debezium.time.MicroTimestamp\"}",
+            "9223372036854775807",
+            "overflowed"),
+        Arguments.of(
             "a NUMERIC with more than 18 decimals",
             VSD,
             "{\"scale\":30,\"value\":\"AQ==\"}",

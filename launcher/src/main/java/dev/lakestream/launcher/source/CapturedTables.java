@@ -159,10 +159,17 @@ final class CapturedTables {
 
   /** The patterns of a connector setting that lists them, comma separated. */
   static List<Pattern> patterns(Map<String, String> connector, String setting) {
+    return patterns(setting, connector.get(setting));
+  }
+
+  /**
+   * The patterns of {@code list}, the value of {@code setting}: split at each comma not escaped by a
+   * backslash, as Debezium splits them ({@code \,} stays in its pattern, a literal comma).
+   */
+  static List<Pattern> patterns(String setting, String list) {
     List<Pattern> out = new ArrayList<>();
-    String list = connector.get(setting);
     if (list != null) {
-      for (String p : list.split(",")) {
+      for (String p : list.split("(?<!\\\\),")) {
         if (!p.isBlank()) {
           out.add(compile(setting, p.trim()));
         }

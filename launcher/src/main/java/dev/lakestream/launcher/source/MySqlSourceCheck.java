@@ -220,7 +220,6 @@ public final class MySqlSourceCheck {
     return out;
   }
 
-  /** The table's columns, each its name and data type, in order. */
   /**
    * How the connector's snapshot reads temporal columns: Debezium 3.6.1 reads {@code DATE}, {@code
    * TIME}, {@code DATETIME} and {@code TIMESTAMP} as blobs, which MariaDB's JDBC driver refuses
@@ -250,6 +249,7 @@ public final class MySqlSourceCheck {
     }
   }
 
+  /** The table's columns, each its name and data type, in order. */
   private List<String[]> columns(String schema, String table) throws SQLException {
     List<String[]> out = new ArrayList<>();
     try (Statement s = connection.createStatement();

@@ -99,6 +99,9 @@ public final class PostgresSourceCheck {
   private final CapturedTables captured;
   private final ReselectedColumns reselected;
   private final boolean decimalsAsDoubles;
+  /** PostgreSQL's words a column name must be quoted as, read once. */
+  private Set<String> reservedWords;
+
   private int version;
 
   /** {@code connector}: the connector's configuration (its {@code config} object), or empty. */
@@ -593,7 +596,7 @@ public final class PostgresSourceCheck {
   static String pattern(String name) {
     StringBuilder regex = new StringBuilder();
     for (char c : name.toCharArray()) {
-      if ("\\.[]{}()*+-?^$|".indexOf(c) >= 0) {
+      if ("\\.[]{}()*+-?^$|,".indexOf(c) >= 0) {
         regex.append('\\');
       }
       regex.append(c);
@@ -744,6 +747,11 @@ public final class PostgresSourceCheck {
               + " \"When main differs from the source\"), or make the key NOT DEFERRABLE"));
     }
     List<String> toasted = new ArrayList<>();
+    Set<String> reserved = reservedWords();
+    // Debezium's reselect post-processor finds a row by its primary key, named unquoted.
+    boolean canReselect = primaryKey
+        && relation.primaryKeyColumns().stream()
+            .allMatch(c -> !captured.leavesOut(schema, name, c) && unquoted(c, reserved));
     List<String> nulled = new ArrayList<>();
     List<String> nulledColumns = new ArrayList<>();
     List<String> generated = new ArrayList<>();
@@ -782,7 +790,13 @@ public final class PostgresSourceCheck {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
-          boolean reselects = reselected.reselectsNull(schema, name, column);
+          boolean reselects = reselected.reselectsNull(
+              schema,
+              name,
+              column,
+              primaryKey ? relation.primaryKeyColumns() : List.of(),
+              captured.messageKeyColumns(schema, name).orElse(relation.primaryKeyColumns()),
+              c -> !captured.leavesOut(schema, name, c) && unquoted(c, reserved));
           column(
               out,
               relation,
@@ -792,7 +806,8 @@ public final class PostgresSourceCheck {
               rs.getString(3).charAt(0),
               rs.getInt(5),
               array,
-              reselects);
+              reselects,
+              canReselect);
           if (toastable(
               rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7), array)) {
             toasted.add(column);
@@ -884,8 +899,11 @@ public final class PostgresSourceCheck {
           "column(s) " + nulled + ": Debezium has no placeholder for an unchanged TOASTed value of"
               + " these array types and sends null, which cannot be told from a real null: an UPDATE"
               + " that leaves such a value (above about 2 kB) unchanged sets it to null on the"
-              + " table. ALTER TABLE " + table + " REPLICA IDENTITY FULL, or have the connector"
-              + " reselect them: " + ReselectedColumns.settings(schema, name, nulledColumns)));
+              + " table. ALTER TABLE " + table + " REPLICA IDENTITY FULL"
+              + (canReselect
+                  ? ", or have the connector reselect them: "
+                      + ReselectedColumns.settings(schema, name, nulledColumns)
+                  : "")));
     }
     if (out.size() == before) {
       out.add(new Finding(
@@ -923,7 +941,8 @@ public final class PostgresSourceCheck {
 
   /**
    * What the connector does with one captured column of {@code relation}: {@code reselected} when
-   * its reselect post-processor replaces a streamed null by the row's value.
+   * its reselect post-processor replaces a streamed null by the row's value, {@code canReselect}
+   * when it could (the table has a primary key it can query by).
    */
   private static void column(
       List<Finding> out,
@@ -934,7 +953,8 @@ public final class PostgresSourceCheck {
       char typtype,
       int typmod,
       boolean array,
-      boolean reselected) {
+      boolean reselected,
+      boolean canReselect) {
     String table = relation.schema() + "." + relation.name();
     String subject = table + "." + column;
     if (array && ARRAYS_LEFT_OUT.contains(typname)) {
@@ -957,9 +977,13 @@ public final class PostgresSourceCheck {
             type + ": Debezium reads it in snapshots but sends null for it in every change it"
                 + " streams, so each row inserted or updated after the snapshot would hold null"
                 + " in it on the table. ALTER TABLE " + table + " ALTER COLUMN " + column
-                + " TYPE varchar(63); or have the connector reselect it (a query of the row by"
-                + " its key for each change of the table): "
-                + ReselectedColumns.settings(relation.schema(), relation.name(), List.of(column))
+                + " TYPE varchar(63)"
+                + (canReselect
+                    ? "; or have the connector reselect it (a query of the row by its key for each"
+                        + " change of the table): "
+                        + ReselectedColumns.settings(
+                            relation.schema(), relation.name(), List.of(column))
+                    : "")
                 + "; or leave it out with column.exclude.list"));
       }
     } else if (LEFT_OUT.contains(typname)) {
@@ -1015,6 +1039,31 @@ public final class PostgresSourceCheck {
           subject,
           "Debezium's encoding of varbit drops leading zeros (B'0011' arrives as 11)"));
     }
+  }
+
+  /**
+   * Whether PostgreSQL reads {@code column} written without quotes as that column: lower case, no
+   * character that needs quoting, and none of the {@code reserved} words (as Debezium's reselect
+   * query writes key columns).
+   */
+  private static boolean unquoted(String column, Set<String> reserved) {
+    return column.matches("[a-z_][a-z0-9_$]*") && !reserved.contains(column);
+  }
+
+  /** PostgreSQL's words a column name must be quoted as, read once. */
+  private Set<String> reservedWords() throws SQLException {
+    if (reservedWords == null) {
+      Set<String> words = new HashSet<>();
+      try (Statement s = connection.createStatement();
+          ResultSet rs =
+              s.executeQuery("SELECT word FROM pg_get_keywords() WHERE catcode IN ('R', 'T')")) {
+        while (rs.next()) {
+          words.add(rs.getString(1));
+        }
+      }
+      reservedWords = words;
+    }
+    return reservedWords;
   }
 
   private String publication() {
