@@ -69,6 +69,13 @@ public final class RowConverter {
   private static final long MICROS_PER_DAY = 86_400_000_000L;
   private static final long NANOS_PER_DAY = 86_400_000_000_000L;
 
+  /** The dates of the timestamp sentinels, which PostgreSQL's infinite dates are stored as. */
+  private static final LocalDate INFINITY_DATE =
+      LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_INFINITY_MICROS, MICROS_PER_DAY));
+
+  private static final LocalDate MINUS_INFINITY_DATE =
+      LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_MINUS_INFINITY_MICROS, MICROS_PER_DAY));
+
   /** Empty records to copy and plans of reading rows, per thread: see {@link Templates}. */
   private static final ThreadLocal<Templates> TEMPLATES = ThreadLocal.withInitial(Templates::new);
 
@@ -388,13 +395,12 @@ public final class RowConverter {
         if (days == DEBEZIUM_DATE_INFINITY
             || days == DEBEZIUM_JDBC_DATE_INFINITY
             || days == DEBEZIUM_JDBC_DATE_INFINITY + 1) {
-          return LocalDate.ofEpochDay(Math.floorDiv(TIMESTAMP_INFINITY_MICROS, MICROS_PER_DAY));
+          return INFINITY_DATE;
         }
         if (days == DEBEZIUM_DATE_MINUS_INFINITY
             || days == DEBEZIUM_JDBC_DATE_MINUS_INFINITY
             || days == DEBEZIUM_JDBC_DATE_MINUS_INFINITY + 1) {
-          return LocalDate.ofEpochDay(
-              Math.floorDiv(TIMESTAMP_MINUS_INFINITY_MICROS, MICROS_PER_DAY));
+          return MINUS_INFINITY_DATE;
         }
         throw new BadChangeException(
             "column \"" + column + "\": " + days

@@ -43,7 +43,9 @@ public final class MySqlSourceCheck {
   public List<Finding> run() throws SQLException {
     List<Finding> findings = new ArrayList<>();
     ConverterCheck.check(connector, findings);
-    snapshotReads(findings, variable("gtid_domain_id") != null);
+    // Only MariaDB has the variable.
+    boolean mariaDb = variable("gtid_domain_id") != null;
+    snapshotReads(findings, mariaDb);
     String logBin = variable("log_bin");
     if (!"ON".equalsIgnoreCase(logBin) && !"1".equals(logBin)) {
       findings.add(new Finding(
@@ -76,7 +78,7 @@ public final class MySqlSourceCheck {
               + " binlog_transaction_compression=OFF"));
     }
     String version = variable("version");
-    if (variable("gtid_domain_id") != null && version != null) {
+    if (mariaDb && version != null) {
       mariaDbVersion(version, findings);
     }
     String serverId = variable("server_id");

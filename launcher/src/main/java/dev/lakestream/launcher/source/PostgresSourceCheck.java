@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -748,10 +749,14 @@ public final class PostgresSourceCheck {
     }
     List<String> toasted = new ArrayList<>();
     Set<String> reserved = reservedWords();
-    // Debezium's reselect post-processor finds a row by its primary key, named unquoted.
-    boolean canReselect = primaryKey
-        && relation.primaryKeyColumns().stream()
-            .allMatch(c -> !captured.leavesOut(schema, name, c) && unquoted(c, reserved));
+    // Debezium's reselect post-processor finds a row by its primary key (or the record's key),
+    // writing the key's names unquoted.
+    Predicate<String> queryable =
+        c -> !captured.leavesOut(schema, name, c) && unquoted(c, reserved);
+    List<String> reselectKey = primaryKey ? relation.primaryKeyColumns() : List.of();
+    List<String> eventKey =
+        captured.messageKeyColumns(schema, name).orElse(relation.primaryKeyColumns());
+    boolean canReselect = !reselectKey.isEmpty() && reselectKey.stream().allMatch(queryable);
     List<String> nulled = new ArrayList<>();
     List<String> nulledColumns = new ArrayList<>();
     List<String> generated = new ArrayList<>();
@@ -790,13 +795,8 @@ public final class PostgresSourceCheck {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
-          boolean reselects = reselected.reselectsNull(
-              schema,
-              name,
-              column,
-              primaryKey ? relation.primaryKeyColumns() : List.of(),
-              captured.messageKeyColumns(schema, name).orElse(relation.primaryKeyColumns()),
-              c -> !captured.leavesOut(schema, name, c) && unquoted(c, reserved));
+          boolean reselects =
+              reselected.reselectsNull(schema, name, column, reselectKey, eventKey, queryable);
           column(
               out,
               relation,
