@@ -33,47 +33,80 @@ import org.junit.jupiter.api.Test;
  * streamed changes, or not at all, on real PostgreSQL, Debezium and Kafka; {@code check-source}
  * reports each, and the table shows what it says: a {@code name} column holds null in every row
  * changed after the snapshot, arrays of {@code name}, {@code interval}, {@code money}, {@code xml},
- * {@code varbit} and {@code point} are left out, an array of {@code bit} is always null. The
- * columns beside them, {@code varchar(63)} (the fix for {@code name}) and {@code int[]}, equal the
+ * {@code varbit}, {@code point} and of a domain are left out, and so are multiranges, {@code
+ * pg_lsn} and {@code tsquery}; an array of {@code bit} is always null, an {@code int2vector} or
+ * {@code oidvector} always empty, and an array of two dimensions a list of nulls (or, of text,
+ * dead-lettered: Debezium sends Java's names of arrays). The columns beside them, {@code varchar(63)} (the fix for {@code name}) and {@code int[]}, equal the
  * source.
  */
 class PostgresTypeGapsEndToEndTest {
 
   private static final TableIdentifier GAPS = TableIdentifier.of("inventory", "gaps");
-  private static final List<String> LEFT_OUT =
-      List.of("a_name", "a_interval", "a_money", "a_xml", "a_varbit", "a_point");
+  private static final List<String> LEFT_OUT = List.of(
+      "a_name",
+      "a_interval",
+      "a_money",
+      "a_xml",
+      "a_varbit",
+      "a_point",
+      "mrange",
+      "lsn",
+      "query",
+      "a_domain");
 
   @Test
   void whatDebeziumLeavesOutOrSendsAsNullIsWhatCheckSourceReports() throws Exception {
     try (PostgresPipeline p = PostgresPipeline.start(
         Map.of(),
+        "CREATE DOMAIN inventory.positive AS integer CHECK (VALUE > 0)",
         "CREATE TABLE inventory.gaps (id int PRIMARY KEY, nm name, vc varchar(63), a_name name[],"
             + " a_interval interval[], a_money money[], a_xml xml[], a_varbit varbit[],"
-            + " a_point point[], a_bit bit(3)[], a_int int[])",
+            + " a_point point[], a_bit bit(3)[], a_int int[], grid int[][], flat int[],"
+            + " i2v int2vector, ov oidvector, mrange int4multirange, lsn pg_lsn, query tsquery,"
+            + " a_domain inventory.positive[])",
         "INSERT INTO inventory.gaps VALUES (1, 'first', 'first', '{a}', '{1 day}', '{1.50}',"
-            + " ARRAY['<a/>'::xml], '{101}', '{\"(1,2)\"}', '{101}', '{1,2}')")) {
+            + " ARRAY['<a/>'::xml], '{101}', '{\"(1,2)\"}', '{101}', '{1,2}', '{{1,2},{3,4}}',"
+            + " '{{5,6,7},{8,9,0}}', '1 2', '3 4', '{[1,3),[5,7)}', '16/B374D848', 'fat & rat',"
+            + " '{1,2}')")) {
       CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
       assertThat(check.output())
           .contains("BLOCKER  inventory.gaps.nm: name: Debezium reads it in snapshots but sends"
               + " null for it in every change it streams")
           .contains("WARNING  inventory.gaps.a_bit: bit(3)[]: Debezium sends null for every array"
-              + " of bit");
+              + " of bit")
+          .contains("BLOCKER  inventory.gaps.grid: integer[] is declared with 2 dimensions:"
+              + " Debezium sends an array of more than one dimension as one null per element of"
+              + " its first")
+          .contains("WARNING  inventory.gaps.i2v: int2vector: Debezium sends every value of it as"
+              + " an empty list")
+          .contains("WARNING  inventory.gaps.ov: oidvector: Debezium sends every value of it as"
+              + " an empty list");
       for (String column : LEFT_OUT) {
         assertThat(check.output())
             .contains("WARNING  inventory.gaps." + column + ": ")
             .contains("out of its events");
       }
-      assertThat(check.output()).doesNotContain("inventory.gaps.vc:", "inventory.gaps.a_int:");
+      // Declared with one dimension, flat says nothing of the two its values have.
+      assertThat(check.output())
+          .doesNotContain("inventory.gaps.vc:", "inventory.gaps.a_int:", "inventory.gaps.flat:");
 
       Eventually.until(
           Duration.ofSeconds(120),
           "the snapshot's row on main",
           () -> mainRows(p).size() == 1);
-      assertThat(mainRows(p).get(0)).containsEntry("nm", "first").containsEntry("vc", "first");
+      assertThat(mainRows(p).get(0))
+          .containsEntry("nm", "first")
+          .containsEntry("vc", "first")
+          .as("what Debezium's snapshot sends of arrays of two dimensions and of vectors")
+          .containsEntry("grid", Arrays.asList(null, null))
+          .containsEntry("flat", Arrays.asList(null, null))
+          .containsEntry("i2v", List.of())
+          .containsEntry("ov", List.of());
 
       p.postgres.execute(
           "INSERT INTO inventory.gaps SELECT 2, 'second', 'second', a_name, a_interval, a_money,"
-              + " a_xml, a_varbit, a_point, a_bit, a_int FROM inventory.gaps WHERE id = 1",
+              + " a_xml, a_varbit, a_point, a_bit, a_int, grid, flat, i2v, ov, mrange, lsn,"
+              + " query, a_domain FROM inventory.gaps WHERE id = 1",
           "UPDATE inventory.gaps SET nm = 'updated', vc = 'updated' WHERE id = 1");
       Eventually.until(
           Duration.ofSeconds(120),
@@ -91,8 +124,67 @@ class PostgresTypeGapsEndToEndTest {
         assertThat(row.get("nm")).as("name, streamed").isNull();
         assertThat(row.get("a_bit")).as("bit(3)[]").isNull();
         assertThat(row.get("a_int")).isEqualTo(List.of(1, 2));
+        assertThat(row.get("grid"))
+            .as("int[][] {{1,2},{3,4}}")
+            .isEqualTo(Arrays.asList(null, null));
+        assertThat(row.get("flat"))
+            .as("int[] {{5,6,7},{8,9,0}}")
+            .isEqualTo(Arrays.asList(null, null));
+        assertThat(row.get("i2v")).as("int2vector '1 2'").isEqualTo(List.of());
+        assertThat(row.get("ov")).as("oidvector '3 4'").isEqualTo(List.of());
       }
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("gaps"));
+    }
+  }
+
+  /**
+   * A text array of two dimensions: Debezium 3.6.1 sends each element of its first dimension as the
+   * name of a Java array ({@code [Ljava.lang.String;@74c810e2}), read by the snapshot or streamed.
+   * Those changes are dead-lettered with the reason; one-dimensional values beside them reach the
+   * table.
+   */
+  @Test
+  void textArraysOfTwoDimensionsAreDeadLetteredNotWrittenAsJavaArrayNames() throws Exception {
+    TableIdentifier cells = TableIdentifier.of("inventory", "cells");
+    try (PostgresPipeline p = PostgresPipeline.start(
+            Map.of(),
+            "CREATE TABLE inventory.cells (id int PRIMARY KEY, v text[])",
+            "INSERT INTO inventory.cells VALUES (1, '{{a,b},{c,d}}'), (2, '{a,b}')");
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the snapshot's one-dimensional row on main",
+          () -> p.reader.tableExists(cells)
+              && TableRows.read(p.reader.loadTable(cells), Branches.MAIN).size() == 1);
+      p.postgres.execute(
+          "INSERT INTO inventory.cells VALUES (3, '{{{x}}}'), (4, '{\"[Ljava.lang.String;\"}')",
+          "UPDATE inventory.cells SET v = '{{e,f},{g,h}}' WHERE id = 2");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the streamed one-dimensional row on main",
+          () -> TableRows.read(p.reader.loadTable(cells), Branches.MAIN).size() == 2);
+      List<ConsumerRecord<byte[], byte[]>> letters = new ArrayList<>();
+      Eventually.until(Duration.ofSeconds(60), "three dead letters", () -> {
+        letters.addAll(feed.readAvailable("lakestream.dlq"));
+        return letters.size() >= 3;
+      });
+      assertThat(letters).hasSize(3);
+      for (ConsumerRecord<byte[], byte[]> letter : letters) {
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+            .contains("column \"v\": element \"[")
+            .contains("is the name of a Java array, not a value");
+      }
+      Map<List<Object>, Map<String, Object>> byId =
+          TableRows.byKey(TableRows.read(p.reader.loadTable(cells), Branches.MAIN), List.of("id"));
+      assertThat(byId.keySet()).containsExactlyInAnyOrder(List.of(2), List.of(4));
+      assertThat(byId.get(List.of(2)))
+          .as("its update dead-lettered")
+          .containsEntry("v", List.of("a", "b"));
+      assertThat(byId.get(List.of(4)))
+          .as("a text like a Java array's name, but one-dimensional")
+          .containsEntry("v", List.of("[Ljava.lang.String;"));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("cells"));
     }
   }
 

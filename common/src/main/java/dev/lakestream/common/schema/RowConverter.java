@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -296,8 +297,16 @@ public final class RowConverter {
           Types.ListType list = type.asListType();
           List<Object> out = new ArrayList<>(v.size());
           for (JsonNode element : v) {
-            out.add(value(
-                element, s == null ? null : s.items(), list.elementType(), column + ".element"));
+            Object value = value(
+                element, s == null ? null : s.items(), list.elementType(), column + ".element");
+            if (value instanceof String text && javaArrayText(text)) {
+              throw new BadChangeException(
+                  "column \"" + column + "\": element " + abbreviate(element)
+                      + " is the name of a Java array, not a value: the source's array has more than one"
+                      + " dimension ({{a,b},{c,d}} in PostgreSQL), which Debezium cannot send. Make"
+                      + " the column jsonb, or leave it out with the connector's column.exclude.list");
+            }
+            out.add(value);
           }
           return out;
         }
@@ -313,6 +322,21 @@ public final class RowConverter {
               + e.getMessage() + ")",
           e);
     }
+  }
+
+  /** Java's {@code toString} of an array: {@code [Ljava.lang.String;@1b6d3586}, {@code [[I@4554617c}. */
+  private static final Pattern JAVA_ARRAY =
+      Pattern.compile("\\[+(L[\\w.$]+;|[ZBCSIJFD])@[0-9a-f]{1,8}");
+
+  /**
+   * Whether {@code text} is what Java prints for an array object, which Debezium 3.6.1's PostgreSQL
+   * connector sends for each element of the first dimension of a text-like array of more than one
+   * dimension (elements of other types arrive as null).
+   */
+  static boolean javaArrayText(String text) {
+    return text.length() > 4
+        && text.charAt(0) == '['
+        && JAVA_ARRAY.matcher(text).matches();
   }
 
   private static double specialFloatingPoint(JsonNode v, String column, Type type) {

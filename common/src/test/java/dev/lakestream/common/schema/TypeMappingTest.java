@@ -314,6 +314,12 @@ class TypeMappingTest {
             Types.ListType.ofOptional(1, Types.StringType.get()),
             List.of("a", "b")),
         Arguments.of(
+            "array of texts that look like a Java array's name but are not one",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
+            "[\"[Ljava.lang.String;\",\"[I@\",\"[Ljava.lang.String;@xyz\",\"x[I@1f\",\"[Q@1f\"]",
+            Types.ListType.ofOptional(1, Types.StringType.get()),
+            List.of("[Ljava.lang.String;", "[I@", "[Ljava.lang.String;@xyz", "x[I@1f", "[Q@1f")),
+        Arguments.of(
             "map",
             "{\"type\":\"map\",\"keys\":{\"type\":\"string\"},\"values\":{\"type\":\"int32\"}}",
             "{\"x\":1}",
@@ -432,6 +438,21 @@ class TypeMappingTest {
                     .encodeToString(new BigInteger("123456789012345678901").toByteArray())
                 + "\"}",
             "123456789012345678901 does not fit decimal(38, 18)"),
+        Arguments.of(
+            "a text[] of two dimensions, as Debezium sends it",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
+            "[\"[Ljava.lang.String;@74c810e2\",\"[Ljava.lang.String;@39445ae0\"]",
+            "element \"[Ljava.lang.String;@74c810e2\" is the name of a Java array"),
+        Arguments.of(
+            "an array of three dimensions, as Debezium sends it",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
+            "[\"[[Ljava.lang.String;@1b6d3586\"]",
+            "has more than one dimension"),
+        Arguments.of(
+            "an array of primitive arrays",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
+            "[null,\"[I@4554617c\"]",
+            "is the name of a Java array"),
         Arguments.of(
             "a numeric(50,2) value of 40 digits",
             "{\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\",\"connect.decimal.precision\":\"50\"}}",

@@ -95,6 +95,24 @@ public final class PostgresSourceCheck {
   private static final Set<String> ARRAYS_LEFT_OUT =
       Set.of("name", "interval", "money", "xml", "varbit", "point");
 
+  /** Types Debezium's connector (3.6.1, pgoutput) sends every value of as an empty list. */
+  private static final Set<String> VECTORS_EMPTIED = Set.of("int2vector", "oidvector");
+
+  /**
+   * A column's type as the catalog declares it: {@code format} as PostgreSQL prints it, {@code base}
+   * the element type of an array or the base type of a domain (else the type), {@code kind} its
+   * {@code typtype}, {@code name} the column's own type's name, {@code dimensions} as declared
+   * ({@code int[][]} has 2; PostgreSQL does not hold values to it).
+   */
+  private record Declared(
+      String format,
+      String base,
+      char kind,
+      int typmod,
+      boolean array,
+      String name,
+      int dimensions) {}
+
   private final Connection connection;
   private final Map<String, String> connector;
   private final CapturedTables captured;
@@ -769,6 +787,7 @@ public final class PostgresSourceCheck {
         "SELECT a.attname, coalesce(et.typname, bt.typname, t.typname), coalesce(et.typtype, bt.typtype, t.typtype),"
             + " format_type(a.atttypid, a.atttypmod), a.atttypmod, a.attstorage, t.typlen, "
             + (version() >= 120000 ? "a.attgenerated" : "''")
+            + ", t.typname, a.attndims"
             + " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
             + " LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'"
             + " LEFT JOIN pg_type bt ON bt.oid = t.typbasetype"
@@ -801,11 +820,14 @@ public final class PostgresSourceCheck {
               out,
               relation,
               column,
-              type,
-              rs.getString(2),
-              rs.getString(3).charAt(0),
-              rs.getInt(5),
-              array,
+              new Declared(
+                  type,
+                  rs.getString(2),
+                  rs.getString(3).charAt(0),
+                  rs.getInt(5),
+                  array,
+                  rs.getString(9),
+                  rs.getInt(10)),
               reselects,
               canReselect);
           if (toastable(
@@ -948,16 +970,24 @@ public final class PostgresSourceCheck {
       List<Finding> out,
       Relation relation,
       String column,
-      String type,
-      String typname,
-      char typtype,
-      int typmod,
-      boolean array,
+      Declared declared,
       boolean reselected,
       boolean canReselect) {
     String table = relation.schema() + "." + relation.name();
     String subject = table + "." + column;
-    if (array && ARRAYS_LEFT_OUT.contains(typname)) {
+    String type = declared.format();
+    String typname = declared.base();
+    char typtype = declared.kind();
+    int typmod = declared.typmod();
+    boolean array = declared.array();
+    if (VECTORS_EMPTIED.contains(declared.name())) {
+      out.add(new Finding(
+          Level.WARNING,
+          subject,
+          type + ": Debezium sends every value of it as an empty list, so the column holds only"
+              + " empty lists on the table; leave it out with column.exclude.list, or make it "
+              + typname + "[]"));
+    } else if (array && ARRAYS_LEFT_OUT.contains(typname)) {
       out.add(new Finding(
           Level.WARNING,
           subject,
@@ -969,6 +999,17 @@ public final class PostgresSourceCheck {
           subject,
           type + ": Debezium sends null for every array of bit, so the column holds only nulls on"
               + " the table; leave it out with column.exclude.list, or make it varbit or text"));
+    } else if (array && declared.dimensions() > 1) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          subject,
+          type + " is declared with " + declared.dimensions() + " dimensions: Debezium sends an"
+              + " array of more than one dimension as one null per element of its first"
+              + " ({{1,2},{3,4}} arrives as [null, null]), so the table would lose those values."
+              + " Make it jsonb (ALTER TABLE " + table + " ALTER COLUMN " + column
+              + " TYPE jsonb USING to_jsonb(" + column + ")), or leave it out with"
+              + " column.exclude.list; if it only ever holds one dimension, declare it "
+              + typname + "[]"));
     } else if (!array && typname.equals("name")) {
       if (!reselected) {
         out.add(new Finding(
