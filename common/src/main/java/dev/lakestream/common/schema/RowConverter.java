@@ -297,16 +297,15 @@ public final class RowConverter {
           Types.ListType list = type.asListType();
           List<Object> out = new ArrayList<>(v.size());
           for (JsonNode element : v) {
-            Object value = value(
-                element, s == null ? null : s.items(), list.elementType(), column + ".element");
-            if (value instanceof String text && javaArrayText(text)) {
+            if (element.isTextual() && javaArrayText(element.textValue())) {
               throw new BadChangeException(
                   "column \"" + column + "\": element " + abbreviate(element)
                       + " is the name of a Java array, not a value: the source's array has more than one"
                       + " dimension ({{a,b},{c,d}} in PostgreSQL), which Debezium cannot send. Make"
                       + " the column jsonb, or leave it out with the connector's column.exclude.list");
             }
-            out.add(value);
+            out.add(value(
+                element, s == null ? null : s.items(), list.elementType(), column + ".element"));
           }
           return out;
         }
@@ -330,8 +329,9 @@ public final class RowConverter {
 
   /**
    * Whether {@code text} is what Java prints for an array object, which Debezium 3.6.1's PostgreSQL
-   * connector sends for each element of the first dimension of a text-like array of more than one
-   * dimension (elements of other types arrive as null).
+   * connector sends for each element of the first dimension of an array of more than one dimension
+   * of text-like types, {@code uuid}, {@code inet} and enums (elements of other types arrive as
+   * null).
    */
   static boolean javaArrayText(String text) {
     return text.length() > 4

@@ -449,6 +449,12 @@ class TypeMappingTest {
             "[\"[[Ljava.lang.String;@1b6d3586\"]",
             "has more than one dimension"),
         Arguments.of(
+            "a uuid[] of two dimensions, as Debezium sends it",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true,"
+                + "\"name\":\"io.debezium.data.Uuid\"}}",
+            "[\"[Ljava.util.UUID;@3dd4b701\"]",
+            "is the name of a Java array"),
+        Arguments.of(
             "an array of primitive arrays",
             "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
             "[null,\"[I@4554617c\"]",
