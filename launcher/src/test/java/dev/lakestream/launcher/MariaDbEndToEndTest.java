@@ -650,6 +650,95 @@ class MariaDbEndToEndTest {
   }
 
   /**
+   * MariaDB's own column types ({@code UUID}, {@code INET6}, {@code INET4}) stop Debezium's MySQL
+   * connector, for every table, when it reads the definition of a table that has one, captured or
+   * not. {@code check-source} names those tables with the types to change to; with the settings it
+   * names, the connector reads the other tables, and goes on past rows and definitions of the
+   * tables it leaves out.
+   */
+  @Test
+  void mariaDbsOwnTypesStopTheConnectorAndCheckSourceNamesTheTablesAndTheWayOut() throws Exception {
+    try (EmbeddedMariaDb own = EmbeddedMariaDb.start(Map.of());
+        EmbeddedConnect other = EmbeddedConnect.start(kafka.bootstrapServers());
+        KafkaChangeFeed topics =
+            new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
+      own.execute(
+          "CREATE DATABASE inventory",
+          "CREATE DATABASE network",
+          "CREATE TABLE inventory.devices (id INT PRIMARY KEY, serial UUID)",
+          "CREATE TABLE inventory.plain (id INT PRIMARY KEY, v TEXT)",
+          "INSERT INTO inventory.plain VALUES (1, 'a')",
+          "CREATE TABLE network.hosts (id INT PRIMARY KEY, v6 INET6, v4 INET4)");
+      CheckSource blocked = checkSource(own);
+      assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
+      assertThat(blocked.out())
+          .contains("BLOCKER  inventory.devices: column(s) serial UUID (make it CHAR(36)):"
+              + " MariaDB's own type(s), which Debezium's MySQL connector cannot parse; it stops,"
+              + " for every table")
+          .contains("BLOCKER  network.hosts (not captured): column(s) v6 INET6 (make it"
+              + " VARCHAR(39)), v4 INET4 (make it VARCHAR(15))")
+          .contains("or set schema.history.internal.store.only.captured.tables.ddl=true (its"
+              + " snapshot then reads the definitions of captured tables only) and"
+              + " schema.history.internal.skip.unparseable.ddl=true");
+      Map<String, String> wayOut = Map.of(
+          "table.exclude.list", "inventory\\.devices",
+          "schema.history.internal.store.only.captured.tables.ddl", "true",
+          "schema.history.internal.skip.unparseable.ddl", "true");
+      CheckSource fixed = checkSource(own, wayOut);
+      assertThat(fixed.out()).as(fixed.out()).doesNotContain("MariaDB's own type");
+      // Either setting alone leaves a way to stop the connector.
+      for (String setting : List.of(
+          "schema.history.internal.store.only.captured.tables.ddl",
+          "schema.history.internal.skip.unparseable.ddl")) {
+        Map<String, String> half = new HashMap<>(wayOut);
+        half.remove(setting);
+        assertThat(checkSource(own, half).out())
+            .as("without " + setting)
+            .contains("BLOCKER  inventory.devices (not captured)", "BLOCKER  network.hosts");
+      }
+
+      String shipped = Files.readString(connector());
+      Map<String, String> overrides = new HashMap<>(connectorOverrides(own));
+      overrides.remove("signal.data.collection");
+      overrides.put("topic.prefix", "owntypes");
+      overrides.put("schema.history.internal.kafka.topic", "owntypes.schema-history");
+      try {
+        other.createConnector(shipped, overrides);
+      } catch (IllegalStateException failedAtOnce) {
+        // Registering waits for the task: it may see it fail, or running before it does.
+        assertThat(failedAtOnce).hasMessageContaining("couldn't be parsed");
+      }
+      Eventually.until(
+          SYNCED,
+          "the shipped connector's task to fail on the definitions its snapshot reads",
+          () -> other.status("inventory-mariadb").contains("\"FAILED\""));
+      assertThat(other.status("inventory-mariadb")).contains("couldn't be parsed", "`serial` uuid");
+      other.deleteConnector("inventory-mariadb");
+
+      overrides.putAll(wayOut);
+      overrides.put("topic.prefix", "owntypesout");
+      overrides.put("schema.history.internal.kafka.topic", "owntypesout.schema-history");
+      other.createConnector(
+          shipped.replace("\"inventory-mariadb\"", "\"inventory-way-out\""), overrides);
+      Eventually.until(SYNCED, "the snapshot's row of inventory.plain in Kafka", () -> !topics
+          .readAvailable("owntypesout.inventory.plain")
+          .isEmpty());
+      own.execute(
+          "INSERT INTO inventory.devices VALUES (1, UUID())",
+          "ALTER TABLE inventory.devices ADD COLUMN mac INET6",
+          "CREATE TABLE network.routes (id INT PRIMARY KEY, via INET4)",
+          "INSERT INTO network.hosts VALUES (1, '::1', '10.0.0.1')",
+          "INSERT INTO inventory.plain VALUES (2, 'b')");
+      Eventually.until(
+          SYNCED,
+          "the streamed row of inventory.plain in Kafka, after the rows of the tables left out",
+          () -> topics.readAvailable("owntypesout.inventory.plain").size() == 2);
+      assertThat(other.status("inventory-way-out")).doesNotContain("FAILED");
+      other.deleteConnector("inventory-way-out");
+    }
+  }
+
+  /**
    * A captured column named {@code _pos} and a floating-point key (ingest refuses the tables'
    * changes) are blockers.
    */

@@ -91,18 +91,23 @@ final class CapturedTables {
     }
   }
 
-  boolean captures(String schema, String table) {
+  /** Whether the connector's schema (database) lists take in {@code schema}. */
+  boolean capturesSchema(String schema) {
     if (SYSTEM_SCHEMAS.contains(schema)) {
       return false;
     }
-    String qualified = schema + "." + table;
     if (!schemaInclude.isEmpty()
         && schemaInclude.stream().noneMatch(p -> p.matcher(schema).matches())) {
       return false;
     }
-    if (schemaExclude.stream().anyMatch(p -> p.matcher(schema).matches())) {
+    return schemaExclude.stream().noneMatch(p -> p.matcher(schema).matches());
+  }
+
+  boolean captures(String schema, String table) {
+    if (!capturesSchema(schema)) {
       return false;
     }
+    String qualified = schema + "." + table;
     if (!tableInclude.isEmpty()
         && tableInclude.stream().noneMatch(p -> p.matcher(qualified).matches())) {
       return false;

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -87,6 +88,9 @@ public final class MySqlSourceCheck {
           Finding.Level.BLOCKER, "server_id", "0: set a server id so replication can attach"));
     }
     CapturedTables captured = CapturedTables.binlog(connector);
+    if (mariaDb) {
+      unparsedTypes(captured, findings);
+    }
     List<String[]> tables = tables();
     TableNames.check(
         tables.stream()
@@ -190,6 +194,78 @@ public final class MySqlSourceCheck {
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery("SHOW GLOBAL VARIABLES LIKE '" + name + "'")) {
       return rs.next() ? rs.getString(2) : null;
+    }
+  }
+
+  /**
+   * MariaDB's own column types, which the DDL parser of Debezium 3.6.1's MySQL connector does not
+   * know, with the type a column can be changed to.
+   */
+  private static final Map<String, String> UNPARSED_TYPES =
+      Map.of("uuid", "CHAR(36)", "inet6", "VARCHAR(39)", "inet4", "VARCHAR(15)");
+
+  private static final String ONLY_CAPTURED_TABLES =
+      "schema.history.internal.store.only.captured.tables.ddl";
+  private static final String ONLY_CAPTURED_DATABASES =
+      "schema.history.internal.store.only.captured.databases.ddl";
+  private static final String SKIP_UNPARSEABLE = "schema.history.internal.skip.unparseable.ddl";
+
+  /**
+   * The columns of MariaDB's own types in tables whose definition the connector reads: it cannot
+   * parse them, and stops, for every table (seen with Debezium 3.6.1 on MariaDB 10.11). It reads
+   * the definition of every table on the server in its snapshot, of those of captured databases
+   * only with {@code ...store.only.captured.databases.ddl}, of captured tables only with {@code
+   * ...store.only.captured.tables.ddl}; and a {@code CREATE} or {@code ALTER} of such a table in the
+   * binary log, captured or not, stops it the same way unless {@code ...skip.unparseable.ddl}
+   * (a captured table's change then stops it: its schema is unknown).
+   */
+  private void unparsedTypes(CapturedTables captured, List<Finding> findings) throws SQLException {
+    boolean onlyCapturedTables = Boolean.parseBoolean(connector.get(ONLY_CAPTURED_TABLES));
+    boolean onlyCapturedDatabases = Boolean.parseBoolean(connector.get(ONLY_CAPTURED_DATABASES));
+    boolean skipUnparseable = Boolean.parseBoolean(connector.get(SKIP_UNPARSEABLE));
+    Map<String, List<String>> byTable = new LinkedHashMap<>();
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT table_schema, table_name, column_name, data_type"
+            + " FROM information_schema.columns WHERE LOWER(data_type) IN ('uuid', 'inet6', 'inet4')"
+            + " AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " ORDER BY table_schema, table_name, ordinal_position")) {
+      while (rs.next()) {
+        String database = rs.getString(1);
+        String table = rs.getString(2);
+        boolean capturedTable = captured.captures(database, table);
+        boolean leftAlone = skipUnparseable
+            && (onlyCapturedTables
+                || (onlyCapturedDatabases && !captured.capturesSchema(database)));
+        boolean read = capturedTable || !leftAlone;
+        if (read) {
+          String type = rs.getString(4).toLowerCase(Locale.ROOT);
+          byTable
+              .computeIfAbsent(
+                  database + "." + table + (capturedTable ? "" : " (not captured)"),
+                  k -> new ArrayList<>())
+              .add(rs.getString(3) + " " + type.toUpperCase(Locale.ROOT) + " (make it "
+                  + UNPARSED_TYPES.get(type) + ")");
+        }
+      }
+    }
+    for (Map.Entry<String, List<String>> table : byTable.entrySet()) {
+      boolean capturedTable = !table.getKey().endsWith(" (not captured)");
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          table.getKey(),
+          "column(s) " + String.join(", ", table.getValue()) + ": MariaDB's own type(s), which"
+              + " Debezium's MySQL connector cannot parse; it stops, for every table, when it"
+              + " reads the table's definition (in its snapshot, and at a CREATE or ALTER of the"
+              + " table in the binary log). "
+              + (capturedTable
+                  ? "Change the column(s) to the type(s) named, or leave the table out"
+                      + " (table.exclude.list) and set " + ONLY_CAPTURED_TABLES + "=true and "
+                      + SKIP_UNPARSEABLE + "=true"
+                  : "Change the column(s) to the type(s) named, or set " + ONLY_CAPTURED_TABLES
+                      + "=true (its snapshot then reads the definitions of captured tables only)"
+                      + " and " + SKIP_UNPARSEABLE + "=true (it then passes over a CREATE or"
+                      + " ALTER it cannot parse, also of a captured table: check that table after"
+                      + " one)")));
     }
   }
 
