@@ -295,15 +295,16 @@ public final class RowConverter {
             throw mismatch(column, type, v);
           }
           Types.ListType list = type.asListType();
+          if (javaArrays(v)) {
+            throw new BadChangeException(
+                "column \"" + column + "\": element " + abbreviate(v.get(0))
+                    + " is the name of a Java array, not a value: the source's array has more than"
+                    + " one dimension ({{a,b},{c,d}} in PostgreSQL), which Debezium cannot send."
+                    + " Make the column jsonb, or leave it out with the connector's"
+                    + " column.exclude.list");
+          }
           List<Object> out = new ArrayList<>(v.size());
           for (JsonNode element : v) {
-            if (element.isTextual() && javaArrayText(element.textValue())) {
-              throw new BadChangeException(
-                  "column \"" + column + "\": element " + abbreviate(element)
-                      + " is the name of a Java array, not a value: the source's array has more than one"
-                      + " dimension ({{a,b},{c,d}} in PostgreSQL), which Debezium cannot send. Make"
-                      + " the column jsonb, or leave it out with the connector's column.exclude.list");
-            }
             out.add(value(
                 element, s == null ? null : s.items(), list.elementType(), column + ".element"));
           }
@@ -337,6 +338,23 @@ public final class RowConverter {
     return text.length() > 4
         && text.charAt(0) == '['
         && JAVA_ARRAY.matcher(text).matches();
+  }
+
+  /**
+   * Whether every element of {@code list} is a Java array's name, as Debezium sends an array of
+   * more than one dimension (its first dimension's elements are all arrays: PostgreSQL's arrays are
+   * rectangular). One such text beside other values is a value.
+   */
+  private static boolean javaArrays(JsonNode list) {
+    if (list.isEmpty()) {
+      return false;
+    }
+    for (JsonNode element : list) {
+      if (!element.isTextual() || !javaArrayText(element.textValue())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static double specialFloatingPoint(JsonNode v, String column, Type type) {

@@ -320,6 +320,12 @@ class TypeMappingTest {
             Types.ListType.ofOptional(1, Types.StringType.get()),
             List.of("[Ljava.lang.String;", "[I@", "[Ljava.lang.String;@xyz", "x[I@1f", "[Q@1f")),
         Arguments.of(
+            "array holding a Java array's name beside another value (a one-dimensional array)",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
+            "[\"[Ljava.lang.String;@74c810e2\",\"text\"]",
+            Types.ListType.ofOptional(1, Types.StringType.get()),
+            List.of("[Ljava.lang.String;@74c810e2", "text")),
+        Arguments.of(
             "map",
             "{\"type\":\"map\",\"keys\":{\"type\":\"string\"},\"values\":{\"type\":\"int32\"}}",
             "{\"x\":1}",
@@ -457,7 +463,7 @@ class TypeMappingTest {
         Arguments.of(
             "an array of primitive arrays",
             "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
-            "[null,\"[I@4554617c\"]",
+            "[\"[I@4554617c\",\"[I@1b6d3586\"]",
             "is the name of a Java array"),
         Arguments.of(
             "a numeric(50,2) value of 40 digits",
