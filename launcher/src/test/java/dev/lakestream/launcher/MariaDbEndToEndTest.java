@@ -653,8 +653,8 @@ class MariaDbEndToEndTest {
    * MariaDB's own column types ({@code UUID}, {@code INET6}, {@code INET4}) stop Debezium's MySQL
    * connector, for every table, when it reads the definition of a table that has one, captured or
    * not. {@code check-source} names those tables with the types to change to; with the settings it
-   * names, the connector reads the other tables, and goes on past rows and definitions of the
-   * tables it leaves out.
+   * names (the tables left out, unparseable definitions passed over), the connector reads the other
+   * tables, and goes on past rows and definitions of the tables it leaves out.
    */
   @Test
   void mariaDbsOwnTypesStopTheConnectorAndCheckSourceNamesTheTablesAndTheWayOut() throws Exception {
@@ -677,25 +677,22 @@ class MariaDbEndToEndTest {
               + " for every table")
           .contains("BLOCKER  network.hosts (not captured): column(s) v6 INET6 (make it"
               + " VARCHAR(39)), v4 INET4 (make it VARCHAR(15))")
-          .contains("or set schema.history.internal.store.only.captured.tables.ddl=true (its"
-              + " snapshot then reads the definitions of captured tables only) and"
-              + " schema.history.internal.skip.unparseable.ddl=true");
-      Map<String, String> wayOut = Map.of(
-          "table.exclude.list", "inventory\\.devices",
-          "schema.history.internal.store.only.captured.tables.ddl", "true",
-          "schema.history.internal.skip.unparseable.ddl", "true");
+          .contains("or set schema.history.internal.skip.unparseable.ddl=true (the connector"
+              + " then passes over a definition it cannot parse");
+      String skip = "schema.history.internal.skip.unparseable.ddl";
+      Map<String, String> wayOut =
+          Map.of("table.exclude.list", "inventory\\.devices", skip, "true");
       CheckSource fixed = checkSource(own, wayOut);
       assertThat(fixed.out()).as(fixed.out()).doesNotContain("MariaDB's own type");
-      // Either setting alone leaves a way to stop the connector.
-      for (String setting : List.of(
-          "schema.history.internal.store.only.captured.tables.ddl",
-          "schema.history.internal.skip.unparseable.ddl")) {
-        Map<String, String> half = new HashMap<>(wayOut);
-        half.remove(setting);
-        assertThat(checkSource(own, half).out())
-            .as("without " + setting)
-            .contains("BLOCKER  inventory.devices (not captured)", "BLOCKER  network.hosts");
-      }
+      // Reading only captured tables' definitions in the snapshot is not enough: an ALTER of a
+      // table left out, in the binary log, stops the connector all the same.
+      assertThat(checkSource(
+                  own,
+                  Map.of(
+                      "table.exclude.list", "inventory\\.devices",
+                      "schema.history.internal.store.only.captured.tables.ddl", "true"))
+              .out())
+          .contains("BLOCKER  inventory.devices (not captured)", "BLOCKER  network.hosts");
 
       String shipped = Files.readString(connector());
       Map<String, String> overrides = new HashMap<>(connectorOverrides(own));

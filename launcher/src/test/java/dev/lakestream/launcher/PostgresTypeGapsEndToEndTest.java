@@ -82,9 +82,12 @@ class PostgresTypeGapsEndToEndTest {
           .contains("WARNING  inventory.gaps.ov: oidvector: Debezium sends every value of it as"
               + " an empty list");
       for (String column : LEFT_OUT) {
-        assertThat(check.output())
-            .contains("WARNING  inventory.gaps." + column + ": ")
-            .contains("out of its events");
+        String prefix = "WARNING  inventory.gaps." + column + ": ";
+        assertThat(check.output().lines().filter(l -> l.startsWith(prefix)))
+            .as(column)
+            .singleElement()
+            .satisfies(line ->
+                assertThat(line).containsAnyOf("out of its events", "leaves the column out"));
       }
       // Declared with one dimension, flat says nothing of the two its values have.
       assertThat(check.output())
@@ -160,7 +163,7 @@ class PostgresTypeGapsEndToEndTest {
           () -> p.reader.tableExists(cells)
               && TableRows.read(p.reader.loadTable(cells), Branches.MAIN).size() == 1);
       p.postgres.execute(
-          "INSERT INTO inventory.cells VALUES (3, '{{{x}}}', NULL), (4, '{\"[Ljava.lang.String;\"}', NULL),"
+          "INSERT INTO inventory.cells VALUES (3, '{{{x}}}', NULL), (4, '{\"[Ljava.lang.String;@74c810e2\",x}', NULL),"
               + " (5, '{x}', '{{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}}')",
           "UPDATE inventory.cells SET v = '{{e,f},{g,h}}' WHERE id = 2");
       Eventually.until(
@@ -191,7 +194,7 @@ class PostgresTypeGapsEndToEndTest {
           .containsEntry("v", List.of("a", "b"));
       assertThat(byId.get(List.of(4)))
           .as("a text like a Java array's name, but one-dimensional")
-          .containsEntry("v", List.of("[Ljava.lang.String;"));
+          .containsEntry("v", List.of("[Ljava.lang.String;@74c810e2", "x"));
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("cells"));
     }
   }

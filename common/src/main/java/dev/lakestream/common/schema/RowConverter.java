@@ -324,9 +324,11 @@ public final class RowConverter {
     }
   }
 
-  /** Java's {@code toString} of an array: {@code [Ljava.lang.String;@1b6d3586}, {@code [[I@4554617c}. */
-  private static final Pattern JAVA_ARRAY =
-      Pattern.compile("\\[+(L[\\w.$]+;|[ZBCSIJFD])@[0-9a-f]{1,8}");
+  /**
+   * Java's {@code toString} of an array of objects, as JDBC gives arrays ({@code
+   * [Ljava.lang.String;@1b6d3586}, {@code [[Ljava.util.UUID;@4554617c}); never one of primitives.
+   */
+  private static final Pattern JAVA_ARRAY = Pattern.compile("\\[+L[\\w.$]+;@[0-9a-f]{1,8}");
 
   /**
    * Whether {@code text} is what Java prints for an array object, which Debezium 3.6.1's PostgreSQL

@@ -320,6 +320,12 @@ class TypeMappingTest {
             Types.ListType.ofOptional(1, Types.StringType.get()),
             List.of("[Ljava.lang.String;", "[I@", "[Ljava.lang.String;@xyz", "x[I@1f", "[Q@1f")),
         Arguments.of(
+            "array of what String.valueOf(byte[]) gives (no JDBC array is one of primitives)",
+            "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
+            "[\"[B@6d06d69c\",\"[I@4554617c\"]",
+            Types.ListType.ofOptional(1, Types.StringType.get()),
+            List.of("[B@6d06d69c", "[I@4554617c")),
+        Arguments.of(
             "array holding a Java array's name beside another value (a one-dimensional array)",
             "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
             "[\"[Ljava.lang.String;@74c810e2\",\"text\"]",
@@ -459,11 +465,6 @@ class TypeMappingTest {
             "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true,"
                 + "\"name\":\"io.debezium.data.Uuid\"}}",
             "[\"[Ljava.util.UUID;@3dd4b701\"]",
-            "is the name of a Java array"),
-        Arguments.of(
-            "an array of primitive arrays",
-            "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"optional\":true}}",
-            "[\"[I@4554617c\",\"[I@1b6d3586\"]",
             "is the name of a Java array"),
         Arguments.of(
             "a numeric(50,2) value of 40 digits",

@@ -204,40 +204,31 @@ public final class MySqlSourceCheck {
   private static final Map<String, String> UNPARSED_TYPES =
       Map.of("uuid", "CHAR(36)", "inet6", "VARCHAR(39)", "inet4", "VARCHAR(15)");
 
-  private static final String ONLY_CAPTURED_TABLES =
-      "schema.history.internal.store.only.captured.tables.ddl";
-  private static final String ONLY_CAPTURED_DATABASES =
-      "schema.history.internal.store.only.captured.databases.ddl";
   private static final String SKIP_UNPARSEABLE = "schema.history.internal.skip.unparseable.ddl";
 
   /**
-   * The columns of MariaDB's own types in tables whose definition the connector reads: it cannot
-   * parse them, and stops, for every table (seen with Debezium 3.6.1 on MariaDB 10.11). It reads
-   * the definition of every table on the server in its snapshot, of those of captured databases
-   * only with {@code ...store.only.captured.databases.ddl}, of captured tables only with {@code
-   * ...store.only.captured.tables.ddl}; and a {@code CREATE} or {@code ALTER} of such a table in the
-   * binary log, captured or not, stops it the same way unless {@code ...skip.unparseable.ddl}
-   * (a captured table's change then stops it: its schema is unknown).
+   * The columns of MariaDB's own types in the base tables whose definitions stop the connector: it
+   * cannot parse them, and stops, for every table (seen with Debezium 3.6.1 on MariaDB 10.11), when
+   * it reads one, in its snapshot (every table on the server, captured or not) or at a {@code
+   * CREATE} or {@code ALTER} in the binary log. With {@code ...skip.unparseable.ddl} it passes over
+   * them, which serves a table it does not capture; a captured table's changes then stop it (its
+   * schema is unknown).
    */
   private void unparsedTypes(CapturedTables captured, List<Finding> findings) throws SQLException {
-    boolean onlyCapturedTables = Boolean.parseBoolean(connector.get(ONLY_CAPTURED_TABLES));
-    boolean onlyCapturedDatabases = Boolean.parseBoolean(connector.get(ONLY_CAPTURED_DATABASES));
     boolean skipUnparseable = Boolean.parseBoolean(connector.get(SKIP_UNPARSEABLE));
     Map<String, List<String>> byTable = new LinkedHashMap<>();
     try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT table_schema, table_name, column_name, data_type"
-            + " FROM information_schema.columns WHERE LOWER(data_type) IN ('uuid', 'inet6', 'inet4')"
-            + " AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
-            + " ORDER BY table_schema, table_name, ordinal_position")) {
+        ResultSet rs = s.executeQuery("SELECT c.table_schema, c.table_name, c.column_name,"
+            + " c.data_type FROM information_schema.columns c JOIN information_schema.tables t"
+            + " ON t.table_schema = c.table_schema AND t.table_name = c.table_name"
+            + " WHERE t.table_type = 'BASE TABLE' AND LOWER(c.data_type) IN ('uuid', 'inet6', 'inet4')"
+            + " AND c.table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " ORDER BY c.table_schema, c.table_name, c.ordinal_position")) {
       while (rs.next()) {
         String database = rs.getString(1);
         String table = rs.getString(2);
         boolean capturedTable = captured.captures(database, table);
-        boolean leftAlone = skipUnparseable
-            && (onlyCapturedTables
-                || (onlyCapturedDatabases && !captured.capturesSchema(database)));
-        boolean read = capturedTable || !leftAlone;
-        if (read) {
+        if (capturedTable || !skipUnparseable) {
           String type = rs.getString(4).toLowerCase(Locale.ROOT);
           byTable
               .computeIfAbsent(
@@ -259,13 +250,11 @@ public final class MySqlSourceCheck {
               + " table in the binary log). "
               + (capturedTable
                   ? "Change the column(s) to the type(s) named, or leave the table out"
-                      + " (table.exclude.list) and set " + ONLY_CAPTURED_TABLES + "=true and "
-                      + SKIP_UNPARSEABLE + "=true"
-                  : "Change the column(s) to the type(s) named, or set " + ONLY_CAPTURED_TABLES
-                      + "=true (its snapshot then reads the definitions of captured tables only)"
-                      + " and " + SKIP_UNPARSEABLE + "=true (it then passes over a CREATE or"
-                      + " ALTER it cannot parse, also of a captured table: check that table after"
-                      + " one)")));
+                      + " (table.exclude.list) and set " + SKIP_UNPARSEABLE + "=true"
+                  : "Change the column(s) to the type(s) named, or set " + SKIP_UNPARSEABLE
+                      + "=true (the connector then passes over a definition it cannot parse,"
+                      + " also of a captured table, whose changes then stop it: check the"
+                      + " connector after an ALTER of a captured table)")));
     }
   }
 

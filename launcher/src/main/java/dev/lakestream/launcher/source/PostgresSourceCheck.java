@@ -1005,7 +1005,9 @@ public final class PostgresSourceCheck {
           subject,
           type + " is declared with " + declared.dimensions() + " dimensions: Debezium sends an"
               + " array of more than one dimension as one null per element of its first"
-              + " ({{1,2},{3,4}} arrives as [null, null]), so the table would lose those values."
+              + " ({{1,2},{3,4}} arrives as [null, null]), or of text, uuid, inet and enums as"
+              + " Java's names of arrays (ingest dead-letters those changes), so the table would"
+              + " lose those values."
               + " Make it jsonb (ALTER TABLE " + table + " ALTER COLUMN " + column
               + " TYPE jsonb USING to_jsonb(" + column + ")), or leave it out with"
               + " column.exclude.list; if it only ever holds one dimension, declare it "
