@@ -63,11 +63,12 @@ class PostgresTypeGapsEndToEndTest {
             + " a_interval interval[], a_money money[], a_xml xml[], a_varbit varbit[],"
             + " a_point point[], a_bit bit(3)[], a_int int[], grid int[][], flat int[],"
             + " i2v int2vector, ov oidvector, mrange int4multirange, lsn pg_lsn, query tsquery,"
-            + " a_domain inventory.positive[])",
+            + " a_domain inventory.positive[], dates date[], flags boolean[], blobs bytea[])",
         "INSERT INTO inventory.gaps VALUES (1, 'first', 'first', '{a}', '{1 day}', '{1.50}',"
             + " ARRAY['<a/>'::xml], '{101}', '{\"(1,2)\"}', '{101}', '{1,2}', '{{1,2},{3,4}}',"
             + " '{{5,6,7},{8,9,0}}', '1 2', '3 4', '{[1,3),[5,7)}', '16/B374D848', 'fat & rat',"
-            + " '{1,2}')")) {
+            + " '{1,2}', '{{2020-01-01},{2020-01-02}}', '{{t,f},{f,t}}', ARRAY[ARRAY['\\x01'::bytea],"
+            + " ARRAY['\\x02'::bytea]])")) {
       CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
       assertThat(check.output())
           .contains("BLOCKER  inventory.gaps.nm: name: Debezium reads it in snapshots but sends"
@@ -103,13 +104,16 @@ class PostgresTypeGapsEndToEndTest {
           .as("what Debezium's snapshot sends of arrays of two dimensions and of vectors")
           .containsEntry("grid", Arrays.asList(null, null))
           .containsEntry("flat", Arrays.asList(null, null))
+          .containsEntry("dates", Arrays.asList(null, null))
+          .containsEntry("flags", Arrays.asList(null, null))
+          .containsEntry("blobs", Arrays.asList(null, null))
           .containsEntry("i2v", List.of())
           .containsEntry("ov", List.of());
 
       p.postgres.execute(
           "INSERT INTO inventory.gaps SELECT 2, 'second', 'second', a_name, a_interval, a_money,"
               + " a_xml, a_varbit, a_point, a_bit, a_int, grid, flat, i2v, ov, mrange, lsn,"
-              + " query, a_domain FROM inventory.gaps WHERE id = 1",
+              + " query, a_domain, dates, flags, blobs FROM inventory.gaps WHERE id = 1",
           "UPDATE inventory.gaps SET nm = 'updated', vc = 'updated' WHERE id = 1");
       Eventually.until(
           Duration.ofSeconds(120),
@@ -130,6 +134,11 @@ class PostgresTypeGapsEndToEndTest {
         assertThat(row.get("grid"))
             .as("int[][] {{1,2},{3,4}}")
             .isEqualTo(Arrays.asList(null, null));
+        for (String column : List.of("dates", "flags", "blobs")) {
+          assertThat(row.get(column))
+              .as(column + ", two dimensions")
+              .isEqualTo(Arrays.asList(null, null));
+        }
         assertThat(row.get("flat"))
             .as("int[] {{5,6,7},{8,9,0}}")
             .isEqualTo(Arrays.asList(null, null));
@@ -141,19 +150,21 @@ class PostgresTypeGapsEndToEndTest {
   }
 
   /**
-   * Text and uuid arrays of two dimensions: Debezium 3.6.1 sends each element of their first
+   * Text, uuid, inet and enum arrays of two dimensions: Debezium 3.6.1 sends each element of their first
    * dimension as the name of a Java array ({@code [Ljava.lang.String;@74c810e2}), read by the
    * snapshot or streamed.
    * Those changes are dead-lettered with the reason; one-dimensional values beside them reach the
    * table.
    */
   @Test
-  void textAndUuidArraysOfTwoDimensionsAreDeadLetteredNotWrittenAsJavaArrayNames()
+  void textUuidInetAndEnumArraysOfTwoDimensionsAreDeadLetteredNotWrittenAsJavaArrayNames()
       throws Exception {
     TableIdentifier cells = TableIdentifier.of("inventory", "cells");
     try (PostgresPipeline p = PostgresPipeline.start(
             Map.of(),
-            "CREATE TABLE inventory.cells (id int PRIMARY KEY, v text[], u uuid[])",
+            "CREATE TYPE inventory.mood AS ENUM ('sad', 'ok', 'happy')",
+            "CREATE TABLE inventory.cells (id int PRIMARY KEY, v text[], u uuid[], ip inet[],"
+                + " m inventory.mood[])",
             "INSERT INTO inventory.cells VALUES (1, '{{a,b},{c,d}}'), (2, '{a,b}')");
         KafkaChangeFeed feed =
             new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
@@ -163,19 +174,24 @@ class PostgresTypeGapsEndToEndTest {
           () -> p.reader.tableExists(cells)
               && TableRows.read(p.reader.loadTable(cells), Branches.MAIN).size() == 1);
       p.postgres.execute(
-          "INSERT INTO inventory.cells VALUES (3, '{{{x}}}', NULL), (4, '{\"[Ljava.lang.String;@74c810e2\",x}', NULL),"
+          "INSERT INTO inventory.cells (id, v) VALUES (3, '{{{x}}}'),"
+              + " (4, '{\"[Ljava.lang.String;@74c810e2\",x}')",
+          "INSERT INTO inventory.cells (id, v, u) VALUES"
               + " (5, '{x}', '{{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}}')",
+          "INSERT INTO inventory.cells (id, ip) VALUES (6, '{{1.2.3.4},{5.6.7.8}}')",
+          "INSERT INTO inventory.cells (id, m) VALUES (7, '{{sad},{ok}}')",
           "UPDATE inventory.cells SET v = '{{e,f},{g,h}}' WHERE id = 2");
       Eventually.until(
           Duration.ofSeconds(120),
           "the streamed one-dimensional row on main",
           () -> TableRows.read(p.reader.loadTable(cells), Branches.MAIN).size() == 2);
       List<ConsumerRecord<byte[], byte[]>> letters = new ArrayList<>();
-      Eventually.until(Duration.ofSeconds(60), "four dead letters", () -> {
+      Eventually.until(Duration.ofSeconds(60), "six dead letters", () -> {
+        letters.clear();
         letters.addAll(feed.readAvailable("lakestream.dlq"));
-        return letters.size() >= 4;
+        return letters.size() >= 6;
       });
-      assertThat(letters).hasSize(4);
+      assertThat(letters).hasSize(6);
       List<String> columns = new ArrayList<>();
       for (ConsumerRecord<byte[], byte[]> letter : letters) {
         String reason = KafkaHeaders.text(letter.headers(), DeadLetters.REASON);
@@ -183,9 +199,14 @@ class PostgresTypeGapsEndToEndTest {
         columns.add(reason.substring(0, reason.indexOf(": element \"[")));
       }
       assertThat(columns)
-          .as("the snapshot's row 1, the streamed rows 3 and 5, the update of row 2")
+          .as("the snapshot's row 1, the streamed rows 3, 5, 6 and 7, the update of row 2")
           .containsExactlyInAnyOrder(
-              "column \"v\"", "column \"v\"", "column \"u\"", "column \"v\"");
+              "column \"v\"",
+              "column \"v\"",
+              "column \"u\"",
+              "column \"v\"",
+              "column \"ip\"",
+              "column \"m\"");
       Map<List<Object>, Map<String, Object>> byId =
           TableRows.byKey(TableRows.read(p.reader.loadTable(cells), Branches.MAIN), List.of("id"));
       assertThat(byId.keySet()).containsExactlyInAnyOrder(List.of(2), List.of(4));
