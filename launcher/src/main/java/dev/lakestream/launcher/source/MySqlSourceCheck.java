@@ -90,6 +90,7 @@ public final class MySqlSourceCheck {
     CapturedTables captured = CapturedTables.binlog(connector);
     if (mariaDb) {
       unparsedTypes(captured, findings);
+      unreadTables(captured, findings);
     }
     List<String[]> tables = tables();
     TableNames.check(
@@ -255,6 +256,69 @@ public final class MySqlSourceCheck {
                       + "=true (the connector then passes over a definition it cannot parse,"
                       + " also of a captured table, whose changes then stop it: check the"
                       + " connector after an ALTER of a captured table)")));
+    }
+  }
+
+  /**
+   * MariaDB's tables that stop Debezium 3.6.1's MySQL connector, for every table (each seen on
+   * MariaDB 10.11): a captured sequence (a {@code NEXTVAL} writes a row of a table whose schema it
+   * does not know), a system-versioned table whose definition it reads (it cannot parse {@code WITH
+   * SYSTEM VERSIONING}), and a {@code COMPRESSED} column in any table on the server (its binary-log
+   * reader cannot decode the column's type; leaving the table out does not help).
+   */
+  private void unreadTables(CapturedTables captured, List<Finding> findings) throws SQLException {
+    boolean skipUnparseable = Boolean.parseBoolean(connector.get(SKIP_UNPARSEABLE));
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT table_schema, table_name, table_type"
+            + " FROM information_schema.tables WHERE table_type IN ('SEQUENCE', 'SYSTEM VERSIONED')"
+            + " AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " ORDER BY table_schema, table_name")) {
+      while (rs.next()) {
+        String database = rs.getString(1);
+        String table = rs.getString(2);
+        boolean capturedTable = captured.captures(database, table);
+        String name = database + "." + table;
+        if ("SEQUENCE".equals(rs.getString(3))) {
+          if (capturedTable) {
+            findings.add(new Finding(
+                Finding.Level.BLOCKER,
+                name,
+                "a sequence: its NEXTVAL writes a row the connector has no schema for, and it stops,"
+                    + " for every table. Leave it out (table.exclude.list)"));
+          }
+        } else if (capturedTable || !skipUnparseable) {
+          findings.add(new Finding(
+              Finding.Level.BLOCKER,
+              name + (capturedTable ? "" : " (not captured)"),
+              "system-versioned: Debezium's MySQL connector cannot parse its definition (WITH"
+                  + " SYSTEM VERSIONING) and stops, for every table, when it reads it in its"
+                  + " snapshot. "
+                  + (capturedTable
+                      ? "Leave it out (table.exclude.list) and set " + SKIP_UNPARSEABLE + "=true"
+                      : "Set " + SKIP_UNPARSEABLE + "=true")));
+        }
+      }
+    }
+    Map<String, List<String>> compressed = new LinkedHashMap<>();
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT table_schema, table_name, column_name"
+            + " FROM information_schema.columns WHERE LOWER(column_type) LIKE '%compressed%'"
+            + " AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " ORDER BY table_schema, table_name, ordinal_position")) {
+      while (rs.next()) {
+        compressed
+            .computeIfAbsent(rs.getString(1) + "." + rs.getString(2), k -> new ArrayList<>())
+            .add(rs.getString(3));
+      }
+    }
+    for (Map.Entry<String, List<String>> table : compressed.entrySet()) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          table.getKey(),
+          "COMPRESSED column(s) " + String.join(", ", table.getValue()) + ": the connector's"
+              + " binary-log reader cannot decode their type, and the connector stops, for every"
+              + " table, at the table's first change, captured or not. ALTER TABLE "
+              + table.getKey() + " MODIFY each column without COMPRESSED"));
     }
   }
 
