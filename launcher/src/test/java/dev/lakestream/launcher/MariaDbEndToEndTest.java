@@ -793,7 +793,10 @@ class MariaDbEndToEndTest {
           .contains(compressed)
           .doesNotContain("system-versioned", "a sequence");
       assertThat(failure(other, own, shipped, "cannot-read-3", bothOut, () -> {
-            own.execute("INSERT INTO inventory.t VALUES (NEXTVAL(inventory.ids) + 100)");
+            own.execute(
+                "INSERT INTO inventory.kept VALUES (1, 1)",
+                "UPDATE inventory.kept SET x = 2",
+                "INSERT INTO inventory.t VALUES (NEXTVAL(inventory.ids) + 100)");
             Eventually.until(
                 SYNCED,
                 "the row written with NEXTVAL in Kafka",
