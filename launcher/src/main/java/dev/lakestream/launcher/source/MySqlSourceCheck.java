@@ -284,7 +284,11 @@ public final class MySqlSourceCheck {
                 Finding.Level.BLOCKER,
                 name,
                 "a sequence: its NEXTVAL writes a row the connector has no schema for, and it stops,"
-                    + " for every table. Leave it out (table.exclude.list)"));
+                    + " for every table. Leave it out (table.exclude.list)"
+                    + (skipUnparseable
+                        ? ""
+                        : "; a CREATE SEQUENCE in the binary log stops it too unless "
+                            + SKIP_UNPARSEABLE + "=true")));
           }
         } else if (capturedTable || !skipUnparseable) {
           findings.add(new Finding(
@@ -301,10 +305,15 @@ public final class MySqlSourceCheck {
     }
     Map<String, List<String>> compressed = new LinkedHashMap<>();
     try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT table_schema, table_name, column_name"
-            + " FROM information_schema.columns WHERE LOWER(column_type) LIKE '%compressed%'"
-            + " AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
-            + " ORDER BY table_schema, table_name, ordinal_position")) {
+        // MariaDB prints a compressed column's type as "blob /*M!100301 COMPRESSED*/"; an ENUM or
+        // SET may hold the word among its values.
+        ResultSet rs = s.executeQuery("SELECT c.table_schema, c.table_name, c.column_name"
+            + " FROM information_schema.columns c JOIN information_schema.tables t"
+            + " ON t.table_schema = c.table_schema AND t.table_name = c.table_name"
+            + " WHERE t.table_type IN ('BASE TABLE', 'SYSTEM VERSIONED')"
+            + " AND c.data_type NOT IN ('enum', 'set') AND c.column_type LIKE '%COMPRESSED*/%'"
+            + " AND c.table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " ORDER BY c.table_schema, c.table_name, c.ordinal_position")) {
       while (rs.next()) {
         compressed
             .computeIfAbsent(rs.getString(1) + "." + rs.getString(2), k -> new ArrayList<>())
