@@ -207,6 +207,10 @@ public final class MySqlSourceCheck {
 
   private static final String SKIP_UNPARSEABLE = "schema.history.internal.skip.unparseable.ddl";
 
+  /** The server's own databases, which no connector captures, as an SQL list. */
+  private static final String SYSTEM_DATABASES =
+      "('mysql', 'information_schema', 'performance_schema', 'sys')";
+
   /**
    * The columns of MariaDB's own types in the base tables whose definitions stop the connector: it
    * cannot parse them, and stops, for every table (seen with Debezium 3.6.1 on MariaDB 10.11), when
@@ -223,7 +227,7 @@ public final class MySqlSourceCheck {
             + " c.data_type FROM information_schema.columns c JOIN information_schema.tables t"
             + " ON t.table_schema = c.table_schema AND t.table_name = c.table_name"
             + " WHERE t.table_type = 'BASE TABLE' AND LOWER(c.data_type) IN ('uuid', 'inet6', 'inet4')"
-            + " AND c.table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " AND c.table_schema NOT IN " + SYSTEM_DATABASES
             + " ORDER BY c.table_schema, c.table_name, c.ordinal_position")) {
       while (rs.next()) {
         String database = rs.getString(1);
@@ -271,7 +275,7 @@ public final class MySqlSourceCheck {
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery("SELECT table_schema, table_name, table_type"
             + " FROM information_schema.tables WHERE table_type IN ('SEQUENCE', 'SYSTEM VERSIONED')"
-            + " AND table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " AND table_schema NOT IN " + SYSTEM_DATABASES
             + " ORDER BY table_schema, table_name")) {
       while (rs.next()) {
         String database = rs.getString(1);
@@ -312,7 +316,7 @@ public final class MySqlSourceCheck {
             + " ON t.table_schema = c.table_schema AND t.table_name = c.table_name"
             + " WHERE t.table_type IN ('BASE TABLE', 'SYSTEM VERSIONED')"
             + " AND c.data_type NOT IN ('enum', 'set') AND c.column_type LIKE '%COMPRESSED*/%'"
-            + " AND c.table_schema NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')"
+            + " AND c.table_schema NOT IN " + SYSTEM_DATABASES
             + " ORDER BY c.table_schema, c.table_name, c.ordinal_position")) {
       while (rs.next()) {
         compressed
@@ -337,7 +341,7 @@ public final class MySqlSourceCheck {
         ResultSet rs =
             s.executeQuery("SELECT table_schema, table_name FROM information_schema.tables"
                 + " WHERE table_type = 'BASE TABLE' AND table_schema NOT IN"
-                + " ('mysql', 'information_schema', 'performance_schema', 'sys')"
+                + " " + SYSTEM_DATABASES
                 + " ORDER BY table_schema, table_name")) {
       while (rs.next()) {
         out.add(new String[] {rs.getString(1), rs.getString(2)});
