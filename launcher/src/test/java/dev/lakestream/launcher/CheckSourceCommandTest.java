@@ -351,7 +351,7 @@ class CheckSourceCommandTest {
 
   /**
    * A deferrable primary key: PostgreSQL refuses the table's updates under REPLICA IDENTITY
-   * DEFAULT (a blocker); under FULL, a warning that statements shifting keys lose rows.
+   * DEFAULT (a blocker); under FULL, a warning of the rows statements shifting keys can still lose.
    */
   @Test
   void aDeferrablePrimaryKeyNeedsReplicaIdentityFullAndIsWarnedOf() throws Exception {

@@ -230,7 +230,8 @@ public final class DebeziumDecoder {
     long row = source.path("row").asLong(0);
     String snapshot = source.path("snapshot").asText("false");
     boolean inSnapshot = !snapshot.isEmpty() && !"false".equals(snapshot);
-    return new SourcePosition(tsMs, lsn, commitLsn(source), file, pos, row, inSnapshot);
+    long txId = source.path("txId").asLong(-1);
+    return new SourcePosition(tsMs, lsn, commitLsn(source), file, pos, row, inSnapshot, txId);
   }
 
   /**
@@ -386,8 +387,18 @@ public final class DebeziumDecoder {
   private static final Set<String> PAYLOAD_FIELDS = Set.of("op", "ts_ms", "source");
 
   /** The fields of {@code source} that {@link #source} and {@link SourceTable#ofSourceBlock} read. */
-  private static final Set<String> SOURCE_FIELDS =
-      Set.of("ts_ms", "lsn", "sequence", "file", "pos", "row", "snapshot", "schema", "db", "table");
+  private static final Set<String> SOURCE_FIELDS = Set.of(
+      "ts_ms",
+      "lsn",
+      "sequence",
+      "txId",
+      "file",
+      "pos",
+      "row",
+      "snapshot",
+      "schema",
+      "db",
+      "table");
 
   /**
    * The row image whose object the parser is at (its start read): each top-level column's name and

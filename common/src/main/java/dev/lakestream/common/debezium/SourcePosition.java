@@ -13,6 +13,8 @@ import java.util.Optional;
  * @param binlogPosition MySQL binlog position, -1 when absent
  * @param binlogRow MySQL row within the binlog event, 0 when absent
  * @param snapshot true for rows read by a connector snapshot (initial, re-snapshot or incremental)
+ * @param txId PostgreSQL's ID of the transaction the change is part of ({@code source.txId}), -1
+ *     when absent
  */
 public record SourcePosition(
     long tsMs,
@@ -21,10 +23,23 @@ public record SourcePosition(
     String binlogFile,
     long binlogPosition,
     long binlogRow,
-    boolean snapshot) {
+    boolean snapshot,
+    long txId) {
 
   public static final SourcePosition UNKNOWN =
       new SourcePosition(-1, null, null, null, -1, 0, false);
+
+  /** A position without a transaction ID. */
+  public SourcePosition(
+      long tsMs,
+      Long lsn,
+      Long commitLsn,
+      String binlogFile,
+      long binlogPosition,
+      long binlogRow,
+      boolean snapshot) {
+    this(tsMs, lsn, commitLsn, binlogFile, binlogPosition, binlogRow, snapshot, -1);
+  }
 
   /**
    * The change's place in the order the connector emits changes, as a tuple to compare

@@ -242,7 +242,7 @@ class DebeziumDecoderTest {
       assertThat(event.op()).isEqualTo(ChangeOp.UPDATE);
       assertThat(event.after().get("name").asText()).isEqualTo("new");
       assertThat(event.source())
-          .isEqualTo(new SourcePosition(1796038805726L, 24056L, 24000L, null, -1, 0, false));
+          .isEqualTo(new SourcePosition(1796038805726L, 24056L, 24000L, null, -1, 0, false, 771));
       assertThat(event.table()).isEqualTo(new SourceTable("inventory", "customers"));
     }
     assertThat(again).isEqualTo(withSchema);

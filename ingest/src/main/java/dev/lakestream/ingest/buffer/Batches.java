@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
+import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.kafka.PartitionText;
 import dev.lakestream.ingest.toast.UnavailableValues;
@@ -12,6 +13,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +63,15 @@ final class Batches {
      * not decode them again.
      */
     private final Map<String, Admission.Admitted> decoded = new HashMap<>();
+    /**
+     * Keys whose latest change in the batch is a create (an insert, or a row moved into the key by a
+     * primary-key update) of a PostgreSQL transaction ({@link #otherRow}).
+     */
+    private final Map<String, Created> created = new HashMap<>();
+
+    private Created lastCreated;
+    /** The PostgreSQL transaction of the latest change added, -1 when unknown. */
+    private long lastTxId = -1;
 
     Batch(String topic, int partition, long openedAtMs) {
       this.topic = topic;
@@ -136,6 +147,11 @@ final class Batches {
   private final UnavailableValues unavailable;
   private final IngestMetrics metrics;
   private final Map<String, Batch> open = new HashMap<>();
+  /**
+   * Per source partition ({@link #prefix}): the rows its last flushed batch moved into keys in the
+   * transaction that batch ended in, by key, kept until a change of another transaction comes.
+   */
+  private final Map<String, Carried> carried = new HashMap<>();
   /** The bytes of every open batch's entries, as {@link Batch#bytes} counts them. */
   private long bytes;
   /** How many changes the batches keep decoded, and their record bytes. */
@@ -202,8 +218,30 @@ final class Batches {
       long nowMs) {
     ChangeEvent event = admitted.event();
     String keyJson = event.keyJson();
-    Batch existing = open.get(prefixes.of(topic, partition));
+    String prefix = prefixes.of(topic, partition);
+    Batch existing = open.get(prefix);
     BufferedChange held = existing == null ? null : existing.entries.get(keyJson);
+    long txId = event.source().txId();
+    Carried carry = carried.get(prefix);
+    if (carry != null && carry.txId() != txId) {
+      carried.remove(prefix); // its transaction has ended
+      carry = null;
+    }
+    if (!event.op().leavesRow() && txId >= 0) {
+      Created createdInBatch = held == null ? null : existing.created.get(keyJson);
+      BufferedChange createdBefore = held != null
+          ? (createdInBatch != null && createdInBatch.txId() == txId ? held : null)
+          : carry == null ? null : carry.creates().get(keyJson);
+      if (createdBefore != null && otherRow(event, value, schemaTexts.expand(createdBefore))) {
+        Batch batch = existing != null ? existing : of(topic, partition, nowMs);
+        batch.lastTxId = txId;
+        if (movesOut) {
+          put(batch, MOVED + keyJson, rowBefore(offset, event, key, value));
+        }
+        metrics.otherRowDeletes.increment();
+        return batch;
+      }
+    }
     Set<String> missing = unavailable.columns(event, oldKey != null);
     // The key's earlier change is put back together only when it is needed.
     BufferedChange previous =
@@ -221,6 +259,17 @@ final class Batches {
     }
     if (held == null) {
       batch.keys++;
+    }
+    batch.lastTxId = txId;
+    if (event.op() == ChangeOp.CREATE && txId >= 0) {
+      Created last = batch.lastCreated;
+      if (last == null || last.txId() != txId || last.move() != (oldKey != null)) {
+        last = new Created(txId, oldKey != null); // one per run of a kind
+        batch.lastCreated = last;
+      }
+      batch.created.put(keyJson, last);
+    } else if (!batch.created.isEmpty()) {
+      batch.created.remove(keyJson);
     }
     int size = put(batch, keyJson, change);
     // Only a change stored as it came holds exactly what the event was decoded from.
@@ -360,14 +409,116 @@ final class Batches {
     return out;
   }
 
-  /** Forgets a flushed batch. */
-  void clear(Batch batch) {
+  /**
+   * Forgets a flushed batch. With {@code carry} (it was written whole), the rows it moved into keys
+   * in the transaction it ended in are kept for that transaction's later changes ({@link
+   * #otherRow}).
+   */
+  void clear(Batch batch, boolean carry) {
     for (String entryKey : batch.decoded.keySet()) {
       decodedCount--;
       decodedBytes -= sizeOf(entryKey, batch.entries.get(entryKey));
     }
     bytes -= batch.bytes;
     open.remove(batch.prefix());
+    Map<String, BufferedChange> creates = new HashMap<>();
+    if (carry && batch.lastTxId >= 0) {
+      // Only rows moved in: a transaction's inserts (a bulk load) would keep its whole batch.
+      batch.created.forEach((key, created) -> {
+        if (created.move() && created.txId() == batch.lastTxId) {
+          creates.put(key, batch.entries.get(key));
+        }
+      });
+    }
+    if (creates.isEmpty()) {
+      carried.remove(batch.prefix());
+    } else {
+      carried.put(batch.prefix(), new Carried(batch.lastTxId, creates));
+    }
+  }
+
+  /** A create's PostgreSQL transaction, and whether it ends a primary-key update. */
+  private record Created(long txId, boolean move) {}
+
+  /** The rows a flushed batch moved into keys in the PostgreSQL transaction {@code txId}. */
+  private record Carried(long txId, Map<String, BufferedChange> creates) {}
+
+  /**
+   * Whether a delete removes a row other than {@code created}, the row the same PostgreSQL
+   * transaction inserted or moved into the delete's key before. Under a DEFERRABLE primary key two
+   * rows may hold one key until the statement (or, {@code INITIALLY DEFERRED}, the transaction)
+   * ends: {@code UPDATE slots SET id = id + 1} moves the row of key 1 into key 2 while the row of
+   * key 2 is still there, and Debezium publishes the move of that row to key 3 (the delete of key
+   * 2) after the create of key 2. Applied, that delete would remove the row just moved in. A
+   * deferrable key cannot be the replica identity, so such a table is published with {@code
+   * REPLICA IDENTITY FULL} and the delete carries the whole row it removes: it is another row when
+   * a column both rows hold a value of (not Debezium's placeholder) differs. Same transaction and
+   * the same row schema only, so both rows were written by one decoder from one table definition;
+   * when in doubt (no before-image, nulls, placeholders, other schemas, rows equal in every value)
+   * the delete applies, as it always did: under a key that is not deferrable the delete of a key
+   * created earlier in the transaction always removes that row.
+   */
+  private boolean otherRow(ChangeEvent delete, byte[] deleteValue, BufferedChange created) {
+    try {
+      JsonNode deleteEnvelope = JSON.readTree(deleteValue);
+      JsonNode createdEnvelope = JSON.readTree(created.value());
+      JsonNode deletePayload = payload(deleteEnvelope);
+      JsonNode createdPayload = payload(createdEnvelope);
+      if (!"c".equals(createdPayload.path("op").asText())
+          || createdPayload.path("source").path("txId").asLong(-2)
+              != delete.source().txId()
+          || !deleteEnvelope.path("schema").equals(createdEnvelope.path("schema"))
+          || !(deletePayload.get("before") instanceof ObjectNode before)
+          || !(createdPayload.get("after") instanceof ObjectNode after)) {
+        return false;
+      }
+      Set<String> placeholders = new HashSet<>(unavailable.columns(before, delete.rowSchema()));
+      placeholders.addAll(unavailable.columns(after, delete.rowSchema()));
+      for (var it = before.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> column = it.next();
+        JsonNode was = column.getValue();
+        JsonNode now = after.get(column.getKey());
+        if (was != null
+            && !was.isNull()
+            && now != null
+            && !now.isNull()
+            && !placeholders.contains(column.getKey())
+            && !was.equals(now)) {
+          return true;
+        }
+      }
+      return false;
+    } catch (IOException e) {
+      return false; // the delete applies, as it did before this test
+    }
+  }
+
+  /**
+   * What a moved-out entry holds for the row a delete of another row moved away ({@link
+   * #otherRow}): its before-image as the row, when it holds a value in every column; else the
+   * marker, so the create of the key it moved to is filled from the table's current row.
+   */
+  private BufferedChange rowBefore(long offset, ChangeEvent delete, byte[] key, byte[] value) {
+    try {
+      ObjectNode envelope = (ObjectNode) JSON.readTree(value);
+      ObjectNode payload = (ObjectNode) payload(envelope);
+      JsonNode before = payload.get("before");
+      for (JsonNode column : before) {
+        if (column.isNull()) {
+          return BufferedChange.movedOut(offset);
+        }
+      }
+      payload.set("after", before);
+      payload.put("op", "u");
+      return new BufferedChange(
+          offset, delete.source().tsMs(), key, JSON.writeValueAsBytes(envelope));
+    } catch (IOException | ClassCastException e) {
+      return BufferedChange.movedOut(offset);
+    }
+  }
+
+  private static JsonNode payload(JsonNode envelope) {
+    return envelope.has("schema") && envelope.has("payload") ? envelope.get("payload") : envelope;
   }
 
   static String prefix(String topic, int partition) {

@@ -674,7 +674,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       handedOff();
       progressFlushes++;
     }
-    batches.clear(batch);
+    batches.clear(batch, flushed.letters().isEmpty());
     ended(batch);
   }
 
@@ -714,7 +714,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         flusher.truncate(batch, entries, changelog, schemaTexts, flushedOffsets, raw, event, now);
     context.forward(new Record<Object, Object>(written.table(), written, now), FILES_WRITTEN_CHILD);
     handedOff();
-    batches.clear(batch);
+    batches.clear(batch, false);
     ended(batch);
   }
 

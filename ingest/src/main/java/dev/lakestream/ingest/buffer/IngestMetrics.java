@@ -44,6 +44,11 @@ final class IngestMetrics {
   final Counter replayed;
 
   final Counter deferred;
+  /**
+   * Deletes of a PostgreSQL row that shared its key with a row the same transaction had moved in
+   * (a DEFERRABLE key), applied to the other row only.
+   */
+  final Counter otherRowDeletes;
   /** The hops of a change through ingest: to Kafka, to ingest, in the buffer. */
   final Hops hops;
 
@@ -71,6 +76,7 @@ final class IngestMetrics {
     flushesForMemory = meters.counter("lakestream.ingest.flushes.buffer.full");
     replayed = meters.counter("lakestream.ingest.changes.read.again");
     deferred = meters.counter("lakestream.ingest.changes.deferred");
+    otherRowDeletes = meters.counter("lakestream.ingest.deletes.of.other.row");
     hops = new Hops(meters, Hops.INGEST);
   }
 }

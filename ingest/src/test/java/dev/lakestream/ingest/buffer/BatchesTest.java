@@ -118,11 +118,11 @@ class BatchesTest {
     assertThat(batches.largest(100)).isSameAs(largest);
     assertThat(largest.partition).as("four keys against two").isEqualTo(1);
 
-    batches.clear(largest);
+    batches.clear(largest, true);
     Batches.Batch left = batches.open().values().iterator().next();
     assertThat(batches.bytes()).isEqualTo(left.bytes);
     assertThat(batches.largest(0)).isSameAs(left);
-    batches.clear(left);
+    batches.clear(left, true);
     assertThat(batches.bytes()).isZero();
     assertThat(batches.largest(0)).isNull();
   }
@@ -136,7 +136,7 @@ class BatchesTest {
       add(batches, rows.get(i), i, Set.of());
     }
     Batches.Batch batch = batches.open().values().iterator().next();
-    batches.clear(batch);
+    batches.clear(batch, true);
     assertThat(batches.open()).isEmpty();
     assertThat(batches.bytes()).isZero();
     // The same keys again open a new batch that counts them afresh.
@@ -171,7 +171,7 @@ class BatchesTest {
       }
     }
 
-    batches.clear(batch);
+    batches.clear(batch, true);
     add(batches, rows.get(1), 4, Set.of());
     Batches.Batch next = batches.open().values().iterator().next();
     assertThat(batches.entries(next)).singleElement().satisfies(e -> assertThat(
@@ -191,7 +191,7 @@ class BatchesTest {
     Batches.Batch first = batches.open().values().iterator().next();
     long freed =
         batches.entries(first).stream().filter(e -> e.decoded() != null).count();
-    batches.clear(first);
+    batches.clear(first, true);
     List<Change> more = gen.snapshot(Batches.MAX_DECODED);
     for (int i = 0; i < more.size(); i++) {
       add(batches, more.get(i), 2, rows.size() + i, Set.of());
