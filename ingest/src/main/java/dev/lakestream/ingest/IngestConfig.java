@@ -4,7 +4,9 @@ import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.TableNaming;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -30,6 +32,7 @@ public final class IngestConfig {
   public static final String CHANGELOG_TABLES = "ingest.changelog.tables";
   public static final String SOURCE_FENCE = "ingest.source.fence.enabled";
   public static final String UNAVAILABLE_VALUE_PLACEHOLDER = "ingest.unavailable.value.placeholder";
+  public static final String DEFERRABLE_KEY_TABLES = "ingest.deferrable.key.tables";
 
   private final PipelineConfig config;
   // Read for every change: looked up once (a lookup parses the setting each time).
@@ -106,6 +109,18 @@ public final class IngestConfig {
       }
     }
     return false;
+  }
+
+  /**
+   * The tables ({@code namespace.name}) listed in {@code ingest.deferrable.key.tables}: PostgreSQL
+   * tables with a DEFERRABLE primary key and REPLICA IDENTITY FULL, whose deletes ingest tells
+   * apart from the rows their transaction moved into the key.
+   */
+  public Set<String> deferrableKeyTables() {
+    return Arrays.stream(config.getString(DEFERRABLE_KEY_TABLES).split(","))
+        .map(String::trim)
+        .filter(t -> !t.isEmpty())
+        .collect(Collectors.toUnmodifiableSet());
   }
 
   /**

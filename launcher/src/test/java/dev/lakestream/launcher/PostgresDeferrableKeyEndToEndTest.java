@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * move as the delete of the old key and the insert of the new, and the delete of a key comes after
  * the insert of the row that took it. Such a table is published with REPLICA IDENTITY FULL (a
  * deferrable key cannot be the replica identity), so the delete names the row it removes, and
- * ingest applies it to that row only. Batches of three keys cut the statements' transactions, so
+ * ingest, told of the table by {@code ingest.deferrable.key.tables}, applies it to that row only. Batches of three keys cut the statements' transactions, so
  * a delete also meets the row moved into its key in a batch already written.
  */
 class PostgresDeferrableKeyEndToEndTest {
@@ -35,7 +35,9 @@ class PostgresDeferrableKeyEndToEndTest {
   void keysShiftedAndSwappedThroughADeferrableKeyReachMainAsTheSourceHasThem() throws Exception {
     try (PostgresPipeline p = PostgresPipeline.start(
         Map.of(),
-        Map.of(IngestConfig.FLUSH_MAX_ROWS, "3"),
+        Map.of(
+            IngestConfig.FLUSH_MAX_ROWS, "3",
+            IngestConfig.DEFERRABLE_KEY_TABLES, "inventory.slots"),
         "CREATE TABLE inventory.slots (id int, v text, big text,"
             + " CONSTRAINT slots_pk PRIMARY KEY (id) DEFERRABLE INITIALLY IMMEDIATE)",
         "ALTER TABLE inventory.slots REPLICA IDENTITY FULL",
@@ -72,6 +74,7 @@ class PostgresDeferrableKeyEndToEndTest {
       throws Exception {
     try (PostgresPipeline p = PostgresPipeline.start(
         Map.of(),
+        Map.of(IngestConfig.DEFERRABLE_KEY_TABLES, "inventory.twins"),
         "CREATE TABLE inventory.twins (id int, v text,"
             + " CONSTRAINT twins_pk PRIMARY KEY (id) DEFERRABLE INITIALLY IMMEDIATE)",
         "ALTER TABLE inventory.twins REPLICA IDENTITY FULL",

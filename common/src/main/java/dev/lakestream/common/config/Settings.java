@@ -137,6 +137,12 @@ public final class Settings {
         "",
         "tables (namespace.table, comma-separated, or *) that also keep a change log <table>_changelog");
     define(
+        "ingest.deferrable.key.tables",
+        ConfigDef.Type.STRING,
+        "",
+        "PostgreSQL tables (namespace.table, comma-separated) with a DEFERRABLE primary key and"
+            + " REPLICA IDENTITY FULL, whose deletes are told apart from rows moved into their key");
+    define(
         "ingest.unavailable.value.placeholder",
         ConfigDef.Type.STRING,
         "__debezium_unavailable_value",

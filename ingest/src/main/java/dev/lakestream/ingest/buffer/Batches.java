@@ -18,6 +18,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The open batches of a task's source partitions, one per partition, on the heap: per key only the
@@ -138,6 +141,7 @@ final class Batches {
   static final int ENTRY_OVERHEAD = 100;
 
   static final String NEW_KEY_HEADER = "__debezium.newkey";
+  private static final Logger LOG = LoggerFactory.getLogger(Batches.class);
   private static final char SEP = '\u0000';
   private static final char MOVED = '\u0001';
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -152,6 +156,10 @@ final class Batches {
    * transaction that batch ended in, by key, kept until a change of another transaction comes.
    */
   private final Map<String, Carried> carried = new HashMap<>();
+  /** {@code ingest.deferrable.key.tables}, and whether each table met is listed. */
+  private final Set<String> deferrableKeyTables;
+
+  private final Map<TableIdentifier, Boolean> deferrableKey = new HashMap<>();
   /** The bytes of every open batch's entries, as {@link Batch#bytes} counts them. */
   private long bytes;
   /** How many changes the batches keep decoded, and their record bytes. */
@@ -166,11 +174,13 @@ final class Batches {
       SchemaTexts schemaTexts,
       DebeziumDecoder decoder,
       UnavailableValues unavailable,
-      IngestMetrics metrics) {
+      IngestMetrics metrics,
+      Set<String> deferrableKeyTables) {
     this.schemaTexts = schemaTexts;
     this.decoder = decoder;
     this.unavailable = unavailable;
     this.metrics = metrics;
+    this.deferrableKeyTables = deferrableKeyTables;
   }
 
   /**
@@ -221,9 +231,12 @@ final class Batches {
     String prefix = prefixes.of(topic, partition);
     Batch existing = open.get(prefix);
     BufferedChange held = existing == null ? null : existing.entries.get(keyJson);
-    long txId = event.source().txId();
+    // The transaction matters only to a table listed as having a deferrable key.
+    long txId = !deferrableKeyTables.isEmpty() && deferrableKey(admitted.table())
+        ? event.source().txId()
+        : -1;
     Carried carry = carried.get(prefix);
-    if (carry != null && carry.txId() != txId) {
+    if (carry != null && carry.txId != txId) {
       carried.remove(prefix); // its transaction has ended
       carry = null;
     }
@@ -231,7 +244,7 @@ final class Batches {
       Created createdInBatch = held == null ? null : existing.created.get(keyJson);
       BufferedChange createdBefore = held != null
           ? (createdInBatch != null && createdInBatch.txId() == txId ? held : null)
-          : carry == null ? null : carry.creates().get(keyJson);
+          : carry == null ? null : carry.creates.get(keyJson);
       if (createdBefore != null && otherRow(event, value, schemaTexts.expand(createdBefore))) {
         Batch batch = existing != null ? existing : of(topic, partition, nowMs);
         batch.lastTxId = txId;
@@ -241,6 +254,14 @@ final class Batches {
         metrics.otherRowDeletes.increment();
         return batch;
       }
+    }
+    // The key's change replaces what was created in it (marked again below if it is a create),
+    // before anything can refuse the change: a refused change leaves no stale mark.
+    if (existing != null && !existing.created.isEmpty()) {
+      existing.created.remove(keyJson);
+    }
+    if (carry != null) {
+      carry.remove(keyJson);
     }
     Set<String> missing = unavailable.columns(event, oldKey != null);
     // The key's earlier change is put back together only when it is needed.
@@ -268,8 +289,6 @@ final class Batches {
         batch.lastCreated = last;
       }
       batch.created.put(keyJson, last);
-    } else if (!batch.created.isEmpty()) {
-      batch.created.remove(keyJson);
     }
     int size = put(batch, keyJson, change);
     // Only a change stored as it came holds exactly what the event was decoded from.
@@ -421,27 +440,81 @@ final class Batches {
     }
     bytes -= batch.bytes;
     open.remove(batch.prefix());
-    Map<String, BufferedChange> creates = new HashMap<>();
-    if (carry && batch.lastTxId >= 0) {
-      // Only rows moved in: a transaction's inserts (a bulk load) would keep its whole batch.
-      batch.created.forEach((key, created) -> {
-        if (created.move() && created.txId() == batch.lastTxId) {
-          creates.put(key, batch.entries.get(key));
-        }
-      });
+    if (!carry || batch.lastTxId < 0) {
+      carried.remove(batch.prefix());
+      return;
     }
-    if (creates.isEmpty()) {
+    Carried kept = carried.get(batch.prefix());
+    if (kept == null || kept.txId != batch.lastTxId) {
+      kept = new Carried(batch.lastTxId);
+    }
+    // Only rows moved in: a transaction's inserts (a bulk load) would keep its whole batch.
+    for (Map.Entry<String, Created> e : batch.created.entrySet()) {
+      if (e.getValue().move() && e.getValue().txId() == batch.lastTxId) {
+        kept.put(e.getKey(), batch.entries.get(e.getKey()));
+      }
+    }
+    if (kept.creates.isEmpty()) {
       carried.remove(batch.prefix());
     } else {
-      carried.put(batch.prefix(), new Carried(batch.lastTxId, creates));
+      carried.put(batch.prefix(), kept);
     }
+  }
+
+  /** Whether {@code table} is listed in {@code ingest.deferrable.key.tables}. */
+  private boolean deferrableKey(TableIdentifier table) {
+    return table != null
+        && deferrableKey.computeIfAbsent(table, t -> deferrableKeyTables.contains(t.toString()));
   }
 
   /** A create's PostgreSQL transaction, and whether it ends a primary-key update. */
   private record Created(long txId, boolean move) {}
 
-  /** The rows a flushed batch moved into keys in the PostgreSQL transaction {@code txId}. */
-  private record Carried(long txId, Map<String, BufferedChange> creates) {}
+  /** The most bytes of moved-in rows kept per source partition after their batches are flushed. */
+  static final long MAX_CARRIED_BYTES = 32L << 20;
+
+  /**
+   * The rows the flushed batches of a source partition moved into keys in the PostgreSQL
+   * transaction {@code txId}, by key, oldest first; at most {@link #MAX_CARRIED_BYTES}, the oldest
+   * forgotten first (with a warning: a delete that would have met one applies).
+   */
+  private static final class Carried {
+    final long txId;
+    final LinkedHashMap<String, BufferedChange> creates = new LinkedHashMap<>();
+    private long bytes;
+    private boolean warned;
+
+    Carried(long txId) {
+      this.txId = txId;
+    }
+
+    void put(String key, BufferedChange change) {
+      remove(key);
+      creates.put(key, change);
+      bytes += sizeOf(key, change);
+      while (bytes > MAX_CARRIED_BYTES && !creates.isEmpty()) {
+        var eldest = creates.entrySet().iterator().next();
+        remove(eldest.getKey());
+        if (!warned) {
+          warned = true;
+          LOG.warn(
+              "PostgreSQL transaction {} moved more rows into keys of a deferrable-key table than"
+                  + " ingest keeps across flushes ({} bytes): a later delete of another row holding"
+                  + " one of the forgotten keys removes the row moved in; snapshot the table again"
+                  + " if the transaction shifted keys",
+              txId,
+              MAX_CARRIED_BYTES);
+        }
+      }
+    }
+
+    void remove(String key) {
+      BufferedChange removed = creates.remove(key);
+      if (removed != null) {
+        bytes -= sizeOf(key, removed);
+      }
+    }
+  }
 
   /**
    * Whether a delete removes a row other than {@code created}, the row the same PostgreSQL

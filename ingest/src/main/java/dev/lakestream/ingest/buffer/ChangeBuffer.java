@@ -160,7 +160,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
     this.schemaTexts = new SchemaTexts(context.getStateStore(SCHEMA_STORE));
-    this.batches = new Batches(schemaTexts, admission.decoder(), unavailable, metrics);
+    this.batches = new Batches(
+        schemaTexts, admission.decoder(), unavailable, metrics, config.deferrableKeyTables());
     this.changelog = context.getStateStore(CHANGELOG_STORE);
     this.flushedOffsets = new FlushedOffsets(context.getStateStore(FLUSHED_STORE));
     this.fence = new SourceFence(context.getStateStore(SourceFence.STORE), meters);

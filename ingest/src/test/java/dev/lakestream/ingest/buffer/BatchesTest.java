@@ -250,7 +250,8 @@ class BatchesTest {
         new SchemaTexts(schemaStore),
         decoder,
         new UnavailableValues(UnavailableValues.DEBEZIUM_DEFAULT),
-        metrics);
+        metrics,
+        Set.of());
   }
 
   private static <V> KeyValueStore<String, V> store(Serde<V> values) {

@@ -761,11 +761,14 @@ public final class PostgresSourceCheck {
           table,
           "its primary key is DEFERRABLE: one statement may move rows through each other's keys"
               + " (UPDATE ... SET id = id + 1), and Debezium then publishes the delete of a key after"
-              + " the insert of the row that took it. Ingest applies such a delete to the row it"
-              + " names, but the table loses rows equal in every column but the key, a row moved"
-              + " into a key and out again before an INITIALLY DEFERRED key is checked, and a"
-              + " row whose two changes a restart of ingest fell between (README, \"Keys: one key,"
-              + " one live row\"). After such a statement, snapshot the table again (README,"
+              + " the insert of the row that took it, so the table loses those rows (ten rows"
+              + " shifted by one leave one). With REPLICA IDENTITY FULL, list it in ingest's"
+              + " ingest.deferrable.key.tables (" + table
+              + "): ingest then applies such a delete to"
+              + " the row it names, and loses only rows equal in every column but the key, a row"
+              + " moved into a key and out again before an INITIALLY DEFERRED key is checked, and"
+              + " a row whose two changes a restart of ingest fell between (README, \"Keys: one"
+              + " key, one live row\"). After such a statement, snapshot the table again (README,"
               + " \"When main differs from the source\"), or make the key NOT DEFERRABLE"));
     }
     List<String> toasted = new ArrayList<>();
