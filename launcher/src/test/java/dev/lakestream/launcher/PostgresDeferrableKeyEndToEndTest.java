@@ -59,6 +59,12 @@ class PostgresDeferrableKeyEndToEndTest {
       }
       Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p, SLOTS));
       assertThat(TableRows.read(p.reader.loadTable(SLOTS), Branches.MAIN)).hasSize(9);
+      assertThat(p.ingest
+              .meters()
+              .counter("lakestream.ingest.deletes.of.other.row")
+              .count())
+          .as("deletes applied to the other row of their key")
+          .isPositive();
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("slots"));
     }
   }

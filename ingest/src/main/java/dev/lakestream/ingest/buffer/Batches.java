@@ -461,6 +461,20 @@ final class Batches {
     }
   }
 
+  /**
+   * Forgets the rows a source partition's transaction inserted or moved into keys ({@link
+   * #otherRow}), after one of its changes was refused: the refused change may have been the key's
+   * later change, so the partition's deletes apply as they come again, as for a table not listed.
+   */
+  void forgetCreates(String topic, int partition) {
+    String prefix = prefixes.of(topic, partition);
+    Batch batch = open.get(prefix);
+    if (batch != null) {
+      batch.created.clear();
+    }
+    carried.remove(prefix);
+  }
+
   /** Whether {@code table} is listed in {@code ingest.deferrable.key.tables}. */
   private boolean deferrableKey(TableIdentifier table) {
     return table != null

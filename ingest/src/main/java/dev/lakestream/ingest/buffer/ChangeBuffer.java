@@ -463,6 +463,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       String reason,
       boolean again) {
     deadLetter(record, topic, partition, offset, reason);
+    batches.forgetCreates(topic, partition);
     if (again) {
       starts.refusedOnReading(prefixes.of(topic, partition), offset);
     } else {

@@ -765,9 +765,10 @@ public final class PostgresSourceCheck {
               + " shifted by one leave one). With REPLICA IDENTITY FULL, list it in ingest's"
               + " ingest.deferrable.key.tables (" + table
               + "): ingest then applies such a delete to"
-              + " the row it names, and loses only rows equal in every column but the key, a row"
-              + " moved into a key and out again before an INITIALLY DEFERRED key is checked, and"
-              + " a row whose two changes a restart of ingest fell between (README, \"Keys: one"
+              + " the row it names, but still loses rows equal in every column but the key, a row"
+              + " moved into a key and out again before an INITIALLY DEFERRED key is checked, a"
+              + " row whose two changes a restart of ingest fell between, and the rest of a"
+              + " transaction after one of its changes was dead-lettered (README, \"Keys: one"
               + " key, one live row\"). After such a statement, snapshot the table again (README,"
               + " \"When main differs from the source\"), or make the key NOT DEFERRABLE"));
     }
