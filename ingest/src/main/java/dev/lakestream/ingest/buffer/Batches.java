@@ -152,8 +152,9 @@ final class Batches {
   private final IngestMetrics metrics;
   private final Map<String, Batch> open = new HashMap<>();
   /**
-   * Per source partition ({@link #prefix}): the rows its last flushed batch moved into keys in the
-   * transaction that batch ended in, by key, kept until a change of another transaction comes.
+   * Per source partition ({@link #prefix}): the rows its flushed batches moved into keys in the
+   * PostgreSQL transaction the last of them ended in, kept until a change of another transaction
+   * comes ({@link Carried}).
    */
   private final Map<String, Carried> carried = new HashMap<>();
   /** {@code ingest.deferrable.key.tables}, and whether each table met is listed. */
