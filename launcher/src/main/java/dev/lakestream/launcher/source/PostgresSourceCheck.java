@@ -319,7 +319,11 @@ public final class PostgresSourceCheck {
         }
         if (partitions.isEmpty()) {
           out.add(new Finding(
-              Level.OK, table, "partitioned, published through it, its partitions left out"));
+              Level.OK,
+              table,
+              "partitioned, published through it, its partitions left out; an ATTACH, DETACH,"
+                  + " DROP or TRUNCATE of a partition publishes no change, so main lacks or keeps"
+                  + " its rows (README, \"Partitioned tables\")"));
         } else {
           out.add(new Finding(
               Level.WARNING,
