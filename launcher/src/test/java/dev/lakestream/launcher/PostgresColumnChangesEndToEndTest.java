@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Type;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -79,6 +80,41 @@ class PostgresColumnChangesEndToEndTest {
           .as("the table of the old name, as it was")
           .hasSize(200);
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("goods"));
+    }
+  }
+
+  /**
+   * A type change whose {@code USING} rewrites the values (and one that keeps the type): PostgreSQL
+   * rewrites every row without a change event, so the rows not changed since keep their old values
+   * (the widened column takes the new type) until an incremental snapshot.
+   */
+  @Test
+  void valuesRewrittenByATypeChangeAreFilledByAnIncrementalSnapshot() throws Exception {
+    try (PostgresPipeline p = PostgresPipeline.start(Map.of(), ITEMS_WITH_ROWS)) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p, "items", ITEMS));
+
+      p.postgres.execute(
+          "ALTER TABLE inventory.items ALTER COLUMN price TYPE bigint USING price * 100",
+          "ALTER TABLE inventory.items ALTER COLUMN memo TYPE text USING upper(memo)",
+          "UPDATE inventory.items SET name = name || '+' WHERE id % 10 = 0");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the changes since on main",
+          () -> TableRows.read(p.reader.loadTable(ITEMS), Branches.MAIN).stream()
+                  .filter(r -> String.valueOf(r.get("name")).endsWith("+"))
+                  .count()
+              == 20);
+      assertThat(differs(p, "items", ITEMS))
+          .as("before the snapshot: the rows not changed since keep the values before the rewrite")
+          .containsPattern("price: expected [0-9]+00 but was [0-9]+")
+          .containsPattern("memo: expected M[0-9]+ but was m[0-9]+");
+      assertThat(p.reader.loadTable(ITEMS).schema().findField("price").type().typeId())
+          .as("the widened column")
+          .isEqualTo(Type.TypeID.LONG);
+
+      p.incrementalSnapshot("inventory.items");
+      Eventually.noDifference(Duration.ofSeconds(180), () -> differs(p, "items", ITEMS));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
     }
   }
 
