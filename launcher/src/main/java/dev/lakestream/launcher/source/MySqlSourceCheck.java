@@ -117,6 +117,13 @@ public final class MySqlSourceCheck {
                       "no primary key: ingest dead-letters every change of the table"
                           + " (add one, or set message.key.columns in the connector)")
                   : new Finding(Finding.Level.OK, name, "key " + key));
+      if (Boolean.parseBoolean(table[2])) {
+        findings.add(new Finding(
+            Finding.Level.OK,
+            name,
+            "partitioned: a TRUNCATE, DROP or EXCHANGE PARTITION publishes no row change, so main"
+                + " keeps or lacks those rows (README, \"MySQL and MariaDB\")"));
+      }
       List<String[]> columns = columns(table[0], table[1]);
       List<String> capturedColumns = columns.stream()
           .map(c -> c[0])
@@ -335,16 +342,23 @@ public final class MySqlSourceCheck {
     }
   }
 
+  /** The base tables outside the server's own databases: schema, name, and whether partitioned. */
   private List<String[]> tables() throws SQLException {
     List<String[]> out = new ArrayList<>();
     try (Statement s = connection.createStatement();
-        ResultSet rs =
-            s.executeQuery("SELECT table_schema, table_name FROM information_schema.tables"
-                + " WHERE table_type = 'BASE TABLE' AND table_schema NOT IN"
-                + " " + SYSTEM_DATABASES
-                + " ORDER BY table_schema, table_name")) {
+        ResultSet rs = s.executeQuery("SELECT table_schema, table_name, create_options"
+            + " FROM information_schema.tables"
+            + " WHERE table_type = 'BASE TABLE' AND table_schema NOT IN"
+            + " " + SYSTEM_DATABASES
+            + " ORDER BY table_schema, table_name")) {
       while (rs.next()) {
-        out.add(new String[] {rs.getString(1), rs.getString(2)});
+        String options = rs.getString(3);
+        out.add(new String[] {
+          rs.getString(1),
+          rs.getString(2),
+          String.valueOf(
+              options != null && options.toLowerCase(Locale.ROOT).contains("partitioned"))
+        });
       }
     }
     return out;
