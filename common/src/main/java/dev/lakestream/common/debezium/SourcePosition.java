@@ -27,19 +27,7 @@ public record SourcePosition(
     long txId) {
 
   public static final SourcePosition UNKNOWN =
-      new SourcePosition(-1, null, null, null, -1, 0, false);
-
-  /** A position without a transaction ID. */
-  public SourcePosition(
-      long tsMs,
-      Long lsn,
-      Long commitLsn,
-      String binlogFile,
-      long binlogPosition,
-      long binlogRow,
-      boolean snapshot) {
-    this(tsMs, lsn, commitLsn, binlogFile, binlogPosition, binlogRow, snapshot, -1);
-  }
+      new SourcePosition(-1, null, null, null, -1, 0, false, -1);
 
   /**
    * The change's place in the order the connector emits changes, as a tuple to compare
