@@ -144,6 +144,18 @@ public final class EmbeddedConnect implements AutoCloseable {
   }
 
   /**
+   * Restarts the connector {@code name} the way an operator does through the REST API: stops it,
+   * resumes it, and waits until its task runs again (a new task, which starts as after a worker's
+   * restart).
+   */
+  public void restartConnector(String name) throws Exception {
+    call("PUT", "/connectors/" + name + "/stop", null);
+    awaitState(name, "STOPPED", false);
+    call("PUT", "/connectors/" + name + "/resume", null);
+    awaitState(name, "RUNNING", true);
+  }
+
+  /**
    * The source offsets Connect holds for the connector {@code name}, as its REST API gives them
    * ({@code {"offsets": [{"partition": ..., "offset": ...}]}}).
    */

@@ -386,6 +386,64 @@ class CheckSourceCommandTest {
     }
   }
 
+  /**
+   * A table created while the connector runs is published only by a publication of all tables or
+   * schemas, or, for the shipped connector's publication of listed tables, by the shipped event
+   * trigger, whose settings must match the connector's.
+   */
+  @Test
+  void tablesCreatedLaterAreWarnedOfUntilTheShippedEventTriggerAddsThemWithTheConnectorsSettings()
+      throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40))");
+      assertThat(checkSource(pg, Map.of()).output())
+          .contains("WARNING  tables created later: publication lakestream lists its tables"
+              + " (publication.autocreate.mode=filtered makes it so when the connector starts): a"
+              + " table created while the connector runs publishes nothing until the connector"
+              + " restarts, and what is written to it until then never reaches main. Install"
+              + " connectors/postgres-publish-new-tables.sql");
+
+      pg.execute(Files.readString(
+          PostgresEndToEndTest.connectorsDir().resolve("postgres-publish-new-tables.sql")));
+      Run installed = checkSource(pg, Map.of());
+      assertThat(installed.output())
+          .as(installed.output())
+          .contains("OK       tables created later: the event trigger of"
+              + " connectors/postgres-publish-new-tables.sql adds them to publication lakestream"
+              + " as they are created")
+          .doesNotContain("WARNING  tables created later");
+      assertThat(
+              checkSource(pg, Map.of("schema.include.list", "inventory,sales")).output())
+          .contains("WARNING  tables created later: the event trigger of"
+              + " connectors/postgres-publish-new-tables.sql has {publication_name=lakestream,"
+              + " schema_patterns=inventory, table_patterns=null} where the connector has"
+              + " {publication_name=lakestream, schema_patterns=inventory,sales,"
+              + " table_patterns=null}");
+
+      pg.execute("ALTER EVENT TRIGGER lakestream_publish_new_tables DISABLE");
+      assertThat(checkSource(pg, Map.of()).output())
+          .contains("WARNING  tables created later: publication lakestream lists its tables")
+          .contains("Enable the event trigger of connectors/postgres-publish-new-tables.sql");
+
+      pg.execute("CREATE PUBLICATION lakestream FOR TABLES IN SCHEMA inventory");
+      assertThat(checkSource(pg, Map.of()).output())
+          .contains("OK       tables created later: publication lakestream publishes the tables in"
+              + " schema(s) [inventory], tables created in them later included");
+      assertThat(checkSource(
+                  pg,
+                  Map.of(
+                      "publication.autocreate.mode",
+                      "all_tables",
+                      "publication.name",
+                      "everything"))
+              .output())
+          .contains("OK       tables created later: publication everything is (or will be made)"
+              + " of all tables");
+    }
+  }
+
   /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
   static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides) throws Exception {
     var json = new ObjectMapper()

@@ -73,6 +73,20 @@ class DeploymentFilesTest {
   }
 
   @Test
+  void theComposePostgresInstallsTheEventTriggerForTablesCreatedLater() throws Exception {
+    JsonNode postgres = YAML.readTree(root().resolve("docker-compose.yml").toFile())
+        .get("services")
+        .get("postgres");
+    List<String> mounts = new ArrayList<>();
+    postgres.path("volumes").forEach(v -> mounts.add(v.asText()));
+    String file = "connectors/postgres-publish-new-tables.sql";
+    assertThat(mounts)
+        .contains(
+            "./" + file + ":/docker-entrypoint-initdb.d/lakestream-publish-new-tables.sql:ro");
+    assertThat(root().resolve(file)).isRegularFile();
+  }
+
+  @Test
   void grafanaIsProvisionedWithPrometheusAndTheDashboard() throws Exception {
     JsonNode services =
         YAML.readTree(root().resolve("docker-compose.yml").toFile()).get("services");

@@ -139,6 +139,7 @@ public final class PostgresSourceCheck {
     privilege(out);
     slots(out);
     publications(out);
+    tablesCreatedLater(out);
     partitioned(out);
     inherited(out);
     int tables = tables(out);
@@ -269,6 +270,113 @@ public final class PostgresSourceCheck {
           "does not exist yet; with publication.autocreate.mode "
               + connector.getOrDefault("publication.autocreate.mode", "all_tables")
               + " the connector creates it"));
+    }
+  }
+
+  /** The function of the shipped event trigger ({@code connectors/postgres-publish-new-tables.sql}). */
+  static final String NEW_TABLES_FUNCTION = "lakestream_publish_new_tables";
+
+  private static final Pattern TRIGGER_SETTING =
+      Pattern.compile("(publication_name|schema_patterns|table_patterns) text := (NULL|'([^']*)')");
+
+  /**
+   * Whether a table created while the connector runs is published. A publication of all tables (or,
+   * on PostgreSQL 15+, of whole schemas) publishes it; one of listed tables, as {@code
+   * publication.autocreate.mode=filtered} makes when the connector starts, publishes it only after
+   * the connector restarts, and what is written to it until then never reaches Kafka, unless the
+   * shipped event trigger adds it as it is created. The trigger's settings are compared with the
+   * connector's.
+   */
+  private void tablesCreatedLater(List<Finding> out) throws SQLException {
+    String wanted = publication();
+    String subject = "tables created later";
+    Boolean allTables = null;
+    try (PreparedStatement ps =
+        connection.prepareStatement("SELECT puballtables FROM pg_publication WHERE pubname = ?")) {
+      ps.setString(1, wanted);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          allTables = rs.getBoolean(1);
+        }
+      }
+    }
+    String mode = connector.getOrDefault("publication.autocreate.mode", "all_tables");
+    if (Boolean.TRUE.equals(allTables)
+        || (allTables == null && "all_tables".equalsIgnoreCase(mode))) {
+      out.add(new Finding(
+          Level.OK,
+          subject,
+          "publication " + wanted + " is (or will be made) of all tables: tables created while the"
+              + " connector runs are published"));
+      return;
+    }
+    if (allTables != null && version() >= 150000) {
+      List<String> schemas = new ArrayList<>();
+      try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname FROM"
+          + " pg_publication_namespace pn JOIN pg_publication p ON p.oid = pn.pnpubid"
+          + " JOIN pg_namespace n ON n.oid = pn.pnnspid WHERE p.pubname = ? ORDER BY 1")) {
+        ps.setString(1, wanted);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            schemas.add(rs.getString(1));
+          }
+        }
+      }
+      if (!schemas.isEmpty()) {
+        out.add(new Finding(
+            Level.OK,
+            subject,
+            "publication " + wanted + " publishes the tables in schema(s) " + schemas
+                + ", tables created in them later included"));
+        return;
+      }
+    }
+    String source = null;
+    boolean enabled = false;
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT e.evtenabled, p.prosrc FROM pg_event_trigger e"
+            + " JOIN pg_proc p ON p.oid = e.evtfoid WHERE e.evtevent = 'ddl_command_end'"
+            + " AND p.proname = '" + NEW_TABLES_FUNCTION + "'")) {
+      while (rs.next()) {
+        enabled |= !"D".equals(rs.getString(1));
+        source = rs.getString(2);
+      }
+    }
+    if (source == null || !enabled) {
+      out.add(new Finding(
+          Level.WARNING,
+          subject,
+          "publication " + wanted + " lists its tables (publication.autocreate.mode=" + mode
+              + (allTables == null ? " makes it so when the connector starts" : "")
+              + "): a table created while the connector runs publishes nothing until the"
+              + " connector restarts, and what is written to it until then never reaches main."
+              + (source == null ? " Install" : " Enable the event trigger of")
+              + " connectors/postgres-publish-new-tables.sql, which adds such tables as they are"
+              + " created (README, \"Tables created while the connector runs\")"));
+      return;
+    }
+    Map<String, String> settings = new LinkedHashMap<>();
+    var matcher = TRIGGER_SETTING.matcher(source);
+    while (matcher.find()) {
+      settings.put(matcher.group(1), matcher.group(3));
+    }
+    Map<String, String> expected = new LinkedHashMap<>();
+    expected.put("publication_name", wanted);
+    expected.put("schema_patterns", connector.getOrDefault("schema.include.list", ".*"));
+    expected.put("table_patterns", connector.get("table.include.list"));
+    if (settings.equals(expected)) {
+      out.add(new Finding(
+          Level.OK,
+          subject,
+          "the event trigger of connectors/postgres-publish-new-tables.sql adds them to"
+              + " publication " + wanted + " as they are created"));
+    } else {
+      out.add(new Finding(
+          Level.WARNING,
+          subject,
+          "the event trigger of connectors/postgres-publish-new-tables.sql has " + settings
+              + " where the connector has " + expected
+              + ": edit the settings in the file and run it again"));
     }
   }
 
