@@ -149,10 +149,23 @@ public final class EmbeddedConnect implements AutoCloseable {
    * restart).
    */
   public void restartConnector(String name) throws Exception {
+    stopConnector(name);
+    resumeConnector(name, "RUNNING");
+  }
+
+  /** Stops the connector {@code name} through the REST API and waits until it is stopped. */
+  public void stopConnector(String name) throws Exception {
     call("PUT", "/connectors/" + name + "/stop", null);
     awaitState(name, "STOPPED", false);
+  }
+
+  /**
+   * Resumes the stopped connector {@code name} through the REST API and waits until its task is in
+   * {@code taskState} ({@code RUNNING}, or {@code FAILED} for a task expected to fail); 60 s at most.
+   */
+  public void resumeConnector(String name, String taskState) throws Exception {
     call("PUT", "/connectors/" + name + "/resume", null);
-    awaitState(name, "RUNNING", true);
+    awaitState(name, taskState, true);
   }
 
   /**
@@ -170,11 +183,9 @@ public final class EmbeddedConnect implements AutoCloseable {
    * published since those offsets, as a worker does that crashed before flushing them.
    */
   public void rewindOffsets(String name, String offsets) throws Exception {
-    call("PUT", "/connectors/" + name + "/stop", null);
-    awaitState(name, "STOPPED", false);
+    stopConnector(name);
     call("PATCH", "/connectors/" + name + "/offsets", offsets);
-    call("PUT", "/connectors/" + name + "/resume", null);
-    awaitState(name, "RUNNING", true);
+    resumeConnector(name, "RUNNING");
   }
 
   /** Waits until the connector (or its first task) is in {@code state}; 60 s at most. */

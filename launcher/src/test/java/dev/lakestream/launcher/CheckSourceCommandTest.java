@@ -399,10 +399,11 @@ class CheckSourceCommandTest {
           "CREATE SCHEMA inventory",
           "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40))");
       assertThat(checkSource(pg, Map.of()).output())
-          .contains("WARNING  tables created later: publication lakestream lists its tables"
-              + " (publication.autocreate.mode=filtered makes it so when the connector starts): a"
-              + " table created while the connector runs publishes nothing until the connector"
-              + " restarts, and what is written to it until then never reaches main. Install"
+          .contains("WARNING  tables created later: publication lakestream will list the"
+              + " captured tables (publication.autocreate.mode=filtered makes it so when the"
+              + " connector starts): a table created while the connector runs publishes nothing"
+              + " until the connector restarts, and what is written to it until then never"
+              + " reaches main. Install (or enable) the event trigger of"
               + " connectors/postgres-publish-new-tables.sql");
 
       pg.execute(Files.readString(
@@ -424,13 +425,38 @@ class CheckSourceCommandTest {
 
       pg.execute("ALTER EVENT TRIGGER lakestream_publish_new_tables DISABLE");
       assertThat(checkSource(pg, Map.of()).output())
-          .contains("WARNING  tables created later: publication lakestream lists its tables")
-          .contains("Enable the event trigger of connectors/postgres-publish-new-tables.sql");
+          .contains("WARNING  tables created later: publication lakestream will list the"
+              + " captured tables");
+      pg.execute("ALTER EVENT TRIGGER lakestream_publish_new_tables ENABLE REPLICA");
+      assertThat(checkSource(pg, Map.of()).output())
+          .as("a trigger that fires only in replication sessions")
+          .contains("WARNING  tables created later: publication lakestream will list the"
+              + " captured tables");
 
+      // A publication of the schema, which a filtered connector's restart would replace.
       pg.execute("CREATE PUBLICATION lakestream FOR TABLES IN SCHEMA inventory");
       assertThat(checkSource(pg, Map.of()).output())
+          .contains("WARNING  tables created later: publication lakestream lists its tables"
+              + " (publication.autocreate.mode=filtered)");
+      Map<String, String> own = Map.of("publication.autocreate.mode", "disabled");
+      assertThat(checkSource(pg, own).output())
           .contains("OK       tables created later: publication lakestream publishes the tables in"
               + " schema(s) [inventory], tables created in them later included");
+      pg.execute("CREATE SCHEMA sales");
+      pg.execute("CREATE TABLE sales.orders (id int PRIMARY KEY)");
+      assertThat(checkSource(
+                  pg,
+                  Map.of(
+                      "publication.autocreate.mode",
+                      "disabled",
+                      "schema.include.list",
+                      "inventory,sales"))
+              .output())
+          .as("a captured schema the publication leaves out")
+          .contains("WARNING  tables created later: publication lakestream publishes the tables"
+              + " in schema(s) [inventory] but not in [sales], where the connector captures"
+              + " tables: a table created there while it runs is not published. ALTER PUBLICATION"
+              + " lakestream ADD TABLES IN SCHEMA sales");
       assertThat(checkSource(
                   pg,
                   Map.of(

@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
@@ -280,12 +281,13 @@ public final class PostgresSourceCheck {
       Pattern.compile("(publication_name|schema_patterns|table_patterns) text := (NULL|'([^']*)')");
 
   /**
-   * Whether a table created while the connector runs is published. A publication of all tables (or,
-   * on PostgreSQL 15+, of whole schemas) publishes it; one of listed tables, as {@code
-   * publication.autocreate.mode=filtered} makes when the connector starts, publishes it only after
-   * the connector restarts, and what is written to it until then never reaches Kafka, unless the
-   * shipped event trigger adds it as it is created. The trigger's settings are compared with the
-   * connector's.
+   * Whether a table created while the connector runs is published. A publication of all tables
+   * publishes it, and (PostgreSQL 15+) one of the captured schemas that the connector leaves as it
+   * is (with {@code filtered}, Debezium's restart sets the publication to a list of tables, schemas
+   * dropped); a publication of listed tables, as {@code publication.autocreate.mode=filtered} makes
+   * when the connector starts, publishes it only after the connector restarts, and what is written
+   * to it until then never reaches Kafka, unless the shipped event trigger adds it as it is
+   * created. The trigger's settings are compared with the connector's.
    */
   private void tablesCreatedLater(List<Finding> out) throws SQLException {
     String wanted = publication();
@@ -301,6 +303,7 @@ public final class PostgresSourceCheck {
       }
     }
     String mode = connector.getOrDefault("publication.autocreate.mode", "all_tables");
+    boolean filtered = "filtered".equalsIgnoreCase(mode);
     if (Boolean.TRUE.equals(allTables)
         || (allTables == null && "all_tables".equalsIgnoreCase(mode))) {
       out.add(new Finding(
@@ -310,11 +313,14 @@ public final class PostgresSourceCheck {
               + " connector runs are published"));
       return;
     }
-    if (allTables != null && version() >= 150000) {
-      List<String> schemas = new ArrayList<>();
+    if (allTables == null && !filtered) {
+      return; // The connector needs the publication made beforehand: the finding above says so.
+    }
+    if (allTables != null && !filtered && version() >= 150000) {
+      Set<String> schemas = new TreeSet<>();
       try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname FROM"
           + " pg_publication_namespace pn JOIN pg_publication p ON p.oid = pn.pnpubid"
-          + " JOIN pg_namespace n ON n.oid = pn.pnnspid WHERE p.pubname = ? ORDER BY 1")) {
+          + " JOIN pg_namespace n ON n.oid = pn.pnnspid WHERE p.pubname = ?")) {
         ps.setString(1, wanted);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
@@ -322,35 +328,50 @@ public final class PostgresSourceCheck {
           }
         }
       }
+      Set<String> uncovered = new TreeSet<>();
+      for (String table : capturedTables()) {
+        uncovered.add(table.substring(0, table.indexOf('.')));
+      }
+      uncovered.removeAll(schemas);
       if (!schemas.isEmpty()) {
-        out.add(new Finding(
-            Level.OK,
-            subject,
-            "publication " + wanted + " publishes the tables in schema(s) " + schemas
-                + ", tables created in them later included"));
+        out.add(
+            uncovered.isEmpty()
+                ? new Finding(
+                    Level.OK,
+                    subject,
+                    "publication " + wanted + " publishes the tables in schema(s) " + schemas
+                        + ", tables created in them later included")
+                : new Finding(
+                    Level.WARNING,
+                    subject,
+                    "publication " + wanted + " publishes the tables in schema(s) " + schemas
+                        + " but not in " + uncovered + ", where the connector captures tables: a"
+                        + " table created there while it runs is not published. ALTER PUBLICATION "
+                        + wanted + " ADD TABLES IN SCHEMA " + String.join(", ", uncovered)));
         return;
       }
     }
     String source = null;
-    boolean enabled = false;
     try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery("SELECT e.evtenabled, p.prosrc FROM pg_event_trigger e"
+        ResultSet rs = s.executeQuery("SELECT p.prosrc FROM pg_event_trigger e"
             + " JOIN pg_proc p ON p.oid = e.evtfoid WHERE e.evtevent = 'ddl_command_end'"
-            + " AND p.proname = '" + NEW_TABLES_FUNCTION + "'")) {
-      while (rs.next()) {
-        enabled |= !"D".equals(rs.getString(1));
-        source = rs.getString(2);
+            + " AND e.evtenabled IN ('O', 'A') AND p.proname = '" + NEW_TABLES_FUNCTION + "'")) {
+      if (rs.next()) {
+        source = rs.getString(1);
       }
     }
-    if (source == null || !enabled) {
+    if (source == null) {
       out.add(new Finding(
           Level.WARNING,
           subject,
-          "publication " + wanted + " lists its tables (publication.autocreate.mode=" + mode
-              + (allTables == null ? " makes it so when the connector starts" : "")
-              + "): a table created while the connector runs publishes nothing until the"
+          "publication " + wanted
+              + (allTables == null
+                  ? " will list the captured tables (publication.autocreate.mode=filtered makes"
+                      + " it so when the connector starts)"
+                  : " lists its tables (publication.autocreate.mode=" + mode + ")")
+              + ": a table created while the connector runs publishes nothing until the"
               + " connector restarts, and what is written to it until then never reaches main."
-              + (source == null ? " Install" : " Enable the event trigger of")
+              + " Install (or enable) the event trigger of"
               + " connectors/postgres-publish-new-tables.sql, which adds such tables as they are"
               + " created (README, \"Tables created while the connector runs\")"));
       return;
