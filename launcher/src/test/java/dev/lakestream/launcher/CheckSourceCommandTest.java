@@ -470,6 +470,39 @@ class CheckSourceCommandTest {
     }
   }
 
+  /**
+   * A slot may be invalidated when {@code max_slot_wal_keep_size} bounds the WAL it keeps: the
+   * setting is warned of, and the connector's slot, once lost, is a blocker naming the recovery.
+   */
+  @Test
+  void aBoundOnTheWalASlotKeepsIsWarnedOfAndALostSlotIsABlocker() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start(Map.of("max_slot_wal_keep_size", "32MB"))) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40))",
+          "SELECT pg_create_logical_replication_slot('lakestream', 'pgoutput')");
+      Run bounded = checkSource(pg, Map.of());
+      assertThat(bounded.output())
+          .as(bounded.output())
+          .contains("WARNING  max_slot_wal_keep_size: 32MB: a slot that falls further behind")
+          .contains("OK       slot lakestream: logical slot of database postgres, plugin pgoutput");
+
+      // More WAL than the bound, then a checkpoint: the slot, never read, is invalidated.
+      pg.execute(
+          "CREATE TABLE inventory.filler AS SELECT g, repeat('x', 1000) AS v"
+              + " FROM generate_series(1, 100000) g",
+          "SELECT pg_switch_wal()",
+          "CHECKPOINT");
+      Run lost = checkSource(pg, Map.of());
+      assertThat(lost.exit()).as(lost.output()).isEqualTo(1);
+      assertThat(lost.output())
+          .contains("BLOCKER  slot lakestream: logical slot of database postgres, plugin pgoutput")
+          .contains("the connector's slot, invalidated (wal_status lost): the WAL it needed is"
+              + " gone, with the changes in it, and the connector stops at its start. Drop the"
+              + " slot and recover as the README says (\"A lost replication slot\")");
+    }
+  }
+
   /** Runs the command with the shipped connector JSON, its settings overridden by {@code overrides}. */
   static Run checkSource(EmbeddedPostgres pg, Map<String, String> overrides) throws Exception {
     var json = new ObjectMapper()

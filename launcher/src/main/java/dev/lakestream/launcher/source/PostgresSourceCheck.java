@@ -199,10 +199,12 @@ public final class PostgresSourceCheck {
     String slotName = connector.getOrDefault("slot.name", "debezium");
     String plugin = connector.getOrDefault("plugin.name", "decoderbufs");
     boolean found = false;
+    boolean walStatus = version() >= 130000;
     try (Statement s = connection.createStatement();
-        ResultSet rs = s.executeQuery(
-            "SELECT slot_name, plugin, slot_type, database, active,"
-                + " pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn) FROM pg_replication_slots ORDER BY slot_name")) {
+        ResultSet rs = s.executeQuery("SELECT slot_name, plugin, slot_type, database, active,"
+            + " pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), "
+            + (walStatus ? "wal_status" : "NULL")
+            + " FROM pg_replication_slots ORDER BY slot_name")) {
       while (rs.next()) {
         String name = rs.getString(1);
         String retained = rs.getObject(6) == null
@@ -221,8 +223,25 @@ public final class PostgresSourceCheck {
                     + "; drop it or choose another slot.name"));
             continue;
           }
+          if ("lost".equals(rs.getString(7))) {
+            out.add(new Finding(
+                Level.BLOCKER,
+                "slot " + name,
+                what + ": the connector's slot, invalidated (wal_status lost): the WAL it needed"
+                    + " is gone, with the changes in it, and the connector stops at its start."
+                    + " Drop the slot and recover as the README says (\"A lost replication"
+                    + " slot\")"));
+            continue;
+          }
           out.add(new Finding(
-              Level.OK, "slot " + name, what + " (the connector's: it resumes from it)"));
+              "unreserved".equals(rs.getString(7)) ? Level.WARNING : Level.OK,
+              "slot " + name,
+              what
+                  + ("unreserved".equals(rs.getString(7))
+                      ? ": the connector's slot, behind by more than max_slot_wal_keep_size: it"
+                          + " is invalidated at the next checkpoint unless the connector catches"
+                          + " up"
+                      : " (the connector's: it resumes from it)")));
         } else {
           out.add(new Finding(
               rs.getBoolean(5) ? Level.INFO : Level.WARNING,
@@ -237,6 +256,15 @@ public final class PostgresSourceCheck {
     if (!found) {
       out.add(new Finding(
           Level.INFO, "slot " + slotName, "does not exist yet; the connector creates it"));
+    }
+    if (walStatus && !"-1".equals(setting("max_slot_wal_keep_size"))) {
+      out.add(new Finding(
+          Level.WARNING,
+          "max_slot_wal_keep_size",
+          setting("max_slot_wal_keep_size") + ": a slot that falls further behind (the connector"
+              + " stopped or slow that long) is invalidated, and the changes it had not read are"
+              + " lost to the pipeline; the connector then stops. Keep it -1, or large enough for"
+              + " the longest stop you allow (README, \"A lost replication slot\")"));
     }
   }
 
