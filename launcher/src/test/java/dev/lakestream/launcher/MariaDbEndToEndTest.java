@@ -626,7 +626,8 @@ class MariaDbEndToEndTest {
 
   @Test
   void aBinaryLogWithMinimalRowImagesIsRefusedByTheConnectorAndByCheckSource() throws Exception {
-    try (EmbeddedMariaDb minimal = EmbeddedMariaDb.start(Map.of("binlog-row-image", "MINIMAL"));
+    try (EmbeddedMariaDb minimal = EmbeddedMariaDb.start(
+            Map.of("binlog-row-image", "MINIMAL", "binlog-expire-logs-seconds", "86400"));
         EmbeddedConnect other = EmbeddedConnect.start(kafka.bootstrapServers())) {
       minimal.execute(
           "CREATE DATABASE inventory",
@@ -644,6 +645,9 @@ class MariaDbEndToEndTest {
       assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
       assertThat(blocked.out())
           .contains("BLOCKER  binlog_row_image: MINIMAL", "partial row")
+          .contains("INFO     binlog_expire_logs_seconds: 86400 (24.0 h): a connector stopped or"
+              + " behind longer finds the changes it had not read purged, and its task fails at"
+              + " start")
           .contains("OK       inventory.p: partitioned: a TRUNCATE, DROP or EXCHANGE PARTITION"
               + " publishes no row change")
           .doesNotContain("inventory.t: partitioned");
@@ -653,6 +657,7 @@ class MariaDbEndToEndTest {
     assertThat(ok.out())
         .contains(
             "OK       binlog_row_image: FULL",
+            "OK       binlog_expire_logs_seconds: 0: binary logs are kept until purged by hand",
             "inventory.customers: key [id]",
             "WARNING  inventory.zoo.tm: TIME");
   }

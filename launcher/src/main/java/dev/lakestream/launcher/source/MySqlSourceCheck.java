@@ -69,6 +69,7 @@ public final class MySqlSourceCheck {
                 "binlog_row_image",
                 image + ": an update would carry only some columns"
                     + " and arrive as a partial row; set binlog_row_image=FULL (Debezium refuses to start otherwise)"));
+    expiry(findings);
     String compression = variable("binlog_transaction_compression");
     if ("ON".equalsIgnoreCase(compression) || "1".equals(compression)) {
       findings.add(new Finding(
@@ -196,6 +197,42 @@ public final class MySqlSourceCheck {
               + " offsets. Tables mirrored while the version said so may lack rows: drop them and"
               + " snapshot them again (README, \"When main differs from the source\")." + advice));
     }
+  }
+
+  /**
+   * How long the server keeps its binary logs: a connector stopped (or behind) longer than that
+   * finds the changes it had not read purged, and its task fails at start.
+   */
+  private void expiry(List<Finding> findings) throws SQLException {
+    long seconds;
+    try {
+      String set = variable("binlog_expire_logs_seconds");
+      if (set != null) {
+        seconds = Long.parseLong(set.trim());
+      } else {
+        String days = variable("expire_logs_days");
+        if (days == null) {
+          return;
+        }
+        seconds = Math.round(Double.parseDouble(days.trim()) * 86_400);
+      }
+    } catch (NumberFormatException e) {
+      return;
+    }
+    findings.add(
+        seconds <= 0
+            ? new Finding(
+                Finding.Level.OK,
+                "binlog_expire_logs_seconds",
+                "0: binary logs are kept until purged by hand (purge only what the connector has"
+                    + " read)")
+            : new Finding(
+                Finding.Level.INFO,
+                "binlog_expire_logs_seconds",
+                seconds + " (" + String.format(Locale.ROOT, "%.1f", seconds / 3600.0) + " h):"
+                    + " a connector stopped or behind longer finds the changes it had not read"
+                    + " purged, and its task fails at start (README, \"A lost replication"
+                    + " slot\")"));
   }
 
   private String variable(String name) throws SQLException {
