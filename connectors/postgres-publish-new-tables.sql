@@ -35,8 +35,9 @@ DECLARE
   -- The connector's publication.name.
   publication_name text := 'lakestream';
   -- The connector's schema.include.list as it is there (comma-separated patterns, each matching a
-  -- whole name, ignoring case, as Debezium matches them), and its table.include.list (patterns of
-  -- schema.table), or NULL if it has none.
+  -- whole name, ignoring case, as Debezium matches them; '.*' if it has none; a comma escaped
+  -- with a backslash is not supported), and its table.include.list (patterns of schema.table),
+  -- or NULL if it has none.
   schema_patterns text := 'inventory';
   table_patterns text := NULL;
   created record;

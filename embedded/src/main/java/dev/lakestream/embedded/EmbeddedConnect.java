@@ -153,10 +153,25 @@ public final class EmbeddedConnect implements AutoCloseable {
     resumeConnector(name, "RUNNING");
   }
 
-  /** Stops the connector {@code name} through the REST API and waits until it is stopped. */
+  /**
+   * Stops the connector {@code name} through the REST API and waits until it is stopped and its
+   * task gone (Connect takes the task down after it marks the connector stopped).
+   */
   public void stopConnector(String name) throws Exception {
     call("PUT", "/connectors/" + name + "/stop", null);
     awaitState(name, "STOPPED", false);
+    long deadline = System.currentTimeMillis() + 60_000;
+    String last = "";
+    while (System.currentTimeMillis() < deadline) {
+      HttpResponse<String> response = statusResponse(name);
+      last = response.body();
+      if (response.statusCode() == 200 && JSON.readTree(last).path("tasks").isEmpty()) {
+        return;
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException(
+        "connector " + name + "'s task still there 60 s after it stopped: " + last);
   }
 
   /**

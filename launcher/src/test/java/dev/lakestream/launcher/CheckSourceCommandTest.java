@@ -498,7 +498,8 @@ class CheckSourceCommandTest {
       assertThat(lost.output())
           .contains("BLOCKER  slot lakestream: logical slot of database postgres, plugin pgoutput")
           .contains("the connector's slot, invalidated (wal_status lost): the WAL it needed is"
-              + " gone, with the changes in it, and the connector stops at its start. Drop the"
+              + " gone, with the changes in it, and the connector cannot go on from it (Debezium"
+              + " 3.6.1 retries reading it, 900 times 2 s apart). Drop the"
               + " slot and recover as the README says (\"A lost replication slot\")");
     }
   }

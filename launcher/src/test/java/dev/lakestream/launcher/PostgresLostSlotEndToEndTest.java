@@ -36,6 +36,7 @@ class PostgresLostSlotEndToEndTest {
       Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
 
       p.connect.stopConnector(CONNECTOR);
+      awaitSlotInactive(p);
       p.postgres.execute(
           "UPDATE inventory.items SET v = 'while stopped' WHERE id <= 5",
           "DELETE FROM inventory.items WHERE id BETWEEN 6 AND 10",
@@ -71,6 +72,71 @@ class PostgresLostSlotEndToEndTest {
       p.postgres.execute("UPDATE inventory.items SET v = 'after' WHERE id = 1");
       Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
+    }
+  }
+
+  /**
+   * A slot invalidated by {@code max_slot_wal_keep_size} while the connector was stopped (more WAL
+   * written than the bound, then a checkpoint). Debezium 3.6.1 does not fail then: its task
+   * retries to read the slot every 2 s, 900 times, before it fails (seen in its log, not waited
+   * for here). {@code check-source} reports the lost slot as a blocker, and the README's recovery
+   * (drop the slot, drop the table, register the connector again to snapshot when needed) leaves
+   * main equal to the source, the update and delete the lost WAL held included.
+   */
+  @Test
+  void anInvalidatedSlotIsABlockerForCheckSourceAndTheReadmesRecoveryLeavesMainEqual()
+      throws Exception {
+    try (PostgresPipeline p = PostgresPipeline.start(
+        Map.of(),
+        "CREATE TABLE inventory.items (id int PRIMARY KEY, v text)",
+        "INSERT INTO inventory.items SELECT g, 'v' || g FROM generate_series(1, 20) g")) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+      p.postgres.execute(
+          "ALTER SYSTEM SET max_slot_wal_keep_size = '32MB'", "SELECT pg_reload_conf()");
+      p.connect.stopConnector(CONNECTOR);
+      awaitSlotInactive(p);
+      p.postgres.execute(
+          "UPDATE inventory.items SET v = 'lost' WHERE id = 2",
+          "DELETE FROM inventory.items WHERE id = 3",
+          "CREATE TABLE public.filler AS SELECT g, repeat('x', 1000) AS v"
+              + " FROM generate_series(1, 100000) g",
+          "SELECT pg_switch_wal()",
+          "CHECKPOINT");
+      assertThat(slot(p, "wal_status")).isEqualTo("lost");
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
+      assertThat(check.exit()).as(check.output()).isEqualTo(1);
+      assertThat(check.output())
+          .contains("BLOCKER  slot lakestream:")
+          .contains("invalidated (wal_status lost)")
+          .contains("WARNING  max_slot_wal_keep_size: 32MB");
+
+      p.postgres.execute("SELECT pg_drop_replication_slot('lakestream')");
+      p.reader.dropTable(ITEMS, false);
+      Map<String, String> whenNeeded = new HashMap<>();
+      whenNeeded.put("signal.data.collection", PostgresPipeline.SIGNAL_TABLE);
+      whenNeeded.put("snapshot.mode", "when_needed");
+      p.connect.deleteConnector(CONNECTOR);
+      PostgresEndToEndTest.registerConnector(p.connect, p.postgres, whenNeeded);
+      Eventually.noDifference(Duration.ofSeconds(180), () -> differs(p));
+      p.postgres.execute("UPDATE inventory.items SET v = 'after' WHERE id = 1");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
+    }
+  }
+
+  /** Waits until no process reads the connector's slot (its stopped task has let it go). */
+  private static void awaitSlotInactive(PostgresPipeline p) throws Exception {
+    Eventually.until(Duration.ofSeconds(60), "the stopped connector's slot inactive", () -> "false"
+        .equals(slot(p, "active")));
+  }
+
+  /** A column of the connector's slot in {@code pg_replication_slots}, as text. */
+  private static String slot(PostgresPipeline p, String column) throws Exception {
+    try (var c = p.postgres.connect();
+        var rs = c.createStatement()
+            .executeQuery("SELECT " + column + "::text FROM pg_replication_slots"
+                + " WHERE slot_name = 'lakestream'")) {
+      return rs.next() ? rs.getString(1) : null;
     }
   }
 

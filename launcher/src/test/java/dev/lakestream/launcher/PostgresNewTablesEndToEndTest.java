@@ -91,8 +91,8 @@ class PostgresNewTablesEndToEndTest {
               + " FOR VALUES FROM ('2026-01-01') TO ('2027-01-01')",
           "INSERT INTO inventory.pfull VALUES (1, '2026-02-02')",
           "UPDATE inventory.pfull SET id = 2",
-          // Given a replica identity after: added by the ALTER TABLE (its changes have no key,
-          // and are dead-lettered saying so, until message.key.columns names one).
+          // Given a replica identity after: added by the ALTER TABLE (a change of it would have
+          // no record key, and be dead-lettered saying so, until message.key.columns names one).
           "CREATE TABLE inventory.identified (a int, b text)",
           "ALTER TABLE inventory.identified REPLICA IDENTITY FULL",
           "UPDATE inventory.identified SET b = 'z'",
@@ -139,6 +139,13 @@ class PostgresNewTablesEndToEndTest {
           Duration.ofSeconds(120),
           "the restarted connector adding inventory.unseen to its publication",
           () -> published(p).contains("inventory.unseen"));
+      // From now on its changes arrive; the ten rows before the restart do not.
+      p.postgres.execute("INSERT INTO inventory.unseen VALUES (11, 'after the restart')");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the row written to inventory.unseen after the restart on main",
+          () -> p.reader.tableExists(id("unseen"))
+              && TableRows.read(p.reader.loadTable(id("unseen")), Branches.MAIN).size() == 1);
       p.incrementalSnapshot("inventory.copied");
       p.incrementalSnapshot("inventory.unseen");
       for (String table : List.of("copied", "unseen", "later", "first")) {

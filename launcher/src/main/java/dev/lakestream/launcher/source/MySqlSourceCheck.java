@@ -204,16 +204,14 @@ public final class MySqlSourceCheck {
    * finds the changes it had not read purged, and its task fails at start.
    */
   private void expiry(List<Finding> findings) throws SQLException {
-    long seconds;
+    long seconds = 0;
     try {
       String set = variable("binlog_expire_logs_seconds");
       if (set != null) {
         seconds = Long.parseLong(set.trim());
-      } else {
-        String days = variable("expire_logs_days");
-        if (days == null) {
-          return;
-        }
+      }
+      String days = variable("expire_logs_days");
+      if (seconds <= 0 && days != null) {
         seconds = Math.round(Double.parseDouble(days.trim()) * 86_400);
       }
     } catch (NumberFormatException e) {
@@ -222,10 +220,10 @@ public final class MySqlSourceCheck {
     findings.add(
         seconds <= 0
             ? new Finding(
-                Finding.Level.OK,
+                Finding.Level.INFO,
                 "binlog_expire_logs_seconds",
-                "0: binary logs are kept until purged by hand (purge only what the connector has"
-                    + " read)")
+                "0: the server sets no expiry of its binary logs (a managed service may purge them"
+                    + " on its own retention; purge only what the connector has read)")
             : new Finding(
                 Finding.Level.INFO,
                 "binlog_expire_logs_seconds",

@@ -228,7 +228,8 @@ public final class PostgresSourceCheck {
                 Level.BLOCKER,
                 "slot " + name,
                 what + ": the connector's slot, invalidated (wal_status lost): the WAL it needed"
-                    + " is gone, with the changes in it, and the connector stops at its start."
+                    + " is gone, with the changes in it, and the connector cannot go on from it"
+                    + " (Debezium 3.6.1 retries reading it, 900 times 2 s apart)."
                     + " Drop the slot and recover as the README says (\"A lost replication"
                     + " slot\")"));
             continue;
@@ -263,7 +264,7 @@ public final class PostgresSourceCheck {
           "max_slot_wal_keep_size",
           setting("max_slot_wal_keep_size") + ": a slot that falls further behind (the connector"
               + " stopped or slow that long) is invalidated, and the changes it had not read are"
-              + " lost to the pipeline; the connector then stops. Keep it -1, or large enough for"
+              + " lost to the pipeline; the connector cannot go on. Keep it -1, or large enough for"
               + " the longest stop you allow (README, \"A lost replication slot\")"));
     }
   }
@@ -356,9 +357,26 @@ public final class PostgresSourceCheck {
           }
         }
       }
+      // The schemas a table created later would be captured in: those the schema lists take in
+      // (with a table list, only those holding a captured table now).
       Set<String> uncovered = new TreeSet<>();
-      for (String table : capturedTables()) {
-        uncovered.add(table.substring(0, table.indexOf('.')));
+      if (connector.get("table.include.list") == null) {
+        try (Statement s = connection.createStatement();
+            ResultSet rs = s.executeQuery("SELECT nspname FROM pg_namespace"
+                + " WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'")) {
+          while (rs.next()) {
+            if (captured.capturesSchema(rs.getString(1))) {
+              uncovered.add(rs.getString(1));
+            }
+          }
+        }
+      } else {
+        for (String table : capturedTables()) {
+          int dot = table.indexOf('.');
+          if (dot > 0) {
+            uncovered.add(table.substring(0, dot));
+          }
+        }
       }
       uncovered.removeAll(schemas);
       if (!schemas.isEmpty()) {
