@@ -29,11 +29,7 @@ class PostgresLostSlotEndToEndTest {
   @Test
   void aLostSlotStopsTheConnectorAndTheReadmesRecoveryLeavesMainEqualToTheSource()
       throws Exception {
-    try (PostgresPipeline p = PostgresPipeline.start(
-        Map.of(),
-        "CREATE TABLE inventory.items (id int PRIMARY KEY, v text)",
-        "INSERT INTO inventory.items SELECT g, 'v' || g FROM generate_series(1, 20) g")) {
-      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+    try (PostgresPipeline p = startWithItemsOnMain()) {
 
       p.connect.stopConnector(CONNECTOR);
       awaitSlotInactive(p);
@@ -86,11 +82,7 @@ class PostgresLostSlotEndToEndTest {
   @Test
   void anInvalidatedSlotIsABlockerForCheckSourceAndTheReadmesRecoveryLeavesMainEqual()
       throws Exception {
-    try (PostgresPipeline p = PostgresPipeline.start(
-        Map.of(),
-        "CREATE TABLE inventory.items (id int PRIMARY KEY, v text)",
-        "INSERT INTO inventory.items SELECT g, 'v' || g FROM generate_series(1, 20) g")) {
-      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+    try (PostgresPipeline p = startWithItemsOnMain()) {
       p.postgres.execute(
           "ALTER SYSTEM SET max_slot_wal_keep_size = '32MB'", "SELECT pg_reload_conf()");
       p.connect.stopConnector(CONNECTOR);
@@ -121,6 +113,21 @@ class PostgresLostSlotEndToEndTest {
       p.postgres.execute("UPDATE inventory.items SET v = 'after' WHERE id = 1");
       Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
+    }
+  }
+
+  /** The pipeline with {@code inventory.items} of 20 rows, once main holds them. */
+  private static PostgresPipeline startWithItemsOnMain() throws Exception {
+    PostgresPipeline p = PostgresPipeline.start(
+        Map.of(),
+        "CREATE TABLE inventory.items (id int PRIMARY KEY, v text)",
+        "INSERT INTO inventory.items SELECT g, 'v' || g FROM generate_series(1, 20) g");
+    try {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> differs(p));
+      return p;
+    } catch (Exception | Error e) {
+      p.close();
+      throw e;
     }
   }
 
