@@ -15,6 +15,7 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.apache.kafka.common.utils.Exit;
 import org.apache.kafka.connect.cli.ConnectStandalone;
 import org.apache.kafka.connect.runtime.Connect;
@@ -160,18 +161,7 @@ public final class EmbeddedConnect implements AutoCloseable {
   public void stopConnector(String name) throws Exception {
     call("PUT", "/connectors/" + name + "/stop", null);
     awaitState(name, "STOPPED", false);
-    long deadline = System.currentTimeMillis() + 60_000;
-    String last = "";
-    while (System.currentTimeMillis() < deadline) {
-      HttpResponse<String> response = statusResponse(name);
-      last = response.body();
-      if (response.statusCode() == 200 && JSON.readTree(last).path("tasks").isEmpty()) {
-        return;
-      }
-      Thread.sleep(200);
-    }
-    throw new IllegalStateException(
-        "connector " + name + "'s task still there 60 s after it stopped: " + last);
+    awaitStatus(name, "without a task", status -> status.path("tasks").isEmpty());
   }
 
   /**
@@ -205,27 +195,30 @@ public final class EmbeddedConnect implements AutoCloseable {
 
   /** Waits until the connector (or its first task) is in {@code state}; 60 s at most. */
   private void awaitState(String name, String state, boolean task) throws Exception {
+    awaitStatus(name, (task ? "task " : "") + state, status -> {
+      String now = (task ? status.path("tasks").path(0) : status.path("connector"))
+          .path("state")
+          .asText();
+      if (!state.equals(now) && "FAILED".equals(now)) {
+        throw new IllegalStateException("connector " + name + " failed: " + status);
+      }
+      return state.equals(now);
+    });
+  }
+
+  /** Waits until the connector's status (REST JSON) meets {@code reached}; 60 s at most. */
+  private void awaitStatus(String name, String what, Predicate<JsonNode> reached) throws Exception {
     long deadline = System.currentTimeMillis() + 60_000;
     String last = "";
     while (System.currentTimeMillis() < deadline) {
       HttpResponse<String> response = statusResponse(name);
       last = response.body();
-      if (response.statusCode() == 200) {
-        JsonNode status = JSON.readTree(last);
-        String now = (task ? status.path("tasks").path(0) : status.path("connector"))
-            .path("state")
-            .asText();
-        if (state.equals(now)) {
-          return;
-        }
-        if ("FAILED".equals(now)) {
-          throw new IllegalStateException("connector " + name + " failed: " + last);
-        }
+      if (response.statusCode() == 200 && reached.test(JSON.readTree(last))) {
+        return;
       }
       Thread.sleep(200);
     }
-    throw new IllegalStateException("connector " + name + (task ? "'s task" : "") + " is not "
-        + state + " after 60 s: " + last);
+    throw new IllegalStateException("connector " + name + ": not " + what + " after 60 s: " + last);
   }
 
   /** One REST call; its body, or an exception naming the call when Connect refuses it. */

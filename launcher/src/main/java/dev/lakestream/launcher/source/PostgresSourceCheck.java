@@ -139,8 +139,7 @@ public final class PostgresSourceCheck {
     logicalDecoding(out);
     privilege(out);
     slots(out);
-    publications(out);
-    tablesCreatedLater(out);
+    tablesCreatedLater(out, publications(out));
     partitioned(out);
     inherited(out);
     int tables = tables(out);
@@ -223,7 +222,8 @@ public final class PostgresSourceCheck {
                     + "; drop it or choose another slot.name"));
             continue;
           }
-          if ("lost".equals(rs.getString(7))) {
+          String status = rs.getString(7);
+          if ("lost".equals(status)) {
             out.add(new Finding(
                 Level.BLOCKER,
                 "slot " + name,
@@ -235,10 +235,10 @@ public final class PostgresSourceCheck {
             continue;
           }
           out.add(new Finding(
-              "unreserved".equals(rs.getString(7)) ? Level.WARNING : Level.OK,
+              "unreserved".equals(status) ? Level.WARNING : Level.OK,
               "slot " + name,
               what
-                  + ("unreserved".equals(rs.getString(7))
+                  + ("unreserved".equals(status)
                       ? ": the connector's slot, behind by more than max_slot_wal_keep_size: it"
                           + " is invalidated at the next checkpoint unless the connector catches"
                           + " up"
@@ -258,18 +258,23 @@ public final class PostgresSourceCheck {
       out.add(new Finding(
           Level.INFO, "slot " + slotName, "does not exist yet; the connector creates it"));
     }
-    if (walStatus && !"-1".equals(setting("max_slot_wal_keep_size"))) {
+    String keep = walStatus ? setting("max_slot_wal_keep_size") : "-1";
+    if (!"-1".equals(keep)) {
       out.add(new Finding(
           Level.WARNING,
           "max_slot_wal_keep_size",
-          setting("max_slot_wal_keep_size") + ": a slot that falls further behind (the connector"
+          keep + ": a slot that falls further behind (the connector"
               + " stopped or slow that long) is invalidated, and the changes it had not read are"
               + " lost to the pipeline; the connector cannot go on. Keep it -1, or large enough for"
               + " the longest stop you allow (README, \"A lost replication slot\")"));
     }
   }
 
-  private void publications(List<Finding> out) throws SQLException {
+  /**
+   * The publications, with the connector's checked; whether the connector's publishes all tables,
+   * or null when it does not exist yet.
+   */
+  private Boolean publications(List<Finding> out) throws SQLException {
     String wanted = publication();
     boolean found = false;
     boolean allTables = false;
@@ -301,6 +306,7 @@ public final class PostgresSourceCheck {
               + connector.getOrDefault("publication.autocreate.mode", "all_tables")
               + " the connector creates it"));
     }
+    return found ? allTables : null;
   }
 
   /** The function of the shipped event trigger ({@code connectors/postgres-publish-new-tables.sql}). */
@@ -316,21 +322,12 @@ public final class PostgresSourceCheck {
    * dropped); a publication of listed tables, as {@code publication.autocreate.mode=filtered} makes
    * when the connector starts, publishes it only after the connector restarts, and what is written
    * to it until then never reaches Kafka, unless the shipped event trigger adds it as it is
-   * created. The trigger's settings are compared with the connector's.
+   * created. The trigger's settings are compared with the connector's. {@code allTables}: whether
+   * the connector's publication is of all tables, null when it does not exist yet.
    */
-  private void tablesCreatedLater(List<Finding> out) throws SQLException {
+  private void tablesCreatedLater(List<Finding> out, Boolean allTables) throws SQLException {
     String wanted = publication();
     String subject = "tables created later";
-    Boolean allTables = null;
-    try (PreparedStatement ps =
-        connection.prepareStatement("SELECT puballtables FROM pg_publication WHERE pubname = ?")) {
-      ps.setString(1, wanted);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next()) {
-          allTables = rs.getBoolean(1);
-        }
-      }
-    }
     String mode = connector.getOrDefault("publication.autocreate.mode", "all_tables");
     boolean filtered = "filtered".equalsIgnoreCase(mode);
     if (Boolean.TRUE.equals(allTables)
