@@ -471,6 +471,97 @@ class CheckSourceCommandTest {
   }
 
   /**
+   * A publication of all tables (Debezium's default {@code publication.autocreate.mode}) takes in
+   * the tables the connector does not capture too, and PostgreSQL then refuses the {@code UPDATE}s
+   * and {@code DELETE}s of those without a replica identity: a blocker naming them, which the
+   * shipped connector's publication of the captured tables never meets. Shown on the server: the
+   * publication Debezium would make refuses the update the finding names.
+   */
+  @Test
+  void tablesOutsideTheCaptureThatAPublicationOfAllTablesWouldBreakAreBlockers() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE SCHEMA app",
+          "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40))",
+          // A partition left out of the capture (as check-source advises), keyed by its root.
+          "CREATE TABLE inventory.readings (id bigint PRIMARY KEY, v int) PARTITION BY RANGE (id)",
+          "CREATE TABLE inventory.readings_1 PARTITION OF inventory.readings"
+              + " FOR VALUES FROM (0) TO (100)",
+          // One of a root without a key: PostgreSQL refuses its updates, though it is not captured.
+          "CREATE TABLE app.log (at date, what text) PARTITION BY RANGE (at)",
+          "CREATE TABLE app.log_2026 PARTITION OF app.log"
+              + " FOR VALUES FROM ('2026-01-01') TO ('2027-01-01')",
+          "CREATE TABLE app.audit (at timestamptz, what text)",
+          "CREATE TABLE app.sessions (id int PRIMARY KEY DEFERRABLE, v text)",
+          "CREATE TABLE app.events (a int, b text)",
+          "ALTER TABLE app.events REPLICA IDENTITY FULL",
+          "CREATE TABLE app.keyed (id int PRIMARY KEY, v text)",
+          "CREATE UNLOGGED TABLE app.scratch (a int)",
+          "INSERT INTO app.audit VALUES (now(), 'login')");
+      String blocker = "BLOCKER  publication lakestream: will be of all tables"
+          + " (publication.autocreate.mode=all_tables makes it so when the connector starts), 3"
+          + " table(s) the connector does not capture among them without a replica identity:"
+          + " app.audit, app.log_2026, app.sessions. Once the publication includes them, PostgreSQL refuses"
+          + " their UPDATEs and DELETEs";
+      Map<String, String> shippedWithPartitionsOut =
+          Map.of("table.exclude.list", "inventory\\.readings_1");
+      Run shipped = checkSource(pg, shippedWithPartitionsOut);
+      assertThat(shipped.exit()).as(shipped.output()).isZero();
+      assertThat(shipped.output()).doesNotContain("app.audit").doesNotContain("app.sessions");
+
+      Map<String, String> allTables = Map.of(
+          "publication.autocreate.mode",
+          "all_tables",
+          "table.exclude.list",
+          "inventory\\.readings_1");
+      Run all = checkSource(pg, allTables);
+      assertThat(all.exit()).as(all.output()).isEqualTo(1);
+      assertThat(all.output())
+          .contains(blocker)
+          .doesNotContain("app.events")
+          .doesNotContain("app.keyed")
+          .doesNotContain("app.scratch");
+
+      // The publication Debezium makes in that mode, and what PostgreSQL then does.
+      pg.execute("CREATE PUBLICATION lakestream FOR ALL TABLES");
+      assertThatThrownBy(() -> pg.execute("UPDATE app.audit SET what = 'logout'"))
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining("does not have a replica identity and publishes updates");
+      pg.execute("UPDATE app.keyed SET v = 'fine'", "UPDATE app.events SET b = 'fine'");
+      Run existing = checkSource(pg, allTables);
+      assertThat(existing.exit()).as(existing.output()).isEqualTo(1);
+      assertThat(existing.output())
+          .contains("BLOCKER  publication lakestream: publishes 3 table(s) the connector does"
+              + " not capture without a replica identity: app.audit, app.log_2026, app.sessions."
+              + " While it does,"
+              + " PostgreSQL refuses their UPDATEs and DELETEs");
+
+      // A publication of a schema, made beforehand.
+      pg.execute(
+          "DROP PUBLICATION lakestream",
+          // Published through its root, a partition is not listed in pg_publication_tables.
+          "CREATE PUBLICATION lakestream FOR TABLE inventory.customers, TABLES IN SCHEMA app"
+              + " WITH (publish_via_partition_root = true)");
+      assertThat(
+              checkSource(pg, Map.of("publication.autocreate.mode", "disabled")).output())
+          .contains("BLOCKER  publication lakestream: publishes 3 table(s) the connector does"
+              + " not capture without a replica identity: app.audit, app.log_2026,"
+              + " app.sessions. While it does");
+
+      // The remedy for the tables themselves.
+      pg.execute(
+          "DROP PUBLICATION lakestream",
+          "ALTER TABLE app.audit REPLICA IDENTITY FULL",
+          "ALTER TABLE app.sessions REPLICA IDENTITY FULL",
+          "ALTER TABLE app.log_2026 REPLICA IDENTITY FULL");
+      Run remedied = checkSource(pg, allTables);
+      assertThat(remedied.exit()).as(remedied.output()).isZero();
+      assertThat(remedied.output()).doesNotContain("does not capture without a replica identity");
+    }
+  }
+
+  /**
    * A slot may be invalidated when {@code max_slot_wal_keep_size} bounds the WAL it keeps: the
    * setting is warned of, and the connector's slot, once lost, is a blocker naming the recovery.
    */

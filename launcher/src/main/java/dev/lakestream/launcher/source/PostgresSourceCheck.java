@@ -139,7 +139,9 @@ public final class PostgresSourceCheck {
     logicalDecoding(out);
     privilege(out);
     slots(out);
-    tablesCreatedLater(out, publications(out));
+    Boolean allTables = publications(out);
+    tablesCreatedLater(out, allTables);
+    publishedBeyondCapture(out, allTables);
     partitioned(out);
     inherited(out);
     int tables = tables(out);
@@ -307,6 +309,80 @@ public final class PostgresSourceCheck {
               + " the connector creates it"));
     }
     return found ? allTables : null;
+  }
+
+  /**
+   * Tables the connector does not capture that its publication publishes (all tables, a schema, a
+   * root partitioned table) without a replica identity: PostgreSQL refuses every {@code UPDATE}
+   * and {@code DELETE} of such a table once a publication of updates or deletes includes it, so
+   * the connector's publication would break the applications that write them. The captured tables
+   * are judged one by one below; this is about the others. {@code allTables}: whether the
+   * connector's publication is of all tables, null when it does not exist yet (then Debezium's
+   * {@code all_tables}, its default mode, makes it so).
+   */
+  private void publishedBeyondCapture(List<Finding> out, Boolean allTables) throws SQLException {
+    String wanted = publication();
+    String mode = connector.getOrDefault("publication.autocreate.mode", "all_tables");
+    boolean willBeAll = allTables == null && "all_tables".equalsIgnoreCase(mode);
+    if (allTables == null && !willBeAll) {
+      return; // filtered makes it of the captured tables; disabled and no_tables publish none
+    }
+    boolean partitions = version() >= 120000;
+    // The table and, for a partition, its ancestors (a publication of a root publishes its leaves).
+    String self = partitions
+        ? "(SELECT c.oid AS relid UNION SELECT relid FROM pg_partition_ancestors(c.oid))"
+        : "(SELECT c.oid AS relid)";
+    String published = willBeAll
+        ? "true"
+        : "EXISTS (SELECT 1 FROM pg_publication p WHERE p.pubname = ? AND (p.pubupdate OR p.pubdelete)"
+            + " AND (p.puballtables OR EXISTS (SELECT 1 FROM " + self + " a"
+            + " JOIN pg_class ac ON ac.oid = a.relid JOIN pg_namespace an ON an.oid = ac.relnamespace"
+            + " JOIN pg_publication_tables pt ON pt.pubname = p.pubname"
+            + " AND pt.schemaname = an.nspname AND pt.tablename = ac.relname)))";
+    List<String> refused = new ArrayList<>();
+    try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname"
+        + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        + " WHERE c.relkind = 'r' AND c.relpersistence = 'p' AND n.nspname NOT LIKE 'pg\\_%'"
+        + " AND n.nspname <> 'information_schema'"
+        // No replica identity: NOTHING, or DEFAULT without a primary key PostgreSQL takes as one.
+        + " AND (c.relreplident = 'n' OR (c.relreplident = 'd' AND NOT EXISTS (SELECT 1"
+        + " FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary AND i.indimmediate)))"
+        + " AND " + published + " ORDER BY 1, 2")) {
+      if (!willBeAll) {
+        ps.setString(1, wanted);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String schema = rs.getString(1);
+          String name = rs.getString(2);
+          // A captured table is judged with the captured tables.
+          if (!captured.captures(schema, name)) {
+            refused.add(schema + "." + name);
+          }
+        }
+      }
+    }
+    if (refused.isEmpty()) {
+      return;
+    }
+    int shown = Math.min(refused.size(), 20);
+    out.add(new Finding(
+        Level.BLOCKER,
+        "publication " + wanted,
+        (willBeAll
+                ? "will be of all tables (publication.autocreate.mode=all_tables makes it so when"
+                    + " the connector starts), " + refused.size()
+                    + " table(s) the connector does not capture among them"
+                : "publishes " + refused.size() + " table(s) the connector does not capture")
+            + " without a replica identity: " + String.join(", ", refused.subList(0, shown))
+            + (shown < refused.size() ? ", ... (" + (refused.size() - shown) + " more)" : "")
+            + ". " + (willBeAll ? "Once the publication includes them" : "While it does")
+            + ", PostgreSQL refuses their UPDATEs and DELETEs"
+            + " (\"cannot update table because it does not have a replica identity and publishes"
+            + " updates\"), which breaks the applications that write them. Publish only the"
+            + " captured tables (\"publication.autocreate.mode\": \"filtered\", as shipped; a"
+            + " publication made beforehand: ALTER PUBLICATION " + wanted + " SET TABLE ...), or"
+            + " give those tables a primary key or REPLICA IDENTITY FULL"));
   }
 
   /** The function of the shipped event trigger ({@code connectors/postgres-publish-new-tables.sql}). */
