@@ -562,6 +562,53 @@ class CheckSourceCommandTest {
   }
 
   /**
+   * A partitioned table without a key, captured through its root with {@code REPLICA IDENTITY
+   * FULL}: that identity is the root's only, and the publication the shipped connector makes
+   * publishes the partitions, whose updates PostgreSQL then refuses. A blocker naming the
+   * partitions, shown on the server with the publication the connector makes.
+   */
+  @Test
+  void partitionsOfACapturedRootWithoutAReplicaIdentityOfTheirOwnAreBlockers() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40))",
+          "CREATE TABLE inventory.logs (at date, what text) PARTITION BY RANGE (at)",
+          "CREATE TABLE inventory.logs_2026 PARTITION OF inventory.logs"
+              + " FOR VALUES FROM ('2026-01-01') TO ('2027-01-01')",
+          "ALTER TABLE inventory.logs REPLICA IDENTITY FULL",
+          "INSERT INTO inventory.logs VALUES ('2026-12-05', 'started')");
+      Map<String, String> connector = Map.of(
+          "table.exclude.list", "inventory\\.logs_2026",
+          "message.key.columns", "inventory.logs:at,what");
+      Run run = checkSource(pg, connector);
+      assertThat(run.exit()).as(run.output()).isEqualTo(1);
+      assertThat(run.output())
+          .contains("BLOCKER  publication lakestream: will publish the captured tables with their"
+              + " partitions (publication.autocreate.mode=filtered), 1 partition(s) the connector"
+              + " does not capture among them without a replica identity: inventory.logs_2026."
+              + " Once the publication includes them, PostgreSQL refuses their UPDATEs and"
+              + " DELETEs")
+          .contains("Give each a primary key or REPLICA IDENTITY FULL");
+
+      // The publication the connector makes, and what PostgreSQL then does.
+      pg.execute("CREATE PUBLICATION lakestream FOR TABLE inventory.customers, inventory.logs"
+          + " WITH (publish_via_partition_root = true)");
+      assertThatThrownBy(() -> pg.execute("UPDATE inventory.logs SET what = 'stopped'"))
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining("\"logs_2026\" because it does not have a replica identity");
+      assertThat(checkSource(pg, connector).output())
+          .contains("BLOCKER  publication lakestream: publishes 1 table(s) the connector does not"
+              + " capture without a replica identity: inventory.logs_2026. While it does");
+
+      pg.execute("ALTER TABLE inventory.logs_2026 REPLICA IDENTITY FULL");
+      pg.execute("UPDATE inventory.logs SET what = 'stopped'");
+      Run remedied = checkSource(pg, connector);
+      assertThat(remedied.exit()).as(remedied.output()).isZero();
+    }
+  }
+
+  /**
    * A slot may be invalidated when {@code max_slot_wal_keep_size} bounds the WAL it keeps: the
    * setting is warned of, and the connector's slot, once lost, is a blocker naming the recovery.
    */

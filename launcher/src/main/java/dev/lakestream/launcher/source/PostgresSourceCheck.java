@@ -312,51 +312,65 @@ public final class PostgresSourceCheck {
   }
 
   /**
-   * Tables the connector does not capture that its publication publishes (all tables, a schema, a
-   * root partitioned table) without a replica identity: PostgreSQL refuses every {@code UPDATE}
-   * and {@code DELETE} of such a table once a publication of updates or deletes includes it, so
-   * the connector's publication would break the applications that write them. The captured tables
-   * are judged one by one below; this is about the others. {@code allTables}: whether the
-   * connector's publication is of all tables, null when it does not exist yet (then Debezium's
-   * {@code all_tables}, its default mode, makes it so).
+   * Tables the connector does not capture that its publication publishes (all tables, a schema, the
+   * partitions of a published root) without a replica identity: PostgreSQL refuses every {@code
+   * UPDATE} and {@code DELETE} of such a table once a publication of updates or deletes includes
+   * it, so the connector's publication would break the applications that write them. The captured
+   * tables are judged one by one below; this is about the others. {@code allTables}: whether the
+   * connector's publication is of all tables, null when it does not exist yet (then the connector
+   * makes it: of all tables in Debezium's default mode {@code all_tables}, of the captured tables,
+   * and so of their partitions, with {@code filtered}).
    */
   private void publishedBeyondCapture(List<Finding> out, Boolean allTables) throws SQLException {
     String wanted = publication();
     String mode = connector.getOrDefault("publication.autocreate.mode", "all_tables");
     boolean willBeAll = allTables == null && "all_tables".equalsIgnoreCase(mode);
-    if (allTables == null && !willBeAll) {
-      return; // filtered makes it of the captured tables; disabled and no_tables publish none
+    boolean willBeCaptured = allTables == null && "filtered".equalsIgnoreCase(mode);
+    if (allTables == null && !willBeAll && !willBeCaptured) {
+      return; // disabled needs it made beforehand (said above); no_tables publishes none
     }
     boolean partitions = version() >= 120000;
+    if (willBeCaptured && !partitions) {
+      return;
+    }
     // The table and, for a partition, its ancestors (a publication of a root publishes its leaves).
     String self = partitions
         ? "(SELECT c.oid AS relid UNION SELECT relid FROM pg_partition_ancestors(c.oid))"
         : "(SELECT c.oid AS relid)";
     String published = willBeAll
         ? "true"
-        : "EXISTS (SELECT 1 FROM pg_publication p WHERE p.pubname = ? AND (p.pubupdate OR p.pubdelete)"
-            + " AND (p.puballtables OR EXISTS (SELECT 1 FROM " + self + " a"
+        : willBeCaptured
+            ? "c.relispartition"
+            : "EXISTS (SELECT 1 FROM pg_publication p WHERE p.pubname = ? AND (p.pubupdate OR p.pubdelete)"
+                + " AND (p.puballtables OR EXISTS (SELECT 1 FROM " + self + " a"
+                + " JOIN pg_class ac ON ac.oid = a.relid JOIN pg_namespace an ON an.oid = ac.relnamespace"
+                + " JOIN pg_publication_tables pt ON pt.pubname = p.pubname"
+                + " AND pt.schemaname = an.nspname AND pt.tablename = ac.relname)))";
+    String ancestors = partitions
+        ? "(SELECT string_agg(an.nspname || '.' || ac.relname, ',') FROM pg_partition_ancestors(c.oid) a"
             + " JOIN pg_class ac ON ac.oid = a.relid JOIN pg_namespace an ON an.oid = ac.relnamespace"
-            + " JOIN pg_publication_tables pt ON pt.pubname = p.pubname"
-            + " AND pt.schemaname = an.nspname AND pt.tablename = ac.relname)))";
+            + " WHERE a.relid <> c.oid)"
+        : "NULL";
     List<String> refused = new ArrayList<>();
-    try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname"
-        + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+    try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname, "
+        + ancestors + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         + " WHERE c.relkind = 'r' AND c.relpersistence = 'p' AND n.nspname NOT LIKE 'pg\\_%'"
         + " AND n.nspname <> 'information_schema'"
         // No replica identity: NOTHING, or DEFAULT without a primary key PostgreSQL takes as one.
         + " AND (c.relreplident = 'n' OR (c.relreplident = 'd' AND NOT EXISTS (SELECT 1"
         + " FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary AND i.indimmediate)))"
         + " AND " + published + " ORDER BY 1, 2")) {
-      if (!willBeAll) {
+      if (!willBeAll && !willBeCaptured) {
         ps.setString(1, wanted);
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String schema = rs.getString(1);
           String name = rs.getString(2);
-          // A captured table is judged with the captured tables.
-          if (!captured.captures(schema, name)) {
+          // A captured table is judged with the captured tables; under filtered, a partition is
+          // published when a table above it is captured.
+          if (!captured.captures(schema, name)
+              && (!willBeCaptured || capturesAny(rs.getString(3)))) {
             refused.add(schema + "." + name);
           }
         }
@@ -373,16 +387,38 @@ public final class PostgresSourceCheck {
                 ? "will be of all tables (publication.autocreate.mode=all_tables makes it so when"
                     + " the connector starts), " + refused.size()
                     + " table(s) the connector does not capture among them"
-                : "publishes " + refused.size() + " table(s) the connector does not capture")
+                : willBeCaptured
+                    ? "will publish the captured tables with their partitions"
+                        + " (publication.autocreate.mode=filtered), " + refused.size()
+                        + " partition(s) the connector does not capture among them"
+                    : "publishes " + refused.size() + " table(s) the connector does not capture")
             + " without a replica identity: " + String.join(", ", refused.subList(0, shown))
             + (shown < refused.size() ? ", ... (" + (refused.size() - shown) + " more)" : "")
-            + ". " + (willBeAll ? "Once the publication includes them" : "While it does")
+            + ". " + (allTables == null ? "Once the publication includes them" : "While it does")
             + ", PostgreSQL refuses their UPDATEs and DELETEs"
             + " (\"cannot update table because it does not have a replica identity and publishes"
-            + " updates\"), which breaks the applications that write them. Publish only the"
-            + " captured tables (\"publication.autocreate.mode\": \"filtered\", as shipped; a"
-            + " publication made beforehand: ALTER PUBLICATION " + wanted + " SET TABLE ...), or"
-            + " give those tables a primary key or REPLICA IDENTITY FULL"));
+            + " updates\"), which breaks the applications that write them. "
+            + (willBeCaptured
+                ? "Give each a primary key or REPLICA IDENTITY FULL (a partitioned table's"
+                    + " REPLICA IDENTITY does not reach its partitions)"
+                : "Publish only the captured tables (\"publication.autocreate.mode\":"
+                    + " \"filtered\", as shipped; a publication made beforehand: ALTER PUBLICATION "
+                    + wanted + " SET TABLE ...), or give those tables a primary key or REPLICA"
+                    + " IDENTITY FULL")));
+  }
+
+  /** Whether the connector captures one of {@code tables} ({@code schema.table}, comma-separated). */
+  private boolean capturesAny(String tables) {
+    if (tables == null) {
+      return false;
+    }
+    for (String table : tables.split(",")) {
+      int dot = table.indexOf('.');
+      if (captured.captures(table.substring(0, dot), table.substring(dot + 1))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The function of the shipped event trigger ({@code connectors/postgres-publish-new-tables.sql}). */
