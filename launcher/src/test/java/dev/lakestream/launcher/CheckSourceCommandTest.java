@@ -609,6 +609,31 @@ class CheckSourceCommandTest {
   }
 
   /**
+   * Connector settings that lose changes without anything failing are named with the setting that
+   * keeps them, through the command as a user runs it on their own connector JSON.
+   */
+  @Test
+  void connectorSettingsThatLoseChangesSilentlyAreNamed() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.customers (id bigint PRIMARY KEY, name varchar(40))");
+      Run run = checkSource(
+          pg,
+          Map.of(
+              "skipped.operations", "t",
+              "transforms", "unwrap",
+              "transforms.unwrap.type", "io.debezium.transforms.ExtractNewRecordState"));
+      assertThat(run.exit()).as(run.output()).isEqualTo(1);
+      assertThat(run.output())
+          .contains("WARNING  skipped.operations: t: Debezium publishes no TRUNCATE")
+          .contains("BLOCKER  transforms.unwrap: io.debezium.transforms.ExtractNewRecordState"
+              + " flattens each change event to its row")
+          .contains("1 blocker(s)");
+    }
+  }
+
+  /**
    * A slot may be invalidated when {@code max_slot_wal_keep_size} bounds the WAL it keeps: the
    * setting is warned of, and the connector's slot, once lost, is a blocker naming the recovery.
    */

@@ -1,0 +1,181 @@
+package dev.lakestream.launcher.source;
+
+import dev.lakestream.launcher.source.Finding.Level;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Connector settings that keep changes from reaching Kafka, or reach it in a shape ingest cannot
+ * read, without anything failing: Debezium's defaults and options that skip operations (its default
+ * {@code skipped.operations=t} drops every {@code TRUNCATE}), skip events it fails on, snapshot no
+ * rows, drop the slot when the task stops; Kafka Connect's {@code errors.tolerance=all}, which drops
+ * a record its converter or transforms fail on; transforms that flatten or filter the change events;
+ * converters other than Connect's JSON. Each comes with the setting that keeps the changes (the
+ * shipped connectors' own).
+ */
+final class CaptureSettingsCheck {
+
+  static final String SKIPPED = "skipped.operations";
+  static final String ON_FAILURE = "event.processing.failure.handling.mode";
+  static final String TOLERANCE = "errors.tolerance";
+  static final String SNAPSHOT = "snapshot.mode";
+  static final String DROP_SLOT = "slot.drop.on.stop";
+  static final String JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter";
+
+  /** Snapshot modes that read no row of a table that exists when the connector starts. */
+  private static final Set<String> NO_ROWS = Set.of("no_data", "never", "schema_only");
+
+  private CaptureSettingsCheck() {}
+
+  /** Adds what the connector's settings call for to {@code out} (nothing without a connector). */
+  static void check(Map<String, String> connector, List<Finding> out) {
+    if (connector.isEmpty()) {
+      return;
+    }
+    skippedOperations(connector, out);
+    String onFailure = value(connector, ON_FAILURE, "fail");
+    if (!onFailure.equals("fail")) {
+      out.add(new Finding(
+          Level.WARNING,
+          ON_FAILURE,
+          onFailure + ": a change event Debezium fails to make is logged and skipped, and that"
+              + " change never reaches main, with nothing to tell. Keep fail (Debezium's default):"
+              + " ingest dead-letters what it cannot apply, with its reason"));
+    }
+    if (value(connector, TOLERANCE, "none").equals("all")) {
+      out.add(new Finding(
+          Level.WARNING,
+          TOLERANCE,
+          "all: Kafka Connect drops a record its converter or transforms fail on, and with it a"
+              + " change. Keep none (Connect's default), so the task stops and says why"));
+    }
+    String snapshot = value(connector, SNAPSHOT, "initial");
+    if (NO_ROWS.contains(snapshot)) {
+      out.add(new Finding(
+          Level.WARNING,
+          SNAPSHOT,
+          snapshot + ": the rows a table holds when the connector starts are never read, so main"
+              + " holds only what changes after. Use initial (the shipped connectors' setting), or"
+              + " ask for an incremental snapshot of the tables later (README, \"When main differs"
+              + " from the source\")"));
+    } else if (snapshot.equals("initial_only")) {
+      out.add(new Finding(
+          Level.WARNING,
+          SNAPSHOT,
+          "initial_only: the connector stops after its snapshot, so no change after it reaches"
+              + " main. Use initial to go on streaming"));
+    }
+    if (value(connector, DROP_SLOT, "false").equals("true")) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          DROP_SLOT,
+          "true: the replication slot is dropped whenever the connector's task stops (a restart,"
+              + " a rebalance of Connect's workers), and the changes made until it starts again are"
+              + " never read: it goes on from a new slot. Keep false (Debezium's default)"));
+    }
+    transforms(connector, out);
+    for (String side : List.of("key", "value")) {
+      String name = side + ".converter";
+      String converter = connector.get(name);
+      if (converter != null && !converter.trim().equals(JSON_CONVERTER)) {
+        out.add(new Finding(
+            Level.BLOCKER,
+            name,
+            converter.trim() + ": ingest reads the records Connect's JSON converter writes, and"
+                + " dead-letters others. Set \"" + name + "\": \"" + JSON_CONVERTER + "\""));
+      } else if (converter == null) {
+        out.add(new Finding(
+            Level.INFO,
+            name,
+            "not set: the worker's own applies; ingest reads the records Connect's JSON converter"
+                + " writes (" + JSON_CONVERTER + ", which the shipped connectors set)"));
+      }
+    }
+  }
+
+  private static void skippedOperations(Map<String, String> connector, List<Finding> out) {
+    String skipped = value(connector, SKIPPED, null);
+    Set<String> operations = new TreeSet<>();
+    if (skipped == null) {
+      operations.add("t"); // Debezium's default
+    } else if (!skipped.equals("none")) {
+      Arrays.stream(skipped.split(","))
+          .map(String::trim)
+          .filter(o -> !o.isEmpty())
+          .forEach(operations::add);
+    }
+    List<String> rows = new ArrayList<>();
+    for (String op : operations) {
+      switch (op) {
+        case "c" -> rows.add("inserts");
+        case "u" -> rows.add("updates");
+        case "d" -> rows.add("deletes");
+        default -> {
+          // "t" and anything else Debezium may add
+        }
+      }
+    }
+    String fix = " Set \"" + SKIPPED + "\": \"none\" (the shipped connectors do)";
+    if (!rows.isEmpty()) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          SKIPPED,
+          (skipped == null ? "t" : skipped) + ": Debezium publishes no " + String.join(", ", rows)
+              + ", so main never equals the source." + fix));
+    } else if (operations.contains("t")) {
+      out.add(new Finding(
+          Level.WARNING,
+          SKIPPED,
+          (skipped == null ? "not set, so Debezium's default t" : skipped) + ": Debezium"
+              + " publishes no TRUNCATE, and main keeps every row a TRUNCATE removes." + fix));
+    }
+  }
+
+  /**
+   * Transforms run on each record before it reaches Kafka: one that flattens the change event
+   * leaves ingest nothing to apply, one that filters drops changes.
+   */
+  private static void transforms(Map<String, String> connector, List<Finding> out) {
+    String list = connector.get("transforms");
+    if (list == null || list.isBlank()) {
+      return;
+    }
+    for (String alias : list.split(",")) {
+      alias = alias.trim();
+      if (alias.isEmpty()) {
+        continue;
+      }
+      String type = connector.getOrDefault("transforms." + alias + ".type", "").trim();
+      String subject = "transforms." + alias;
+      if (type.endsWith("ExtractNewRecordState") || type.endsWith("ExtractNewDocumentState")) {
+        out.add(new Finding(
+            Level.BLOCKER,
+            subject,
+            type + " flattens each change event to its row: without the envelope (op, before,"
+                + " source) ingest cannot tell a delete, a key's move or a change's position, and"
+                + " dead-letters the records. Leave it out of this connector"));
+      } else if (type.endsWith(".Filter") || type.endsWith("$Filter")) {
+        out.add(new Finding(
+            Level.WARNING,
+            subject,
+            type + " drops the records its condition selects: the changes in them never reach"
+                + " main, which then differs from the source"));
+      } else {
+        out.add(new Finding(
+            Level.INFO,
+            subject,
+            type + " changes each record before it reaches Kafka: ingest reads what it leaves"));
+      }
+    }
+  }
+
+  private static String value(Map<String, String> connector, String name, String otherwise) {
+    String v = connector.get(name);
+    return v == null ? otherwise : v.trim().toLowerCase(Locale.ROOT);
+  }
+}
