@@ -116,10 +116,41 @@ class PostgresLostSlotEndToEndTest {
     }
   }
 
+  /**
+   * A connector set to drop its slot when its task stops ({@code slot.drop.on.stop=true}): any stop
+   * (a restart, a rebalance of Connect's workers) loses the slot, and with it the changes made until
+   * the next start, and the task then fails as for a lost slot. {@code check-source} names the
+   * setting as a blocker.
+   */
+  @Test
+  void aConnectorThatDropsItsSlotOnStopFailsAtItsNextStartAndCheckSourceBlocksIt()
+      throws Exception {
+    Map<String, String> dropsItsSlot = Map.of("slot.drop.on.stop", "true");
+    try (PostgresPipeline p = startWithItemsOnMain(dropsItsSlot)) {
+      assertThat(CheckSourceCommandTest.checkSource(p.postgres, dropsItsSlot).output())
+          .contains("BLOCKER  slot.drop.on.stop: true: the replication slot is dropped whenever"
+              + " the connector's task stops");
+      p.connect.stopConnector(CONNECTOR);
+      Eventually.until(
+          Duration.ofSeconds(60),
+          "the stopped connector's slot dropped",
+          () -> slot(p, "slot_name") == null);
+      p.postgres.execute("UPDATE inventory.items SET v = 'while stopped' WHERE id = 1");
+      p.connect.resumeConnector(CONNECTOR, "FAILED");
+      assertThat(p.connect.status(CONNECTOR)).contains("is no longer available on the server");
+    }
+  }
+
   /** The pipeline with {@code inventory.items} of 20 rows, once main holds them. */
   private static PostgresPipeline startWithItemsOnMain() throws Exception {
+    return startWithItemsOnMain(Map.of());
+  }
+
+  /** As {@link #startWithItemsOnMain()}, the connector's settings overridden by {@code settings}. */
+  private static PostgresPipeline startWithItemsOnMain(Map<String, String> settings)
+      throws Exception {
     PostgresPipeline p = PostgresPipeline.start(
-        Map.of(),
+        settings,
         "CREATE TABLE inventory.items (id int PRIMARY KEY, v text)",
         "INSERT INTO inventory.items SELECT g, 'v' || g FROM generate_series(1, 20) g");
     try {

@@ -13,7 +13,7 @@ import java.util.TreeSet;
  * Connector settings that keep changes from reaching Kafka, or reach it in a shape ingest cannot
  * read, without anything failing: Debezium's defaults and options that skip operations (its default
  * {@code skipped.operations=t} drops every {@code TRUNCATE}), skip events it fails on, snapshot no
- * rows, drop the slot when the task stops; Kafka Connect's {@code errors.tolerance=all}, which drops
+ * rows, drop the slot (and the changes until the next start) when the task stops; Kafka Connect's {@code errors.tolerance=all}, which drops
  * a record its converter or transforms fail on; transforms that flatten or filter the change events;
  * converters other than Connect's JSON. Each comes with the setting that keeps the changes (the
  * shipped connectors' own).
@@ -75,8 +75,10 @@ final class CaptureSettingsCheck {
           Level.BLOCKER,
           DROP_SLOT,
           "true: the replication slot is dropped whenever the connector's task stops (a restart,"
-              + " a rebalance of Connect's workers), and the changes made until it starts again are"
-              + " never read: it goes on from a new slot. Keep false (Debezium's default)"));
+              + " a rebalance of Connect's workers), with the changes made until it starts again;"
+              + " the task then fails (Debezium 3.6.1: the position \"is no longer available on the"
+              + " server\") until recovered as from a lost slot (README, \"A lost replication"
+              + " slot\"). Keep false (Debezium's default)"));
     }
     transforms(connector, out);
     for (String side : List.of("key", "value")) {
