@@ -622,11 +622,14 @@ class CheckSourceCommandTest {
           pg,
           Map.of(
               "skipped.operations", "t",
+              "heartbeat.interval.ms", "0",
               "transforms", "unwrap",
               "transforms.unwrap.type", "io.debezium.transforms.ExtractNewRecordState"));
       assertThat(run.exit()).as(run.output()).isEqualTo(1);
       assertThat(run.output())
           .contains("WARNING  skipped.operations: t: Debezium publishes no TRUNCATE")
+          .contains("WARNING  heartbeat.interval.ms: 0: while the captured tables do not change,"
+              + " the replication slot keeps every byte of WAL the server writes for other tables")
           .contains("BLOCKER  transforms.unwrap: io.debezium.transforms.ExtractNewRecordState"
               + " flattens each change event to its row")
           .contains("1 blocker(s)");

@@ -660,6 +660,43 @@ class MariaDbShapesEndToEndTest {
     Eventually.noDifference(SYNCED, () -> differs("t_purge", purge, List.of("id")));
   }
 
+  /**
+   * The captured tables quiet while the server writes to a database the connector does not
+   * capture: Debezium stores a binary-log position only with a record it writes, so without a
+   * heartbeat its stored position stays at the captured tables' last change (a restart reads all
+   * the rest again, and fails once it is purged); the shipped connector's heartbeat carries it on.
+   */
+  @Test
+  @Order(8)
+  void theShippedHeartbeatCarriesTheStoredPositionOnWhileTheCapturedTablesAreQuiet()
+      throws Exception {
+    mariadb.execute(
+        "CREATE DATABASE other",
+        "CREATE TABLE other.busy (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)");
+    for (int i = 0; i < 10; i++) {
+      mariadb.execute(
+          "INSERT INTO other.busy (v) SELECT REPEAT('x', 500) FROM inventory.seq_1_to_1000");
+    }
+    String file;
+    long position;
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SHOW MASTER STATUS")) {
+      assertThat(rs.next()).isTrue();
+      file = rs.getString(1);
+      position = rs.getLong(2);
+    }
+    Eventually.until(
+        SYNCED,
+        "the connector's stored position at " + file + ":" + position + " or past it",
+        () -> {
+          JsonNode offset =
+              JSON.readTree(connect.offsets(CONNECTOR)).path("offsets").path(0).path("offset");
+          int order = offset.path("file").asText().compareTo(file);
+          return order > 0 || (order == 0 && offset.path("pos").asLong() >= position);
+        });
+  }
+
   /** The sum of ingest's counters named {@code name}. */
   private double count(String name) {
     return ingest.meters().find(name).counters().stream()

@@ -15,7 +15,8 @@ import java.util.TreeSet;
  * {@code skipped.operations=t} drops every {@code TRUNCATE}), skip events it fails on, snapshot no
  * rows, drop the slot (and the changes until the next start) when the task stops; Kafka Connect's {@code errors.tolerance=all}, which drops
  * a record its converter or transforms fail on; transforms that flatten or filter the change events;
- * converters other than Connect's JSON. Each comes with the setting that keeps the changes (the
+ * converters other than Connect's JSON; no heartbeat, so a connector whose tables are quiet keeps
+ * the source's log from being freed. Each comes with the setting that keeps the changes (the
  * shipped connectors' own).
  */
 final class CaptureSettingsCheck {
@@ -25,6 +26,8 @@ final class CaptureSettingsCheck {
   static final String TOLERANCE = "errors.tolerance";
   static final String SNAPSHOT = "snapshot.mode";
   static final String DROP_SLOT = "slot.drop.on.stop";
+  static final String HEARTBEAT = "heartbeat.interval.ms";
+  static final String HEARTBEAT_QUERY = "heartbeat.action.query";
   static final String JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter";
 
   /** Snapshot modes that read no row of a table that exists when the connector starts. */
@@ -32,12 +35,16 @@ final class CaptureSettingsCheck {
 
   private CaptureSettingsCheck() {}
 
-  /** Adds what the connector's settings call for to {@code out} (nothing without a connector). */
-  static void check(Map<String, String> connector, List<Finding> out) {
+  /**
+   * Adds what the connector's settings call for to {@code out} (nothing without a connector);
+   * {@code postgres}: whether it captures PostgreSQL (else MySQL or MariaDB).
+   */
+  static void check(Map<String, String> connector, List<Finding> out, boolean postgres) {
     if (connector.isEmpty()) {
       return;
     }
     skippedOperations(connector, out);
+    heartbeat(connector, out, postgres);
     String onFailure = value(connector, ON_FAILURE, "fail");
     if (!onFailure.equals("fail")) {
       out.add(new Finding(
@@ -97,6 +104,42 @@ final class CaptureSettingsCheck {
             "not set: the worker's own applies; ingest reads the records Connect's JSON converter"
                 + " writes (" + JSON_CONVERTER + ", which the shipped connectors set)"));
       }
+    }
+  }
+
+  /**
+   * Debezium stores a position only with a record it writes, so while the captured tables do not
+   * change, its stored position stays where their last change was however much the source writes
+   * to other tables (seen on PostgreSQL 15 and MariaDB 10.11 with Debezium 3.6.1). A heartbeat
+   * record carries the position on; on PostgreSQL it needs an event to carry (pgoutput sends
+   * nothing of other tables' transactions), which the heartbeat's query makes.
+   */
+  private static void heartbeat(
+      Map<String, String> connector, List<Finding> out, boolean postgres) {
+    String interval = value(connector, HEARTBEAT, "0");
+    boolean beats = !interval.isEmpty() && !interval.equals("0");
+    String query = value(connector, HEARTBEAT_QUERY, "");
+    if (postgres && (!beats || query.isEmpty())) {
+      out.add(new Finding(
+          Level.WARNING,
+          beats ? HEARTBEAT_QUERY : HEARTBEAT,
+          (beats || connector.get(HEARTBEAT) == null ? "not set" : interval)
+              + ": while the captured tables do not change, the replication slot keeps every"
+              + " byte of WAL the server writes for other tables (the connector confirms a"
+              + " position only with an event it reads), until the server's disk fills. Set"
+              + " \"" + HEARTBEAT + "\": \"10000\" and \"" + HEARTBEAT_QUERY + "\": \"SELECT"
+              + " pg_logical_emit_message(false, 'lakestream_heartbeat', now()::varchar)\" (with"
+              + " \"message.prefix.exclude.list\": \"lakestream_heartbeat\"), as the shipped"
+              + " connector does"));
+    } else if (!postgres && !beats) {
+      out.add(new Finding(
+          Level.WARNING,
+          HEARTBEAT,
+          (connector.get(HEARTBEAT) == null ? "not set" : interval)
+              + ": while the captured tables do not change, the connector's stored binary-log"
+              + " position stays at their last change however much the server writes, so a"
+              + " restart reads all of that again, and fails once the server has purged it. Set"
+              + " \"" + HEARTBEAT + "\": \"10000\", as the shipped connectors do"));
     }
   }
 

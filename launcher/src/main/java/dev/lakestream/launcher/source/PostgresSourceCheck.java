@@ -136,7 +136,7 @@ public final class PostgresSourceCheck {
   public List<Finding> run() throws SQLException {
     List<Finding> out = new ArrayList<>();
     ConverterCheck.check(connector, out);
-    CaptureSettingsCheck.check(connector, out);
+    CaptureSettingsCheck.check(connector, out, true);
     logicalDecoding(out);
     privilege(out);
     slots(out);

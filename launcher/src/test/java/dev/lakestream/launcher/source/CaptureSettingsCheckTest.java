@@ -19,12 +19,49 @@ class CaptureSettingsCheckTest {
       "key.converter",
       CaptureSettingsCheck.JSON_CONVERTER,
       "value.converter",
-      CaptureSettingsCheck.JSON_CONVERTER);
+      CaptureSettingsCheck.JSON_CONVERTER,
+      "heartbeat.interval.ms",
+      "10000",
+      "heartbeat.action.query",
+      "SELECT pg_logical_emit_message(false, 'lakestream_heartbeat', now()::varchar)");
 
   @Test
   void theShippedSettingsAreNotReported() {
     assertThat(findings(SHIPPED)).isEmpty();
+    assertThat(findings(SHIPPED, false)).as("MySQL and MariaDB").isEmpty();
     assertThat(findings(Map.of())).as("no connector given").isEmpty();
+  }
+
+  @Test
+  void withoutAHeartbeatAQuietConnectorKeepsTheSourcesLogAndSoIsWarnedOf() {
+    Map<String, String> noHeartbeat = new HashMap<>(SHIPPED);
+    noHeartbeat.remove("heartbeat.interval.ms");
+    noHeartbeat.remove("heartbeat.action.query");
+    assertThat(findings(noHeartbeat))
+        .singleElement()
+        .asString()
+        .startsWith("WARNING  heartbeat.interval.ms: not set: while the captured tables do not"
+            + " change, the replication slot keeps every byte of WAL the server writes for other"
+            + " tables");
+    assertThat(findings(noHeartbeat, false))
+        .singleElement()
+        .asString()
+        .startsWith("WARNING  heartbeat.interval.ms: not set: while the captured tables do not"
+            + " change, the connector's stored binary-log position stays at their last change");
+    assertThat(findings(with("heartbeat.interval.ms", "0")))
+        .singleElement()
+        .asString()
+        .startsWith("WARNING  heartbeat.interval.ms: 0: while");
+    Map<String, String> beatsWithoutAnEvent = new HashMap<>(SHIPPED);
+    beatsWithoutAnEvent.remove("heartbeat.action.query");
+    assertThat(findings(beatsWithoutAnEvent))
+        .as("PostgreSQL: a heartbeat alone carries no newer position")
+        .singleElement()
+        .asString()
+        .startsWith("WARNING  heartbeat.action.query: not set: while");
+    assertThat(findings(beatsWithoutAnEvent, false))
+        .as("MySQL: the heartbeat alone does")
+        .isEmpty();
   }
 
   @Test
@@ -114,8 +151,12 @@ class CaptureSettingsCheckTest {
   }
 
   private static List<String> findings(Map<String, String> connector) {
+    return findings(connector, true);
+  }
+
+  private static List<String> findings(Map<String, String> connector, boolean postgres) {
     List<Finding> out = new ArrayList<>();
-    CaptureSettingsCheck.check(connector, out);
+    CaptureSettingsCheck.check(connector, out, postgres);
     return out.stream().map(Finding::toString).toList();
   }
 }
