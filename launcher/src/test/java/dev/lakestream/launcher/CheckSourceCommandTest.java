@@ -498,11 +498,16 @@ class CheckSourceCommandTest {
           "ALTER TABLE app.events REPLICA IDENTITY FULL",
           "CREATE TABLE app.keyed (id int PRIMARY KEY, v text)",
           "CREATE UNLOGGED TABLE app.scratch (a int)",
+          // USING INDEX, then the index dropped: PostgreSQL acts as for NOTHING.
+          "CREATE TABLE app.indexed (a int NOT NULL, b text)",
+          "CREATE UNIQUE INDEX indexed_a ON app.indexed (a)",
+          "ALTER TABLE app.indexed REPLICA IDENTITY USING INDEX indexed_a",
+          "DROP INDEX app.indexed_a",
           "INSERT INTO app.audit VALUES (now(), 'login')");
       String blocker = "BLOCKER  publication lakestream: will be of all tables"
-          + " (publication.autocreate.mode=all_tables makes it so when the connector starts), 3"
+          + " (publication.autocreate.mode=all_tables makes it so when the connector starts), 4"
           + " table(s) the connector does not capture among them without a replica identity:"
-          + " app.audit, app.log_2026, app.sessions. Once the publication includes them, PostgreSQL refuses"
+          + " app.audit, app.indexed, app.log_2026, app.sessions. Once the publication includes them, PostgreSQL refuses"
           + " their UPDATEs and DELETEs";
       Map<String, String> shippedWithPartitionsOut =
           Map.of("table.exclude.list", "inventory\\.readings_1");
@@ -522,6 +527,18 @@ class CheckSourceCommandTest {
           .doesNotContain("app.events")
           .doesNotContain("app.keyed")
           .doesNotContain("app.scratch");
+      assertThat(checkSource(
+                  pg,
+                  Map.of(
+                      "publication.autocreate.mode",
+                      "all_tables",
+                      "plugin.name",
+                      "decoderbufs",
+                      "table.exclude.list",
+                      "inventory\\.readings_1"))
+              .output())
+          .as("Debezium makes a publication for pgoutput only")
+          .doesNotContain("will be of all tables");
 
       // The publication Debezium makes in that mode, and what PostgreSQL then does.
       pg.execute("CREATE PUBLICATION lakestream FOR ALL TABLES");
@@ -532,8 +549,8 @@ class CheckSourceCommandTest {
       Run existing = checkSource(pg, allTables);
       assertThat(existing.exit()).as(existing.output()).isEqualTo(1);
       assertThat(existing.output())
-          .contains("BLOCKER  publication lakestream: publishes 3 table(s) the connector does"
-              + " not capture without a replica identity: app.audit, app.log_2026, app.sessions."
+          .contains("BLOCKER  publication lakestream: publishes 4 table(s) the connector does"
+              + " not capture without a replica identity: app.audit, app.indexed, app.log_2026, app.sessions."
               + " While it does,"
               + " PostgreSQL refuses their UPDATEs and DELETEs");
 
@@ -545,8 +562,8 @@ class CheckSourceCommandTest {
               + " WITH (publish_via_partition_root = true)");
       assertThat(
               checkSource(pg, Map.of("publication.autocreate.mode", "disabled")).output())
-          .contains("BLOCKER  publication lakestream: publishes 3 table(s) the connector does"
-              + " not capture without a replica identity: app.audit, app.log_2026,"
+          .contains("BLOCKER  publication lakestream: publishes 4 table(s) the connector does"
+              + " not capture without a replica identity: app.audit, app.indexed, app.log_2026,"
               + " app.sessions. While it does");
 
       // The remedy for the tables themselves.
@@ -554,7 +571,8 @@ class CheckSourceCommandTest {
           "DROP PUBLICATION lakestream",
           "ALTER TABLE app.audit REPLICA IDENTITY FULL",
           "ALTER TABLE app.sessions REPLICA IDENTITY FULL",
-          "ALTER TABLE app.log_2026 REPLICA IDENTITY FULL");
+          "ALTER TABLE app.log_2026 REPLICA IDENTITY FULL",
+          "ALTER TABLE app.indexed REPLICA IDENTITY FULL");
       Run remedied = checkSource(pg, allTables);
       assertThat(remedied.exit()).as(remedied.output()).isZero();
       assertThat(remedied.output()).doesNotContain("does not capture without a replica identity");
@@ -631,7 +649,7 @@ class CheckSourceCommandTest {
           .contains("WARNING  heartbeat.interval.ms: 0: while the captured tables do not change,"
               + " the replication slot keeps every byte of WAL the server writes for other tables")
           .contains("BLOCKER  transforms.unwrap: io.debezium.transforms.ExtractNewRecordState"
-              + " flattens each change event to its row")
+              + " reshapes each change event")
           .contains("1 blocker(s)");
     }
   }

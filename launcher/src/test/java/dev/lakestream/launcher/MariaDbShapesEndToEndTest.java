@@ -624,13 +624,7 @@ class MariaDbShapesEndToEndTest {
         "DELETE FROM t_purge WHERE id BETWEEN 6 AND 10",
         "INSERT INTO t_purge SELECT seq, 'while stopped' FROM seq_21_to_25",
         "FLUSH BINARY LOGS");
-    String current;
-    try (Connection c = mariadb.connect("inventory");
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SHOW MASTER STATUS")) {
-      assertThat(rs.next()).isTrue();
-      current = rs.getString(1);
-    }
+    String current = binaryLogPosition().file();
     // MariaDB keeps a log a reader still has open, or that its storage engine still needs until
     // the binary log checkpoint after the flush: purged again until it is gone.
     Eventually.until(SYNCED, "the binary logs before " + current + " purged", () -> {
@@ -677,24 +671,32 @@ class MariaDbShapesEndToEndTest {
       mariadb.execute(
           "INSERT INTO other.busy (v) SELECT REPEAT('x', 500) FROM inventory.seq_1_to_1000");
     }
-    String file;
-    long position;
+    BinaryLogPosition written = binaryLogPosition();
+    Eventually.until(
+        SYNCED, "the connector's stored position at " + written + " or past it", () -> {
+          JsonNode offset =
+              JSON.readTree(connect.offsets(CONNECTOR)).path("offsets").path(0).path("offset");
+          int order = offset.path("file").asText().compareTo(written.file());
+          return order > 0 || (order == 0 && offset.path("pos").asLong() >= written.position());
+        });
+  }
+
+  /** A position in MariaDB's binary log. */
+  private record BinaryLogPosition(String file, long position) {
+    @Override
+    public String toString() {
+      return file + ":" + position;
+    }
+  }
+
+  /** Where MariaDB writes its binary log now ({@code SHOW MASTER STATUS}). */
+  private BinaryLogPosition binaryLogPosition() throws Exception {
     try (Connection c = mariadb.connect("inventory");
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SHOW MASTER STATUS")) {
       assertThat(rs.next()).isTrue();
-      file = rs.getString(1);
-      position = rs.getLong(2);
+      return new BinaryLogPosition(rs.getString(1), rs.getLong(2));
     }
-    Eventually.until(
-        SYNCED,
-        "the connector's stored position at " + file + ":" + position + " or past it",
-        () -> {
-          JsonNode offset =
-              JSON.readTree(connect.offsets(CONNECTOR)).path("offsets").path(0).path("offset");
-          int order = offset.path("file").asText().compareTo(file);
-          return order > 0 || (order == 0 && offset.path("pos").asLong() >= position);
-        });
   }
 
   /** The sum of ingest's counters named {@code name}. */

@@ -30,39 +30,51 @@ final class CaptureSettingsCheck {
   static final String HEARTBEAT_QUERY = "heartbeat.action.query";
   static final String JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter";
 
-  /** Snapshot modes that read no row of a table that exists when the connector starts. */
-  private static final Set<String> NO_ROWS = Set.of("no_data", "never", "schema_only");
+  /** From this version on, pgoutput sends nothing of a transaction that changes no published table. */
+  static final int POSTGRES_SKIPS_EMPTY_TRANSACTIONS = 150000;
 
   private CaptureSettingsCheck() {}
 
   /**
-   * Adds what the connector's settings call for to {@code out} (nothing without a connector);
-   * {@code postgres}: whether it captures PostgreSQL (else MySQL or MariaDB).
+   * Adds what a PostgreSQL connector's settings call for to {@code out} (nothing without a
+   * connector); {@code version}: the server's {@code server_version_num}.
    */
-  static void check(Map<String, String> connector, List<Finding> out, boolean postgres) {
+  static void checkPostgres(Map<String, String> connector, List<Finding> out, int version) {
+    check(connector, out, version);
+  }
+
+  /** Adds what a MySQL or MariaDB connector's settings call for to {@code out}. */
+  static void checkMySql(Map<String, String> connector, List<Finding> out) {
+    check(connector, out, 0);
+  }
+
+  /** {@code postgresVersion}: the PostgreSQL server's version number, 0 for MySQL and MariaDB. */
+  private static void check(Map<String, String> connector, List<Finding> out, int postgresVersion) {
     if (connector.isEmpty()) {
       return;
     }
     skippedOperations(connector, out);
-    heartbeat(connector, out, postgres);
+    heartbeat(connector, out, postgresVersion);
     String onFailure = value(connector, ON_FAILURE, "fail");
     if (!onFailure.equals("fail")) {
       out.add(new Finding(
           Level.WARNING,
           ON_FAILURE,
-          onFailure + ": a change event Debezium fails to make is logged and skipped, and that"
-              + " change never reaches main, with nothing to tell. Keep fail (Debezium's default):"
+          onFailure + ": a change event Debezium fails to make is skipped (at most a log line),"
+              + " and that change never reaches main. Keep fail (Debezium's default):"
               + " ingest dead-letters what it cannot apply, with its reason"));
     }
     if (value(connector, TOLERANCE, "none").equals("all")) {
       out.add(new Finding(
           Level.WARNING,
           TOLERANCE,
-          "all: Kafka Connect drops a record its converter or transforms fail on, and with it a"
-              + " change. Keep none (Connect's default), so the task stops and says why"));
+          "all: Kafka Connect drops a record its converter or transforms fail on, or its"
+              + " producer cannot send (a record above max.request.size, a topic it may not write),"
+              + " commits its offset, and goes on: that change never reaches main. Keep none"
+              + " (Connect's default), so the task stops and says why"));
     }
     String snapshot = value(connector, SNAPSHOT, "initial");
-    if (NO_ROWS.contains(snapshot)) {
+    if (snapshot.equals("no_data")) {
       out.add(new Finding(
           Level.WARNING,
           SNAPSHOT,
@@ -115,18 +127,23 @@ final class CaptureSettingsCheck {
    * nothing of other tables' transactions), which the heartbeat's query makes.
    */
   private static void heartbeat(
-      Map<String, String> connector, List<Finding> out, boolean postgres) {
+      Map<String, String> connector, List<Finding> out, int postgresVersion) {
+    boolean postgres = postgresVersion > 0;
     String interval = value(connector, HEARTBEAT, "0");
     boolean beats = !interval.isEmpty() && !interval.equals("0");
     String query = value(connector, HEARTBEAT_QUERY, "");
-    if (postgres && (!beats || query.isEmpty())) {
+    // Before PostgreSQL 15 other tables' transactions reach the connector empty, and a heartbeat
+    // alone carries the position on.
+    boolean needsQuery = postgresVersion >= POSTGRES_SKIPS_EMPTY_TRANSACTIONS;
+    if (postgres && (!beats || (needsQuery && query.isEmpty()))) {
       out.add(new Finding(
           Level.WARNING,
           beats ? HEARTBEAT_QUERY : HEARTBEAT,
           (beats || connector.get(HEARTBEAT) == null ? "not set" : interval)
               + ": while the captured tables do not change, the replication slot keeps every"
               + " byte of WAL the server writes for other tables (the connector confirms a"
-              + " position only with an event it reads), until the server's disk fills. Set"
+              + " position only with an event it reads; from PostgreSQL 15 on, pgoutput sends"
+              + " none for other tables' transactions), until the server's disk fills. Set"
               + " \"" + HEARTBEAT + "\": \"10000\" and \"" + HEARTBEAT_QUERY + "\": \"SELECT"
               + " pg_logical_emit_message(false, 'lakestream_heartbeat', now()::varchar)\" (with"
               + " \"message.prefix.exclude.list\": \"lakestream_heartbeat\"), as the shipped"
@@ -197,14 +214,15 @@ final class CaptureSettingsCheck {
       }
       String type = connector.getOrDefault("transforms." + alias + ".type", "").trim();
       String subject = "transforms." + alias;
-      if (type.endsWith("ExtractNewRecordState") || type.endsWith("ExtractNewDocumentState")) {
+      String simpleName = type.substring(type.lastIndexOf('.') + 1).split("\\$")[0];
+      if (ENVELOPE_CHANGERS.contains(simpleName)) {
         out.add(new Finding(
             Level.BLOCKER,
             subject,
-            type + " flattens each change event to its row: without the envelope (op, before,"
+            type + " reshapes each change event: without Debezium's envelope (op, before, after,"
                 + " source) ingest cannot tell a delete, a key's move or a change's position, and"
                 + " dead-letters the records. Leave it out of this connector"));
-      } else if (type.endsWith(".Filter") || type.endsWith("$Filter")) {
+      } else if (simpleName.equals("Filter")) {
         out.add(new Finding(
             Level.WARNING,
             subject,
@@ -218,6 +236,10 @@ final class CaptureSettingsCheck {
       }
     }
   }
+
+  /** Transforms (by class name) that flatten or take apart Debezium's change event envelope. */
+  private static final Set<String> ENVELOPE_CHANGERS =
+      Set.of("ExtractNewRecordState", "ExtractNewDocumentState", "Flatten", "ExtractField");
 
   private static String value(Map<String, String> connector, String name, String otherwise) {
     String v = connector.get(name);

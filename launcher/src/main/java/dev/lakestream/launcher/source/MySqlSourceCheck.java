@@ -44,7 +44,7 @@ public final class MySqlSourceCheck {
   public List<Finding> run() throws SQLException {
     List<Finding> findings = new ArrayList<>();
     ConverterCheck.check(connector, findings);
-    CaptureSettingsCheck.check(connector, findings, false);
+    CaptureSettingsCheck.checkMySql(connector, findings);
     // Only MariaDB has the variable.
     boolean mariaDb = variable("gtid_domain_id") != null;
     snapshotReads(findings, mariaDb);

@@ -2,6 +2,7 @@ package dev.lakestream.launcher.source;
 
 import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.launcher.source.Finding.Level;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -136,7 +137,7 @@ public final class PostgresSourceCheck {
   public List<Finding> run() throws SQLException {
     List<Finding> out = new ArrayList<>();
     ConverterCheck.check(connector, out);
-    CaptureSettingsCheck.check(connector, out, true);
+    CaptureSettingsCheck.checkPostgres(connector, out, version());
     logicalDecoding(out);
     privilege(out);
     slots(out);
@@ -325,15 +326,17 @@ public final class PostgresSourceCheck {
   private void publishedBeyondCapture(List<Finding> out, Boolean allTables) throws SQLException {
     String wanted = publication();
     String mode = connector.getOrDefault("publication.autocreate.mode", "all_tables");
-    boolean willBeAll = allTables == null && "all_tables".equalsIgnoreCase(mode);
-    boolean willBeCaptured = allTables == null && "filtered".equalsIgnoreCase(mode);
+    boolean filtered = "filtered".equalsIgnoreCase(mode);
+    // Debezium makes a publication only for pgoutput (its default plugin is decoderbufs).
+    boolean makesOne = allTables == null
+        && "pgoutput".equalsIgnoreCase(connector.getOrDefault("plugin.name", "decoderbufs"));
+    boolean willBeAll = makesOne && "all_tables".equalsIgnoreCase(mode);
+    // A partitioned table can be published from PostgreSQL 13 on, its partitions with it.
+    boolean willBeCaptured = makesOne && filtered && version() >= 130000;
     if (allTables == null && !willBeAll && !willBeCaptured) {
       return; // disabled needs it made beforehand (said above); no_tables publishes none
     }
     boolean partitions = version() >= 120000;
-    if (willBeCaptured && !partitions) {
-      return;
-    }
     // The table and, for a partition, its ancestors (a publication of a root publishes its leaves).
     String self = partitions
         ? "(SELECT c.oid AS relid UNION SELECT relid FROM pg_partition_ancestors(c.oid))"
@@ -347,19 +350,25 @@ public final class PostgresSourceCheck {
                 + " JOIN pg_class ac ON ac.oid = a.relid JOIN pg_namespace an ON an.oid = ac.relnamespace"
                 + " JOIN pg_publication_tables pt ON pt.pubname = p.pubname"
                 + " AND pt.schemaname = an.nspname AND pt.tablename = ac.relname)))";
+    // The schemas and names of a partition's ancestors, in two arrays of the same order.
     String ancestors = partitions
-        ? "(SELECT string_agg(an.nspname || '.' || ac.relname, ',') FROM pg_partition_ancestors(c.oid) a"
+        ? "(SELECT array_agg(an.nspname ORDER BY a.relid) FROM pg_partition_ancestors(c.oid) a"
             + " JOIN pg_class ac ON ac.oid = a.relid JOIN pg_namespace an ON an.oid = ac.relnamespace"
+            + " WHERE a.relid <> c.oid), (SELECT array_agg(ac.relname ORDER BY a.relid)"
+            + " FROM pg_partition_ancestors(c.oid) a JOIN pg_class ac ON ac.oid = a.relid"
             + " WHERE a.relid <> c.oid)"
-        : "NULL";
+        : "NULL, NULL";
     List<String> refused = new ArrayList<>();
     try (PreparedStatement ps = connection.prepareStatement("SELECT n.nspname, c.relname, "
         + ancestors + " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         + " WHERE c.relkind = 'r' AND c.relpersistence = 'p' AND n.nspname NOT LIKE 'pg\\_%'"
         + " AND n.nspname <> 'information_schema'"
-        // No replica identity: NOTHING, or DEFAULT without a primary key PostgreSQL takes as one.
+        // No replica identity: NOTHING, DEFAULT without a primary key PostgreSQL takes as one, or
+        // USING INDEX of an index since dropped (PostgreSQL then acts as for NOTHING).
         + " AND (c.relreplident = 'n' OR (c.relreplident = 'd' AND NOT EXISTS (SELECT 1"
-        + " FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary AND i.indimmediate)))"
+        + " FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary AND i.indimmediate))"
+        + " OR (c.relreplident = 'i' AND NOT EXISTS (SELECT 1 FROM pg_index i"
+        + " WHERE i.indrelid = c.oid AND i.indisreplident)))"
         + " AND " + published + " ORDER BY 1, 2")) {
       if (!willBeAll && !willBeCaptured) {
         ps.setString(1, wanted);
@@ -371,7 +380,7 @@ public final class PostgresSourceCheck {
           // A captured table is judged with the captured tables; under filtered, a partition is
           // published when a table above it is captured.
           if (!captured.captures(schema, name)
-              && (!willBeCaptured || capturesAny(rs.getString(3)))) {
+              && (!willBeCaptured || capturesAny(names(rs, 3), names(rs, 4)))) {
             refused.add(schema + "." + name);
           }
         }
@@ -399,27 +408,31 @@ public final class PostgresSourceCheck {
             + ", PostgreSQL refuses their UPDATEs and DELETEs"
             + " (\"cannot update table because it does not have a replica identity and publishes"
             + " updates\"), which breaks the applications that write them. "
-            + (willBeCaptured
+            + (filtered
                 ? "Give each a primary key or REPLICA IDENTITY FULL (a partitioned table's"
-                    + " REPLICA IDENTITY does not reach its partitions)"
+                    + " REPLICA IDENTITY does not reach its partitions; with"
+                    + " publication.autocreate.mode=filtered the connector sets the publication to"
+                    + " the captured tables, and so their partitions, when it starts)"
                 : "Publish only the captured tables (\"publication.autocreate.mode\":"
                     + " \"filtered\", as shipped; a publication made beforehand: ALTER PUBLICATION "
                     + wanted + " SET TABLE ...), or give those tables a primary key or REPLICA"
                     + " IDENTITY FULL")));
   }
 
-  /** Whether the connector captures one of {@code tables} ({@code schema.table}, comma-separated). */
-  private boolean capturesAny(String tables) {
-    if (tables == null) {
-      return false;
-    }
-    for (String table : tables.split(",")) {
-      int dot = table.indexOf('.');
-      if (captured.captures(table.substring(0, dot), table.substring(dot + 1))) {
+  /** Whether the connector captures one of the tables {@code schemas[i].names[i]}. */
+  private boolean capturesAny(String[] schemas, String[] names) {
+    for (int i = 0; i < schemas.length; i++) {
+      if (captured.captures(schemas[i], names[i])) {
         return true;
       }
     }
     return false;
+  }
+
+  /** The text array in {@code column}, empty when it is null. */
+  private static String[] names(ResultSet rs, int column) throws SQLException {
+    Array array = rs.getArray(column);
+    return array == null ? new String[0] : (String[]) array.getArray();
   }
 
   /** The function of the shipped event trigger ({@code connectors/postgres-publish-new-tables.sql}). */

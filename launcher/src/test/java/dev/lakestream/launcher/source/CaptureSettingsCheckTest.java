@@ -2,6 +2,9 @@ package dev.lakestream.launcher.source;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -11,30 +14,22 @@ import org.junit.jupiter.api.Test;
 /** What {@link CaptureSettingsCheck} says of each connector setting that loses changes silently. */
 class CaptureSettingsCheckTest {
 
-  private static final Map<String, String> SHIPPED = Map.of(
-      "skipped.operations",
-      "none",
-      "snapshot.mode",
-      "initial",
-      "key.converter",
-      CaptureSettingsCheck.JSON_CONVERTER,
-      "value.converter",
-      CaptureSettingsCheck.JSON_CONVERTER,
-      "heartbeat.interval.ms",
-      "10000",
-      "heartbeat.action.query",
-      "SELECT pg_logical_emit_message(false, 'lakestream_heartbeat', now()::varchar)");
+  private static final int POSTGRES_15 = 150000;
+  private static final int MYSQL = 0;
 
   @Test
-  void theShippedSettingsAreNotReported() {
-    assertThat(findings(SHIPPED)).isEmpty();
-    assertThat(findings(SHIPPED, false)).as("MySQL and MariaDB").isEmpty();
+  void theShippedConnectorsAreNotReported() throws Exception {
+    assertThat(findings(shipped("postgres-inventory.json"))).isEmpty();
+    assertThat(findings(shipped("examples/postgres-inventory-exactly-once.json")))
+        .isEmpty();
+    assertThat(findings(shipped("mariadb-inventory.json"), MYSQL)).isEmpty();
+    assertThat(findings(shipped("mysql-inventory.json"), MYSQL)).isEmpty();
     assertThat(findings(Map.of())).as("no connector given").isEmpty();
   }
 
   @Test
-  void withoutAHeartbeatAQuietConnectorKeepsTheSourcesLogAndSoIsWarnedOf() {
-    Map<String, String> noHeartbeat = new HashMap<>(SHIPPED);
+  void withoutAHeartbeatAQuietConnectorKeepsTheSourcesLogAndSoIsWarnedOf() throws Exception {
+    Map<String, String> noHeartbeat = postgres();
     noHeartbeat.remove("heartbeat.interval.ms");
     noHeartbeat.remove("heartbeat.action.query");
     assertThat(findings(noHeartbeat))
@@ -43,7 +38,13 @@ class CaptureSettingsCheckTest {
         .startsWith("WARNING  heartbeat.interval.ms: not set: while the captured tables do not"
             + " change, the replication slot keeps every byte of WAL the server writes for other"
             + " tables");
-    assertThat(findings(noHeartbeat, false))
+    assertThat(findings(noHeartbeat, 140000))
+        .singleElement()
+        .asString()
+        .startsWith("WARNING  heartbeat.interval.ms: not set: while");
+    Map<String, String> mysqlWithout = shipped("mariadb-inventory.json");
+    mysqlWithout.remove("heartbeat.interval.ms");
+    assertThat(findings(mysqlWithout, MYSQL))
         .singleElement()
         .asString()
         .startsWith("WARNING  heartbeat.interval.ms: not set: while the captured tables do not"
@@ -52,21 +53,23 @@ class CaptureSettingsCheckTest {
         .singleElement()
         .asString()
         .startsWith("WARNING  heartbeat.interval.ms: 0: while");
-    Map<String, String> beatsWithoutAnEvent = new HashMap<>(SHIPPED);
+
+    Map<String, String> beatsWithoutAnEvent = postgres();
     beatsWithoutAnEvent.remove("heartbeat.action.query");
     assertThat(findings(beatsWithoutAnEvent))
-        .as("PostgreSQL: a heartbeat alone carries no newer position")
+        .as("PostgreSQL 15: a heartbeat alone carries no newer position")
         .singleElement()
         .asString()
         .startsWith("WARNING  heartbeat.action.query: not set: while");
-    assertThat(findings(beatsWithoutAnEvent, false))
-        .as("MySQL: the heartbeat alone does")
+    assertThat(findings(beatsWithoutAnEvent, 140000))
+        .as("PostgreSQL 14: other tables' transactions reach the connector, empty")
         .isEmpty();
   }
 
   @Test
-  void skippedOperationsAreABlockerForRowsAndAWarningForTruncatesDebeziumsDefaultIncluded() {
-    Map<String, String> unset = new HashMap<>(SHIPPED);
+  void skippedOperationsAreABlockerForRowsAndAWarningForTruncatesDebeziumsDefaultIncluded()
+      throws Exception {
+    Map<String, String> unset = postgres();
     unset.remove("skipped.operations");
     assertThat(findings(unset))
         .containsExactly("WARNING  skipped.operations: not set, so Debezium's default t: Debezium"
@@ -88,17 +91,18 @@ class CaptureSettingsCheckTest {
   }
 
   @Test
-  void settingsThatSkipFailedEventsOrTheSnapshotOrDropTheSlotAreReported() {
+  void settingsThatSkipFailedEventsOrTheSnapshotOrDropTheSlotAreReported() throws Exception {
     assertThat(findings(with("event.processing.failure.handling.mode", "warn")))
         .singleElement()
         .asString()
         .startsWith("WARNING  event.processing.failure.handling.mode: warn: a change event"
-            + " Debezium fails to make is logged and skipped");
+            + " Debezium fails to make is skipped (at most a log line)");
     assertThat(findings(with("event.processing.failure.handling.mode", "fail"))).isEmpty();
     assertThat(findings(with("errors.tolerance", "all")))
         .singleElement()
         .asString()
-        .startsWith("WARNING  errors.tolerance: all: Kafka Connect drops a record");
+        .startsWith("WARNING  errors.tolerance: all: Kafka Connect drops a record its converter"
+            + " or transforms fail on, or its producer cannot send");
     assertThat(findings(with("snapshot.mode", "no_data")))
         .singleElement()
         .asString()
@@ -116,27 +120,35 @@ class CaptureSettingsCheckTest {
   }
 
   @Test
-  void transformsThatFlattenOrFilterTheEventsAndConvertersOtherThanJsonAreReported() {
-    Map<String, String> connector = new HashMap<>(SHIPPED);
-    connector.put("transforms", "unwrap, keep ,route");
+  void transformsThatReshapeOrFilterTheEventsAndConvertersOtherThanJsonAreReported()
+      throws Exception {
+    Map<String, String> connector = postgres();
+    connector.put("transforms", "unwrap, keep ,route,flat,only");
     connector.put("transforms.unwrap.type", "io.debezium.transforms.ExtractNewRecordState");
     connector.put("transforms.keep.type", "io.debezium.transforms.Filter");
     connector.put("transforms.route.type", "org.apache.kafka.connect.transforms.RegexRouter");
+    connector.put("transforms.flat.type", "org.apache.kafka.connect.transforms.Flatten$Value");
+    connector.put("transforms.only.type", "io.confluent.connect.transforms.Filter$Value");
     connector.put("value.converter", "io.confluent.connect.avro.AvroConverter");
     connector.remove("key.converter");
     assertThat(findings(connector))
         .satisfiesExactly(
             f -> assertThat(f)
-                .startsWith(
-                    "BLOCKER  transforms.unwrap: io.debezium.transforms.ExtractNewRecordState"
-                        + " flattens each change event to its row"),
+                .startsWith("BLOCKER  transforms.unwrap:"
+                    + " io.debezium.transforms.ExtractNewRecordState reshapes each change event"),
             f -> assertThat(f)
                 .startsWith("WARNING  transforms.keep: io.debezium.transforms.Filter drops the"
                     + " records its condition selects"),
             f -> assertThat(f)
-                .startsWith(
-                    "INFO     transforms.route: org.apache.kafka.connect.transforms.RegexRouter"
-                        + " changes each record"),
+                .startsWith("INFO     transforms.route:"
+                    + " org.apache.kafka.connect.transforms.RegexRouter changes each record"),
+            f -> assertThat(f)
+                .startsWith("BLOCKER  transforms.flat:"
+                    + " org.apache.kafka.connect.transforms.Flatten$Value reshapes each change"
+                    + " event"),
+            f -> assertThat(f)
+                .startsWith("WARNING  transforms.only:"
+                    + " io.confluent.connect.transforms.Filter$Value drops the records"),
             f -> assertThat(f)
                 .startsWith("INFO     key.converter: not set: the worker's own applies"),
             f -> assertThat(f)
@@ -144,19 +156,47 @@ class CaptureSettingsCheckTest {
                     + " ingest reads the records Connect's JSON converter writes"));
   }
 
-  private static Map<String, String> with(String name, String value) {
-    Map<String, String> connector = new HashMap<>(SHIPPED);
+  /** The shipped PostgreSQL connector's settings, to change. */
+  private static Map<String, String> postgres() throws Exception {
+    return shipped("postgres-inventory.json");
+  }
+
+  private static Map<String, String> with(String name, String value) throws Exception {
+    Map<String, String> connector = postgres();
     connector.put(name, value);
     return connector;
   }
 
-  private static List<String> findings(Map<String, String> connector) {
-    return findings(connector, true);
+  /** The {@code config} of a connector JSON in the repository's {@code connectors/} folder. */
+  private static Map<String, String> shipped(String file) throws Exception {
+    Path here = Path.of("").toAbsolutePath();
+    for (Path p = here; p != null; p = p.getParent()) {
+      Path json = p.resolve("connectors").resolve(file);
+      if (Files.exists(json)) {
+        Map<String, String> config = new HashMap<>();
+        new ObjectMapper()
+            .readTree(json.toFile())
+            .get("config")
+            .fields()
+            .forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
+        return config;
+      }
+    }
+    throw new IllegalStateException("no connectors/" + file + " above " + here);
   }
 
-  private static List<String> findings(Map<String, String> connector, boolean postgres) {
+  private static List<String> findings(Map<String, String> connector) {
+    return findings(connector, POSTGRES_15);
+  }
+
+  /** {@code postgresVersion}: the PostgreSQL server's version, {@link #MYSQL} for MySQL or MariaDB. */
+  private static List<String> findings(Map<String, String> connector, int postgresVersion) {
     List<Finding> out = new ArrayList<>();
-    CaptureSettingsCheck.check(connector, out, postgres);
+    if (postgresVersion > 0) {
+      CaptureSettingsCheck.checkPostgres(connector, out, postgresVersion);
+    } else {
+      CaptureSettingsCheck.checkMySql(connector, out);
+    }
     return out.stream().map(Finding::toString).toList();
   }
 }
