@@ -580,6 +580,39 @@ class CheckSourceCommandTest {
   }
 
   /**
+   * A captured table whose replica identity was an index since dropped: PostgreSQL keeps {@code
+   * USING INDEX} in the catalog and acts as for {@code NOTHING}, refusing its updates once
+   * published. A blocker, shown on the server.
+   */
+  @Test
+  void aReplicaIdentityIndexSinceDroppedIsABlocker() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
+      pg.execute(
+          "CREATE SCHEMA inventory",
+          "CREATE TABLE inventory.accounts (id bigint PRIMARY KEY, email text NOT NULL)",
+          "CREATE UNIQUE INDEX accounts_email ON inventory.accounts (email)",
+          "ALTER TABLE inventory.accounts REPLICA IDENTITY USING INDEX accounts_email",
+          "DROP INDEX inventory.accounts_email",
+          "INSERT INTO inventory.accounts VALUES (1, 'a@example.com')");
+      Run run = checkSource(pg, Map.of());
+      assertThat(run.exit()).as(run.output()).isEqualTo(1);
+      assertThat(run.output())
+          .contains("BLOCKER  inventory.accounts: REPLICA IDENTITY USING INDEX of an index since"
+              + " dropped, which PostgreSQL takes as NOTHING: once the connector's publication"
+              + " includes it, PostgreSQL refuses its UPDATEs and DELETEs. ALTER TABLE"
+              + " inventory.accounts REPLICA IDENTITY DEFAULT");
+      pg.execute("CREATE PUBLICATION lakestream FOR TABLE inventory.accounts");
+      assertThatThrownBy(() -> pg.execute("UPDATE inventory.accounts SET email = 'b@example.com'"))
+          .isInstanceOf(SQLException.class)
+          .hasMessageContaining("does not have a replica identity and publishes updates");
+      pg.execute("ALTER TABLE inventory.accounts REPLICA IDENTITY DEFAULT");
+      pg.execute("UPDATE inventory.accounts SET email = 'b@example.com'");
+      Run remedied = checkSource(pg, Map.of());
+      assertThat(remedied.output()).doesNotContain("since dropped");
+    }
+  }
+
+  /**
    * A partitioned table without a key, captured through its root with {@code REPLICA IDENTITY
    * FULL}: that identity is the root's only, and the publication the shipped connector makes
    * publishes the partitions, whose updates PostgreSQL then refuses. A blocker naming the

@@ -1046,6 +1046,16 @@ public final class PostgresSourceCheck {
               + " refuses its UPDATEs and DELETEs. ALTER TABLE " + table
               // PostgreSQL does not take a deferrable key as the replica identity.
               + (deferrableKey ? " REPLICA IDENTITY FULL" : " REPLICA IDENTITY DEFAULT")));
+    } else if (identity == 'i' && autoset.isEmpty() && relation.identityIndex() == null) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "REPLICA IDENTITY USING INDEX of an index since dropped, which PostgreSQL takes as"
+              + " NOTHING: once the connector's publication includes it, PostgreSQL refuses its"
+              + " UPDATEs and DELETEs. ALTER TABLE " + table
+              + (primaryKey && !deferrableKey
+                  ? " REPLICA IDENTITY DEFAULT"
+                  : " REPLICA IDENTITY FULL (or USING INDEX of another unique index)")));
     } else if (deferrableKey && identity == 'd') {
       out.add(new Finding(
           Level.BLOCKER,
