@@ -182,6 +182,32 @@ public final class EmbeddedConnect implements AutoCloseable {
   }
 
   /**
+   * Changes some of the connector {@code name}'s settings the way an operator does through the REST
+   * API ({@code PATCH /connectors/{name}/config}): {@code changes} replace those settings, the
+   * others stay, and Kafka Connect restarts the connector with them. Waits until its task has them
+   * and runs.
+   */
+  public void patchConfig(String name, Map<String, String> changes) throws Exception {
+    call("PATCH", "/connectors/" + name + "/config", JSON.writeValueAsString(changes));
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (true) {
+      JsonNode config = JSON.readTree(call("GET", "/connectors/" + name + "/tasks", null))
+          .path(0)
+          .path("config");
+      if (changes.entrySet().stream()
+          .allMatch(c -> c.getValue().equals(config.path(c.getKey()).asText(null)))) {
+        break;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "connector " + name + ": its task does not have " + changes + " after 60 s: " + config);
+      }
+      Thread.sleep(200);
+    }
+    awaitState(name, "RUNNING", true);
+  }
+
+  /**
    * Sets the connector {@code name}'s offsets back to {@code offsets} (as {@link #offsets} gave
    * them earlier) the way an operator does through the REST API: stops the connector, alters its
    * offsets, resumes it, and waits until its task runs. It then publishes again everything it

@@ -3,6 +3,7 @@ package dev.lakestream.launcher;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
+import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -13,6 +14,7 @@ import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -94,6 +96,7 @@ final class SourceTableComparison {
       case "int4" -> rs.getInt(i);
       case "int8" -> rs.getLong(i);
       case "numeric" -> rs.getBigDecimal(i);
+      case "_numeric" -> Arrays.asList((BigDecimal[]) rs.getArray(i).getArray());
       case "date" -> rs.getObject(i, LocalDate.class);
       case "timestamp" -> rs.getObject(i, LocalDateTime.class);
       case "timestamptz" ->

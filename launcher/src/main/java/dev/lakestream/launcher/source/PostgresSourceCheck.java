@@ -120,6 +120,8 @@ public final class PostgresSourceCheck {
   private final CapturedTables captured;
   private final ReselectedColumns reselected;
   private final boolean decimalsAsDoubles;
+  /** Whether the connector sends numerics as decimals, which hold no NaN (Debezium's default). */
+  private final boolean decimalsPrecise;
   /** PostgreSQL's words a column name must be quoted as, read once. */
   private Set<String> reservedWords;
 
@@ -132,6 +134,9 @@ public final class PostgresSourceCheck {
     this.captured = new CapturedTables(connector);
     this.reselected = new ReselectedColumns(connector);
     this.decimalsAsDoubles = ConverterCheck.decimalsAsDoubles(connector);
+    this.decimalsPrecise = "precise"
+        .equalsIgnoreCase(
+            connector.getOrDefault(ConverterCheck.DECIMAL_MODE, "precise").trim());
   }
 
   public List<Finding> run() throws SQLException {
@@ -1100,13 +1105,19 @@ public final class PostgresSourceCheck {
     List<String> columns = new ArrayList<>();
     List<String> capturedColumns = new ArrayList<>();
     Map<String, String> unkeyable = new LinkedHashMap<>();
+    List<String> nanStops = new ArrayList<>();
+    List<String> nanRuledOut = new ArrayList<>();
     boolean virtual = false;
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
         "SELECT a.attname, coalesce(et.typname, bt.typname, t.typname), coalesce(et.typtype, bt.typtype, t.typtype),"
             + " format_type(a.atttypid, a.atttypmod), a.atttypmod, a.attstorage, t.typlen, "
             + (version() >= 120000 ? "a.attgenerated" : "''")
-            + ", t.typname, a.attndims"
+            + ", t.typname, a.attndims, a.attnotnull"
+            // A CHECK of the column, or of its domain, that names NaN (as README's remedy does).
+            + ", EXISTS (SELECT 1 FROM pg_constraint c WHERE c.contype = 'c'"
+            + " AND ((c.conrelid = a.attrelid AND a.attnum = ANY (c.conkey))"
+            + " OR c.contypid = a.atttypid) AND pg_get_constraintdef(c.oid) ~* '\\mnan\\M')"
             + " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
             + " LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'"
             + " LEFT JOIN pg_type bt ON bt.oid = t.typbasetype"
@@ -1133,6 +1144,13 @@ public final class PostgresSourceCheck {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
+          if (decimalsPrecise
+              && "numeric".equals(rs.getString(2))
+              && rs.getBoolean(11)
+              && !rs.getBoolean(12)) {
+            nanStops.add(column);
+            nanRuledOut.add(notNan(column, rs.getInt(5) < 4, array, reserved));
+          }
           boolean reselects =
               reselected.reselectsNull(schema, name, column, reselectKey, eventKey, queryable);
           column(
@@ -1222,6 +1240,17 @@ public final class PostgresSourceCheck {
                   ? " (virtual generated columns are never published)"
                   : "; on PostgreSQL 18, publish them instead: ALTER PUBLICATION " + publication()
                       + " SET (publish_generated_columns = stored)")));
+    }
+    if (!nanStops.isEmpty()) {
+      out.add(new Finding(
+          Level.WARNING,
+          table,
+          "NOT NULL numeric column(s) " + nanStops + ": Debezium has no decimal for a NaN (or an"
+              + " infinity) and makes it null, which the column's schema refuses, so the"
+              + " connector's task fails at such a change and again at every restart (at the"
+              + " snapshot, for one already in the table): no table's changes reach Kafka until"
+              + " it is skipped (README, \"A numeric NaN stops the connector\"). Rule them out: ALTER TABLE "
+              + table + " " + String.join(", ", nanRuledOut)));
     }
     if (!toasted.isEmpty() && identity != 'f') {
       out.add(new Finding(
@@ -1386,7 +1415,7 @@ public final class PostgresSourceCheck {
               Level.INFO,
               subject,
               "numeric without precision maps to decimal(38,18): a value with more"
-                  + " than 20 digits before the point or 18 after is refused (NaN and infinity arrive as null from Debezium)"));
+                  + " than 20 digits before the point or 18 after is refused (Debezium sends NaN and infinity as null, and stops at them in a NOT NULL column)"));
     } else if (typname.equals("time") || typname.equals("timetz")) {
       if (typname.equals("time")) {
         out.add(new Finding(
@@ -1401,6 +1430,19 @@ public final class PostgresSourceCheck {
           subject,
           "Debezium's encoding of varbit drops leading zeros (B'0011' arrives as 11)"));
     }
+  }
+
+  /**
+   * The constraint that keeps the values Debezium cannot send out of a numeric column: NaN, and the
+   * infinities a numeric without precision also holds (arrays: in any element).
+   */
+  private static String notNan(
+      String column, boolean unbounded, boolean array, Set<String> reserved) {
+    String name = unquoted(column, reserved) ? column : "\"" + column.replace("\"", "\"\"") + "\"";
+    String check = array
+        ? "NOT (" + name + " && '{NaN,Infinity,-Infinity}')"
+        : unbounded ? name + " NOT IN ('NaN', 'Infinity', '-Infinity')" : name + " <> 'NaN'";
+    return "ADD CHECK (" + check + ")";
   }
 
   /**

@@ -1,0 +1,132 @@
+package dev.lakestream.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakestream.testkit.Eventually;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A numeric NaN in a NOT NULL column, on real PostgreSQL 15, Debezium 3.6.1 and Kafka Connect.
+ * Debezium has no decimal for it and makes it null, which the column's schema refuses: the
+ * connector's task fails at that change, and again at every restart, and no table's changes reach
+ * Kafka. {@code check-source} warns of such columns with the constraints that rule NaN out, and the
+ * README's steps (skip the change, correct the row, set {@code fail} back) bring the tables back to
+ * the source.
+ */
+class PostgresNumericNaNEndToEndTest {
+
+  private static final String CONNECTOR = "inventory-postgres";
+  private static final String FAILURE_MODE = "event.processing.failure.handling.mode";
+  private static final TableIdentifier PRICES = TableIdentifier.of("inventory", "prices");
+  private static final TableIdentifier OTHER = TableIdentifier.of("inventory", "other");
+
+  @Test
+  void aNanInANotNullColumnStopsTheConnectorUntilSkippedAndCheckSourceSaysHowToRuleItOut()
+      throws Exception {
+    try (PostgresPipeline p = PostgresPipeline.start(
+        Map.of(),
+        "CREATE TABLE inventory.prices (id int PRIMARY KEY, price numeric(10,2) NOT NULL,"
+            + " qty numeric NOT NULL, tags numeric[] NOT NULL, note numeric)",
+        "CREATE TABLE inventory.guarded (id int PRIMARY KEY,"
+            + " price numeric(10,2) NOT NULL CHECK (price <> 'NaN'))",
+        "CREATE TABLE inventory.other (id int PRIMARY KEY, v int)",
+        "INSERT INTO inventory.prices VALUES (1, 1.50, 2, '{1,2.5}', NULL), (2, 3, 4, '{}', 'NaN')",
+        "INSERT INTO inventory.guarded VALUES (1, 1)",
+        "INSERT INTO inventory.other VALUES (1, 1)")) {
+      // A NaN in a nullable column arrives as null (Debezium's warning); compared as such.
+      // A numeric without precision is a decimal(38,18) on the table.
+      String prices = "SELECT id, price, qty::numeric(38,18), tags::numeric(38,18)[],"
+          + " CASE WHEN note = 'NaN' THEN NULL ELSE note::numeric(38,18) END AS note"
+          + " FROM inventory.prices";
+      String other = "SELECT * FROM inventory.other";
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(prices, PRICES, ID));
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(other, OTHER, ID));
+
+      // check-source names the NOT NULL numeric columns without a constraint, not the guarded one.
+      String ruleOut = "ALTER TABLE inventory.prices ADD CHECK (price <> 'NaN'),"
+          + " ADD CHECK (qty NOT IN ('NaN', 'Infinity', '-Infinity')),"
+          + " ADD CHECK (NOT (tags && '{NaN,Infinity,-Infinity}'))";
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
+      assertThat(check.output())
+          .contains("WARNING  inventory.prices: NOT NULL numeric column(s) [price, qty, tags]:"
+              + " Debezium has no decimal for a NaN (or an infinity) and makes it null")
+          .contains("Rule them out: " + ruleOut + "\n")
+          .doesNotContain("inventory.guarded: NOT NULL numeric");
+
+      // The wedge: the task fails at the NaN, the other table's later change stays out of Kafka,
+      // and a restart fails at the same change.
+      p.postgres.execute(
+          "INSERT INTO inventory.prices VALUES (7, 'NaN', 3, '{3}', NULL)",
+          "INSERT INTO inventory.other VALUES (7, 7)");
+      Eventually.until(
+          Duration.ofSeconds(120), "the connector's task failed on the NaN", () -> p.connect
+              .status(CONNECTOR)
+              .contains("Invalid value: null used for required field"));
+      long failedAt = failingLsn(p.connect.status(CONNECTOR));
+      p.connect.stopConnector(CONNECTOR);
+      p.connect.resumeConnector(CONNECTOR, "FAILED");
+      assertThat(failingLsn(p.connect.status(CONNECTOR)))
+          .as("the restarted task fails at the same change")
+          .isEqualTo(failedAt);
+      assertThat(p.differs("SELECT * FROM inventory.other WHERE id <> 7", OTHER, ID))
+          .as("the other table lacks only the change made after the NaN")
+          .isNull();
+
+      // The README's steps: skip it, correct the row, wait for the offsets to pass it, fail again.
+      p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "warn"));
+      p.postgres.execute("UPDATE inventory.prices SET price = 0 WHERE id = 7");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(prices, PRICES, ID));
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(other, OTHER, ID));
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the connector's stored offsets past the skipped change (lsn " + failedAt + ")",
+          () -> storedLsn(p.connect.offsets(CONNECTOR)) > failedAt);
+      p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "fail"));
+      p.postgres.execute(
+          "INSERT INTO inventory.prices VALUES (8, 8, 8, '{8}', 8)",
+          "INSERT INTO inventory.other VALUES (8, 8)");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(prices, PRICES, ID));
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(other, OTHER, ID));
+      assertThat(p.connect.status(CONNECTOR)).doesNotContain("FAILED");
+
+      // check-source's constraints, applied: PostgreSQL refuses the values, and the warning is
+      // gone.
+      p.postgres.execute(ruleOut);
+      for (String refused : List.of(
+          "INSERT INTO inventory.prices VALUES (9, 'NaN', 1, '{}', NULL)",
+          "INSERT INTO inventory.prices VALUES (9, 1, 'Infinity', '{}', NULL)",
+          "INSERT INTO inventory.prices VALUES (9, 1, 1, '{1,NaN}', NULL)")) {
+        assertThatThrownBy(() -> p.postgres.execute(refused))
+            .as(refused)
+            .isInstanceOf(SQLException.class)
+            .hasMessageContaining("violates check constraint");
+      }
+      assertThat(CheckSourceCommandTest.checkSource(p.postgres, Map.of()).output())
+          .doesNotContain("inventory.prices: NOT NULL numeric");
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("prices", "other", "guarded"));
+    }
+  }
+
+  private static final List<String> ID = List.of("id");
+
+  /** The position of the change a failed task's trace names ({@code ... lsn=N, ...}). */
+  private static long failingLsn(String status) {
+    Matcher lsn = Pattern.compile("[{ ]lsn=(\\d+)").matcher(status);
+    assertThat(lsn.find()).as("a position in the task's trace: " + status).isTrue();
+    return Long.parseLong(lsn.group(1));
+  }
+
+  /** The position in the connector's stored offsets ({@code "lsn": N}), or -1 without one. */
+  private static long storedLsn(String offsets) {
+    Matcher lsn = Pattern.compile("\"lsn\":(\\d+)").matcher(offsets);
+    return lsn.find() ? Long.parseLong(lsn.group(1)) : -1;
+  }
+}
