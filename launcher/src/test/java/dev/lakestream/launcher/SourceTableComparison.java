@@ -3,7 +3,6 @@ package dev.lakestream.launcher;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
-import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -96,7 +95,9 @@ final class SourceTableComparison {
       case "int4" -> rs.getInt(i);
       case "int8" -> rs.getLong(i);
       case "numeric" -> rs.getBigDecimal(i);
-      case "_numeric" -> Arrays.asList((BigDecimal[]) rs.getArray(i).getArray());
+      // Arrays of these are lists of the same Java values on the table.
+      case "_int4", "_int8", "_float4", "_float8", "_numeric", "_bool", "_text" ->
+        Arrays.asList((Object[]) rs.getArray(i).getArray());
       case "date" -> rs.getObject(i, LocalDate.class);
       case "timestamp" -> rs.getObject(i, LocalDateTime.class);
       case "timestamptz" ->

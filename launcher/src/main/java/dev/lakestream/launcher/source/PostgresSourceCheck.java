@@ -104,7 +104,8 @@ public final class PostgresSourceCheck {
    * A column's type as the catalog declares it: {@code format} as PostgreSQL prints it, {@code base}
    * the element type of an array or the base type of a domain (else the type), {@code kind} its
    * {@code typtype}, {@code name} the column's own type's name, {@code dimensions} as declared
-   * ({@code int[][]} has 2; PostgreSQL does not hold values to it).
+   * ({@code int[][]} has 2; PostgreSQL does not hold values to it), {@code notNull} whether the
+   * column is NOT NULL (a null Debezium makes of a value then fails the connector's task).
    */
   private record Declared(
       String format,
@@ -113,7 +114,8 @@ public final class PostgresSourceCheck {
       int typmod,
       boolean array,
       String name,
-      int dimensions) {}
+      int dimensions,
+      boolean notNull) {}
 
   private final Connection connection;
   private final Map<String, String> connector;
@@ -1101,6 +1103,7 @@ public final class PostgresSourceCheck {
     boolean canReselect = !reselectKey.isEmpty() && reselectKey.stream().allMatch(queryable);
     List<String> nulled = new ArrayList<>();
     List<String> nulledColumns = new ArrayList<>();
+    List<String> nulledNotNull = new ArrayList<>();
     List<String> generated = new ArrayList<>();
     List<String> columns = new ArrayList<>();
     List<String> capturedColumns = new ArrayList<>();
@@ -1164,15 +1167,21 @@ public final class PostgresSourceCheck {
                   rs.getInt(5),
                   array,
                   rs.getString(9),
-                  rs.getInt(10)),
+                  rs.getInt(10),
+                  rs.getBoolean(11)),
               reselects,
               canReselect);
           if (toastable(
               rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7), array)) {
             toasted.add(column);
-            if (array && !ARRAY_PLACEHOLDERS.contains(rs.getString(2)) && !reselects) {
-              nulled.add(column + " " + type);
-              nulledColumns.add(column);
+            if (array && !ARRAY_PLACEHOLDERS.contains(rs.getString(2))) {
+              // Debezium's null fails a NOT NULL column's schema before any post-processor runs.
+              if (rs.getBoolean(11)) {
+                nulledNotNull.add(column + " " + type);
+              } else if (!reselects) {
+                nulled.add(column + " " + type);
+                nulledColumns.add(column);
+              }
             }
           }
         }
@@ -1249,7 +1258,7 @@ public final class PostgresSourceCheck {
               + " infinity) and makes it null, which the column's schema refuses, so the"
               + " connector's task fails at such a change and again at every restart (at the"
               + " snapshot, for one already in the table): no table's changes reach Kafka until"
-              + " it is skipped (README, \"A numeric NaN stops the connector\"). Rule them out: ALTER TABLE "
+              + " it is skipped (README, \"Values that stop the connector\"). Rule them out: ALTER TABLE "
               + table + " " + String.join(", ", nanRuledOut)));
     }
     if (!toasted.isEmpty() && identity != 'f') {
@@ -1261,6 +1270,18 @@ public final class PostgresSourceCheck {
               + " A primary-key UPDATE of such a row is refused unless its old row is in the same batch: if the"
               + " application updates primary keys, ALTER TABLE " + table
               + " REPLICA IDENTITY FULL"));
+    }
+    if (!nulledNotNull.isEmpty() && identity != 'f') {
+      out.add(new Finding(
+          Level.BLOCKER,
+          table,
+          "NOT NULL column(s) " + nulledNotNull + ": Debezium has no placeholder for an unchanged"
+              + " TOASTed value of these array types and makes it null, which the column's schema"
+              + " refuses, so an UPDATE that leaves such a value (above about 2 kB) unchanged fails"
+              + " the connector's task, at that change again at every restart: no table's changes"
+              + " reach Kafka until it is skipped (README, \"Values that stop the connector\")."
+              + " Having the connector reselect them does not help (the null is refused before it"
+              + " runs). ALTER TABLE " + table + " REPLICA IDENTITY FULL"));
     }
     if (!nulled.isEmpty() && identity != 'f') {
       out.add(new Finding(
@@ -1341,6 +1362,14 @@ public final class PostgresSourceCheck {
           subject,
           type + ": Debezium leaves arrays of " + typname + " out of its events, so the Iceberg"
               + " table will not have the column"));
+    } else if (array && typname.equals("bit") && declared.notNull()) {
+      out.add(new Finding(
+          Level.BLOCKER,
+          subject,
+          type + " NOT NULL: Debezium makes every array of bit null, which the column's schema"
+              + " refuses, so the connector's task fails at the table's first row or change, and"
+              + " again at every restart. Leave it out with column.exclude.list, or make it text[]"
+              + " (ALTER TABLE " + table + " ALTER COLUMN " + column + " TYPE text[])"));
     } else if (array && typname.equals("bit")) {
       out.add(new Finding(
           Level.WARNING,

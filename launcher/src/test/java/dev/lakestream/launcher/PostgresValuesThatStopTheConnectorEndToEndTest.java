@@ -14,14 +14,14 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
 /**
- * A numeric NaN in a NOT NULL column, on real PostgreSQL 15, Debezium 3.6.1 and Kafka Connect.
- * Debezium has no decimal for it and makes it null, which the column's schema refuses: the
- * connector's task fails at that change, and again at every restart, and no table's changes reach
- * Kafka. {@code check-source} warns of such columns with the constraints that rule NaN out, and the
- * README's steps (skip the change, correct the row, set {@code fail} back) bring the tables back to
- * the source.
+ * Values Debezium makes null in NOT NULL columns, on real PostgreSQL 15, Debezium 3.6.1 and Kafka
+ * Connect: a numeric NaN, an unchanged TOASTed array of a type Debezium has no placeholder for, any
+ * array of bit. The column's schema refuses the null: the connector's task fails at that change,
+ * and again at every restart, and no table's changes reach Kafka. {@code check-source} reports such
+ * columns with the remedy, and the README's steps (skip the change, mend the source, set {@code
+ * fail} back) bring the tables back to the source.
  */
-class PostgresNumericNaNEndToEndTest {
+class PostgresValuesThatStopTheConnectorEndToEndTest {
 
   private static final String CONNECTOR = "inventory-postgres";
   private static final String FAILURE_MODE = "event.processing.failure.handling.mode";
@@ -63,13 +63,14 @@ class PostgresNumericNaNEndToEndTest {
 
       // The wedge: the task fails at the NaN, the other table's later change stays out of Kafka,
       // and a restart fails at the same change.
+      String nullRefused = "Invalid value: null used for required field: \\\"";
       p.postgres.execute(
           "INSERT INTO inventory.prices VALUES (7, 'NaN', 3, '{3}', NULL)",
           "INSERT INTO inventory.other VALUES (7, 7)");
       Eventually.until(
-          Duration.ofSeconds(120), "the connector's task failed on the NaN", () -> p.connect
-              .status(CONNECTOR)
-              .contains("Invalid value: null used for required field"));
+          Duration.ofSeconds(120),
+          "the connector's task failed on the NaN",
+          () -> p.connect.status(CONNECTOR).contains(nullRefused + "price"));
       long failedAt = failingLsn(p.connect.status(CONNECTOR));
       p.connect.stopConnector(CONNECTOR);
       p.connect.resumeConnector(CONNECTOR, "FAILED");
@@ -85,11 +86,7 @@ class PostgresNumericNaNEndToEndTest {
       p.postgres.execute("UPDATE inventory.prices SET price = 0 WHERE id = 7");
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(prices, PRICES, ID));
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(other, OTHER, ID));
-      Eventually.until(
-          Duration.ofSeconds(120),
-          "the connector's stored offsets past the skipped change (lsn " + failedAt + ")",
-          () -> storedLsn(p.connect.offsets(CONNECTOR)) > failedAt);
-      p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "fail"));
+      failAgainOncePast(p, failedAt);
       p.postgres.execute(
           "INSERT INTO inventory.prices VALUES (8, 8, 8, '{8}', 8)",
           "INSERT INTO inventory.other VALUES (8, 8)");
@@ -115,7 +112,86 @@ class PostgresNumericNaNEndToEndTest {
     }
   }
 
+  @Test
+  void arraysDebeziumSendsAsNullInNotNullColumnsStopTheConnectorUntilTheSourceIsMended()
+      throws Exception {
+    try (PostgresPipeline p = PostgresPipeline.start(
+        Map.of(),
+        // float8[] has no placeholder for an unchanged TOASTed value; int4[] has one.
+        "CREATE TABLE inventory.series (id int PRIMARY KEY, v int, xs float8[] NOT NULL,"
+            + " ns int[] NOT NULL)",
+        "CREATE TABLE inventory.flags (id int PRIMARY KEY, fs bit(3)[] NOT NULL)",
+        "INSERT INTO inventory.series SELECT g, 0,"
+            + " (SELECT array_agg(x * 0.5 + g) FROM generate_series(1, 3000) x),"
+            + " (SELECT array_agg(x + g) FROM generate_series(1, 3000) x)"
+            + " FROM generate_series(1, 3) g")) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(SERIES_ROWS, SERIES, ID));
+
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
+      assertThat(check.output())
+          .contains("BLOCKER  inventory.series: NOT NULL column(s) [xs double precision[]]:"
+              + " Debezium has no placeholder for an unchanged TOASTed value of these array types"
+              + " and makes it null")
+          .contains("Having the connector reselect them does not help (the null is refused before"
+              + " it runs). ALTER TABLE inventory.series REPLICA IDENTITY FULL\n")
+          .contains("BLOCKER  inventory.flags.fs: bit(3)[] NOT NULL: Debezium makes every array of"
+              + " bit null")
+          .doesNotContain("[ns integer[]]");
+
+      // An UPDATE that leaves the large float8[] unchanged: the task fails, at every restart.
+      p.postgres.execute("UPDATE inventory.series SET v = 1 WHERE id = 1");
+      String nullRefused = "Invalid value: null used for required field: \\\"";
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the connector's task failed on the unchanged array",
+          () -> p.connect.status(CONNECTOR).contains(nullRefused + "xs"));
+      long failedAt = failingLsn(p.connect.status(CONNECTOR));
+      p.connect.stopConnector(CONNECTOR);
+      p.connect.resumeConnector(CONNECTOR, "FAILED");
+      assertThat(failingLsn(p.connect.status(CONNECTOR))).isEqualTo(failedAt);
+
+      // Skip it, give the table REPLICA IDENTITY FULL, snapshot it again: equal to the source, and
+      // the same UPDATE of another row now passes.
+      p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "warn"));
+      failAgainOncePast(p, failedAt);
+      p.postgres.execute("ALTER TABLE inventory.series REPLICA IDENTITY FULL");
+      p.incrementalSnapshot("inventory.series");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(SERIES_ROWS, SERIES, ID));
+      p.postgres.execute("UPDATE inventory.series SET v = 2 WHERE id = 2");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(SERIES_ROWS, SERIES, ID));
+      assertThat(CheckSourceCommandTest.checkSource(p.postgres, Map.of()).output())
+          .doesNotContain("BLOCKER  inventory.series");
+
+      // Any array of bit in a NOT NULL column fails the task at the row's insert.
+      p.postgres.execute("INSERT INTO inventory.flags VALUES (1, '{101,011}')");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the connector's task failed on the array of bit",
+          () -> p.connect.status(CONNECTOR).contains(nullRefused + "fs"));
+      long bitAt = failingLsn(p.connect.status(CONNECTOR));
+      p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "warn"));
+      failAgainOncePast(p, bitAt);
+      p.postgres.execute("UPDATE inventory.series SET v = 3 WHERE id = 3");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(SERIES_ROWS, SERIES, ID));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("series"));
+    }
+  }
+
   private static final List<String> ID = List.of("id");
+  private static final TableIdentifier SERIES = TableIdentifier.of("inventory", "series");
+  private static final String SERIES_ROWS = "SELECT * FROM inventory.series";
+
+  /**
+   * The README's last step: once the connector's stored offsets are past the skipped change at
+   * {@code lsn}, {@code fail} again (with {@code warn} set since).
+   */
+  private static void failAgainOncePast(PostgresPipeline p, long lsn) throws Exception {
+    Eventually.until(
+        Duration.ofSeconds(120),
+        "the connector's stored offsets past the skipped change (lsn " + lsn + ")",
+        () -> storedLsn(p.connect.offsets(CONNECTOR)) > lsn);
+    p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "fail"));
+  }
 
   /** The position of the change a failed task's trace names ({@code ... lsn=N, ...}). */
   private static long failingLsn(String status) {
