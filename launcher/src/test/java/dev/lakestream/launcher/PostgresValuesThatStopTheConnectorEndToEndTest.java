@@ -33,18 +33,21 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       throws Exception {
     try (PostgresPipeline p = PostgresPipeline.start(
         Map.of(),
+        // A domain's NOT NULL binds its columns as a column's own does.
+        "CREATE DOMAIN inventory.amount AS numeric(10,2) NOT NULL",
         "CREATE TABLE inventory.prices (id int PRIMARY KEY, price numeric(10,2) NOT NULL,"
-            + " qty numeric NOT NULL, tags numeric[] NOT NULL, note numeric)",
+            + " qty numeric NOT NULL, tags numeric[] NOT NULL, note numeric, fee inventory.amount)",
         "CREATE TABLE inventory.guarded (id int PRIMARY KEY,"
             + " price numeric(10,2) NOT NULL CHECK (price <> 'NaN'))",
         "CREATE TABLE inventory.other (id int PRIMARY KEY, v int)",
-        "INSERT INTO inventory.prices VALUES (1, 1.50, 2, '{1,2.5}', NULL), (2, 3, 4, '{}', 'NaN')",
+        "INSERT INTO inventory.prices VALUES (1, 1.50, 2, '{1,2.5}', NULL, 1),"
+            + " (2, 3, 4, '{}', 'NaN', 2)",
         "INSERT INTO inventory.guarded VALUES (1, 1)",
         "INSERT INTO inventory.other VALUES (1, 1)")) {
       // A NaN in a nullable column arrives as null (Debezium's warning); compared as such.
       // A numeric without precision is a decimal(38,18) on the table.
       String prices = "SELECT id, price, qty::numeric(38,18), tags::numeric(38,18)[],"
-          + " CASE WHEN note = 'NaN' THEN NULL ELSE note::numeric(38,18) END AS note"
+          + " CASE WHEN note = 'NaN' THEN NULL ELSE note::numeric(38,18) END AS note, fee"
           + " FROM inventory.prices";
       String other = "SELECT * FROM inventory.other";
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(prices, PRICES, ID));
@@ -53,10 +56,10 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       // check-source names the NOT NULL numeric columns without a constraint, not the guarded one.
       String ruleOut = "ALTER TABLE inventory.prices ADD CHECK (price <> 'NaN'),"
           + " ADD CHECK (qty NOT IN ('NaN', 'Infinity', '-Infinity')),"
-          + " ADD CHECK (NOT (tags && '{NaN,Infinity,-Infinity}'))";
+          + " ADD CHECK (NOT (tags && '{NaN,Infinity,-Infinity}')), ADD CHECK (fee <> 'NaN')";
       CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
       assertThat(check.output())
-          .contains("WARNING  inventory.prices: NOT NULL numeric column(s) [price, qty, tags]:"
+          .contains("WARNING  inventory.prices: NOT NULL numeric column(s) [price, qty, tags, fee]:"
               + " Debezium has no decimal for a NaN (or an infinity) and makes it null")
           .contains("Rule them out: " + ruleOut + "\n")
           .doesNotContain("inventory.guarded: NOT NULL numeric");
@@ -65,7 +68,7 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       // and a restart fails at the same change.
       String nullRefused = "Invalid value: null used for required field: \\\"";
       p.postgres.execute(
-          "INSERT INTO inventory.prices VALUES (7, 'NaN', 3, '{3}', NULL)",
+          "INSERT INTO inventory.prices VALUES (7, 'NaN', 3, '{3}', NULL, 7)",
           "INSERT INTO inventory.other VALUES (7, 7)");
       Eventually.until(
           Duration.ofSeconds(120),
@@ -88,7 +91,7 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(other, OTHER, ID));
       failAgainOncePast(p, failedAt);
       p.postgres.execute(
-          "INSERT INTO inventory.prices VALUES (8, 8, 8, '{8}', 8)",
+          "INSERT INTO inventory.prices VALUES (8, 8, 8, '{8}', 8, 8)",
           "INSERT INTO inventory.other VALUES (8, 8)");
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(prices, PRICES, ID));
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(other, OTHER, ID));
@@ -98,9 +101,10 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       // gone.
       p.postgres.execute(ruleOut);
       for (String refused : List.of(
-          "INSERT INTO inventory.prices VALUES (9, 'NaN', 1, '{}', NULL)",
-          "INSERT INTO inventory.prices VALUES (9, 1, 'Infinity', '{}', NULL)",
-          "INSERT INTO inventory.prices VALUES (9, 1, 1, '{1,NaN}', NULL)")) {
+          "INSERT INTO inventory.prices VALUES (9, 'NaN', 1, '{}', NULL, 1)",
+          "INSERT INTO inventory.prices VALUES (9, 1, 'Infinity', '{}', NULL, 1)",
+          "INSERT INTO inventory.prices VALUES (9, 1, 1, '{1,NaN}', NULL, 1)",
+          "INSERT INTO inventory.prices VALUES (9, 1, 1, '{}', NULL, 'NaN')")) {
         assertThatThrownBy(() -> p.postgres.execute(refused))
             .as(refused)
             .isInstanceOf(SQLException.class)

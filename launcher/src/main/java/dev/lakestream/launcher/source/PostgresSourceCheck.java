@@ -1114,9 +1114,12 @@ public final class PostgresSourceCheck {
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
         "SELECT a.attname, coalesce(et.typname, bt.typname, t.typname), coalesce(et.typtype, bt.typtype, t.typtype),"
-            + " format_type(a.atttypid, a.atttypmod), a.atttypmod, a.attstorage, t.typlen, "
+            // A domain's modifier is its own (numeric(10,2)); its NOT NULL binds the column too.
+            + " format_type(a.atttypid, a.atttypmod),"
+            + " CASE WHEN t.typtype = 'd' AND a.atttypmod < 0 THEN t.typtypmod ELSE a.atttypmod END,"
+            + " a.attstorage, t.typlen, "
             + (version() >= 120000 ? "a.attgenerated" : "''")
-            + ", t.typname, a.attndims, a.attnotnull"
+            + ", t.typname, a.attndims, a.attnotnull OR (t.typtype = 'd' AND t.typnotnull)"
             // A CHECK of the column, or of its domain, that names NaN (as README's remedy does).
             + ", EXISTS (SELECT 1 FROM pg_constraint c WHERE c.contype = 'c'"
             + " AND ((c.conrelid = a.attrelid AND a.attnum = ANY (c.conkey))"
