@@ -166,7 +166,7 @@ public final class EmbeddedConnect implements AutoCloseable {
 
   /**
    * Resumes the stopped connector {@code name} through the REST API and waits until its task is in
-   * {@code taskState} ({@code RUNNING}, or {@code FAILED} for a task expected to fail); 60 s at most.
+   * {@code taskState} ({@code RUNNING}, or {@code FAILED} for a task expected to fail); 120 s at most.
    */
   public void resumeConnector(String name, String taskState) throws Exception {
     call("PUT", "/connectors/" + name + "/resume", null);
@@ -189,7 +189,7 @@ public final class EmbeddedConnect implements AutoCloseable {
    */
   public void patchConfig(String name, Map<String, String> changes) throws Exception {
     call("PATCH", "/connectors/" + name + "/config", JSON.writeValueAsString(changes));
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
     while (true) {
       JsonNode config = JSON.readTree(call("GET", "/connectors/" + name + "/tasks", null))
           .path(0)
@@ -199,8 +199,8 @@ public final class EmbeddedConnect implements AutoCloseable {
         break;
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            "connector " + name + ": its task does not have " + changes + " after 60 s: " + config);
+        throw new IllegalStateException("connector " + name + ": its task does not have " + changes
+            + " after 120 s: " + config);
       }
       Thread.sleep(200);
     }
@@ -219,7 +219,7 @@ public final class EmbeddedConnect implements AutoCloseable {
     resumeConnector(name, "RUNNING");
   }
 
-  /** Waits until the connector (or its first task) is in {@code state}; 60 s at most. */
+  /** Waits until the connector (or its first task) is in {@code state}; 120 s at most. */
   private void awaitState(String name, String state, boolean task) throws Exception {
     awaitStatus(name, (task ? "task " : "") + state, status -> {
       String now = (task ? status.path("tasks").path(0) : status.path("connector"))
@@ -232,9 +232,9 @@ public final class EmbeddedConnect implements AutoCloseable {
     });
   }
 
-  /** Waits until the connector's status (REST JSON) meets {@code reached}; 60 s at most. */
+  /** Waits until the connector's status (REST JSON) meets {@code reached}; 120 s at most. */
   private void awaitStatus(String name, String what, Predicate<JsonNode> reached) throws Exception {
-    long deadline = System.currentTimeMillis() + 60_000;
+    long deadline = System.currentTimeMillis() + 120_000;
     String last = "";
     while (System.currentTimeMillis() < deadline) {
       HttpResponse<String> response = statusResponse(name);
@@ -244,7 +244,8 @@ public final class EmbeddedConnect implements AutoCloseable {
       }
       Thread.sleep(200);
     }
-    throw new IllegalStateException("connector " + name + ": not " + what + " after 60 s: " + last);
+    throw new IllegalStateException(
+        "connector " + name + ": not " + what + " after 120 s: " + last);
   }
 
   /** One REST call; its body, or an exception naming the call when Connect refuses it. */

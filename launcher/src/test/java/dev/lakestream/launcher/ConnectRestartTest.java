@@ -290,7 +290,8 @@ class ConnectRestartTest {
         + r.getField("kafka_partition") + "/" + r.getField("kafka_offset");
   }
 
-  private static long recordsIn(String bootstrap, String topic) {
+  /** The records {@code topic} holds: the sum of its partitions' end offsets. */
+  static long recordsIn(String bootstrap, String topic) {
     Map<String, Object> props = new HashMap<>();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     try (var consumer = new KafkaConsumer<byte[], byte[]>(

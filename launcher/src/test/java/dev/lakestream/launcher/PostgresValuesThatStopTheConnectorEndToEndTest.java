@@ -2,6 +2,7 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.lakestream.testkit.Eventually;
 import java.sql.SQLException;
@@ -80,9 +81,10 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       assertThat(failingLsn(p.connect.status(CONNECTOR)))
           .as("the restarted task fails at the same change")
           .isEqualTo(failedAt);
-      assertThat(p.differs("SELECT * FROM inventory.other WHERE id <> 7", OTHER, ID))
-          .as("the other table lacks only the change made after the NaN")
-          .isNull();
+      assertThat(
+              ConnectRestartTest.recordsIn(p.kafka.bootstrapServers(), "dbserver1.inventory.other"))
+          .as("the other table's topic holds its snapshot's row only, not the change after the NaN")
+          .isEqualTo(1);
 
       // The README's steps: skip it, correct the row, wait for the offsets to pass it, fail again.
       p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "warn"));
@@ -140,7 +142,8 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
               + " it runs). ALTER TABLE inventory.series REPLICA IDENTITY FULL\n")
           .contains("BLOCKER  inventory.flags.fs: bit(3)[] NOT NULL: Debezium makes every array of"
               + " bit null")
-          .doesNotContain("[ns integer[]]");
+          // One finding for the array of bit, none of TOAST for it.
+          .doesNotContain("inventory.flags: NOT NULL column(s)");
 
       // An UPDATE that leaves the large float8[] unchanged: the task fails, at every restart.
       p.postgres.execute("UPDATE inventory.series SET v = 1 WHERE id = 1");
@@ -181,6 +184,60 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
     }
   }
 
+  @Test
+  void moneyInALocaleDebeziumCannotReadStopsTheConnectorUntilItsRoleReadsItInC() throws Exception {
+    try (PostgresPipeline p = PostgresPipeline.start(
+        Map.of(),
+        "CREATE TABLE inventory.ledger (id int PRIMARY KEY, amount money NOT NULL, fee money)",
+        "INSERT INTO inventory.ledger VALUES (1, 1234.56, NULL)")) {
+      assumeTrue(
+          localeInstalled(p, "de_DE.UTF-8"),
+          "the de_DE.UTF-8 locale (localedef -i de_DE -f UTF-8 de_DE.UTF-8; .ci/run makes it)");
+      String ledger =
+          "SELECT id, amount::numeric AS amount, fee::numeric AS fee" + " FROM inventory.ledger";
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(ledger, LEDGER, ID));
+
+      // The database's sessions print money the German way (as a server set up in that locale
+      // does), the connector's new sessions too: its task fails at the next amount.
+      p.postgres.execute("ALTER DATABASE postgres SET lc_monetary = 'de_DE.UTF-8'");
+      p.connect.restartConnector(CONNECTOR);
+      p.postgres.execute("INSERT INTO inventory.ledger VALUES (2, -1234567.89, 0.5)");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the connector's task failed on the amount",
+          () -> p.connect.status(CONNECTOR).contains("Failed to parse money value"));
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
+      assertThat(check.exit()).isEqualTo(1);
+      assertThat(check.output())
+          .contains("BLOCKER  money: column(s) [inventory.ledger.amount, inventory.ledger.fee]:"
+              + " with lc_monetary de_DE.UTF-8 (the sessions of postgres) PostgreSQL prints"
+              + " -1234567.89 as '-1.234.567,89 €', which Debezium cannot read")
+          .contains("ALTER ROLE postgres SET lc_monetary = 'C'");
+
+      // check-source's remedy: the connector's role reads money in C, and after a restart the
+      // change it failed on arrives, with the ones after it.
+      p.postgres.execute("ALTER ROLE postgres SET lc_monetary = 'C'");
+      p.connect.stopConnector(CONNECTOR);
+      p.connect.resumeConnector(CONNECTOR, "RUNNING");
+      p.postgres.execute("INSERT INTO inventory.ledger VALUES (3, 7, -0.01)");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(ledger, LEDGER, ID));
+      assertThat(CheckSourceCommandTest.checkSource(p.postgres, Map.of()).output())
+          .doesNotContain("BLOCKER  money");
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("ledger"));
+    }
+  }
+
+  /** Whether the server can print in {@code locale} (an operating-system locale). */
+  private static boolean localeInstalled(PostgresPipeline p, String locale) throws Exception {
+    try {
+      p.postgres.execute("SET lc_monetary = '" + locale + "'");
+      return true;
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  private static final TableIdentifier LEDGER = TableIdentifier.of("inventory", "ledger");
   private static final List<String> ID = List.of("id");
   private static final TableIdentifier SERIES = TableIdentifier.of("inventory", "series");
   private static final String SERIES_ROWS = "SELECT * FROM inventory.series";

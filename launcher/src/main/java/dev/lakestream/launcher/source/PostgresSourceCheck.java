@@ -995,13 +995,16 @@ public final class PostgresSourceCheck {
     }
     TableNames.check(
         tables.stream().map(t -> new SourceTable(t.schema(), t.name())).toList(), out);
+    List<String> money = new ArrayList<>();
     for (Relation t : tables) {
-      table(out, t);
+      table(out, t, money);
     }
+    MoneyFormatCheck.check(connection, money, out);
     return tables.size();
   }
 
-  private void table(List<Finding> out, Relation relation) throws SQLException {
+  /** Checks one captured table; adds its captured money columns to {@code money}. */
+  private void table(List<Finding> out, Relation relation, List<String> money) throws SQLException {
     long oid = relation.oid();
     String schema = relation.schema();
     String name = relation.name();
@@ -1111,19 +1114,28 @@ public final class PostgresSourceCheck {
     List<String> nanStops = new ArrayList<>();
     List<String> nanRuledOut = new ArrayList<>();
     boolean virtual = false;
+    String typmodSql =
+        "CASE WHEN t.typtype = 'd' AND a.atttypmod < 0 THEN t.typtypmod" + " ELSE a.atttypmod END";
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
         "SELECT a.attname, coalesce(et.typname, bt.typname, t.typname), coalesce(et.typtype, bt.typtype, t.typtype),"
             // A domain's modifier is its own (numeric(10,2)); its NOT NULL binds the column too.
             + " format_type(a.atttypid, a.atttypmod),"
-            + " CASE WHEN t.typtype = 'd' AND a.atttypmod < 0 THEN t.typtypmod ELSE a.atttypmod END,"
+            + " " + typmodSql + ","
             + " a.attstorage, t.typlen, "
             + (version() >= 120000 ? "a.attgenerated" : "''")
             + ", t.typname, a.attndims, a.attnotnull OR (t.typtype = 'd' AND t.typnotnull)"
-            // A CHECK of the column, or of its domain, that names NaN (as README's remedy does).
-            + ", EXISTS (SELECT 1 FROM pg_constraint c WHERE c.contype = 'c'"
-            + " AND ((c.conrelid = a.attrelid AND a.attnum = ANY (c.conkey))"
-            + " OR c.contypid = a.atttypid) AND pg_get_constraintdef(c.oid) ~* '\\mnan\\M')"
+            // A validated CHECK of the column alone, or of its domain, that names NaN (and the
+            // infinities, where the type holds them), as README's remedy does.
+            + ", EXISTS (SELECT 1 FROM pg_constraint c WHERE c.contype = 'c' AND c.convalidated"
+            + " AND ((c.conrelid = a.attrelid AND c.conkey = ARRAY[a.attnum])"
+            + " OR c.contypid = a.atttypid)"
+            + " AND pg_get_constraintdef(c.oid) ~* '[[:<:]]nan[[:>:]]'"
+            + (version() >= 140000
+                ? " AND (" + typmodSql + " >= 4 AND t.typcategory <> 'A'"
+                    + " OR pg_get_constraintdef(c.oid) ~* '[[:<:]]infinity[[:>:]]')"
+                : "")
+            + ")"
             + " FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
             + " LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'"
             + " LEFT JOIN pg_type bt ON bt.oid = t.typbasetype"
@@ -1150,12 +1162,16 @@ public final class PostgresSourceCheck {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
+          if ("money".equals(rs.getString(2)) && !array) {
+            money.add(table + "." + column);
+          }
           if (decimalsPrecise
               && "numeric".equals(rs.getString(2))
               && rs.getBoolean(11)
               && !rs.getBoolean(12)) {
             nanStops.add(column);
-            nanRuledOut.add(notNan(column, rs.getInt(5) < 4, array, reserved));
+            nanRuledOut.add(notNan(
+                column, rs.getInt(5) < 4 && version() >= 140000, array, version(), reserved));
           }
           boolean reselects =
               reselected.reselectsNull(schema, name, column, reselectKey, eventKey, queryable);
@@ -1178,9 +1194,12 @@ public final class PostgresSourceCheck {
               rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7), array)) {
             toasted.add(column);
             if (array && !ARRAY_PLACEHOLDERS.contains(rs.getString(2))) {
-              // Debezium's null fails a NOT NULL column's schema before any post-processor runs.
+              // Debezium's null fails a NOT NULL column's schema before any post-processor runs
+              // (of the arrays it sends at all; bit arrays are null always, reported as such).
               if (rs.getBoolean(11)) {
-                nulledNotNull.add(column + " " + type);
+                if (sentArray(rs.getString(2), rs.getString(3).charAt(0))) {
+                  nulledNotNull.add(column + " " + type);
+                }
               } else if (!reselects) {
                 nulled.add(column + " " + type);
                 nulledColumns.add(column);
@@ -1469,12 +1488,28 @@ public final class PostgresSourceCheck {
    * infinities a numeric without precision also holds (arrays: in any element).
    */
   private static String notNan(
-      String column, boolean unbounded, boolean array, Set<String> reserved) {
-    String name = unquoted(column, reserved) ? column : "\"" + column.replace("\"", "\"\"") + "\"";
+      String column, boolean unbounded, boolean array, int version, Set<String> reserved) {
+    String name = quoted(column, reserved);
+    // Before PostgreSQL 14, numeric has no infinity (and does not read one).
     String check = array
-        ? "NOT (" + name + " && '{NaN,Infinity,-Infinity}')"
+        ? "NOT (" + name + " && '{NaN" + (version >= 140000 ? ",Infinity,-Infinity" : "") + "}')"
         : unbounded ? name + " NOT IN ('NaN', 'Infinity', '-Infinity')" : name + " <> 'NaN'";
     return "ADD CHECK (" + check + ")";
+  }
+
+  /**
+   * Whether Debezium's events hold arrays of {@code element} (its name and {@code typtype}): not
+   * those it leaves out, nor those of bit (null always), of a domain or of a type it does not map.
+   */
+  private static boolean sentArray(String element, char kind) {
+    return !ARRAYS_LEFT_OUT.contains(element)
+        && !element.equals("bit")
+        && (MAPPED.contains(element) || kind == 'e');
+  }
+
+  /** {@code column} as PostgreSQL reads it in a statement: quoted where it must be. */
+  private static String quoted(String column, Set<String> reserved) {
+    return unquoted(column, reserved) ? column : "\"" + column.replace("\"", "\"\"") + "\"";
   }
 
   /**
