@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.TableRows;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -185,46 +188,88 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
   }
 
   @Test
-  void moneyInALocaleDebeziumCannotReadStopsTheConnectorUntilItsRoleReadsItInC() throws Exception {
+  void valuesPrintedAsTheSessionsSettingsSayStopOrMisleadDebeziumUntilItsRoleSetsThemBack()
+      throws Exception {
+    String span = "'1 year 2 mons -3 days 04:05:06'";
     try (PostgresPipeline p = PostgresPipeline.start(
         Map.of(),
-        "CREATE TABLE inventory.ledger (id int PRIMARY KEY, amount money NOT NULL, fee money)",
-        "INSERT INTO inventory.ledger VALUES (1, 1234.56, NULL)")) {
+        "CREATE TABLE inventory.ledger (id int PRIMARY KEY, amount money NOT NULL, fee money,"
+            + " data bytea, span interval)",
+        "INSERT INTO inventory.ledger VALUES (1, 1234.56, NULL, '\\x00ff5c41', " + span + ")")) {
       assumeTrue(
           localeInstalled(p, "de_DE.UTF-8"),
           "the de_DE.UTF-8 locale (localedef -i de_DE -f UTF-8 de_DE.UTF-8; .ci/run makes it)");
-      String ledger =
-          "SELECT id, amount::numeric AS amount, fee::numeric AS fee" + " FROM inventory.ledger";
+      String ledger = "SELECT id, amount::numeric AS amount, fee::numeric AS fee, data"
+          + " FROM inventory.ledger";
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(ledger, LEDGER, ID));
+      assertThat(spans(p)).containsEntry(1, SPAN);
 
-      // The database's sessions print money the German way (as a server set up in that locale
-      // does), the connector's new sessions too: its task fails at the next amount.
-      p.postgres.execute("ALTER DATABASE postgres SET lc_monetary = 'de_DE.UTF-8'");
+      // IntervalStyle sql_standard for the database: Debezium keeps only the time, silently.
+      p.postgres.execute("ALTER DATABASE postgres SET IntervalStyle = 'sql_standard'");
       p.connect.restartConnector(CONNECTOR);
-      p.postgres.execute("INSERT INTO inventory.ledger VALUES (2, -1234567.89, 0.5)");
+      p.postgres.execute("INSERT INTO inventory.ledger VALUES (2, 2, 2, '\\x01', " + span + ")");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(ledger, LEDGER, ID));
+      assertThat(spans(p))
+          .as("Debezium's reading of sql_standard")
+          .containsEntry(2, "P0Y0M0DT4H5M6S");
+
+      // Money in German and bytea escaped as well: the next change fails the task.
+      p.postgres.execute(
+          "ALTER DATABASE postgres SET lc_monetary = 'de_DE.UTF-8'",
+          "ALTER DATABASE postgres SET bytea_output = 'escape'");
+      p.connect.restartConnector(CONNECTOR);
+      p.postgres.execute(
+          "INSERT INTO inventory.ledger VALUES (3, -1234567.89, 0.5, '\\x5c00', " + span + ")");
       Eventually.until(
           Duration.ofSeconds(120),
-          "the connector's task failed on the amount",
-          () -> p.connect.status(CONNECTOR).contains("Failed to parse money value"));
+          "the connector's task failed on the change",
+          () -> p.connect.status(CONNECTOR).contains("\"state\":\"FAILED\""));
       CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
       assertThat(check.exit()).isEqualTo(1);
       assertThat(check.output())
           .contains("BLOCKER  money: column(s) [inventory.ledger.amount, inventory.ledger.fee]:"
               + " with lc_monetary de_DE.UTF-8 (the sessions of postgres) PostgreSQL prints"
               + " -1234567.89 as '-1.234.567,89 €', which Debezium cannot read")
-          .contains("ALTER ROLE postgres SET lc_monetary = 'C'");
+          .contains("ALTER ROLE postgres SET lc_monetary = 'C'")
+          .contains("BLOCKER  bytea: column(s) [inventory.ledger.data]: with bytea_output escape")
+          .contains("ALTER ROLE postgres SET bytea_output = 'hex'")
+          .contains("BLOCKER  interval: column(s) [inventory.ledger.span]: with IntervalStyle"
+              + " sql_standard (the sessions of postgres) PostgreSQL prints '1 year 2 mons -3 days"
+              + " 04:05:06' as '+1-2 -3 +4:05:06'")
+          .contains("ALTER ROLE postgres SET IntervalStyle = 'postgres'");
 
-      // check-source's remedy: the connector's role reads money in C, and after a restart the
-      // change it failed on arrives, with the ones after it.
-      p.postgres.execute("ALTER ROLE postgres SET lc_monetary = 'C'");
+      // check-source's remedies: the connector's role prints as Debezium reads; after a restart
+      // the change it failed on arrives, with the next, and a snapshot mends the misread interval.
+      p.postgres.execute(
+          "ALTER ROLE postgres SET lc_monetary = 'C'",
+          "ALTER ROLE postgres SET bytea_output = 'hex'",
+          "ALTER ROLE postgres SET IntervalStyle = 'postgres'");
       p.connect.stopConnector(CONNECTOR);
       p.connect.resumeConnector(CONNECTOR, "RUNNING");
-      p.postgres.execute("INSERT INTO inventory.ledger VALUES (3, 7, -0.01)");
+      p.postgres.execute("INSERT INTO inventory.ledger VALUES (4, 7, -0.01, '\\x', " + span + ")");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(ledger, LEDGER, ID));
+      p.incrementalSnapshot("inventory.ledger");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "every interval on main as in the source, the snapshot's included",
+          () -> spans(p).equals(Map.of(1, SPAN, 2, SPAN, 3, SPAN, 4, SPAN)));
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(ledger, LEDGER, ID));
       assertThat(CheckSourceCommandTest.checkSource(p.postgres, Map.of()).output())
-          .doesNotContain("BLOCKER  money");
+          .doesNotContain("BLOCKER  money", "BLOCKER  bytea", "BLOCKER  interval");
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("ledger"));
     }
+  }
+
+  /** '1 year 2 mons -3 days 04:05:06' as the shipped interval.handling.mode=string sends it. */
+  private static final String SPAN = "P1Y2M-3DT4H5M6S";
+
+  /** The interval column on main, by id. */
+  private static Map<Integer, Object> spans(PostgresPipeline p) {
+    Map<Integer, Object> spans = new HashMap<>();
+    for (Map<String, Object> row : TableRows.read(p.reader.loadTable(LEDGER), Branches.MAIN)) {
+      spans.put((Integer) row.get("id"), row.get("span"));
+    }
+    return spans;
   }
 
   /** Whether the server can print in {@code locale} (an operating-system locale). */

@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -995,16 +996,20 @@ public final class PostgresSourceCheck {
     }
     TableNames.check(
         tables.stream().map(t -> new SourceTable(t.schema(), t.name())).toList(), out);
-    List<String> money = new ArrayList<>();
+    Map<String, List<String>> formatted = new HashMap<>();
     for (Relation t : tables) {
-      table(out, t, money);
+      table(out, t, formatted);
     }
-    MoneyFormatCheck.check(connection, money, out);
+    SessionFormatCheck.check(connection, formatted, out);
     return tables.size();
   }
 
-  /** Checks one captured table; adds its captured money columns to {@code money}. */
-  private void table(List<Finding> out, Relation relation, List<String> money) throws SQLException {
+  /**
+   * Checks one captured table; adds its captured columns whose text form depends on the session
+   * ({@link SessionFormatCheck#TYPES}) to {@code formatted}, by type.
+   */
+  private void table(List<Finding> out, Relation relation, Map<String, List<String>> formatted)
+      throws SQLException {
     long oid = relation.oid();
     String schema = relation.schema();
     String name = relation.name();
@@ -1162,8 +1167,11 @@ public final class PostgresSourceCheck {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
-          if ("money".equals(rs.getString(2)) && !array) {
-            money.add(table + "." + column);
+          if (SessionFormatCheck.TYPES.contains(rs.getString(2))
+              && (!array || !ARRAYS_LEFT_OUT.contains(rs.getString(2)))) {
+            formatted
+                .computeIfAbsent(rs.getString(2), k -> new ArrayList<>())
+                .add(table + "." + column);
           }
           if (decimalsPrecise
               && "numeric".equals(rs.getString(2))

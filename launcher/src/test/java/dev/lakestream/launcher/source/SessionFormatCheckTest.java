@@ -9,23 +9,23 @@ import org.junit.jupiter.api.Test;
  * Money as PostgreSQL prints it in several locales, read the way Debezium 3.6.1 reads it (the end
  * to end test shows Debezium failing on the de_DE form and reading the C form).
  */
-class MoneyFormatCheckTest {
+class SessionFormatCheckTest {
 
   @Test
   void theCFormIsReadWithItsSignAndCents() {
-    assertThat(MoneyFormatCheck.readAsDebezium("-$1,234,567.89"))
+    assertThat(SessionFormatCheck.readAsDebezium("-$1,234,567.89"))
         .contains(new BigDecimal("-1234567.89"));
-    assertThat(MoneyFormatCheck.readAsDebezium("$1,234,567.89"))
+    assertThat(SessionFormatCheck.readAsDebezium("$1,234,567.89"))
         .contains(new BigDecimal("1234567.89"));
-    assertThat(MoneyFormatCheck.readAsDebezium("($0.01)")).contains(new BigDecimal("-0.01"));
+    assertThat(SessionFormatCheck.readAsDebezium("($0.01)")).contains(new BigDecimal("-0.01"));
   }
 
   @Test
   void aCurrencyAfterTheAmountOrACommaForCentsIsNotReadOrMisread() {
     // de_DE and fr_FR: Debezium cannot read them.
-    assertThat(MoneyFormatCheck.readAsDebezium("1.234.567,89 €")).isEmpty();
-    assertThat(MoneyFormatCheck.readAsDebezium("-1 234 567,89 €")).isEmpty();
+    assertThat(SessionFormatCheck.readAsDebezium("1.234.567,89 €")).isEmpty();
+    assertThat(SessionFormatCheck.readAsDebezium("-1 234 567,89 €")).isEmpty();
     // A one-character symbol before a comma for cents: read, as another amount.
-    assertThat(MoneyFormatCheck.readAsDebezium("€1.234,56")).contains(new BigDecimal("1.23456"));
+    assertThat(SessionFormatCheck.readAsDebezium("€1.234,56")).contains(new BigDecimal("1.23456"));
   }
 }
