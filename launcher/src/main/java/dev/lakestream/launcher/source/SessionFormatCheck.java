@@ -19,16 +19,18 @@ import java.util.Set;
  *   <li>{@code money} after {@code lc_monetary}: Debezium (3.6.1) reads only the C/English form
  *       ({@code -$1,234.56}); of {@code -1.234,56 €} (de_DE) it makes nothing, and the connector's
  *       task fails at the first amount, at every restart;
- *   <li>{@code bytea} after {@code bytea_output}: it reads only {@code hex}; a streamed change in
- *       {@code escape} fails the task;
+ *   <li>{@code bytea} after {@code bytea_output}: it reads only {@code hex}; of a streamed value in
+ *       {@code escape} it makes other bytes ({@code abcd} becomes {@code 0xcd}), silently, or
+ *       fails the task;
  *   <li>{@code interval} after {@code IntervalStyle}: of {@code sql_standard} ({@code +1-2 -3
  *       +4:05:06}) it reads the time and drops the years, months and days, silently.
  * </ul>
  *
  * Run as the connector's user, this check's session has the connector's settings; it prints a value
- * of each captured type and reads it as Debezium does. The fix is the role's own setting, which
- * changes nothing for the applications; after a restart the connector decodes from its slot again
- * what it failed on (Debezium's parser is not called here: this reads as its 3.6.1 source does).
+ * of each captured type and reads it as Debezium does. The fix is the role's own setting in the
+ * database (which outranks the database's and the role's), changing nothing for the applications;
+ * after a restart the connector decodes from its slot again what it failed on (Debezium's parser is
+ * not called here: this reads as its 3.6.1 source does).
  */
 final class SessionFormatCheck {
 
@@ -53,34 +55,47 @@ final class SessionFormatCheck {
     String monetary;
     String byteaOutput;
     String intervalStyle;
+    String alterRole;
     try (Statement s = connection.createStatement();
         ResultSet rs = s.executeQuery("SELECT current_user, current_setting('lc_monetary'),"
-            + " current_setting('bytea_output'), current_setting('IntervalStyle')")) {
+            + " current_setting('bytea_output'), current_setting('IntervalStyle'),"
+            + " quote_ident(current_user), quote_ident(current_database())")) {
       rs.next();
       user = rs.getString(1);
       monetary = rs.getString(2);
       byteaOutput = rs.getString(3);
       intervalStyle = rs.getString(4);
+      alterRole = "ALTER ROLE " + rs.getString(5) + " IN DATABASE " + rs.getString(6) + " SET ";
     }
-    String fix = ", then restart the connector: it decodes again from its slot what it failed on,"
-        + " none lost (README, \"Values that stop the connector\")";
+    String sessions = " (the sessions of " + user + "; if the connector connects as another user,"
+        + " run this check as it)";
+    String fix = " (the connector's sessions only; the applications keep theirs), then restart the"
+        + " connector: it decodes again from its slot what it failed on (README, \"Values that stop"
+        + " the connector\")";
     if (columns.containsKey("money")) {
       for (String amount : AMOUNTS) {
-        String printed = printed(connection, "'" + amount + "'::numeric::money");
+        String printed;
+        BigDecimal stored;
+        try (Statement s = connection.createStatement();
+            ResultSet rs = s.executeQuery("SELECT m::text, m::numeric FROM (SELECT '" + amount
+                + "'::numeric::money AS m) amount")) {
+          rs.next();
+          printed = rs.getString(1);
+          stored = rs.getBigDecimal(2);
+        }
         Optional<BigDecimal> read = readAsDebezium(printed);
-        if (read.isEmpty() || read.get().compareTo(new BigDecimal(amount)) != 0) {
+        if (read.isEmpty() || read.get().compareTo(stored) != 0) {
           out.add(new Finding(
               Finding.Level.BLOCKER,
               "money",
-              columns(columns.get("money")) + ": with lc_monetary " + monetary + " (the sessions"
-                  + " of " + user + ") PostgreSQL prints " + amount + " as '" + printed
+              columns(columns.get("money")) + ": with lc_monetary " + monetary + sessions
+                  + " PostgreSQL prints " + stored.toPlainString() + " as '" + printed
                   + "', which Debezium "
                   + read.map(v -> "reads as " + v.toPlainString()
                           + ", so the table would hold other amounts than the source")
                       .orElse("cannot read, so the connector's task fails at the first such"
                           + " value, in its snapshot or its stream, and again at every restart")
-                  + ". ALTER ROLE " + user + " SET lc_monetary = 'C' (the connector's sessions"
-                  + " only; the applications keep theirs)" + fix));
+                  + ". " + alterRole + "lc_monetary = 'C'" + fix));
           break;
         }
       }
@@ -89,23 +104,23 @@ final class SessionFormatCheck {
       out.add(new Finding(
           Finding.Level.BLOCKER,
           "bytea",
-          columns(columns.get("bytea")) + ": with bytea_output " + byteaOutput + " (the sessions"
-              + " of " + user + ") PostgreSQL streams bytea values in a form Debezium cannot read"
-              + " (it reads hex), so the connector's task fails at the first streamed change that"
-              + " holds one, and again at every restart. ALTER ROLE " + user
-              + " SET bytea_output = 'hex'" + fix));
+          columns(columns.get("bytea")) + ": with bytea_output " + byteaOutput + sessions
+              + " PostgreSQL streams bytea values in a form Debezium reads as hex: of most it makes"
+              + " other bytes (abcd becomes 0xcd), silently, of others nothing, and the connector's"
+              + " task fails, at every restart. " + alterRole + "bytea_output = 'hex'" + fix
+              + "; then snapshot again the tables whose bytea values it has sent since"));
     }
     if (columns.containsKey("interval") && "sql_standard".equalsIgnoreCase(intervalStyle)) {
       out.add(new Finding(
           Finding.Level.BLOCKER,
           "interval",
-          columns(columns.get("interval")) + ": with IntervalStyle sql_standard (the sessions of "
-              + user + ") PostgreSQL prints '1 year 2 mons -3 days 04:05:06' as '"
+          columns(columns.get("interval")) + ": with IntervalStyle sql_standard" + sessions
+              + " PostgreSQL prints '1 year 2 mons -3 days 04:05:06' as '"
               + printed(connection, "'1 year 2 mons -3 days 04:05:06'::interval") + "', of which"
               + " Debezium reads only the time: the table would hold 4 hours 5 minutes 6 seconds"
               + " (years, months and days dropped, silently), in snapshots and streamed changes"
-              + " alike. ALTER ROLE " + user + " SET IntervalStyle = 'postgres', then restart the"
-              + " connector and snapshot again the tables whose intervals it has sent since"));
+              + " alike. " + alterRole + "IntervalStyle = 'postgres'" + fix
+              + "; then snapshot again the tables whose intervals it has sent since"));
     }
   }
 
@@ -129,25 +144,29 @@ final class SessionFormatCheck {
 
   /**
    * {@code printed} read the way Debezium 3.6.1 reads a money value: negative when it starts with
-   * a parenthesis or a minus; the parentheses or the minus dropped, then one leading character that
-   * is not a digit or a point (the currency symbol), then every comma. Empty where Debezium fails.
+   * a parenthesis or a minus; a leading minus taken as an opening parenthesis; a leading opening and
+   * a trailing closing parenthesis dropped (each where it is), then one leading character that is
+   * not a digit or a point (the currency symbol), then every comma; a minus put before what is left.
+   * Empty where Debezium fails.
    */
   static Optional<BigDecimal> readAsDebezium(String printed) {
     if (printed.isEmpty()) {
       return Optional.empty();
     }
     boolean negative = printed.charAt(0) == '(' || printed.charAt(0) == '-';
-    String value = printed.charAt(0) == '-' ? printed.substring(1) : printed;
-    if (value.startsWith("(") && value.endsWith(")")) {
-      value = value.substring(1, value.length() - 1);
+    String value = printed.charAt(0) == '-' ? "(" + printed.substring(1) + ")" : printed;
+    if (value.startsWith("(")) {
+      value = value.substring(1);
+    }
+    if (value.endsWith(")")) {
+      value = value.substring(0, value.length() - 1);
     }
     if (!value.isEmpty() && !Character.isDigit(value.charAt(0)) && value.charAt(0) != '.') {
       value = value.substring(1);
     }
     value = value.replace(",", "");
     try {
-      BigDecimal read = new BigDecimal(value);
-      return Optional.of(negative ? read.negate() : read);
+      return Optional.of(new BigDecimal(negative ? "-" + value : value));
     } catch (NumberFormatException e) {
       return Optional.empty();
     }

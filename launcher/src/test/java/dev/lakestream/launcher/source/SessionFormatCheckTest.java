@@ -18,6 +18,9 @@ class SessionFormatCheckTest {
     assertThat(SessionFormatCheck.readAsDebezium("$1,234,567.89"))
         .contains(new BigDecimal("1234567.89"));
     assertThat(SessionFormatCheck.readAsDebezium("($0.01)")).contains(new BigDecimal("-0.01"));
+    // As Debezium's parser: each parenthesis dropped where it is, the sign put before the rest.
+    assertThat(SessionFormatCheck.readAsDebezium("$1.00)")).contains(new BigDecimal("1.00"));
+    assertThat(SessionFormatCheck.readAsDebezium("-($1)")).isEmpty();
   }
 
   @Test
