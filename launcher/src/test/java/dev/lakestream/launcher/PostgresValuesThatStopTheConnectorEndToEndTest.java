@@ -72,20 +72,10 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
 
       // The wedge: the task fails at the NaN, the other table's later change stays out of Kafka,
       // and a restart fails at the same change.
-      String nullRefused = "Invalid value: null used for required field: \\\"";
       p.postgres.execute(
           "INSERT INTO inventory.prices VALUES (7, 'NaN', 3, '{3}', NULL, 7)",
           "INSERT INTO inventory.other VALUES (7, 7)");
-      Eventually.until(
-          Duration.ofSeconds(120),
-          "the connector's task failed on the NaN",
-          () -> p.connect.status(CONNECTOR).contains(nullRefused + "price"));
-      long failedAt = failingLsn(p.connect.status(CONNECTOR));
-      p.connect.stopConnector(CONNECTOR);
-      p.connect.resumeConnector(CONNECTOR, "FAILED");
-      assertThat(failingLsn(p.connect.status(CONNECTOR)))
-          .as("the restarted task fails at the same change")
-          .isEqualTo(failedAt);
+      long failedAt = failsAtEveryRestart(p, "price");
       assertThat(
               ConnectRestartTest.recordsIn(p.kafka.bootstrapServers(), "dbserver1.inventory.other"))
           .as("the other table's topic holds its snapshot's row only, not the change after the NaN")
@@ -152,15 +142,7 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
 
       // An UPDATE that leaves the large float8[] unchanged: the task fails, at every restart.
       p.postgres.execute("UPDATE inventory.series SET v = 1 WHERE id = 1");
-      String nullRefused = "Invalid value: null used for required field: \\\"";
-      Eventually.until(
-          Duration.ofSeconds(120),
-          "the connector's task failed on the unchanged array",
-          () -> p.connect.status(CONNECTOR).contains(nullRefused + "xs"));
-      long failedAt = failingLsn(p.connect.status(CONNECTOR));
-      p.connect.stopConnector(CONNECTOR);
-      p.connect.resumeConnector(CONNECTOR, "FAILED");
-      assertThat(failingLsn(p.connect.status(CONNECTOR))).isEqualTo(failedAt);
+      long failedAt = failsAtEveryRestart(p, "xs");
 
       // Skip it, give the table REPLICA IDENTITY FULL, snapshot it again: equal to the source, and
       // the same UPDATE of another row now passes.
@@ -179,7 +161,7 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       Eventually.until(
           Duration.ofSeconds(120),
           "the connector's task failed on the array of bit",
-          () -> p.connect.status(CONNECTOR).contains(nullRefused + "fs"));
+          () -> p.connect.status(CONNECTOR).contains(NULL_REFUSED + "fs"));
       long bitAt = failingLsn(p.connect.status(CONNECTOR));
       p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "warn"));
       failAgainOncePast(p, bitAt);
@@ -323,6 +305,27 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
         () -> storedLsn(p.connect.offsets(CONNECTOR)) > lsn);
     p.connect.patchConfig(CONNECTOR, Map.of(FAILURE_MODE, "fail"));
   }
+
+  /**
+   * Waits until the connector's task fails on a null Debezium made of a value of {@code column},
+   * restarts it, and asserts that it fails again at the same change; returns that change's position.
+   */
+  private static long failsAtEveryRestart(PostgresPipeline p, String column) throws Exception {
+    Eventually.until(
+        Duration.ofSeconds(120),
+        "the connector's task failed on a null for " + column,
+        () -> p.connect.status(CONNECTOR).contains(NULL_REFUSED + column));
+    long failedAt = failingLsn(p.connect.status(CONNECTOR));
+    p.connect.stopConnector(CONNECTOR);
+    p.connect.resumeConnector(CONNECTOR, "FAILED");
+    assertThat(failingLsn(p.connect.status(CONNECTOR)))
+        .as("the restarted task fails at the same change")
+        .isEqualTo(failedAt);
+    return failedAt;
+  }
+
+  /** Connect's refusal of a null in a NOT NULL column, up to the column's name (JSON-escaped). */
+  private static final String NULL_REFUSED = "Invalid value: null used for required field: \\\"";
 
   /** The position of the change a failed task's trace names ({@code ... lsn=N, ...}). */
   private static long failingLsn(String status) {
