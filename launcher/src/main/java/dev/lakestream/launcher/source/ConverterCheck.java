@@ -61,6 +61,15 @@ final class ConverterCheck {
     }
   }
 
+  /**
+   * Whether the connector sends decimal columns as decimals ({@code decimal.handling.mode=precise},
+   * Debezium's default), which hold no NaN.
+   */
+  static boolean decimalsPrecise(Map<String, String> connector) {
+    return "precise"
+        .equalsIgnoreCase(connector.getOrDefault(DECIMAL_MODE, "precise").trim());
+  }
+
   /** Whether the connector sends decimal columns as doubles ({@code decimal.handling.mode=double}). */
   static boolean decimalsAsDoubles(Map<String, String> connector) {
     return "double".equalsIgnoreCase(connector.getOrDefault(DECIMAL_MODE, "").trim());

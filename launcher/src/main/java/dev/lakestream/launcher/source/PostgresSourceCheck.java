@@ -137,9 +137,7 @@ public final class PostgresSourceCheck {
     this.captured = new CapturedTables(connector);
     this.reselected = new ReselectedColumns(connector);
     this.decimalsAsDoubles = ConverterCheck.decimalsAsDoubles(connector);
-    this.decimalsPrecise = "precise"
-        .equalsIgnoreCase(
-            connector.getOrDefault(ConverterCheck.DECIMAL_MODE, "precise").trim());
+    this.decimalsPrecise = ConverterCheck.decimalsPrecise(connector);
   }
 
   public List<Finding> run() throws SQLException {
@@ -1120,7 +1118,7 @@ public final class PostgresSourceCheck {
     List<String> nanRuledOut = new ArrayList<>();
     boolean virtual = false;
     String typmodSql =
-        "CASE WHEN t.typtype = 'd' AND a.atttypmod < 0 THEN t.typtypmod" + " ELSE a.atttypmod END";
+        "CASE WHEN t.typtype = 'd' AND a.atttypmod < 0 THEN t.typtypmod ELSE a.atttypmod END";
     try (PreparedStatement ps = connection.prepareStatement(
         // The element type of an array, the base type of a domain, else the type itself.
         "SELECT a.attname, coalesce(et.typname, bt.typname, t.typname), coalesce(et.typtype, bt.typtype, t.typtype),"
@@ -1167,6 +1165,7 @@ public final class PostgresSourceCheck {
             continue; // not in the connector's events
           }
           capturedColumns.add(column);
+          boolean notNull = rs.getBoolean(11);
           // Arrays: of money and interval Debezium sends none, and pgjdbc reads bytea[] in either
           // form.
           if (SessionFormatCheck.TYPES.contains(rs.getString(2)) && !array) {
@@ -1176,11 +1175,13 @@ public final class PostgresSourceCheck {
           }
           if (decimalsPrecise
               && "numeric".equals(rs.getString(2))
-              && rs.getBoolean(11)
+              && notNull
               && !rs.getBoolean(12)) {
             nanStops.add(column);
-            nanRuledOut.add(notNan(
-                column, rs.getInt(5) < 4 && version() >= 140000, array, version(), reserved));
+            // Numeric holds infinities from PostgreSQL 14 on, but not with a precision (arrays:
+            // one rule for all elements).
+            boolean infinities = version() >= 140000 && (array || rs.getInt(5) < 4);
+            nanRuledOut.add(notNan(column, infinities, array, reserved));
           }
           boolean reselects =
               reselected.reselectsNull(schema, name, column, reselectKey, eventKey, queryable);
@@ -1196,7 +1197,7 @@ public final class PostgresSourceCheck {
                   array,
                   rs.getString(9),
                   rs.getInt(10),
-                  rs.getBoolean(11)),
+                  notNull),
               reselects,
               canReselect);
           if (toastable(
@@ -1205,7 +1206,7 @@ public final class PostgresSourceCheck {
             if (array && !ARRAY_PLACEHOLDERS.contains(rs.getString(2))) {
               // Debezium's null fails a NOT NULL column's schema before any post-processor runs
               // (of the arrays it sends at all; bit arrays are null always, reported as such).
-              if (rs.getBoolean(11)) {
+              if (notNull) {
                 if (sentArray(rs.getString(2), rs.getString(3).charAt(0))) {
                   nulledNotNull.add(column + " " + type);
                 }
@@ -1494,15 +1495,14 @@ public final class PostgresSourceCheck {
 
   /**
    * The constraint that keeps the values Debezium cannot send out of a numeric column: NaN, and the
-   * infinities a numeric without precision also holds (arrays: in any element).
+   * {@code infinities} where the column holds them (arrays: in any element).
    */
   private static String notNan(
-      String column, boolean unbounded, boolean array, int version, Set<String> reserved) {
+      String column, boolean infinities, boolean array, Set<String> reserved) {
     String name = quoted(column, reserved);
-    // Before PostgreSQL 14, numeric has no infinity (and does not read one).
     String check = array
-        ? "NOT (" + name + " && '{NaN" + (version >= 140000 ? ",Infinity,-Infinity" : "") + "}')"
-        : unbounded ? name + " NOT IN ('NaN', 'Infinity', '-Infinity')" : name + " <> 'NaN'";
+        ? "NOT (" + name + " && '{NaN" + (infinities ? ",Infinity,-Infinity" : "") + "}')"
+        : infinities ? name + " NOT IN ('NaN', 'Infinity', '-Infinity')" : name + " <> 'NaN'";
     return "ADD CHECK (" + check + ")";
   }
 
