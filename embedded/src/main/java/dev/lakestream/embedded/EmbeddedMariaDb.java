@@ -157,6 +157,58 @@ public final class EmbeddedMariaDb implements AutoCloseable {
     }
   }
 
+  /**
+   * Loads {@code zone} (an IANA name, such as {@code Europe/Berlin}) from the operating system's
+   * zoneinfo into the server's time zone tables, so that {@code SET time_zone} can name it (a fresh
+   * server knows only offsets and {@code SYSTEM}). Needs Debian's {@code tzdata} and the MariaDB
+   * client.
+   */
+  public void loadTimeZone(String zone) throws Exception {
+    Path file = Path.of("/usr/share/zoneinfo", zone);
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalStateException("no " + file + ": apt-get install tzdata");
+    }
+    Process convert = new ProcessBuilder(
+            firstExecutable("/usr/bin/mariadb-tzinfo-to-sql", "/usr/bin/mysql_tzinfo_to_sql")
+                .toString(),
+            file.toString(),
+            zone)
+        .redirectError(ProcessBuilder.Redirect.DISCARD)
+        .start();
+    byte[] sql = convert.getInputStream().readAllBytes();
+    if (!convert.waitFor(60, TimeUnit.SECONDS) || convert.exitValue() != 0 || sql.length == 0) {
+      throw new IllegalStateException("mariadb-tzinfo-to-sql " + file + " failed");
+    }
+    Process client = new ProcessBuilder(
+            firstExecutable("/usr/bin/mariadb", "/usr/bin/mysql").toString(),
+            "--no-defaults",
+            "--protocol=TCP",
+            "--host=127.0.0.1",
+            "--port=" + port,
+            "--user=" + user(),
+            "--password=" + password(),
+            "mysql")
+        .redirectErrorStream(true)
+        .start();
+    try (var in = client.getOutputStream()) {
+      in.write(sql);
+    }
+    String out = new String(client.getInputStream().readAllBytes());
+    if (!client.waitFor(60, TimeUnit.SECONDS) || client.exitValue() != 0) {
+      throw new IllegalStateException("loading time zone " + zone + " failed: " + out);
+    }
+  }
+
+  private static Path firstExecutable(String... candidates) {
+    for (String candidate : candidates) {
+      if (new File(candidate).canExecute()) {
+        return Path.of(candidate);
+      }
+    }
+    throw new IllegalStateException(
+        "none of " + List.of(candidates) + " (apt-get install mariadb-server)");
+  }
+
   private void awaitReady() throws Exception {
     long deadline = System.currentTimeMillis() + 60_000;
     SQLException last = null;

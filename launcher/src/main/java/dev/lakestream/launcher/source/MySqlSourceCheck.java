@@ -21,7 +21,9 @@ import java.util.regex.Pattern;
  * columns out of updates, which would come out as partial rows), a server id, and for every table
  * the connector captures (its {@code database.include.list} / {@code table.include.list}) a primary
  * key, and TIME columns (values outside 00:00..24:00, which MySQL allows, are refused by the
- * pipeline). Reads server variables and {@code information_schema} only.
+ * pipeline), and whether the connector's snapshot reads TIMESTAMP values in the zone the server
+ * prints them in ({@link SnapshotTimeZoneCheck}). Reads server variables and {@code
+ * information_schema} only.
  */
 public final class MySqlSourceCheck {
 
@@ -95,6 +97,7 @@ public final class MySqlSourceCheck {
       unreadTables(captured, findings);
     }
     List<String[]> tables = tables();
+    List<String> timestampColumns = new ArrayList<>();
     TableNames.check(
         tables.stream()
             .filter(t -> captured.captures(t[0], t[1]))
@@ -132,6 +135,9 @@ public final class MySqlSourceCheck {
           .filter(c -> !captured.leavesOut(table[0], table[1], c))
           .toList();
       ReservedColumnNames.check(name, capturedColumns).ifPresent(findings::add);
+      columns.stream()
+          .filter(c -> "timestamp".equalsIgnoreCase(c[1]) && capturedColumns.contains(c[0]))
+          .forEach(c -> timestampColumns.add(name + "." + c[0]));
       List<String> keyColumns = messageKey.orElse(key);
       boolean decimalsAsDoubles = ConverterCheck.decimalsAsDoubles(connector);
       List<String> badKey = columns.stream()
@@ -165,6 +171,7 @@ public final class MySqlSourceCheck {
                     + " 24:00:00 on (MySQL allows -838:59:59..838:59:59) have no Iceberg time and are dead-lettered"));
       }
     }
+    SnapshotTimeZoneCheck.check(connection, connector, timestampColumns, findings);
     return findings;
   }
 
