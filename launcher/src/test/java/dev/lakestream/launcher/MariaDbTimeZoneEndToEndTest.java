@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedMariaDb;
@@ -18,6 +19,7 @@ import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
+import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -37,6 +39,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TimeZone;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -226,6 +229,61 @@ class MariaDbTimeZoneEndToEndTest {
     assertThat(withUtcAlone.get(205)).isEqualTo(Instant.parse("2024-12-01T13:00:00Z"));
   }
 
+  /**
+   * A {@code DATETIME} has no zone, but Debezium's snapshot reads it through JDBC into a {@code
+   * java.sql.Timestamp} in the Connect worker's own time zone and back: where the worker runs in a
+   * zone with summer time, a wall-clock time the worker's clocks skip (02:30 on the night summer
+   * time begins in Berlin) arrives an hour later. The binary log and a worker in UTC read it right;
+   * no connector setting changes it, so the README asks for Connect workers in UTC. The worker here
+   * is this JVM: its default zone is set to Berlin while the second connector starts and reads.
+   */
+  @Test
+  @Order(3)
+  void aWorkerInAZoneWithSummerTimeMisreadsTheDatetimesItsClocksSkip() throws Exception {
+    assumeTrue(
+        TimeZone.getDefault().getRawOffset() == 0 && !TimeZone.getDefault().useDaylightTime(),
+        "the tests' JVM runs in UTC (as CI's does); this test moves it to " + ZONE);
+    mariadb.execute(
+        "CREATE TABLE inventory.t_local (id INT PRIMARY KEY, dt DATETIME(6))",
+        "INSERT INTO inventory.t_local VALUES (1, '2024-03-31 02:30:00'),"
+            + " (2, '2024-10-27 02:30:00'), (3, '2024-06-01 12:00:00.5')");
+    TableIdentifier id = TableIdentifier.of("inventory", "t_local");
+    // The pipeline's connector, in this JVM's zone (UTC), streams them right.
+    Eventually.until(
+        SYNCED,
+        "inventory.t_local's three rows on main",
+        () -> reader.tableExists(id)
+            && TableRows.read(reader.loadTable(id), Branches.MAIN).size() == 3);
+    Map<List<Object>, Map<String, Object>> mirrored =
+        TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), List.of("id"));
+    assertThat(mirrored.get(List.of(1)).get("dt"))
+        .isEqualTo(LocalDateTime.parse("2024-03-31T02:30:00"));
+    Map<Integer, JsonNode> utcWorker = snapshotOf("utcworker", Map.of(), "t_local");
+    TimeZone before = TimeZone.getDefault();
+    Map<Integer, JsonNode> berlinWorker;
+    TimeZone.setDefault(TimeZone.getTimeZone(ZONE));
+    try {
+      berlinWorker = snapshotOf("berlinworker", Map.of(), "t_local");
+    } finally {
+      TimeZone.setDefault(before);
+    }
+    assertThat(wallClock(utcWorker.get(1))).isEqualTo("2024-03-31T02:30");
+    assertThat(wallClock(berlinWorker.get(1)))
+        .as("02:30, which Berlin's clocks skipped that night, read by a worker in Berlin")
+        .isEqualTo("2024-03-31T03:30");
+    assertThat(wallClock(berlinWorker.get(2))).isEqualTo("2024-10-27T02:30");
+    assertThat(wallClock(berlinWorker.get(3))).isEqualTo("2024-06-01T12:00:00.500");
+  }
+
+  /** A snapshot's {@code dt} (Debezium's MicroTimestamp: the wall clock's µs as if UTC), as text. */
+  private static String wallClock(JsonNode after) {
+    return LocalDateTime.ofEpochSecond(
+            Math.floorDiv(after.path("dt").asLong(), 1_000_000L),
+            (int) Math.floorMod(after.path("dt").asLong(), 1_000_000L) * 1000,
+            ZoneOffset.UTC)
+        .toString();
+  }
+
   /** Inserts {@link #INSTANTS} with ids shifted by {@code base}, written as UTC. */
   private void insert(int base) throws Exception {
     StringBuilder values = new StringBuilder();
@@ -248,39 +306,49 @@ class MariaDbTimeZoneEndToEndTest {
   }
 
   /**
-   * The {@code ts} of each row as the snapshot of a second connector registered with {@code
-   * settings} sends it (its own topic prefix, server id and schema history; ingest does not read
-   * its topics).
+   * The {@code ts} of each row of inventory.t_tz as the snapshot of a second connector registered
+   * with {@code settings} sends it.
    */
   private Map<Integer, Instant> snapshotOf(String prefix, Map<String, String> settings)
       throws Exception {
+    Map<Integer, Instant> out = new HashMap<>();
+    snapshotOf(prefix, settings, "t_tz")
+        .forEach((id, after) -> out.put(
+            id,
+            after.path("ts").isNull() ? null : Instant.parse(after.path("ts").asText())));
+    return out;
+  }
+
+  /**
+   * Each row of {@code table} (its {@code after}, by id) as the snapshot of a second connector
+   * registered with {@code settings} sends it (its own topic prefix, server id and schema history;
+   * ingest does not read its topics). The connector is deleted after.
+   */
+  private Map<Integer, JsonNode> snapshotOf(
+      String prefix, Map<String, String> settings, String table) throws Exception {
     Map<String, String> overrides = new HashMap<>(shipped());
     overrides.putAll(settings);
     overrides.put("topic.prefix", prefix);
     overrides.put("database.server.id", Integer.toString(184100 + prefix.length()));
     overrides.put("schema.history.internal.kafka.topic", prefix + ".schema-history");
-    overrides.put("table.include.list", "inventory.t_tz");
+    overrides.put("table.include.list", "inventory." + table);
     ObjectNode json = (ObjectNode) JSON.readTree(Files.readString(MariaDbEndToEndTest.connector()));
     json.put("name", "zone-" + prefix);
     connect.createConnector(json.toString(), overrides);
     int rows;
     try (Connection c = mariadb.connect("inventory");
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM t_tz")) {
+        ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + table)) {
       rs.next();
       rows = rs.getInt(1);
     }
-    String topic = prefix + ".inventory.t_tz";
-    Map<Integer, Instant> out = new HashMap<>();
+    String topic = prefix + ".inventory." + table;
+    Map<Integer, JsonNode> out = new HashMap<>();
     Eventually.until(
-        SYNCED, "the snapshot's " + rows + " rows of inventory.t_tz in " + topic, () -> {
+        SYNCED, "the snapshot's " + rows + " rows of inventory." + table + " in " + topic, () -> {
           for (ConsumerRecord<byte[], byte[]> r : feed.readAvailable(topic)) {
             JsonNode after = JSON.readTree(r.value()).path("payload").path("after");
-            out.put(
-                after.path("id").asInt(),
-                after.path("ts").isNull()
-                    ? null
-                    : Instant.parse(after.path("ts").asText()));
+            out.put(after.path("id").asInt(), after);
           }
           return out.size() >= rows;
         });
