@@ -192,6 +192,8 @@ public final class EmbeddedMariaDb implements AutoCloseable {
         .start();
     try (var in = client.getOutputStream()) {
       in.write(sql);
+    } catch (IOException e) {
+      // The client stopped reading: its output below says why.
     }
     String out = new String(client.getInputStream().readAllBytes());
     if (!client.waitFor(60, TimeUnit.SECONDS) || client.exitValue() != 0) {
