@@ -22,7 +22,8 @@ import java.util.regex.Pattern;
  * the connector captures (its {@code database.include.list} / {@code table.include.list}) a primary
  * key, and TIME columns (values outside 00:00..24:00, which MySQL allows, are refused by the
  * pipeline), and whether the connector's snapshot reads TIMESTAMP values in the zone the server
- * prints them in ({@link SnapshotTimeZoneCheck}). Reads server variables and {@code
+ * prints them in ({@link SnapshotTimeZoneCheck}), and CHAR values as the binary log holds them
+ * ({@link PaddedCharCheck}). Reads server variables and {@code
  * information_schema} only.
  */
 public final class MySqlSourceCheck {
@@ -98,6 +99,7 @@ public final class MySqlSourceCheck {
     }
     List<String[]> tables = tables();
     List<String> timestampColumns = new ArrayList<>();
+    List<String> charColumns = new ArrayList<>();
     TableNames.check(
         tables.stream()
             .filter(t -> captured.captures(t[0], t[1]))
@@ -138,6 +140,9 @@ public final class MySqlSourceCheck {
       columns.stream()
           .filter(c -> "timestamp".equalsIgnoreCase(c[1]) && capturedColumns.contains(c[0]))
           .forEach(c -> timestampColumns.add(name + "." + c[0]));
+      columns.stream()
+          .filter(c -> "char".equalsIgnoreCase(c[1]) && capturedColumns.contains(c[0]))
+          .forEach(c -> charColumns.add(name + "." + c[0]));
       List<String> keyColumns = messageKey.orElse(key);
       boolean decimalsAsDoubles = ConverterCheck.decimalsAsDoubles(connector);
       List<String> badKey = columns.stream()
@@ -172,6 +177,7 @@ public final class MySqlSourceCheck {
       }
     }
     SnapshotTimeZoneCheck.check(connection, connector, timestampColumns, findings);
+    PaddedCharCheck.check(connection, connector, charColumns, findings);
     return findings;
   }
 

@@ -51,17 +51,21 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /**
- * A MariaDB server whose time zone has summer time ({@code Europe/Berlin}): the binary log holds a
- * {@code TIMESTAMP} as seconds since the epoch, but a snapshot reads it as text in its session's
- * zone, in which the hour the clocks go back happens twice. The shipped connector sets its sessions
- * to UTC ({@code database.connectionTimeZone} and {@code database.forceConnectionTimeZoneToSession}),
- * and every value reaches {@code main} as the instant it is, from the snapshot, the binary log and
- * an incremental snapshot; {@code check-source} reports the settings that misread them, and
- * connectors registered with them show the misreadings it describes.
+ * Server settings the connector's database sessions inherit, which change what a snapshot reads
+ * but not what the binary log holds. A time zone with summer time ({@code Europe/Berlin}): the
+ * binary log holds a {@code TIMESTAMP} as seconds since the epoch, but a snapshot reads it as text
+ * in its session's zone, in which the hour the clocks go back happens twice; the shipped connector
+ * sets its sessions to UTC ({@code database.connectionTimeZone} and {@code
+ * database.forceConnectionTimeZoneToSession}). And {@code sql_mode} {@code PAD_CHAR_TO_FULL_LENGTH}:
+ * a {@code SELECT} pads {@code CHAR} values, the binary log does not; the shipped connector takes
+ * the mode out of its sessions ({@code database.initial.statements}). Every value reaches {@code
+ * main} as the source holds it, from the snapshot, the binary log and an incremental snapshot;
+ * {@code check-source} reports the settings that misread, and connectors registered with them show
+ * the misreadings it describes.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class MariaDbTimeZoneEndToEndTest {
+class MariaDbSessionSettingsEndToEndTest {
 
   private static final Duration SYNCED = Duration.ofSeconds(300);
   private static final String ZONE = "Europe/Berlin";
@@ -107,7 +111,10 @@ class MariaDbTimeZoneEndToEndTest {
     mariadb.loadTimeZone(ZONE);
     mariadb.execute(
         "SET GLOBAL time_zone = '" + ZONE + "'",
+        "SET GLOBAL sql_mode = CONCAT(@@global.sql_mode, ',PAD_CHAR_TO_FULL_LENGTH')",
         "CREATE DATABASE inventory",
+        "CREATE TABLE inventory.t_char (k CHAR(5) PRIMARY KEY, v CHAR(5), n INT)",
+        "INSERT INTO inventory.t_char VALUES ('ab', 'cd', 1), ('xy', NULL, 1), ('a b', '', 1)",
         "CREATE TABLE inventory.t_tz (id INT PRIMARY KEY, ts TIMESTAMP(3) NULL, ts0 TIMESTAMP NULL,"
             + " dt DATETIME(3))",
         "CREATE TABLE " + SIGNALS + " (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL,"
@@ -259,21 +266,21 @@ class MariaDbTimeZoneEndToEndTest {
         TableRows.byKey(TableRows.read(reader.loadTable(id), Branches.MAIN), List.of("id"));
     assertThat(mirrored.get(List.of(1)).get("dt"))
         .isEqualTo(LocalDateTime.parse("2024-03-31T02:30:00"));
-    Map<Integer, JsonNode> utcWorker = snapshotOf("utcworker", Map.of(), "t_local");
+    Map<String, JsonNode> utcWorker = snapshotOf("utcworker", Map.of(), "t_local", "id");
     TimeZone before = TimeZone.getDefault();
-    Map<Integer, JsonNode> berlinWorker;
+    Map<String, JsonNode> berlinWorker;
     TimeZone.setDefault(TimeZone.getTimeZone(ZONE));
     try {
-      berlinWorker = snapshotOf("berlinworker", Map.of(), "t_local");
+      berlinWorker = snapshotOf("berlinworker", Map.of(), "t_local", "id");
     } finally {
       TimeZone.setDefault(before);
     }
-    assertThat(wallClock(utcWorker.get(1))).isEqualTo("2024-03-31T02:30");
-    assertThat(wallClock(berlinWorker.get(1)))
+    assertThat(wallClock(utcWorker.get("1"))).isEqualTo("2024-03-31T02:30");
+    assertThat(wallClock(berlinWorker.get("1")))
         .as("02:30, which Berlin's clocks skipped that night, read by a worker in Berlin")
         .isEqualTo("2024-03-31T03:30");
-    assertThat(wallClock(berlinWorker.get(2))).isEqualTo("2024-10-27T02:30");
-    assertThat(wallClock(berlinWorker.get(3))).isEqualTo("2024-06-01T12:00:00.500");
+    assertThat(wallClock(berlinWorker.get("2"))).isEqualTo("2024-10-27T02:30");
+    assertThat(wallClock(berlinWorker.get("3"))).isEqualTo("2024-06-01T12:00:00.500");
   }
 
   /** A snapshot's {@code dt} (Debezium's MicroTimestamp: the wall clock's µs as if UTC), as text. */
@@ -283,6 +290,68 @@ class MariaDbTimeZoneEndToEndTest {
             (int) Math.floorMod(after.path("dt").asLong(), 1_000_000L) * 1000,
             ZoneOffset.UTC)
         .toString();
+  }
+
+  /**
+   * A server whose {@code SELECT}s pad {@code CHAR} values to their length: the shipped connector's
+   * snapshot reads them as the binary log holds them, so a row read by the snapshot and updated
+   * after is on main once. Without its {@code database.initial.statements} the snapshot reads the
+   * padded key (a second connector shows it), and check-source blocks that.
+   */
+  @Test
+  @Order(4)
+  void aServerThatPadsCharValuesInSelectsIsReadAsItsBinaryLogHoldsThem() throws Exception {
+    TableIdentifier id = TableIdentifier.of("inventory", "t_char");
+    Eventually.noDifference(SYNCED, this::charDiffers);
+    mariadb.execute(
+        "UPDATE inventory.t_char SET n = 2 WHERE k = 'ab'",
+        "UPDATE inventory.t_char SET v = 'z' WHERE k = 'a b'",
+        "INSERT INTO inventory.t_char VALUES ('new', 'v', 1)");
+    Eventually.noDifference(SYNCED, this::charDiffers);
+    mariadb.execute(
+        "SET SESSION sql_log_bin = 0",
+        "UPDATE inventory.t_char SET n = 5 WHERE k = 'xy'",
+        "SET SESSION sql_log_bin = 1",
+        "INSERT INTO " + SIGNALS + " VALUES ('chars', 'execute-snapshot',"
+            + " '{\"data-collections\": [\"inventory.t_char\"], \"type\": \"incremental\"}')");
+    Eventually.noDifference(SYNCED, this::charDiffers);
+    Verifier.Report report = Verifier.verify(reader.loadTable(id), id.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+
+    assertThat(checkSource(Map.of()))
+        .contains("OK       sql_mode: PAD_CHAR_TO_FULL_LENGTH: the connector's"
+            + " database.initial.statements take it out of its sessions");
+    Map<String, String> padded = Map.of("database.initial.statements", "");
+    assertThat(checkSource(padded))
+        .contains("BLOCKER  sql_mode: PAD_CHAR_TO_FULL_LENGTH: the server pads CHAR values")
+        .contains("Captured CHAR column(s): inventory.t_char.k, inventory.t_char.v");
+    assertThat(snapshotOf("padded", padded, "t_char", "k"))
+        .as("the keys a connector without the statement reads in its snapshot")
+        .containsKeys("ab   ", "xy   ", "a b  ", "new  ");
+  }
+
+  /** Null when realtime and main of inventory.t_char hold MariaDB's rows, unpadded. */
+  private String charDiffers() throws Exception {
+    TableIdentifier id = TableIdentifier.of("inventory", "t_char");
+    if (!reader.tableExists(id)) {
+      return "no table " + id + " yet";
+    }
+    Map<List<Object>, Map<String, Object>> expected = new HashMap<>();
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement()) {
+      s.execute(
+          "SET SESSION sql_mode = REPLACE(@@session.sql_mode, 'PAD_CHAR_TO_FULL_LENGTH', '')");
+      try (ResultSet rs = s.executeQuery("SELECT k, v, n FROM t_char")) {
+        while (rs.next()) {
+          Map<String, Object> row = new LinkedHashMap<>();
+          row.put("k", rs.getString(1));
+          row.put("v", rs.getString(2));
+          row.put("n", rs.getInt(3));
+          expected.put(List.of(rs.getString(1)), row);
+        }
+      }
+    }
+    return SourceTableComparison.differs(reader, expected, id, List.of("k"));
   }
 
   /** The server's {@code system_time_zone}: the operating system's zone, abbreviated. */
@@ -323,20 +392,20 @@ class MariaDbTimeZoneEndToEndTest {
   private Map<Integer, Instant> snapshotOf(String prefix, Map<String, String> settings)
       throws Exception {
     Map<Integer, Instant> out = new HashMap<>();
-    snapshotOf(prefix, settings, "t_tz")
+    snapshotOf(prefix, settings, "t_tz", "id")
         .forEach((id, after) -> out.put(
-            id,
+            Integer.valueOf(id),
             after.path("ts").isNull() ? null : Instant.parse(after.path("ts").asText())));
     return out;
   }
 
   /**
-   * Each row of {@code table} (its {@code after}, by id) as the snapshot of a second connector
+   * Each row of {@code table} (its {@code after}, by the text of its {@code key}) as the snapshot of a second connector
    * registered with {@code settings} sends it (its own topic prefix, server id and schema history;
    * ingest does not read its topics). The connector is deleted after.
    */
-  private Map<Integer, JsonNode> snapshotOf(
-      String prefix, Map<String, String> settings, String table) throws Exception {
+  private Map<String, JsonNode> snapshotOf(
+      String prefix, Map<String, String> settings, String table, String key) throws Exception {
     Map<String, String> overrides = new HashMap<>(shipped());
     overrides.putAll(settings);
     overrides.put("topic.prefix", prefix);
@@ -354,12 +423,12 @@ class MariaDbTimeZoneEndToEndTest {
       rows = rs.getInt(1);
     }
     String topic = prefix + ".inventory." + table;
-    Map<Integer, JsonNode> out = new HashMap<>();
+    Map<String, JsonNode> out = new HashMap<>();
     Eventually.until(
         SYNCED, "the snapshot's " + rows + " rows of inventory." + table + " in " + topic, () -> {
           for (ConsumerRecord<byte[], byte[]> r : feed.readAvailable(topic)) {
             JsonNode after = JSON.readTree(r.value()).path("payload").path("after");
-            out.put(after.path("id").asInt(), after);
+            out.put(after.path(key).asText(), after);
           }
           return out.size() >= rows;
         });
