@@ -330,6 +330,60 @@ class MariaDbSessionSettingsEndToEndTest {
         .containsKeys("ab   ", "xy   ", "a b  ", "new  ");
   }
 
+  /**
+   * A server that stops statements running longer than a second ({@code max_statement_time}): the
+   * snapshot reads a table with one {@code SELECT}, so a connector that keeps the limit fails
+   * partway through a table it takes longer to read (and would again at each restart); the shipped
+   * connector lifts it for its sessions and reads the table whole. The table is outside the
+   * pipeline's database; the two connectors' topics are counted.
+   */
+  @Test
+  @Order(5)
+  void aServerLimitOnStatementsStopsASnapshotUnlessTheConnectorLiftsIt() throws Exception {
+    int rows = 100_000;
+    mariadb.execute(
+        "CREATE DATABASE other",
+        "USE other",
+        "CREATE TABLE t_long (id INT PRIMARY KEY, v VARCHAR(300))",
+        "INSERT INTO t_long SELECT seq, REPEAT('x', 300) FROM seq_1_to_" + rows);
+    mariadb.execute("SET GLOBAL max_statement_time = 1");
+    try {
+      assertThat(checkSource(Map.of()))
+          .contains("OK       max_statement_time: max_statement_time=1.000000 s: the connector's"
+              + " database.initial.statements lift it for its sessions");
+      Map<String, String> limited = Map.of(
+          "database.initial.statements",
+          "SET SESSION"
+              + " sql_mode = (SELECT TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@session.sql_mode, ','),"
+              + " ',PAD_CHAR_TO_FULL_LENGTH,', ',')))");
+      assertThat(checkSource(limited))
+          .contains("BLOCKER  max_statement_time: max_statement_time=1.000000 s: the server stops"
+              + " a statement that runs longer");
+
+      String[] status = {""};
+      String limitedTopic = register("limited", limited, "other.t_long");
+      Eventually.until(SYNCED, "the limited connector's task FAILED in its snapshot", () -> {
+        status[0] = connect.status("zone-limited");
+        return status[0].contains("FAILED");
+      });
+      assertThat(status[0]).contains("max_statement_time exceeded");
+      assertThat(ConnectRestartTest.recordsIn(kafka.bootstrapServers(), limitedTopic))
+          .as("rows the limited snapshot sent before it was stopped")
+          .isLessThan(rows);
+      connect.deleteConnector("zone-limited");
+
+      String liftedTopic = register("lifted", Map.of(), "other.t_long");
+      Eventually.until(
+          SYNCED,
+          "the shipped connector's snapshot of other.t_long's " + rows + " rows in " + liftedTopic,
+          () -> ConnectRestartTest.recordsIn(kafka.bootstrapServers(), liftedTopic) >= rows);
+      assertThat(connect.status("zone-lifted")).doesNotContain("FAILED");
+      connect.deleteConnector("zone-lifted");
+    } finally {
+      mariadb.execute("SET GLOBAL max_statement_time = 0");
+    }
+  }
+
   /** Null when realtime and main of inventory.t_char hold MariaDB's rows, unpadded. */
   private String charDiffers() throws Exception {
     TableIdentifier id = TableIdentifier.of("inventory", "t_char");
@@ -406,23 +460,8 @@ class MariaDbSessionSettingsEndToEndTest {
    */
   private Map<String, JsonNode> snapshotOf(
       String prefix, Map<String, String> settings, String table, String key) throws Exception {
-    Map<String, String> overrides = new HashMap<>(shipped());
-    overrides.putAll(settings);
-    overrides.put("topic.prefix", prefix);
-    overrides.put("database.server.id", Integer.toString(184100 + prefix.length()));
-    overrides.put("schema.history.internal.kafka.topic", prefix + ".schema-history");
-    overrides.put("table.include.list", "inventory." + table);
-    ObjectNode json = (ObjectNode) JSON.readTree(Files.readString(MariaDbEndToEndTest.connector()));
-    json.put("name", "zone-" + prefix);
-    connect.createConnector(json.toString(), overrides);
-    int rows;
-    try (Connection c = mariadb.connect("inventory");
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + table)) {
-      rs.next();
-      rows = rs.getInt(1);
-    }
-    String topic = prefix + ".inventory." + table;
+    String topic = register(prefix, settings, "inventory." + table);
+    long rows = count("inventory." + table);
     Map<String, JsonNode> out = new HashMap<>();
     Eventually.until(
         SYNCED, "the snapshot's " + rows + " rows of inventory." + table + " in " + topic, () -> {
@@ -434,6 +473,37 @@ class MariaDbSessionSettingsEndToEndTest {
         });
     connect.deleteConnector("zone-" + prefix);
     return out;
+  }
+
+  /**
+   * Registers a second connector, {@code zone-<prefix>}, for {@code table} ({@code db.table}) with
+   * {@code settings} over the shipped ones: its own topic prefix, server id and schema history
+   * (ingest does not read its topics). Returns the table's topic.
+   */
+  private String register(String prefix, Map<String, String> settings, String table)
+      throws Exception {
+    Map<String, String> overrides = new HashMap<>(shipped());
+    overrides.putAll(settings);
+    overrides.put("topic.prefix", prefix);
+    overrides.put(
+        "database.server.id", Integer.toString(184100 + Math.floorMod(prefix.hashCode(), 800)));
+    overrides.put("schema.history.internal.kafka.topic", prefix + ".schema-history");
+    overrides.put("database.include.list", table.substring(0, table.indexOf('.')));
+    overrides.put("table.include.list", table);
+    ObjectNode json = (ObjectNode) JSON.readTree(Files.readString(MariaDbEndToEndTest.connector()));
+    json.put("name", "zone-" + prefix);
+    connect.createConnector(json.toString(), overrides);
+    return prefix + "." + table;
+  }
+
+  /** The rows of {@code table} ({@code db.table}) in MariaDB. */
+  private long count(String table) throws Exception {
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM " + table)) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   /** Null when realtime and main of inventory.t_tz hold the instants MariaDB holds. */

@@ -23,7 +23,8 @@ import java.util.regex.Pattern;
  * key, and TIME columns (values outside 00:00..24:00, which MySQL allows, are refused by the
  * pipeline), and whether the connector's snapshot reads TIMESTAMP values in the zone the server
  * prints them in ({@link SnapshotTimeZoneCheck}), and CHAR values as the binary log holds them
- * ({@link PaddedCharCheck}). Reads server variables and {@code
+ * ({@link PaddedCharCheck}), and whether a time limit on statements can stop its snapshot ({@link
+ * StatementTimeCheck}). Reads server variables and {@code
  * information_schema} only.
  */
 public final class MySqlSourceCheck {
@@ -178,6 +179,8 @@ public final class MySqlSourceCheck {
     }
     SnapshotTimeZoneCheck.check(connection, connector, timestampColumns, findings);
     PaddedCharCheck.check(connection, connector, charColumns, findings);
+    String limit = StatementTimeCheck.variable(mariaDb);
+    StatementTimeCheck.check(limit, variable(limit), connector, findings);
     return findings;
   }
 
