@@ -319,12 +319,13 @@ class MariaDbSessionSettingsEndToEndTest {
     assertThat(report.passed()).as(report.toString()).isTrue();
 
     assertThat(checkSource(Map.of()))
-        .contains("OK       sql_mode: PAD_CHAR_TO_FULL_LENGTH: the connector's"
+        .contains("OK       sql_mode: PAD_CHAR_TO_FULL_LENGTH on the server: the connector's"
             + " database.initial.statements take it out of its sessions");
     Map<String, String> padded = Map.of("database.initial.statements", "");
     assertThat(checkSource(padded))
-        .contains("BLOCKER  sql_mode: PAD_CHAR_TO_FULL_LENGTH: the server pads CHAR values")
-        .contains("Captured CHAR column(s): inventory.t_char.k, inventory.t_char.v");
+        .contains("BLOCKER  sql_mode: PAD_CHAR_TO_FULL_LENGTH: the connector's sessions pad CHAR"
+            + " values")
+        .contains("CHAR key column(s): inventory.t_char.k.");
     assertThat(snapshotOf("padded", padded, "t_char", "k"))
         .as("the keys a connector without the statement reads in its snapshot")
         .containsKeys("ab   ", "xy   ", "a b  ", "new  ");
@@ -349,7 +350,7 @@ class MariaDbSessionSettingsEndToEndTest {
     mariadb.execute("SET GLOBAL max_statement_time = 1");
     try {
       assertThat(checkSource(Map.of()))
-          .contains("OK       max_statement_time: max_statement_time=1.000000 s: the connector's"
+          .contains("OK       max_statement_time: 1.000000 s on the server: the connector's"
               + " database.initial.statements lift it for its sessions");
       Map<String, String> limited = Map.of(
           "database.initial.statements",
@@ -357,8 +358,8 @@ class MariaDbSessionSettingsEndToEndTest {
               + " sql_mode = (SELECT TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@session.sql_mode, ','),"
               + " ',PAD_CHAR_TO_FULL_LENGTH,', ',')))");
       assertThat(checkSource(limited))
-          .contains("BLOCKER  max_statement_time: max_statement_time=1.000000 s: the server stops"
-              + " a statement that runs longer");
+          .contains("BLOCKER  max_statement_time: 1.000000 s in the connector's sessions: the"
+              + " server stops a statement that runs longer");
 
       String[] status = {""};
       String limitedTopic = register("limited", limited, "other.t_long");

@@ -100,6 +100,7 @@ public final class MySqlSourceCheck {
     }
     List<String[]> tables = tables();
     List<String> timestampColumns = new ArrayList<>();
+    List<String> charKeys = new ArrayList<>();
     List<String> charColumns = new ArrayList<>();
     TableNames.check(
         tables.stream()
@@ -141,10 +142,11 @@ public final class MySqlSourceCheck {
       columns.stream()
           .filter(c -> "timestamp".equalsIgnoreCase(c[1]) && capturedColumns.contains(c[0]))
           .forEach(c -> timestampColumns.add(name + "." + c[0]));
+      List<String> keyColumns = messageKey.orElse(key);
       columns.stream()
           .filter(c -> "char".equalsIgnoreCase(c[1]) && capturedColumns.contains(c[0]))
-          .forEach(c -> charColumns.add(name + "." + c[0]));
-      List<String> keyColumns = messageKey.orElse(key);
+          .forEach(
+              c -> (keyColumns.contains(c[0]) ? charKeys : charColumns).add(name + "." + c[0]));
       boolean decimalsAsDoubles = ConverterCheck.decimalsAsDoubles(connector);
       List<String> badKey = columns.stream()
           .filter(c -> keyColumns.contains(c[0])
@@ -178,9 +180,17 @@ public final class MySqlSourceCheck {
       }
     }
     SnapshotTimeZoneCheck.check(connection, connector, timestampColumns, findings);
-    PaddedCharCheck.check(connection, connector, charColumns, findings);
+    // The sql_mode and the statement time limit the connector's sessions run with.
+    ConnectorSession.apply(connection, connector, findings);
+    PaddedCharCheck.check(
+        variable("sql_mode"),
+        ConnectorSession.variable(connection, "sql_mode"),
+        charKeys,
+        charColumns,
+        findings);
     String limit = StatementTimeCheck.variable(mariaDb);
-    StatementTimeCheck.check(limit, variable(limit), connector, findings);
+    StatementTimeCheck.check(
+        limit, ConnectorSession.variable(connection, limit), variable(limit), findings);
     return findings;
   }
 

@@ -1,8 +1,6 @@
 package dev.lakestream.launcher.source;
 
 import java.util.List;
-import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * Whether the server's time limit on statements can stop the connector's snapshot: Debezium's
@@ -15,50 +13,51 @@ import java.util.regex.Pattern;
  */
 final class StatementTimeCheck {
 
-  static final String STATEMENTS = "database.initial.statements";
-
   private StatementTimeCheck() {}
 
   /**
-   * Adds a finding when the server limits statements and the connector's sessions keep the limit.
+   * Adds a finding when the connector's sessions run with a limit.
    *
    * @param variable {@code max_statement_time} (MariaDB) or {@code max_execution_time} (MySQL)
-   * @param value the variable's global value, or null when the server has none
+   * @param session the variable's value in the connector's sessions, or null when the server has
+   *     none
+   * @param global its global value
    */
-  static void check(
-      String variable, String value, Map<String, String> connector, List<Finding> findings) {
-    double limit;
-    try {
-      limit = value == null ? 0 : Double.parseDouble(value.trim());
-    } catch (NumberFormatException e) {
-      return;
-    }
-    if (limit <= 0) {
-      return;
-    }
-    String shown =
-        variable + "=" + value.trim() + (variable.equals("max_execution_time") ? " ms" : " s");
-    Pattern lifted = Pattern.compile("(?i)\\b" + Pattern.quote(variable) + "\\s*=\\s*0(?![.\\d])");
-    if (lifted.matcher(connector.getOrDefault(STATEMENTS, "")).find()) {
-      findings.add(new Finding(
-          Finding.Level.OK,
-          variable,
-          shown + ": the connector's " + STATEMENTS + " lift it for its sessions"));
+  static void check(String variable, String session, String global, List<Finding> findings) {
+    double sessionLimit = limit(session);
+    double globalLimit = limit(global);
+    String unit = variable.equals("max_execution_time") ? " ms" : " s";
+    if (sessionLimit <= 0) {
+      if (globalLimit > 0) {
+        findings.add(new Finding(
+            Finding.Level.OK,
+            variable,
+            global.trim() + unit + " on the server: the connector's " + ConnectorSession.STATEMENTS
+                + " lift it for its sessions"));
+      }
       return;
     }
     findings.add(new Finding(
         Finding.Level.BLOCKER,
         variable,
-        shown + ": the server stops a statement that runs longer, and the connector's snapshot"
-            + " reads each table with one SELECT: a table it takes longer to read stops the"
-            + " connector (\"Query execution was interrupted\"), for every table, and each restart"
-            + " starts the snapshot again. Set " + STATEMENTS + " as the shipped connector file"
-            + " for this server does (it sets " + variable + " = 0 for the connector's"
-            + " sessions)"));
+        session.trim() + unit + " in the connector's sessions: the server stops a statement that"
+            + " runs longer, and the connector's snapshot reads each table with one SELECT: a"
+            + " table it takes longer to read stops the connector (\"Query execution was"
+            + " interrupted\"), for every table, and each restart starts the snapshot again. Set "
+            + ConnectorSession.STATEMENTS + " as the shipped connector file for this server does"
+            + " (it sets " + variable + " = 0 for the connector's sessions)"));
   }
 
   /** The variable that limits statements on this server. */
   static String variable(boolean mariaDb) {
     return mariaDb ? "max_statement_time" : "max_execution_time";
+  }
+
+  private static double limit(String value) {
+    try {
+      return value == null ? 0 : Double.parseDouble(value.trim());
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 }

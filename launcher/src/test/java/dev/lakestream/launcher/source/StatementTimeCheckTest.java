@@ -4,44 +4,71 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** A server's limit on statements against the connector's initial statements. */
+/**
+ * The session settings the connector's sessions run with, judged: a statement time limit, padded
+ * CHAR values, and Debezium's split of its initial statements.
+ */
 class StatementTimeCheckTest {
 
-  private static List<Finding> check(String variable, String value, String statements) {
+  private static List<Finding> limit(String variable, String session, String global) {
     List<Finding> findings = new ArrayList<>();
-    StatementTimeCheck.check(
-        variable,
-        value,
-        statements == null ? Map.of() : Map.of("database.initial.statements", statements),
-        findings);
+    StatementTimeCheck.check(variable, session, global, findings);
     return findings;
   }
 
   @Test
-  void noLimitIsNoFinding() {
-    assertThat(check("max_statement_time", "0.000000", null)).isEmpty();
-    assertThat(check("max_execution_time", "0", null)).isEmpty();
-    assertThat(check("max_statement_time", null, null)).isEmpty();
+  void noLimitIsNoFindingAndALiftedOneIsOk() {
+    assertThat(limit("max_statement_time", "0.000000", "0.000000")).isEmpty();
+    assertThat(limit("max_execution_time", null, null)).isEmpty();
+    assertThat(limit("max_statement_time", "0.000000", "2.000000"))
+        .singleElement()
+        .satisfies(f -> assertThat(f.level()).isEqualTo(Finding.Level.OK));
   }
 
   @Test
-  void aLimitTheConnectorKeepsIsABlockerAndOneItLiftsIsNot() {
-    assertThat(check("max_statement_time", "2.000000", null))
+  void aLimitInTheConnectorsSessionsIsABlocker() {
+    assertThat(limit("max_statement_time", "2.000000", "2.000000"))
         .singleElement()
         .satisfies(f -> assertThat(f.toString())
-            .startsWith("BLOCKER  max_statement_time: max_statement_time=2.000000 s: the server"
-                + " stops a statement that runs longer"));
-    assertThat(check("max_execution_time", "30000", "SET SESSION sql_mode = ''"))
+            .startsWith("BLOCKER  max_statement_time: 2.000000 s in the connector's sessions: the"
+                + " server stops a statement that runs longer"));
+    assertThat(limit("max_execution_time", "500", "0"))
         .singleElement()
         .satisfies(f -> assertThat(f.level()).isEqualTo(Finding.Level.BLOCKER));
-    assertThat(check("max_execution_time", "30000", "SET SESSION max_execution_time = 0.5"))
-        .singleElement()
-        .satisfies(f -> assertThat(f.level()).isEqualTo(Finding.Level.BLOCKER));
-    assertThat(check("max_statement_time", "2", "SET x = 1;SET SESSION MAX_STATEMENT_TIME=0"))
-        .singleElement()
-        .satisfies(f -> assertThat(f.level()).isEqualTo(Finding.Level.OK));
+  }
+
+  @Test
+  void paddedCharKeysAreABlockerAndOtherCharColumnsAWarning() {
+    List<Finding> keys = new ArrayList<>();
+    PaddedCharCheck.check(
+        "PAD_CHAR_TO_FULL_LENGTH",
+        "STRICT_TRANS_TABLES,PAD_CHAR_TO_FULL_LENGTH",
+        List.of("db.t.k"),
+        List.of(),
+        keys);
+    assertThat(keys).singleElement().satisfies(f -> {
+      assertThat(f.level()).isEqualTo(Finding.Level.BLOCKER);
+      assertThat(f.message()).contains("on main twice").contains("db.t.k");
+    });
+    List<Finding> values = new ArrayList<>();
+    PaddedCharCheck.check(
+        "PAD_CHAR_TO_FULL_LENGTH", "PAD_CHAR_TO_FULL_LENGTH", List.of(), List.of("db.t.v"), values);
+    assertThat(values).singleElement().satisfies(f -> assertThat(f.level())
+        .isEqualTo(Finding.Level.WARNING));
+    List<Finding> none = new ArrayList<>();
+    PaddedCharCheck.check(
+        "PAD_CHAR_TO_FULL_LENGTH", "STRICT_TRANS_TABLES", List.of("db.t.k"), List.of(), none);
+    assertThat(none).singleElement().satisfies(f -> assertThat(f.level())
+        .isEqualTo(Finding.Level.OK));
+  }
+
+  @Test
+  void initialStatementsAreSplitAsDebeziumSplitsThem() {
+    assertThat(ConnectorSession.split("SET a = 1;SET b = ';;'"))
+        .containsExactly("SET a = 1", "SET b = ';'");
+    assertThat(ConnectorSession.split("SET a = 1; ;SET b = 2"))
+        .containsExactly("SET a = 1", "SET b = 2");
   }
 }
