@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * The session settings the connector's database sessions run with: check-source's own session (the
@@ -35,12 +36,14 @@ final class ConnectorSession {
       return;
     }
     List<String> statements = split(setting);
-    if (!statements.stream().allMatch(s -> s.strip().toUpperCase(Locale.ROOT).startsWith("SET "))) {
+    if (!statements.stream().allMatch(ConnectorSession::sessionOnly)) {
       findings.add(new Finding(
           Finding.Level.INFO,
           STATEMENTS,
-          "not all SET statements, so not run here: the sql_mode and statement time limit below"
-              + " are the server's, not what the connector's sessions have"));
+          "not all of them set session variables only, so they were not run here (only"
+              + " SET [SESSION] name = value, without GLOBAL, PERSIST, PASSWORD, ROLE or"
+              + " STATEMENT, is): the sql_mode and statement time limit below are the server's,"
+              + " not what the connector's sessions have"));
       return;
     }
     try (Statement s = connection.createStatement()) {
@@ -54,6 +57,46 @@ final class ConnectorSession {
           "failed on this server (" + e.getMessage() + "): Debezium runs them on each connection"
               + " it opens, so the connector cannot start. Use the connector file made for this"
               + " server (MariaDB or MySQL)"));
+    }
+  }
+
+  /**
+   * Whether {@code statement} sets session variables and nothing else, so running it here changes
+   * nothing beyond this session.
+   */
+  static boolean sessionOnly(String statement) {
+    String upper = statement.strip().toUpperCase(Locale.ROOT);
+    return SET.matcher(upper).lookingAt() && !SERVER_WIDE.matcher(upper).find();
+  }
+
+  private static final Pattern SET = Pattern.compile("SET\\b");
+  private static final Pattern SERVER_WIDE = Pattern.compile(
+      "\\b(GLOBAL|PERSIST|PERSIST_ONLY|PASSWORD|ROLE|STATEMENT)\\b|@@(GLOBAL|PERSIST)");
+
+  /**
+   * A finding when this session's user is not the connector's {@code database.user}: the server's
+   * {@code init_connect} (skipped for users with SUPER) and a user's own limits then differ.
+   */
+  static void sameUser(Connection connection, Map<String, String> connector, List<Finding> findings)
+      throws SQLException {
+    String user = connector.get("database.user");
+    if (user == null) {
+      return;
+    }
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT CURRENT_USER()")) {
+      rs.next();
+      String current = rs.getString(1);
+      String name = current == null ? "" : current.replaceAll("@[^@]*$", "");
+      if (!name.equals(user)) {
+        findings.add(new Finding(
+            Finding.Level.WARNING,
+            "database.user",
+            "this check ran as " + current + ", not as the connector's " + user + ": the sql_mode"
+                + " and statement time limit below are this user's (the server's init_connect,"
+                + " which it skips for users with SUPER, and a user's own MAX_STATEMENT_TIME may"
+                + " differ); run check-source without --user to check as the connector's user"));
+      }
     }
   }
 

@@ -24,8 +24,8 @@ import java.util.regex.Pattern;
  * pipeline), and whether the connector's snapshot reads TIMESTAMP values in the zone the server
  * prints them in ({@link SnapshotTimeZoneCheck}), and CHAR values as the binary log holds them
  * ({@link PaddedCharCheck}), and whether a time limit on statements can stop its snapshot ({@link
- * StatementTimeCheck}). Reads server variables and {@code
- * information_schema} only.
+ * StatementTimeCheck}). Reads server variables and {@code information_schema}, and runs the
+ * connector's {@code SET} statements that change only its own session.
  */
 public final class MySqlSourceCheck {
 
@@ -181,6 +181,7 @@ public final class MySqlSourceCheck {
     }
     SnapshotTimeZoneCheck.check(connection, connector, timestampColumns, findings);
     // The sql_mode and the statement time limit the connector's sessions run with.
+    ConnectorSession.sameUser(connection, connector, findings);
     ConnectorSession.apply(connection, connector, findings);
     PaddedCharCheck.check(
         variable("sql_mode"),

@@ -65,10 +65,31 @@ class StatementTimeCheckTest {
   }
 
   @Test
+  void onlyStatementsThatSetSessionVariablesAreRunHere() {
+    assertThat(ConnectorSession.sessionOnly("SET SESSION max_statement_time = 0"))
+        .isTrue();
+    assertThat(ConnectorSession.sessionOnly("set sql_mode = (SELECT 'ANSI')")).isTrue();
+    assertThat(ConnectorSession.sessionOnly("SET\tNAMES utf8mb4")).isTrue();
+    assertThat(ConnectorSession.sessionOnly("SET GLOBAL max_statement_time = 0"))
+        .isFalse();
+    assertThat(ConnectorSession.sessionOnly("SET @@global.sql_mode = ''")).isFalse();
+    assertThat(ConnectorSession.sessionOnly("SET SESSION a = 0, GLOBAL b = 1")).isFalse();
+    assertThat(ConnectorSession.sessionOnly("SET PERSIST max_execution_time = 0"))
+        .isFalse();
+    assertThat(ConnectorSession.sessionOnly("SET PASSWORD = 'x'")).isFalse();
+    assertThat(ConnectorSession.sessionOnly("SET DEFAULT ROLE ALL TO u")).isFalse();
+    assertThat(ConnectorSession.sessionOnly("SET STATEMENT a = 1 FOR DELETE FROM t"))
+        .isFalse();
+    assertThat(ConnectorSession.sessionOnly("SELECT 1")).isFalse();
+    assertThat(ConnectorSession.sessionOnly("SETTLE")).isFalse();
+  }
+
+  @Test
   void initialStatementsAreSplitAsDebeziumSplitsThem() {
     assertThat(ConnectorSession.split("SET a = 1;SET b = ';;'"))
         .containsExactly("SET a = 1", "SET b = ';'");
     assertThat(ConnectorSession.split("SET a = 1; ;SET b = 2"))
         .containsExactly("SET a = 1", "SET b = 2");
+    assertThat(ConnectorSession.split("SET a = 1;")).containsExactly("SET a = 1");
   }
 }
