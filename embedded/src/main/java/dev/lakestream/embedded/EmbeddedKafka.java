@@ -40,8 +40,10 @@ public final class EmbeddedKafka implements AutoCloseable {
 
   public static EmbeddedKafka start() throws Exception {
     Path logDir = Files.createTempDirectory("kafka-");
-    int brokerPort = freePort();
-    int controllerPort = freePort();
+    // Both sockets open at once: two ports asked for one after the other can be the same one.
+    int[] ports = freePorts(2);
+    int brokerPort = ports[0];
+    int controllerPort = ports[1];
     Properties props = new Properties();
     props.put("process.roles", "broker,controller");
     props.put("node.id", "1");
@@ -118,10 +120,23 @@ public final class EmbeddedKafka implements AutoCloseable {
         "broker at " + bootstrapServers + " did not become ready", last);
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
+  /** {@code count} distinct free ports. */
+  private static int[] freePorts(int count) throws IOException {
+    ServerSocket[] sockets = new ServerSocket[count];
+    try {
+      int[] ports = new int[count];
+      for (int i = 0; i < count; i++) {
+        sockets[i] = new ServerSocket(0);
+        sockets[i].setReuseAddress(true);
+        ports[i] = sockets[i].getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket socket : sockets) {
+        if (socket != null) {
+          socket.close();
+        }
+      }
     }
   }
 
