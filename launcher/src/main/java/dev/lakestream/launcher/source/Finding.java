@@ -1,5 +1,7 @@
 package dev.lakestream.launcher.source;
 
+import java.util.List;
+
 /**
  * One thing a source check found.
  *
@@ -15,6 +17,13 @@ public record Finding(Level level, String subject, String message) {
     INFO,
     WARNING,
     BLOCKER
+  }
+
+  /** Up to five names, comma-separated, then how many more there are. */
+  static String names(List<String> names) {
+    return names.size() <= 5
+        ? String.join(", ", names)
+        : String.join(", ", names.subList(0, 5)) + " and " + (names.size() - 5) + " more";
   }
 
   @Override

@@ -52,13 +52,14 @@ final class PaddedCharCheck {
           Finding.Level.BLOCKER,
           "sql_mode",
           padded + "a row read by a snapshot and changed after is on main twice, under both keys."
-              + " CHAR key column(s): " + list(charKeys) + ". " + fix));
+              + " CHAR key column(s): " + Finding.names(charKeys) + ". " + fix));
     } else if (!charColumns.isEmpty()) {
       findings.add(new Finding(
           Finding.Level.WARNING,
           "sql_mode",
           padded + "a snapshot's values keep trailing spaces the source does not return until"
-              + " the row next changes. CHAR column(s): " + list(charColumns) + ". " + fix));
+              + " the row next changes. CHAR column(s): " + Finding.names(charColumns) + ". "
+              + fix));
     } else {
       findings.add(new Finding(
           Finding.Level.WARNING,
@@ -69,11 +70,5 @@ final class PaddedCharCheck {
 
   private static boolean pads(String sqlMode) {
     return sqlMode != null && sqlMode.toUpperCase(Locale.ROOT).contains(MODE);
-  }
-
-  private static String list(List<String> names) {
-    return names.size() <= 5
-        ? String.join(", ", names)
-        : String.join(", ", names.subList(0, 5)) + " and " + (names.size() - 5) + " more";
   }
 }

@@ -93,7 +93,7 @@ final class SnapshotTimeZoneCheck {
         timestampColumns.isEmpty() ? Finding.Level.WARNING : Finding.Level.BLOCKER;
     String columns = timestampColumns.isEmpty()
         ? "no captured table has a TIMESTAMP column now (a later one would)"
-        : "captured TIMESTAMP column(s): " + list(timestampColumns);
+        : "captured TIMESTAMP column(s): " + Finding.names(timestampColumns);
     if (setting != null && setting.equals("LOCAL")) {
       return new Finding(
           Finding.Level.WARNING,
@@ -304,11 +304,5 @@ final class SnapshotTimeZoneCheck {
               : String.format(Locale.ROOT, "%d:%02d h", minutes / 60, minutes % 60)));
     }
     return String.join(" or ", out);
-  }
-
-  private static String list(List<String> names) {
-    return names.size() <= 5
-        ? String.join(", ", names)
-        : String.join(", ", names.subList(0, 5)) + " and " + (names.size() - 5) + " more";
   }
 }
