@@ -24,13 +24,16 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * with Debezium and the shipped connector settings, ingest and sync, as the demo runs them) takes
  * one transaction of N inserts, then one of N updates. For each: the time from its commit until
  * all its changes are in Kafka (Debezium's part), until they are all committed on {@code realtime},
- * and until they are all on {@code main}, by the source offsets the branches record.
+ * and until they are all on {@code main}, by the source offsets the branches record. With {@code
+ * -Dbench.rounds=N} the pair runs N times on the same stack, each round on new keys: the first
+ * round meets a JVM that has just started (its code not yet compiled), the later ones one that has
+ * run a round, as a pipeline that has been running for a while is.
  */
 public final class BigTransactionBenchmark {
 
   static final String COMMAND = "mvn -B -q clean install -DskipTests\n"
       + "MAVEN_OPTS=-Xmx8g mvn -q -pl benchmarks exec:java -Dexec.mainClass=dev.lakestream.benchmarks.BigTransactionBenchmark"
-      + " [-Dexec.args=ROWS]";
+      + " [-Dbench.rounds=N] [-Dexec.args=ROWS]";
 
   private static final String TOPIC = "dbserver1.inventory.customers";
   private static final TableIdentifier TABLE = TableIdentifier.of("inventory", "customers");
@@ -49,6 +52,7 @@ public final class BigTransactionBenchmark {
         "all on realtime (s)",
         "all on main (s)",
         "main / Kafka",
+        "JIT compilers' CPU (s)",
         "rows PostgreSQL / main");
     Path warehouse = Files.createTempDirectory("big-transaction-");
     try (LocalStack stack = LocalStack.prepare("postgresql", warehouse, Map.of())) {
@@ -58,30 +62,38 @@ public final class BigTransactionBenchmark {
           "warm-up",
           1,
           "INSERT INTO inventory.customers VALUES (0, 'warm-up', 0, true, now())");
-      String[][] transactions = {
-        {
-          "insert " + rows + " rows",
-          "INSERT INTO inventory.customers SELECT g, 'customer ' || g, g % 10000, g % 2 = 0, now()"
-              + " FROM generate_series(1, " + rows + ") g"
-        },
-        {
-          "update " + rows + " rows",
-          "UPDATE inventory.customers SET balance = balance + 1, updated_at = now() WHERE id > 0"
+      int rounds = Integer.getInteger("bench.rounds", 1);
+      for (int round = 1; round <= rounds; round++) {
+        long first = (long) (round - 1) * rows + 1;
+        long last = (long) round * rows;
+        String label = rounds > 1 ? ", round " + round : "";
+        String[][] transactions = {
+          {
+            "insert " + rows + " rows" + label,
+            "INSERT INTO inventory.customers SELECT g, 'customer ' || g, g % 10000, g % 2 = 0, now()"
+                + " FROM generate_series(" + first + ", " + last + ") g"
+          },
+          {
+            "update " + rows + " rows" + label,
+            "UPDATE inventory.customers SET balance = balance + 1, updated_at = now()"
+                + " WHERE id BETWEEN " + first + " AND " + last
+          }
+        };
+        for (String[] t : transactions) {
+          long[] ms = run(stack, t[0], rows, t[1]);
+          report.row(
+              t[0],
+              String.format("%,d", rows),
+              String.format("%.1f", ms[0] / 1000.0),
+              String.format("%.1f", ms[1] / 1000.0),
+              String.format("%.1f", ms[2] / 1000.0),
+              String.format("%.2f", (double) ms[2] / Math.max(1, ms[0])),
+              ms[3] < 0 ? "-" : String.format("%.1f", ms[3] / 1000.0),
+              String.format("%,d / %,d", sourceRows(stack), mainRows(stack)));
         }
-      };
-      for (String[] t : transactions) {
-        long[] ms = run(stack, t[0], rows, t[1]);
-        report.row(
-            t[0],
-            String.format("%,d", rows),
-            String.format("%.1f", ms[0] / 1000.0),
-            String.format("%.1f", ms[1] / 1000.0),
-            String.format("%.1f", ms[2] / 1000.0),
-            String.format("%.2f", (double) ms[2] / Math.max(1, ms[0])),
-            String.format("%,d / %,d", sourceRows(stack), mainRows(stack)));
       }
       StringBuilder hops = new StringBuilder(
-          "Hops over both transactions (lakestream.hop.latency, p50 / p95 / p99 ms):");
+          "Hops over all the transactions (lakestream.hop.latency, p50 / p95 / p99 ms):");
       for (Map.Entry<Hop, double[]> e :
           Hops.percentilesMs(stack.ingest().meters(), stack.sync().meters()).entrySet()) {
         double[] v = e.getValue();
@@ -93,18 +105,26 @@ public final class BigTransactionBenchmark {
           + " recorded source offsets reach them, and main's mirrored realtime snapshot does. Broker,"
           + " Connect, both apps and PostgreSQL share the machine; the demo's settings (ingest flushes every"
           + " 500 ms, 2 stream threads per app, 3 topic partitions).");
+      report.note("Each round runs the pair on new keys, on the same stack: round 1 right after it"
+          + " started (one row through it first), later rounds after it has run the rounds before."
+          + " The JIT compilers' CPU is that of HotSpot's compiler threads (from /proc), from the"
+          + " transaction's start until it is on main.");
       report.note(hops.toString());
     }
     report.publish();
     System.exit(0);
   }
 
-  /** Runs one transaction; returns ms from its commit until all in Kafka, on realtime, on main. */
+  /**
+   * Runs one transaction; returns ms from its commit until all in Kafka, on realtime, on main, and
+   * the CPU the JIT compilers used from just before it until it is on main (-1 where unknown).
+   */
   private static long[] run(LocalStack stack, String name, int changes, String sql)
       throws Exception {
     EmbeddedKafka kafka = stack.kafka();
     Map<Integer, Long> before = EndOffsets.of(kafka, TOPIC);
     long beforeTotal = before.values().stream().mapToLong(Long::longValue).sum();
+    long compilingBefore = CompilerCpu.millis();
     long txid;
     try (Connection c = stack.connectToSource()) {
       c.setAutoCommit(false);
@@ -159,7 +179,12 @@ public final class BigTransactionBenchmark {
     if (onRealtime == 0) {
       onRealtime = onMain;
     }
-    long[] ms = {inKafka - committedAt, onRealtime - committedAt, onMain - committedAt};
+    long[] ms = {
+      inKafka - committedAt,
+      onRealtime - committedAt,
+      onMain - committedAt,
+      compilingBefore < 0 ? -1 : CompilerCpu.millis() - compilingBefore
+    };
     System.out.printf(
         "%s: %,d changes in Kafka after %.1f s, on realtime after %.1f s, on main after %.1f s%n",
         name, changes, ms[0] / 1000.0, ms[1] / 1000.0, ms[2] / 1000.0);
