@@ -258,7 +258,7 @@ final class VersionsCommand {
                 stats.rowsCancelled(),
                 stats.appendOnly()
                     ? "append-only"
-                    : "consolidated in " + stats.passes() + " pass(es)",
+                    : "consolidated in " + stats.buckets() + " bucket(s)",
                 stats.filesRead(),
                 stats.durationMs());
           }

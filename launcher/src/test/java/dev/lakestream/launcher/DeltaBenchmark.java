@@ -42,10 +42,12 @@ public final class DeltaBenchmark {
         pipeline.ingestCommit();
       }
       pipeline.sync();
+      long beforeCompaction = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
       RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
       pipeline.syncBackstop();
       System.out.printf(
           "loaded %,d rows through ingest and sync, compacted: %.1f s%n", rows, seconds(started));
+      compactionDelta(pipeline.table(table), beforeCompaction, rows);
 
       List<String> lines = new ArrayList<>();
       for (int changes : new int[] {10, 1_000, 10_000}) {
@@ -96,6 +98,24 @@ public final class DeltaBenchmark {
       System.out.println("| --- | --- | --- | --- | --- | --- | --- | --- |");
       lines.forEach(System.out::println);
     }
+  }
+
+  /**
+   * The delta across the compaction of the whole table: every row on both sides, all cancelling,
+   * with a memory budget of a tenth of the table's rows, so the rows are consolidated in about 20
+   * buckets.
+   */
+  private static void compactionDelta(Table t, long before, int rows) {
+    long after = t.snapshot(Branches.MAIN).snapshotId();
+    long budget = Math.max(1, rows / 10);
+    long s = System.nanoTime();
+    long[] out = {0};
+    DeltaStats stats =
+        MainVersions.of(t).withMemoryBudget(budget).delta(before, after, (row, w) -> out[0]++);
+    System.out.printf(
+        "delta across the compaction of %,d rows, budget %,d rows: %,d rows out, %,d cancelled,"
+            + " %d files read, %.1f s%n",
+        rows, budget, out[0], stats.rowsCancelled(), stats.filesRead(), seconds(s));
   }
 
   private static double seconds(long startedNanos) {

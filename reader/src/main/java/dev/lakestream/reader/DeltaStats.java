@@ -10,8 +10,9 @@ package dev.lakestream.reader;
  * @param rowsAdded rows emitted with weight +1
  * @param rowsRemoved rows emitted with weight -1
  * @param rowsCancelled rows read on both sides that netted to zero (moved by a compaction, or updated to the same values)
- * @param filesRead data files read (each pass counted)
- * @param passes passes over the files (more than one when the rows to consolidate exceed the memory budget)
+ * @param filesRead data files read (each once)
+ * @param buckets hash buckets the rows were consolidated in, one at a time (more than one when the
+ *     rows to consolidate exceed the memory budget: then spilled to local files by bucket)
  * @param durationMs wall time
  */
 public record DeltaStats(
@@ -23,5 +24,5 @@ public record DeltaStats(
     long rowsRemoved,
     long rowsCancelled,
     int filesRead,
-    int passes,
+    int buckets,
     long durationMs) {}

@@ -24,6 +24,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,8 +42,9 @@ import org.slf4j.LoggerFactory;
  * streamed as they are (the append-only fast path).
  *
  * <p>Consolidation holds the rows of one bucket in memory; when the rows to consolidate exceed the
- * budget ({@link #withMemoryBudget}), the files are read in several passes, each keeping one hash
- * bucket of rows, so memory stays bounded whatever the delta's size.
+ * budget ({@link #withMemoryBudget}), the files are read once and each row is spilled to a local
+ * file by the hash of its values ({@link SpilledBuckets}), and the buckets are consolidated one at a
+ * time, so memory stays bounded whatever the delta's size and every file is read once.
  */
 public final class MainVersions {
 
@@ -174,17 +176,19 @@ public final class MainVersions {
     List<Part> parts = new ArrayList<>();
     long estimate = 0;
     for (DataFile f : after.values()) {
-      PositionDeleteIndex deletedAfter = index(loader, dvsAfter.get(f.location()), f);
+      DeleteFile dvAfter = dvsAfter.get(f.location());
       if (!before.containsKey(f.location())) {
+        PositionDeleteIndex deletedAfter = index(loader, dvAfter, f);
         parts.add(new Part(f, 1, pos -> deletedAfter == null || !deletedAfter.isDeleted(pos)));
         estimate += f.recordCount();
       } else {
         DeleteFile dvBefore = dvsBefore.get(f.location());
-        DeleteFile dvAfter = dvsAfter.get(f.location());
         if (dvAfter != null
             && (dvBefore == null
                 || !dvBefore.location().equals(dvAfter.location())
                 || !Objects.equals(dvBefore.contentOffset(), dvAfter.contentOffset()))) {
+          // Only a file whose vector changed is read: its newly deleted rows go away.
+          PositionDeleteIndex deletedAfter = index(loader, dvAfter, f);
           PositionDeleteIndex deletedBefore = index(loader, dvBefore, f);
           parts.add(new Part(
               f,
@@ -204,49 +208,57 @@ public final class MainVersions {
     }
     boolean bothSides =
         parts.stream().anyMatch(p -> p.weight > 0) && parts.stream().anyMatch(p -> p.weight < 0);
-    int passes = bothSides ? (int) Math.max(1, (estimate + budgetRows - 1) / budgetRows) : 1;
+    int buckets = bothSides ? (int) Math.max(1, (estimate + budgetRows - 1) / budgetRows) : 1;
     Progress progress = new Progress("delta " + from + ".." + to);
     long[] counts = new long[3]; // added, removed, cancelled
-    int filesRead = 0;
-    for (int pass = 0; pass < passes; pass++) {
-      int bucket = pass;
-      Map<String, Weighted> rows = new HashMap<>();
+    Types.StructType type = schema.asStruct();
+    if (!bothSides) {
+      // One side only: nothing can cancel, every row is emitted as it is read.
       for (Part part : parts) {
-        filesRead++;
         DataFileRows.read(table, schema, part.file, part.keep, row -> {
           progress.row();
-          if (!bothSides) {
-            sink.accept(row, part.weight);
-            counts[part.weight > 0 ? 0 : 1]++;
-            return;
-          }
-          String identity = RowJson.of(schema.asStruct(), row);
-          if (passes > 1 && Math.floorMod(identity.hashCode(), passes) != bucket) {
-            return;
-          }
-          Weighted w = rows.computeIfAbsent(identity, k -> new Weighted(row));
-          w.weight += part.weight;
-          w.seen++;
+          sink.accept(row, part.weight);
+          counts[part.weight > 0 ? 0 : 1]++;
         });
       }
-      for (Weighted w : rows.values()) {
-        int emit = Math.abs(w.weight);
-        for (int i = 0; i < emit; i++) {
-          sink.accept(w.row, Integer.signum(w.weight));
-        }
-        counts[w.weight > 0 ? 0 : 1] += emit;
-        counts[2] += w.seen - emit;
+    } else if (buckets == 1) {
+      Map<String, Weighted> rows = new HashMap<>();
+      for (Part part : parts) {
+        DataFileRows.read(table, schema, part.file, part.keep, row -> {
+          progress.row();
+          rows.computeIfAbsent(RowJson.of(type, row), k -> new Weighted(row)).add(part.weight);
+        });
       }
-    }
-    if (passes > 1) {
-      LOG.info(
-          "Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: read in {} passes",
-          from,
-          to,
-          table.name(),
-          estimate,
-          budgetRows,
-          passes);
+      emit(rows, sink, counts);
+    } else {
+      // Over the budget: the files are read once, each row spilled to its identity's bucket,
+      // and the buckets consolidated one at a time.
+      try (SpilledBuckets spilled = new SpilledBuckets(schema, buckets)) {
+        for (Part part : parts) {
+          DataFileRows.read(table, schema, part.file, part.keep, row -> {
+            progress.row();
+            String identity = RowJson.of(type, row);
+            spilled.add(Math.floorMod(identity.hashCode(), buckets), part.weight, identity, row);
+          });
+        }
+        spilled.forEachBucket(entries -> {
+          Map<String, Weighted> rows = new HashMap<>();
+          for (SpilledBuckets.Entry e : entries) {
+            rows.computeIfAbsent(e.identity(), k -> new Weighted(e.row())).add(e.weight());
+          }
+          emit(rows, sink, counts);
+        });
+        LOG.info(
+            "Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: {} buckets"
+                + " spilled to local files ({} bytes), consolidated one at a time",
+            from,
+            to,
+            table.name(),
+            estimate,
+            budgetRows,
+            buckets,
+            spilled.bytesWritten());
+      }
     }
     return new DeltaStats(
         from,
@@ -256,9 +268,21 @@ public final class MainVersions {
         counts[0],
         counts[1],
         counts[2],
-        filesRead,
-        passes,
+        parts.size(),
+        buckets,
         elapsedMs(started));
+  }
+
+  /** Emits each row as often as its net weight says; counts what was added, removed, cancelled. */
+  private static void emit(Map<String, Weighted> rows, DeltaSink sink, long[] counts) {
+    for (Weighted w : rows.values()) {
+      int emit = Math.abs(w.weight);
+      for (int i = 0; i < emit; i++) {
+        sink.accept(w.row, Integer.signum(w.weight));
+      }
+      counts[w.weight > 0 ? 0 : 1] += emit;
+      counts[2] += w.seen - emit;
+    }
   }
 
   private record Part(DataFile file, int weight, LongPredicate keep) {}
@@ -270,6 +294,11 @@ public final class MainVersions {
 
     Weighted(Record row) {
       this.row = row;
+    }
+
+    void add(int rowWeight) {
+      weight += rowWeight;
+      seen++;
     }
   }
 
