@@ -51,6 +51,10 @@ public final class MainVersions {
   private static final Logger LOG = LoggerFactory.getLogger(MainVersions.class);
   private static final long DEFAULT_BUDGET_ROWS = 500_000;
   private static final long PROGRESS_EVERY_MS = 10_000;
+  /** Spill files open at once while a delta over the budget is split (about 90 kB of heap each). */
+  private static final int MAX_OPEN_BUCKETS = 128;
+  /** Levels of splitting before a bucket is consolidated in memory whatever its size. */
+  private static final int MAX_LEVELS = 4;
 
   private final Table table;
   private final long budgetRows;
@@ -208,9 +212,9 @@ public final class MainVersions {
     }
     boolean bothSides =
         parts.stream().anyMatch(p -> p.weight > 0) && parts.stream().anyMatch(p -> p.weight < 0);
-    int buckets = bothSides ? (int) Math.max(1, (estimate + budgetRows - 1) / budgetRows) : 1;
     Progress progress = new Progress("delta " + from + ".." + to);
     long[] counts = new long[3]; // added, removed, cancelled
+    int[] buckets = {0};
     Types.StructType type = schema.asStruct();
     if (!bothSides) {
       // One side only: nothing can cancel, every row is emitted as it is read.
@@ -221,43 +225,33 @@ public final class MainVersions {
           counts[part.weight > 0 ? 0 : 1]++;
         });
       }
-    } else if (buckets == 1) {
-      Map<String, Weighted> rows = new HashMap<>();
-      for (Part part : parts) {
-        DataFileRows.read(table, schema, part.file, part.keep, row -> {
-          progress.row();
-          rows.computeIfAbsent(RowJson.of(type, row), k -> new Weighted(row)).add(part.weight);
-        });
-      }
-      emit(rows, sink, counts);
+      buckets[0] = 1;
     } else {
-      // Over the budget: the files are read once, each row spilled to its identity's bucket,
-      // and the buckets consolidated one at a time.
-      try (SpilledBuckets spilled = new SpilledBuckets(schema, buckets)) {
-        for (Part part : parts) {
-          DataFileRows.read(table, schema, part.file, part.keep, row -> {
-            progress.row();
-            String identity = RowJson.of(type, row);
-            spilled.add(Math.floorMod(identity.hashCode(), buckets), part.weight, identity, row);
-          });
-        }
-        spilled.forEachBucket(entries -> {
-          Map<String, Weighted> rows = new HashMap<>();
-          for (SpilledBuckets.Entry e : entries) {
-            rows.computeIfAbsent(e.identity(), k -> new Weighted(e.row())).add(e.weight());
-          }
-          emit(rows, sink, counts);
-        });
+      consolidate(
+          entries -> {
+            for (Part part : parts) {
+              DataFileRows.read(table, schema, part.file, part.keep, row -> {
+                progress.row();
+                entries.accept(part.weight, RowJson.of(type, row), row);
+              });
+            }
+          },
+          estimate,
+          0,
+          schema,
+          sink,
+          counts,
+          buckets);
+      if (buckets[0] > 1) {
         LOG.info(
-            "Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: {} buckets"
-                + " spilled to local files ({} bytes), consolidated one at a time",
+            "Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: spilled to local"
+                + " files by hash and consolidated in {} buckets, one at a time",
             from,
             to,
             table.name(),
             estimate,
             budgetRows,
-            buckets,
-            spilled.bytesWritten());
+            buckets[0]);
       }
     }
     return new DeltaStats(
@@ -269,8 +263,79 @@ public final class MainVersions {
         counts[1],
         counts[2],
         parts.size(),
-        buckets,
+        buckets[0],
         elapsedMs(started));
+  }
+
+  /** Rows given to an {@link EntryConsumer}: each with its weight and identity. */
+  private interface EntrySource {
+    void forEach(EntryConsumer entries);
+  }
+
+  private interface EntryConsumer {
+    void accept(int weight, String identity, Record row);
+  }
+
+  /**
+   * Consolidates the rows of {@code source} (about {@code rows} of them): in memory when they fit
+   * the budget; otherwise spilled by the hash of their identity to at most {@link
+   * #MAX_OPEN_BUCKETS} local files, each then consolidated the same way (split again, with a hash
+   * of another seed, when one still holds more than the budget). Each row is read from its data
+   * file once, and written and read back once per level.
+   */
+  private void consolidate(
+      EntrySource source,
+      long rows,
+      int level,
+      Schema schema,
+      DeltaSink sink,
+      long[] counts,
+      int[] buckets) {
+    if (rows <= budgetRows || level >= MAX_LEVELS) {
+      Map<String, Weighted> consolidated = new HashMap<>();
+      source.forEach((weight, identity, row) ->
+          consolidated.computeIfAbsent(identity, k -> new Weighted(row)).add(weight));
+      emit(consolidated, sink, counts);
+      buckets[0]++;
+      return;
+    }
+    int n = (int) Math.min(MAX_OPEN_BUCKETS, (rows + budgetRows - 1) / budgetRows);
+    try (SpilledBuckets spilled = new SpilledBuckets(schema, n)) {
+      long[] perBucket = new long[n];
+      source.forEach((weight, identity, row) -> {
+        int b = bucket(identity, level, n);
+        perBucket[b]++;
+        spilled.add(b, weight, identity, row);
+      });
+      spilled.forEachBucket((b, entries) -> consolidate(
+          inner -> {
+            for (SpilledBuckets.Entry e : entries) {
+              inner.accept(e.weight(), e.identity(), e.row());
+            }
+          },
+          perBucket[b],
+          level + 1,
+          schema,
+          sink,
+          counts,
+          buckets));
+    }
+  }
+
+  /**
+   * The bucket of a row's identity at a level of splitting: the string's hash at the first, a
+   * 64-bit FNV-1a hash seeded by the level below it (rows one level put together must spread).
+   */
+  static int bucket(String identity, int level, int buckets) {
+    if (level == 0) {
+      return Math.floorMod(identity.hashCode(), buckets);
+    }
+    long h = 0xcbf29ce484222325L ^ (level * 0x9E3779B97F4A7C15L);
+    for (int i = 0; i < identity.length(); i++) {
+      h ^= identity.charAt(i);
+      h *= 0x100000001b3L;
+    }
+    return (int) Math.floorMod(h ^ (h >>> 32), (long) buckets);
   }
 
   /** Emits each row as often as its net weight says; counts what was added, removed, cancelled. */

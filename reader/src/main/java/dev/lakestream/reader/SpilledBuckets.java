@@ -20,6 +20,8 @@ import org.apache.iceberg.data.avro.PlannedDataReader;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileAppender;
 import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Rows of a delta spilled by hash bucket to local Avro files, so that a delta larger than the
@@ -34,8 +36,10 @@ final class SpilledBuckets implements Closeable {
   record Entry(int weight, String identity, Record row) {}
 
   interface BucketConsumer {
-    void accept(Iterable<Entry> entries);
+    void accept(int bucket, Iterable<Entry> entries);
   }
+
+  private static final Logger LOG = LoggerFactory.getLogger(SpilledBuckets.class);
 
   private final Schema spill;
   private final Path dir;
@@ -61,9 +65,9 @@ final class SpilledBuckets implements Closeable {
             .createWriterFunc(DataWriter::create)
             .build());
       }
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       close();
-      throw new UncheckedIOException("spilling a delta to local files", e);
+      throw new IllegalStateException("spilling a delta to local files", e);
     }
   }
 
@@ -78,13 +82,14 @@ final class SpilledBuckets implements Closeable {
   /** Ends the writing, then gives each bucket's entries in turn; a bucket's file goes after it. */
   void forEachBucket(BucketConsumer action) {
     closeWriters();
-    for (Path file : files) {
+    for (int b = 0; b < files.size(); b++) {
+      Path file = files.get(b);
       try (CloseableIterable<Record> read = Avro.read(
               org.apache.iceberg.Files.localInput(file.toFile())) // name clash
           .project(spill)
           .createResolvingReader(PlannedDataReader::create)
           .build()) {
-        action.accept(() -> {
+        action.accept(b, () -> {
           Iterator<Record> it = read.iterator();
           return new Iterator<Entry>() {
             @Override
@@ -117,27 +122,28 @@ final class SpilledBuckets implements Closeable {
   }
 
   private void closeWriters() {
-    IOException failed = null;
+    RuntimeException failed = null;
     for (int b = 0; b < writers.size(); b++) {
       try {
         writers.get(b).close();
         bytesWritten += Files.size(files.get(b));
-      } catch (IOException e) {
-        failed = e;
+      } catch (IOException | RuntimeException e) {
+        failed = new IllegalStateException("writing a delta's spill files in " + dir, e);
       }
     }
     writers.clear();
     if (failed != null) {
-      throw new UncheckedIOException("writing a delta's spill files in " + dir, failed);
+      throw failed;
     }
   }
 
+  /** Closes what is open and removes the files; a file that cannot be removed is logged. */
   @Override
   public void close() {
     try {
       closeWriters();
-    } catch (UncheckedIOException e) {
-      // the files go below whatever failed
+    } catch (RuntimeException e) {
+      LOG.debug("closing the spill files of a failed delta", e);
     }
     if (dir == null) {
       return;
@@ -146,8 +152,8 @@ final class SpilledBuckets implements Closeable {
       for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException("removing a delta's spill files in " + dir, e);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not remove a delta's spill files in {}: {}", dir, e.toString());
     }
   }
 }

@@ -59,7 +59,8 @@ class SpilledBucketsTest {
         spilled.add(
             i % 3, i % 2 == 0 ? 1 : -1, RowJson.of(SCHEMA.asStruct(), rows.get(i)), rows.get(i));
       }
-      spilled.forEachBucket(entries -> {
+      spilled.forEachBucket((b, entries) -> {
+        assertThat(b).isEqualTo(back.size());
         List<SpilledBuckets.Entry> bucket = new ArrayList<>();
         entries.forEach(bucket::add);
         back.add(bucket);
