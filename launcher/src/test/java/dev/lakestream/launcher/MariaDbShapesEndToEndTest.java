@@ -385,17 +385,9 @@ class MariaDbShapesEndToEndTest {
         "INSERT INTO t_ddl VALUES (3, 3, 3)",
         "UPDATE t_ddl SET b = 10 WHERE id = 1",
         "INSERT INTO t_beside VALUES (1, 1)");
-    String[] status = {""};
-    Eventually.until(SYNCED, "the connector's task FAILED on the statement", () -> {
-      status[0] = connect.status(CONNECTOR);
-      return status[0].contains("FAILED");
-    });
-    assertThat(status[0]).contains("ADD COLUMN IF NOT EXISTS");
+    assertThat(failedTask()).contains("ADD COLUMN IF NOT EXISTS");
 
-    Map<String, String> recovery = new HashMap<>(shipped());
-    recovery.put("signal.data.collection", "inventory.debezium_signal");
-    recovery.put("snapshot.mode", "recovery");
-    recovery.put("schema.history.internal.skip.unparseable.ddl", "true");
+    Map<String, String> recovery = recovery();
     registerAgain(recovery);
     // The rows from before the statement hold null in b (MariaDB gave them its default without
     // rewriting them): an incremental snapshot of the table reads it whole.
@@ -421,6 +413,96 @@ class MariaDbShapesEndToEndTest {
     Table iceberg = reader.loadTable(ddl);
     Verifier.Report report = Verifier.verify(iceberg, ddl.toString());
     assertThat(report.passed()).as(report.toString()).isTrue();
+  }
+  /**
+   * A table created in a session under {@code sql_mode=ORACLE}, with Oracle's type names, is logged
+   * in them, and Debezium's grammar stops at them as at MariaDB's own syntax; the same recovery
+   * brings the connector back with the table and its rows (the schema is read again from the
+   * server, which prints it in MariaDB's names). {@code NO_BACKSLASH_ESCAPES}, which changes how
+   * a DDL's strings are read, did not stop it.
+   *
+   * <p>The connector first gets rid of {@code skip.unparseable.ddl}, which the tests before left
+   * on: registered under its name with {@code snapshot.mode=recovery} and a new schema history
+   * topic, the history is written anew from the tables as they are, and the shipped settings
+   * (which skip nothing) read it.
+   */
+  @Test
+  @Order(9)
+  void ddlUnderSqlModeOracleStopsTheConnectorAndTheReadmesRecoveryLosesNothing() throws Exception {
+    TableIdentifier beside = TableIdentifier.of("inventory", "t_beside_ora");
+    TableIdentifier escapes = TableIdentifier.of("inventory", "t_escapes");
+    TableIdentifier oracle = TableIdentifier.of("inventory", "t_oracle");
+    Map<String, String> newHistory = new HashMap<>(shipped());
+    newHistory.put("schema.history.internal.kafka.topic", "dbserver2.schema-history-anew");
+    Map<String, String> rebuild = new HashMap<>(newHistory);
+    rebuild.put("snapshot.mode", "recovery");
+    registerAgain(rebuild);
+    mariadb.execute(
+        "USE inventory",
+        "CREATE TABLE t_beside_ora (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO t_beside_ora VALUES (1, 1)");
+    Eventually.noDifference(SYNCED, () -> differs("t_beside_ora", beside, List.of("id")));
+    registerAgain(newHistory);
+    mariadb.execute(
+        "USE inventory",
+        "INSERT INTO t_beside_ora VALUES (2, 2)",
+        "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')",
+        // 'a\' is a\ here, and a string left open to the default grammar.
+        "CREATE TABLE t_escapes (id INT PRIMARY KEY, v VARCHAR(10) DEFAULT 'a\\', w VARCHAR(10))",
+        "INSERT INTO t_escapes (id, w) VALUES (1, 'b\\')");
+    Eventually.noDifference(SYNCED, () -> differs("t_escapes", escapes, List.of("id")));
+    Eventually.noDifference(SYNCED, () -> differs("t_beside_ora", beside, List.of("id")));
+    assertThat(connect.status(CONNECTOR)).doesNotContain("FAILED");
+
+    mariadb.execute(
+        "USE inventory",
+        "SET SESSION sql_mode = 'ORACLE'",
+        "CREATE TABLE t_oracle (id NUMBER(10) PRIMARY KEY, name VARCHAR2(20), d DATE)",
+        "INSERT INTO t_oracle VALUES (1, 'one', SYSDATE)",
+        "SET SESSION sql_mode = DEFAULT",
+        "INSERT INTO t_beside_ora VALUES (3, 3)");
+    assertThat(failedTask()).contains("VARCHAR2");
+
+    Map<String, String> recovery = recovery();
+    recovery.put("schema.history.internal.kafka.topic", "dbserver2.schema-history-anew");
+    registerAgain(recovery);
+    Eventually.noDifference(SYNCED, () -> differs("t_oracle", oracle, List.of("id")));
+    Eventually.noDifference(SYNCED, () -> differs("t_beside_ora", beside, List.of("id")));
+
+    recovery.remove("snapshot.mode");
+    registerAgain(recovery);
+    mariadb.execute(
+        "USE inventory",
+        "INSERT INTO t_oracle VALUES (2, 'two', NOW())",
+        "UPDATE t_oracle SET name = 'uno' WHERE id = 1",
+        "INSERT INTO t_beside_ora VALUES (4, 4)");
+    Eventually.noDifference(SYNCED, () -> differs("t_oracle", oracle, List.of("id")));
+    Eventually.noDifference(SYNCED, () -> differs("t_beside_ora", beside, List.of("id")));
+    Verifier.Report report = Verifier.verify(reader.loadTable(oracle), oracle.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+  }
+
+  /** Waits for the connector's task to fail; returns the connector's status with the trace. */
+  private String failedTask() throws Exception {
+    String[] status = {""};
+    Eventually.until(SYNCED, "the connector's task FAILED on the statement", () -> {
+      status[0] = connect.status(CONNECTOR);
+      return status[0].contains("FAILED");
+    });
+    return status[0];
+  }
+
+  /**
+   * The README's recovery from DDL the connector cannot parse: the shipped settings with {@code
+   * snapshot.mode=recovery} (the schemas read again from the server), unparseable DDL skipped,
+   * and the signal table for an incremental snapshot.
+   */
+  private Map<String, String> recovery() {
+    Map<String, String> recovery = new HashMap<>(shipped());
+    recovery.put("signal.data.collection", "inventory.debezium_signal");
+    recovery.put("snapshot.mode", "recovery");
+    recovery.put("schema.history.internal.skip.unparseable.ddl", "true");
+    return recovery;
   }
 
   /**
