@@ -108,7 +108,8 @@ public final class BigTransactionBenchmark {
       report.note("Each round runs the pair on new keys, on the same stack: round 1 right after it"
           + " started (one row through it first), later rounds after it has run the rounds before."
           + " The JIT compilers' CPU is that of HotSpot's compiler threads (from /proc), from the"
-          + " transaction's start until it is on main.");
+          + " transaction's start until it is on main; a compiler thread that ended meanwhile is"
+          + " left out, so it is a lower bound.");
       report.note(hops.toString());
     }
     report.publish();
@@ -124,7 +125,7 @@ public final class BigTransactionBenchmark {
     EmbeddedKafka kafka = stack.kafka();
     Map<Integer, Long> before = EndOffsets.of(kafka, TOPIC);
     long beforeTotal = before.values().stream().mapToLong(Long::longValue).sum();
-    long compilingBefore = CompilerCpu.millis();
+    CompilerCpu compilingBefore = CompilerCpu.now();
     long txid;
     try (Connection c = stack.connectToSource()) {
       c.setAutoCommit(false);
@@ -183,7 +184,7 @@ public final class BigTransactionBenchmark {
       inKafka - committedAt,
       onRealtime - committedAt,
       onMain - committedAt,
-      compilingBefore < 0 ? -1 : CompilerCpu.millis() - compilingBefore
+      CompilerCpu.now().millisSince(compilingBefore)
     };
     System.out.printf(
         "%s: %,d changes in Kafka after %.1f s, on realtime after %.1f s, on main after %.1f s%n",

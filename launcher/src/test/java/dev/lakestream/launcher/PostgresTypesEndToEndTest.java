@@ -371,7 +371,7 @@ class PostgresTypesEndToEndTest {
    * The zoo's rows as the connector's snapshot reads them, through JDBC rather than from the
    * replication stream: every value as the stream gives it, but for a BC date, which Debezium's
    * snapshot sends as the same date AD, and the dates 1582-10-05 to 1582-10-14, which it sends ten
-   * days later (timestamps on those days, and dates before them, arrive right).
+   * days later (timestamps on those days, and AD dates before them, arrive right).
    */
   @Test
   void everyPostgresTypeReadBySnapshotMirrorsValueForValue() throws Exception {
