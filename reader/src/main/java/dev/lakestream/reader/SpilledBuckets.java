@@ -46,6 +46,7 @@ final class SpilledBuckets implements Closeable {
   private final List<Path> files = new ArrayList<>();
   private final List<FileAppender<Record>> writers = new ArrayList<>();
   private long bytesWritten;
+  private long rowsWritten;
 
   SpilledBuckets(Schema rows, int buckets) {
     int id = rows.highestFieldId();
@@ -77,11 +78,18 @@ final class SpilledBuckets implements Closeable {
     entry.set(1, identity);
     entry.set(2, row);
     writers.get(bucket).add(entry);
+    rowsWritten++;
   }
 
   /** Ends the writing, then gives each bucket's entries in turn; a bucket's file goes after it. */
   void forEachBucket(BucketConsumer action) {
     closeWriters();
+    LOG.info(
+        "Spilled {} rows of a delta to {} local files ({} bytes) in {}",
+        rowsWritten,
+        files.size(),
+        bytesWritten,
+        dir);
     for (int b = 0; b < files.size(); b++) {
       Path file = files.get(b);
       try (CloseableIterable<Record> read = Avro.read(
