@@ -31,6 +31,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
@@ -390,6 +391,121 @@ class MariaDbSessionSettingsEndToEndTest {
       connect.deleteConnector("zone-lifted");
     } finally {
       mariadb.execute("SET GLOBAL max_statement_time = 0");
+    }
+  }
+
+  /**
+   * A server whose {@code sql_mode} is {@code ORACLE}, every session's default. In a session under
+   * it {@code SHOW CREATE TABLE} prints a {@code DATE} column as {@code mariadb_schema.date}, which
+   * Debezium cannot parse: a connector that keeps the mode fails in its snapshot, and the shipped
+   * one, which takes it out of its sessions, reads the table. DDL written under it is logged as
+   * written, and Debezium reads it as MariaDB's: a column created there as {@code DATE}, a {@code
+   * DATETIME}, reaches main without its time of day (Debezium's reading, asserted so that a
+   * Debezium that reads it right fails this test and the README is revisited). check-source warns
+   * of the server's mode and blocks a connector that keeps it.
+   */
+  @Test
+  @Order(6)
+  void aServerInOracleModeIsSnapshottedByTheShippedConnectorAndItsDatesLoseTheirTime()
+      throws Exception {
+    // The pipeline's connector has read its snapshot: the DDL below reaches it in the binary log.
+    Eventually.noDifference(SYNCED, this::differs);
+    String before = globalSqlMode();
+    mariadb.execute("SET GLOBAL sql_mode = 'ORACLE'");
+    try {
+      mariadb.execute(
+          "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'",
+          "CREATE TABLE inventory.t_native (id INT PRIMARY KEY, d DATE, dt DATETIME(3),"
+              + " s VARCHAR(10) CHARACTER SET latin1)",
+          "INSERT INTO inventory.t_native VALUES (1, '2024-01-02', '2024-01-02 03:04:05.678', 'é')");
+      // The server's default now; DATE here is a DATETIME.
+      mariadb.execute(
+          "CREATE TABLE inventory.t_oracle_date (id INT PRIMARY KEY, d DATE)",
+          "INSERT INTO inventory.t_oracle_date VALUES (1, TIMESTAMP '2024-01-02 03:04:05')");
+      try (Connection c = mariadb.connect("inventory");
+          Statement s = c.createStatement()) {
+        try (ResultSet rs = s.executeQuery("SELECT d FROM t_oracle_date")) {
+          rs.next();
+          assertThat(rs.getTimestamp(1).toLocalDateTime())
+              .as("the DATE column created under ORACLE, a DATETIME")
+              .isEqualTo(LocalDateTime.of(2024, 1, 2, 3, 4, 5));
+        }
+      }
+      Map<String, Object> nativeRow = new LinkedHashMap<>();
+      nativeRow.put("id", 1);
+      nativeRow.put("d", LocalDate.of(2024, 1, 2));
+      nativeRow.put("dt", LocalDateTime.of(2024, 1, 2, 3, 4, 5, 678_000_000));
+      nativeRow.put("s", "é");
+      Eventually.noDifference(
+          SYNCED,
+          () -> SourceTableComparison.differs(
+              reader,
+              Map.of(List.of(1), nativeRow),
+              TableIdentifier.of("inventory", "t_native"),
+              List.of("id")));
+      Map<String, Object> misread = new LinkedHashMap<>();
+      misread.put("id", 1);
+      misread.put("d", LocalDate.of(2024, 1, 2));
+      Eventually.noDifference(
+          SYNCED,
+          () -> SourceTableComparison.differs(
+              reader,
+              Map.of(List.of(1), misread),
+              TableIdentifier.of("inventory", "t_oracle_date"),
+              List.of("id")));
+
+      Map<String, String> kept = Map.of(
+          "database.initial.statements",
+          "SET SESSION"
+              + " sql_mode = (SELECT TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@session.sql_mode, ','),"
+              + " ',PAD_CHAR_TO_FULL_LENGTH,', ',')))");
+      assertThat(checkSource(Map.of()))
+          .contains("WARNING  sql_mode: ORACLE on the server, so every session writes DDL under it")
+          .contains("OK       sql_mode: ORACLE or a mode that leaves options out of SHOW CREATE"
+              + " TABLE on the server: the connector's database.initial.statements take them out"
+              + " of its sessions");
+      assertThat(checkSource(kept))
+          .contains("BLOCKER  sql_mode: ORACLE,NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS in"
+              + " the connector's sessions");
+
+      // Its task fails in the snapshot's first steps: as it is registered, or soon after.
+      String[] status = {""};
+      try {
+        register("oracle-kept", kept, "inventory.t_native");
+        Eventually.until(SYNCED, "the connector that keeps ORACLE FAILED in its snapshot", () -> {
+          status[0] = connect.status("zone-oracle-kept");
+          return status[0].contains("FAILED");
+        });
+      } catch (IllegalStateException failedAsRegistered) {
+        status[0] = failedAsRegistered.getMessage();
+      }
+      assertThat(status[0]).contains("FAILED").contains("mariadb_schema.date");
+      connect.deleteConnector("zone-oracle-kept");
+
+      JsonNode row = snapshotOf("oracle", Map.of(), "t_native", "id").get("1");
+      assertThat(row.path("d").asLong()).isEqualTo(LocalDate.of(2024, 1, 2).toEpochDay());
+      assertThat(row.path("dt").asLong())
+          .isEqualTo(LocalDateTime.of(2024, 1, 2, 3, 4, 5, 678_000_000)
+              .toInstant(ZoneOffset.UTC)
+              .toEpochMilli());
+      assertThat(row.path("s").asText()).isEqualTo("é");
+      // The DATE created under ORACLE, read from the server's definition: a DATETIME, whole.
+      JsonNode oracleDate =
+          snapshotOf("oracle-date", Map.of(), "t_oracle_date", "id").get("1");
+      assertThat(oracleDate.path("d").asLong())
+          .isEqualTo(
+              LocalDateTime.of(2024, 1, 2, 3, 4, 5).toInstant(ZoneOffset.UTC).toEpochMilli());
+    } finally {
+      mariadb.execute("SET GLOBAL sql_mode = '" + before + "'");
+    }
+  }
+
+  private String globalSqlMode() throws Exception {
+    try (Connection c = mariadb.connect("inventory");
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT @@global.sql_mode")) {
+      rs.next();
+      return rs.getString(1);
     }
   }
 

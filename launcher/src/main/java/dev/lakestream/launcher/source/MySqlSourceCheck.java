@@ -183,12 +183,10 @@ public final class MySqlSourceCheck {
     // The sql_mode and the statement time limit the connector's sessions run with.
     ConnectorSession.sameUser(connection, connector, findings);
     ConnectorSession.apply(connection, connector, findings);
-    PaddedCharCheck.check(
-        variable("sql_mode"),
-        ConnectorSession.variable(connection, "sql_mode"),
-        charKeys,
-        charColumns,
-        findings);
+    String globalSqlMode = variable("sql_mode");
+    String sessionSqlMode = ConnectorSession.variable(connection, "sql_mode");
+    PaddedCharCheck.check(globalSqlMode, sessionSqlMode, charKeys, charColumns, findings);
+    SqlModeDdlCheck.check(globalSqlMode, sessionSqlMode, findings);
     String limit = StatementTimeCheck.variable(mariaDb);
     StatementTimeCheck.check(
         limit, ConnectorSession.variable(connection, limit), variable(limit), findings);

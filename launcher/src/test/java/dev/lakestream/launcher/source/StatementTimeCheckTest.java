@@ -8,7 +8,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The session settings the connector's sessions run with, judged: a statement time limit, padded
- * CHAR values, and Debezium's split of its initial statements.
+ * CHAR values, a mode whose table definitions Debezium misreads, and Debezium's split of its
+ * initial statements.
  */
 class StatementTimeCheckTest {
 
@@ -37,6 +38,37 @@ class StatementTimeCheckTest {
     assertThat(limit("max_execution_time", "500", "0"))
         .singleElement()
         .satisfies(f -> assertThat(f.level()).isEqualTo(Finding.Level.BLOCKER));
+  }
+
+  /** MariaDB's {@code @@sql_mode} after {@code SET sql_mode = 'ORACLE'}. */
+  private static final String ORACLE = "PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,ORACLE,"
+      + "NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS,NO_AUTO_CREATE_USER,SIMULTANEOUS_ASSIGNMENT";
+
+  private static List<Finding> ddl(String global, String session) {
+    List<Finding> findings = new ArrayList<>();
+    SqlModeDdlCheck.check(global, session, findings);
+    return findings;
+  }
+
+  @Test
+  void oracleInTheConnectorsSessionsIsABlockerAndOnTheServerAWarning() {
+    assertThat(ddl(ORACLE, ORACLE))
+        .extracting(Finding::level)
+        .containsExactly(Finding.Level.BLOCKER, Finding.Level.WARNING);
+    assertThat(ddl(ORACLE, ORACLE).get(0).message())
+        .startsWith("ORACLE,NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS in the connector's")
+        .contains("mariadb_schema.date");
+    // The shipped statements' session: ORACLE and the options' modes out, ANSI_QUOTES kept.
+    assertThat(ddl(ORACLE, "PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,NO_AUTO_CREATE_USER"))
+        .extracting(Finding::level)
+        .containsExactly(Finding.Level.OK, Finding.Level.WARNING);
+    assertThat(ddl("NO_TABLE_OPTIONS", "NO_TABLE_OPTIONS"))
+        .singleElement()
+        .satisfies(f -> assertThat(f.level()).isEqualTo(Finding.Level.WARNING));
+    assertThat(ddl("STRICT_TRANS_TABLES,ANSI_QUOTES", "STRICT_TRANS_TABLES,ANSI_QUOTES"))
+        .isEmpty();
+    // A name that only contains a mode's is not the mode.
+    assertThat(ddl("ORACLE_LIKE", null)).isEmpty();
   }
 
   @Test
