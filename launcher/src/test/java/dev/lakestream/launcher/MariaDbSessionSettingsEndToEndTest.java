@@ -71,6 +71,7 @@ class MariaDbSessionSettingsEndToEndTest {
   private static final Duration SYNCED = Duration.ofSeconds(300);
   private static final String ZONE = "Europe/Berlin";
   private static final String SIGNALS = "inventory.debezium_signal";
+  private static final String PIPELINE_CONNECTOR = "inventory-mariadb";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /**
@@ -400,13 +401,17 @@ class MariaDbSessionSettingsEndToEndTest {
    * Debezium cannot parse: a connector that keeps the mode fails in its snapshot, and the shipped
    * one, which takes it out of its sessions, reads the table. DDL written under it is logged as
    * written, and Debezium reads it as MariaDB's: a column created there as {@code DATE}, a {@code
-   * DATETIME}, reaches main without its time of day (Debezium's reading, asserted so that a
-   * Debezium that reads it right fails this test and the README is revisited). check-source warns
-   * of the server's mode and blocks a connector that keeps it.
+   * DATETIME}, reaches main without its time of day. Under {@code MAXDB}, {@code SHOW CREATE
+   * TABLE} prints a {@code TIMESTAMP} as {@code mariadb_schema.timestamp}, and a column created as
+   * {@code TIMESTAMP} is a {@code DATETIME}, whose values Debezium fails to convert: the shipped
+   * connector stops on them (Debezium's default would send null), and the README's recovery brings
+   * them. (Debezium's readings, asserted so that a Debezium that reads them right fails this test
+   * and the README is revisited.) check-source warns of the server's mode and blocks a connector
+   * that keeps it.
    */
   @Test
   @Order(6)
-  void aServerInOracleModeIsSnapshottedByTheShippedConnectorAndItsDatesLoseTheirTime()
+  void aServerInOracleOrMaxdbModeIsSnapshottedByTheShippedConnectorAndItsDdlIsMisread()
       throws Exception {
     // The pipeline's connector has read its snapshot: the DDL below reaches it in the binary log.
     Eventually.noDifference(SYNCED, this::differs);
@@ -461,9 +466,9 @@ class MariaDbSessionSettingsEndToEndTest {
               + " ',PAD_CHAR_TO_FULL_LENGTH,', ',')))");
       assertThat(checkSource(Map.of()))
           .contains("WARNING  sql_mode: ORACLE on the server, so every session writes DDL under it")
-          .contains("OK       sql_mode: ORACLE or a mode that leaves options out of SHOW CREATE"
-              + " TABLE on the server: the connector's database.initial.statements take them out"
-              + " of its sessions");
+          .contains("OK       sql_mode: ORACLE, MAXDB or a mode that leaves options out of SHOW"
+              + " CREATE TABLE on the server: the connector's database.initial.statements take"
+              + " them out of its sessions");
       assertThat(checkSource(kept))
           .contains("BLOCKER  sql_mode: ORACLE,NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS in"
               + " the connector's sessions");
@@ -493,6 +498,68 @@ class MariaDbSessionSettingsEndToEndTest {
       JsonNode oracleDate =
           snapshotOf("oracle-date", Map.of(), "t_oracle_date", "id").get("1");
       assertThat(oracleDate.path("d").asLong())
+          .isEqualTo(
+              LocalDateTime.of(2024, 1, 2, 3, 4, 5).toInstant(ZoneOffset.UTC).toEpochMilli());
+
+      // MAXDB: a TIMESTAMP column created under it is a DATETIME, and arrives as null.
+      mariadb.execute("SET GLOBAL sql_mode = 'MAXDB'");
+      mariadb.execute(
+          "CREATE TABLE inventory.t_maxdb (id INT PRIMARY KEY, ts TIMESTAMP NULL)",
+          "INSERT INTO inventory.t_maxdb VALUES (1, '2024-01-02 03:04:05')");
+      try (Connection c = mariadb.connect("inventory");
+          Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery(
+              "SELECT data_type FROM information_schema.columns WHERE table_schema = 'inventory'"
+                  + " AND table_name = 't_maxdb' AND column_name = 'ts'")) {
+        rs.next();
+        assertThat(rs.getString(1)).as("the TIMESTAMP created under MAXDB").isEqualTo("datetime");
+      }
+      // Debezium fails to convert its DATETIME values for a TIMESTAMP: with the shipped
+      // event.converting.failure.handling.mode=fail the connector stops on the row and names the
+      // column (Debezium's default, warn, sends null).
+      String[] failed = {""};
+      Eventually.until(SYNCED, "the pipeline's connector FAILED on t_maxdb's row", () -> {
+        failed[0] = connect.status(PIPELINE_CONNECTOR);
+        return failed[0].contains("FAILED");
+      });
+      assertThat(failed[0]).contains("inventory.t_maxdb.ts");
+      assertThat(reader.tableExists(TableIdentifier.of("inventory", "t_maxdb"))).isFalse();
+      assertThat(checkSource(Map.of()))
+          .contains("WARNING  sql_mode: MAXDB on the server, so every session writes DDL under it")
+          .doesNotContain("ORACLE on the server")
+          .doesNotContain("WARNING  event.converting.failure.handling.mode");
+      assertThat(checkSource(Map.of("event.converting.failure.handling.mode", "warn")))
+          .contains("WARNING  event.converting.failure.handling.mode: warn: a value Debezium"
+              + " cannot convert");
+      assertThat(checkSource(kept))
+          .contains("BLOCKER  sql_mode: MAXDB,NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS in"
+              + " the connector's sessions");
+      // The README's recovery: the tables' definitions read again from the server (which prints
+      // the column as the DATETIME it is), then the changes from the stored offsets.
+      Map<String, String> recovery = new HashMap<>(shipped());
+      recovery.put("signal.data.collection", SIGNALS);
+      recovery.put("snapshot.mode", "recovery");
+      connect.deleteConnector(PIPELINE_CONNECTOR);
+      connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+      Map<List<Object>, Map<String, Object>> whole = new HashMap<>();
+      whole.put(List.of(1), Map.of("id", 1, "ts", LocalDateTime.of(2024, 1, 2, 3, 4, 5)));
+      TableIdentifier maxdbTable = TableIdentifier.of("inventory", "t_maxdb");
+      Eventually.noDifference(
+          SYNCED, () -> SourceTableComparison.differs(reader, whole, maxdbTable, List.of("id")));
+      recovery.remove("snapshot.mode");
+      connect.deleteConnector(PIPELINE_CONNECTOR);
+      connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+      mariadb.execute("INSERT INTO inventory.t_maxdb VALUES (2, '2024-06-01 12:00:00')");
+      whole.put(List.of(2), Map.of("id", 2, "ts", LocalDateTime.of(2024, 6, 1, 12, 0)));
+      Eventually.noDifference(
+          SYNCED, () -> SourceTableComparison.differs(reader, whole, maxdbTable, List.of("id")));
+      Eventually.noDifference(SYNCED, this::differs);
+      Verifier.Report report = Verifier.verify(reader.loadTable(maxdbTable), maxdbTable.toString());
+      assertThat(report.passed()).as(report.toString()).isTrue();
+      // The shipped connector's snapshot reads t_tz's TIMESTAMPs, which MAXDB would print as
+      // mariadb_schema.timestamp, and t_maxdb's DATETIME whole.
+      JsonNode maxdb = snapshotOf("maxdb", Map.of(), "t_maxdb", "id").get("1");
+      assertThat(maxdb.path("ts").asLong())
           .isEqualTo(
               LocalDateTime.of(2024, 1, 2, 3, 4, 5).toInstant(ZoneOffset.UTC).toEpochMilli());
     } finally {

@@ -23,6 +23,7 @@ final class CaptureSettingsCheck {
 
   static final String SKIPPED = "skipped.operations";
   static final String ON_FAILURE = "event.processing.failure.handling.mode";
+  static final String ON_CONVERSION_FAILURE = "event.converting.failure.handling.mode";
   static final String TOLERANCE = "errors.tolerance";
   static final String SNAPSHOT = "snapshot.mode";
   static final String DROP_SLOT = "slot.drop.on.stop";
@@ -63,6 +64,19 @@ final class CaptureSettingsCheck {
           onFailure + ": a change event Debezium fails to make is skipped (at most a log line),"
               + " and that change never reaches main. Keep fail (Debezium's default):"
               + " ingest dead-letters what it cannot apply, with its reason"));
+    }
+    String onConversionFailure = value(connector, ON_CONVERSION_FAILURE, "warn");
+    if (postgresVersion == 0 && !onConversionFailure.equals("fail")) {
+      out.add(new Finding(
+          Level.WARNING,
+          ON_CONVERSION_FAILURE,
+          onConversionFailure
+              + (connector.containsKey(ON_CONVERSION_FAILURE) ? "" : " (Debezium's" + " default)")
+              + ": a value Debezium cannot convert to the type its schema gives the"
+              + " column is sent as null (at most a log line): seen for a TIMESTAMP column created"
+              + " under sql_mode=MAXDB, whose values reached main as null. Set fail (the shipped"
+              + " connectors' setting): the connector stops and names the column, and a"
+              + " snapshot.mode=recovery brings it back with the values (README)"));
     }
     if (value(connector, TOLERANCE, "none").equals("all")) {
       out.add(new Finding(

@@ -17,19 +17,25 @@ import java.util.stream.Collectors;
  *       it and the snapshot stops the connector; {@code NO_TABLE_OPTIONS}, part of {@code ORACLE},
  *       leaves each table's character set out. The shipped connectors take these modes out of
  *       their sessions ({@code database.initial.statements}).
+ *   <li>{@code MAXDB} prints a {@code TIMESTAMP} column as {@code mariadb_schema.timestamp}, with
+ *       the same end.
  *   <li>DDL written in a session under {@code sql_mode=ORACLE} is logged as written: {@code DATE}
  *       there is a {@code DATETIME}, which Debezium reads as a {@code DATE}, so its values reach
  *       {@code main} without their time of day; Oracle's type names ({@code VARCHAR2}) stop the
- *       connector. The server's {@code sql_mode} is every session's default.
+ *       connector. Under {@code MAXDB} a {@code TIMESTAMP} is a {@code DATETIME}, whose values
+ *       Debezium fails to convert: it sends them as null, or stops with {@code
+ *       event.converting.failure.handling.mode=fail}. The server's {@code sql_mode} is every
+ *       session's default.
  * </ul>
  */
 final class SqlModeDdlCheck {
 
   static final String ORACLE = "ORACLE";
+  static final String MAXDB = "MAXDB";
 
   /** Modes that change what {@code SHOW CREATE TABLE} prints; the shipped statements drop them. */
   static final List<String> SHOW_CREATE_MODES =
-      List.of(ORACLE, "NO_KEY_OPTIONS", "NO_TABLE_OPTIONS", "NO_FIELD_OPTIONS");
+      List.of(ORACLE, MAXDB, "NO_KEY_OPTIONS", "NO_TABLE_OPTIONS", "NO_FIELD_OPTIONS");
 
   private SqlModeDdlCheck() {}
 
@@ -45,14 +51,15 @@ final class SqlModeDdlCheck {
     List<String> kept =
         SHOW_CREATE_MODES.stream().filter(session::contains).collect(Collectors.toList());
     if (!kept.isEmpty()) {
-      boolean oracle = kept.contains(ORACLE);
+      boolean unparseable = kept.contains(ORACLE) || kept.contains(MAXDB);
       findings.add(new Finding(
-          oracle ? Finding.Level.BLOCKER : Finding.Level.WARNING,
+          unparseable ? Finding.Level.BLOCKER : Finding.Level.WARNING,
           "sql_mode",
           String.join(",", kept) + " in the connector's sessions: SHOW CREATE TABLE, which its"
               + " snapshot reads, then "
-              + (oracle
-                  ? "prints a DATE column as mariadb_schema.date, which Debezium cannot parse: a"
+              + (unparseable
+                  ? "prints a DATE column as mariadb_schema.date (ORACLE) and a TIMESTAMP column"
+                      + " as mariadb_schema.timestamp (MAXDB), which Debezium cannot parse: a"
                       + " snapshot stops the connector."
                   : "leaves out options, such as each table's character set.")
               + " Set the shipped connector's " + ConnectorSession.STATEMENTS
@@ -61,21 +68,34 @@ final class SqlModeDdlCheck {
       findings.add(new Finding(
           Finding.Level.OK,
           "sql_mode",
-          "ORACLE or a mode that leaves options out of SHOW CREATE TABLE on the server: the"
-              + " connector's " + ConnectorSession.STATEMENTS + " take them out of its sessions"));
+          "ORACLE, MAXDB or a mode that leaves options out of SHOW CREATE TABLE on the server:"
+              + " the connector's " + ConnectorSession.STATEMENTS + " take them out of its"
+              + " sessions"));
     }
-    if (modes(globalSqlMode).contains(ORACLE)) {
+    Set<String> global = modes(globalSqlMode);
+    if (global.contains(ORACLE)) {
       findings.add(new Finding(
           Finding.Level.WARNING,
           "sql_mode",
           "ORACLE on the server, so every session writes DDL under it unless it sets another"
               + " sql_mode; Debezium reads DDL as MariaDB's own: a column created as DATE there is"
               + " a DATETIME and reaches main without its time of day, and Oracle's type names"
-              + " (VARCHAR2, NUMBER) stop the connector. Create and alter captured tables in"
-              + " sessions without ORACLE (SET SESSION sql_mode = ...), or take it out of the"
-              + " server's sql_mode"));
+              + " (VARCHAR2, NUMBER) stop the connector. " + WRITE_DDL));
+    }
+    if (global.contains(MAXDB)) {
+      findings.add(new Finding(
+          Finding.Level.WARNING,
+          "sql_mode",
+          "MAXDB on the server, so every session writes DDL under it unless it sets another"
+              + " sql_mode; Debezium reads DDL as MariaDB's own: a column created as TIMESTAMP"
+              + " there is a DATETIME, whose values Debezium fails to convert: they reach main as"
+              + " null, or, with the shipped event.converting.failure.handling.mode=fail, stop the"
+              + " connector until a recovery (README). " + WRITE_DDL));
     }
   }
+
+  private static final String WRITE_DDL = "Create and alter captured tables in sessions without it"
+      + " (SET SESSION sql_mode = ...), or take it out of the server's sql_mode";
 
   private static Set<String> modes(String sqlMode) {
     return sqlMode == null

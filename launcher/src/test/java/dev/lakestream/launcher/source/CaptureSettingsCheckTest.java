@@ -28,6 +28,25 @@ class CaptureSettingsCheckTest {
   }
 
   @Test
+  void aMySqlConnectorThatSendsNullForAValueItCannotConvertIsWarnedOf() throws Exception {
+    Map<String, String> byDefault = shipped("mariadb-inventory.json");
+    byDefault.remove("event.converting.failure.handling.mode");
+    assertThat(findings(byDefault, MYSQL))
+        .singleElement()
+        .asString()
+        .startsWith("WARNING  event.converting.failure.handling.mode: warn (Debezium's default): a"
+            + " value Debezium cannot convert to the type its schema gives the column is sent as"
+            + " null");
+    Map<String, String> skip = shipped("mysql-inventory.json");
+    skip.put("event.converting.failure.handling.mode", "skip");
+    assertThat(findings(skip, MYSQL)).singleElement().asString().startsWith("WARNING  event.conv");
+    // PostgreSQL's connector reads each table's columns from the server, not from DDL it parses.
+    Map<String, String> postgres = postgres();
+    postgres.put("event.converting.failure.handling.mode", "warn");
+    assertThat(findings(postgres)).isEmpty();
+  }
+
+  @Test
   void withoutAHeartbeatAQuietConnectorKeepsTheSourcesLogAndSoIsWarnedOf() throws Exception {
     Map<String, String> noHeartbeat = postgres();
     noHeartbeat.remove("heartbeat.interval.ms");

@@ -67,6 +67,12 @@ class StatementTimeCheckTest {
         .satisfies(f -> assertThat(f.level()).isEqualTo(Finding.Level.WARNING));
     assertThat(ddl("STRICT_TRANS_TABLES,ANSI_QUOTES", "STRICT_TRANS_TABLES,ANSI_QUOTES"))
         .isEmpty();
+    String maxdb = "PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,MAXDB,NO_KEY_OPTIONS,"
+        + "NO_TABLE_OPTIONS,NO_FIELD_OPTIONS,NO_AUTO_CREATE_USER";
+    assertThat(ddl(maxdb, maxdb))
+        .extracting(Finding::level)
+        .containsExactly(Finding.Level.BLOCKER, Finding.Level.WARNING);
+    assertThat(ddl(maxdb, maxdb).get(1).message()).contains("TIMESTAMP").contains("fail");
     // A name that only contains a mode's is not the mode.
     assertThat(ddl("ORACLE_LIKE", null)).isEmpty();
   }
