@@ -473,19 +473,7 @@ class MariaDbSessionSettingsEndToEndTest {
           .contains("BLOCKER  sql_mode: ORACLE,NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS in"
               + " the connector's sessions");
 
-      // Its task fails in the snapshot's first steps: as it is registered, or soon after.
-      String[] status = {""};
-      try {
-        register("oracle-kept", kept, "inventory.t_native");
-        Eventually.until(SYNCED, "the connector that keeps ORACLE FAILED in its snapshot", () -> {
-          status[0] = connect.status("zone-oracle-kept");
-          return status[0].contains("FAILED");
-        });
-      } catch (IllegalStateException failedAsRegistered) {
-        status[0] = failedAsRegistered.getMessage();
-      }
-      assertThat(status[0]).contains("FAILED").contains("mariadb_schema.date");
-      connect.deleteConnector("zone-oracle-kept");
+      assertThat(failedSnapshot("oracle-kept", kept)).contains("mariadb_schema.date");
 
       JsonNode row = snapshotOf("oracle", Map.of(), "t_native", "id").get("1");
       assertThat(row.path("d").asLong()).isEqualTo(LocalDate.of(2024, 1, 2).toEpochDay());
@@ -539,16 +527,14 @@ class MariaDbSessionSettingsEndToEndTest {
       Map<String, String> recovery = new HashMap<>(shipped());
       recovery.put("signal.data.collection", SIGNALS);
       recovery.put("snapshot.mode", "recovery");
-      connect.deleteConnector(PIPELINE_CONNECTOR);
-      connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+      registerPipelineConnector(recovery);
       Map<List<Object>, Map<String, Object>> whole = new HashMap<>();
       whole.put(List.of(1), Map.of("id", 1, "ts", LocalDateTime.of(2024, 1, 2, 3, 4, 5)));
       TableIdentifier maxdbTable = TableIdentifier.of("inventory", "t_maxdb");
       Eventually.noDifference(
           SYNCED, () -> SourceTableComparison.differs(reader, whole, maxdbTable, List.of("id")));
       recovery.remove("snapshot.mode");
-      connect.deleteConnector(PIPELINE_CONNECTOR);
-      connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), recovery);
+      registerPipelineConnector(recovery);
       mariadb.execute("INSERT INTO inventory.t_maxdb VALUES (2, '2024-06-01 12:00:00')");
       whole.put(List.of(2), Map.of("id", 2, "ts", LocalDateTime.of(2024, 6, 1, 12, 0)));
       Eventually.noDifference(
@@ -556,6 +542,7 @@ class MariaDbSessionSettingsEndToEndTest {
       Eventually.noDifference(SYNCED, this::differs);
       Verifier.Report report = Verifier.verify(reader.loadTable(maxdbTable), maxdbTable.toString());
       assertThat(report.passed()).as(report.toString()).isTrue();
+      assertThat(failedSnapshot("maxdb-kept", kept)).contains("mariadb_schema.timestamp");
       // The shipped connector's snapshot reads t_tz's TIMESTAMPs, which MAXDB would print as
       // mariadb_schema.timestamp, and t_maxdb's DATETIME whole.
       JsonNode maxdb = snapshotOf("maxdb", Map.of(), "t_maxdb", "id").get("1");
@@ -565,6 +552,36 @@ class MariaDbSessionSettingsEndToEndTest {
     } finally {
       mariadb.execute("SET GLOBAL sql_mode = '" + before + "'");
     }
+  }
+
+  /**
+   * Registers a second connector for inventory.t_native with {@code settings} and returns its
+   * status once its task has failed (as it is registered, or soon after); deletes it.
+   */
+  private String failedSnapshot(String prefix, Map<String, String> settings) throws Exception {
+    String[] status = {""};
+    try {
+      register(prefix, settings, "inventory.t_native");
+      Eventually.until(SYNCED, "connector zone-" + prefix + " FAILED in its snapshot", () -> {
+        status[0] = connect.status("zone-" + prefix);
+        return status[0].contains("FAILED");
+      });
+    } catch (IllegalStateException failedAsRegistered) {
+      status[0] = failedAsRegistered.getMessage();
+    }
+    connect.deleteConnector("zone-" + prefix);
+    assertThat(status[0]).contains("FAILED");
+    return status[0];
+  }
+
+  /**
+   * Registers the pipeline's connector again with {@code overrides}, its offsets kept: the old
+   * one stopped first, so that two binary-log clients with its server id never overlap.
+   */
+  private void registerPipelineConnector(Map<String, String> overrides) throws Exception {
+    connect.stopConnector(PIPELINE_CONNECTOR);
+    connect.deleteConnector(PIPELINE_CONNECTOR);
+    connect.createConnector(Files.readString(MariaDbEndToEndTest.connector()), overrides);
   }
 
   private String globalSqlMode() throws Exception {

@@ -73,8 +73,8 @@ final class CaptureSettingsCheck {
           onConversionFailure
               + (connector.containsKey(ON_CONVERSION_FAILURE) ? "" : " (Debezium's" + " default)")
               + ": a value Debezium cannot convert to the type its schema gives the"
-              + " column is sent as null (at most a log line): seen for a TIMESTAMP column created"
-              + " under sql_mode=MAXDB, whose values reached main as null. Set fail (the shipped"
+              + " column is sent as null in a nullable column (at most a log line): seen for a"
+              + " TIMESTAMP column created under sql_mode=MAXDB, whose values reached main as null. Set fail (the shipped"
               + " connectors' setting): the connector stops and names the column, and a"
               + " snapshot.mode=recovery brings it back with the values (README)"));
     }

@@ -18,7 +18,9 @@ import java.util.stream.Collectors;
  *       leaves each table's character set out. The shipped connectors take these modes out of
  *       their sessions ({@code database.initial.statements}).
  *   <li>{@code MAXDB} prints a {@code TIMESTAMP} column as {@code mariadb_schema.timestamp}, with
- *       the same end.
+ *       the same end. {@code MSSQL}, {@code DB2} and {@code POSTGRESQL} (measured), {@code ANSI},
+ *       {@code MYSQL323} and {@code MYSQL40} (from MariaDB's source) leave options out as {@code
+ *       NO_TABLE_OPTIONS} does.
  *   <li>DDL written in a session under {@code sql_mode=ORACLE} is logged as written: {@code DATE}
  *       there is a {@code DATETIME}, which Debezium reads as a {@code DATE}, so its values reach
  *       {@code main} without their time of day; Oracle's type names ({@code VARCHAR2}) stop the
@@ -34,8 +36,18 @@ final class SqlModeDdlCheck {
   static final String MAXDB = "MAXDB";
 
   /** Modes that change what {@code SHOW CREATE TABLE} prints; the shipped statements drop them. */
-  static final List<String> SHOW_CREATE_MODES =
-      List.of(ORACLE, MAXDB, "NO_KEY_OPTIONS", "NO_TABLE_OPTIONS", "NO_FIELD_OPTIONS");
+  static final List<String> SHOW_CREATE_MODES = List.of(
+      ORACLE,
+      MAXDB,
+      "ANSI",
+      "MSSQL",
+      "DB2",
+      "POSTGRESQL",
+      "MYSQL323",
+      "MYSQL40",
+      "NO_KEY_OPTIONS",
+      "NO_TABLE_OPTIONS",
+      "NO_FIELD_OPTIONS");
 
   private SqlModeDdlCheck() {}
 
@@ -61,7 +73,7 @@ final class SqlModeDdlCheck {
                   ? "prints a DATE column as mariadb_schema.date (ORACLE) and a TIMESTAMP column"
                       + " as mariadb_schema.timestamp (MAXDB), which Debezium cannot parse: a"
                       + " snapshot stops the connector."
-                  : "leaves out options, such as each table's character set.")
+                  : "leaves out options, such as a table's character set.")
               + " Set the shipped connector's " + ConnectorSession.STATEMENTS
               + " (it takes these modes out of its sessions)"));
     } else if (modes(globalSqlMode).stream().anyMatch(SHOW_CREATE_MODES::contains)) {

@@ -36,7 +36,7 @@ class CaptureSettingsCheckTest {
         .asString()
         .startsWith("WARNING  event.converting.failure.handling.mode: warn (Debezium's default): a"
             + " value Debezium cannot convert to the type its schema gives the column is sent as"
-            + " null");
+            + " null in a nullable column");
     Map<String, String> skip = shipped("mysql-inventory.json");
     skip.put("event.converting.failure.handling.mode", "skip");
     assertThat(findings(skip, MYSQL)).singleElement().asString().startsWith("WARNING  event.conv");
