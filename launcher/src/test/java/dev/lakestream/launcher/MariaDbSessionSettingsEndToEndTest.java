@@ -59,10 +59,13 @@ import org.junit.jupiter.api.TestMethodOrder;
  * sets its sessions to UTC ({@code database.connectionTimeZone} and {@code
  * database.forceConnectionTimeZoneToSession}). And {@code sql_mode} {@code PAD_CHAR_TO_FULL_LENGTH}:
  * a {@code SELECT} pads {@code CHAR} values, the binary log does not; the shipped connector takes
- * the mode out of its sessions ({@code database.initial.statements}). Every value reaches {@code
- * main} as the source holds it, from the snapshot, the binary log and an incremental snapshot;
- * {@code check-source} reports the settings that misread, and connectors registered with them show
- * the misreadings it describes.
+ * the mode out of its sessions ({@code database.initial.statements}). Every such value reaches
+ * {@code main} as the source holds it, from the snapshot, the binary log and an incremental
+ * snapshot; {@code check-source} reports the settings that misread, and connectors registered with
+ * them show the misreadings it describes. And {@code sql_mode} {@code ORACLE} or {@code MAXDB}:
+ * sessions that keep them print table definitions Debezium cannot parse, and DDL written under
+ * them means types Debezium misreads (a {@code DATE} column created under {@code ORACLE} reaches
+ * main without its time of day, which the test asserts as Debezium's reading).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

@@ -15,7 +15,8 @@ import java.util.TreeSet;
  * {@code skipped.operations=t} drops every {@code TRUNCATE}), skip events it fails on, snapshot no
  * rows, drop the slot (and the changes until the next start) when the task stops; Kafka Connect's {@code errors.tolerance=all}, which drops
  * a record its converter or transforms fail on; transforms that flatten or filter the change events;
- * converters other than Connect's JSON; no heartbeat, so a connector whose tables are quiet keeps
+ * converters other than Connect's JSON; a MySQL connector that sends a value it cannot convert as
+ * null; no heartbeat, so a connector whose tables are quiet keeps
  * the source's log from being freed. Each comes with the setting that keeps the changes (the
  * shipped connectors' own).
  */
@@ -71,11 +72,11 @@ final class CaptureSettingsCheck {
           Level.WARNING,
           ON_CONVERSION_FAILURE,
           onConversionFailure
-              + (connector.containsKey(ON_CONVERSION_FAILURE) ? "" : " (Debezium's" + " default)")
-              + ": a value Debezium cannot convert to the type its schema gives the"
-              + " column is sent as null in a nullable column (at most a log line): seen for a"
-              + " TIMESTAMP column created under sql_mode=MAXDB, whose values reached main as null. Set fail (the shipped"
-              + " connectors' setting): the connector stops and names the column, and a"
+              + (connector.containsKey(ON_CONVERSION_FAILURE) ? "" : " (Debezium's default)")
+              + ": a value Debezium cannot convert to the type its schema gives the column is sent"
+              + " as null in a nullable column (at most a log line): seen for a TIMESTAMP column"
+              + " created under sql_mode=MAXDB, whose values reached main as null. Set fail (the"
+              + " shipped connectors' setting): the connector stops and names the column, and a"
               + " snapshot.mode=recovery brings it back with the values (README)"));
     }
     if (value(connector, TOLERANCE, "none").equals("all")) {

@@ -70,9 +70,13 @@ final class SqlModeDdlCheck {
           String.join(",", kept) + " in the connector's sessions: SHOW CREATE TABLE, which its"
               + " snapshot reads, then "
               + (unparseable
-                  ? "prints a DATE column as mariadb_schema.date (ORACLE) and a TIMESTAMP column"
-                      + " as mariadb_schema.timestamp (MAXDB), which Debezium cannot parse: a"
-                      + " snapshot stops the connector."
+                  ? "prints "
+                      + (kept.contains(ORACLE) ? "a DATE column as mariadb_schema.date" : "")
+                      + (kept.contains(ORACLE) && kept.contains(MAXDB) ? " and " : "")
+                      + (kept.contains(MAXDB)
+                          ? "a TIMESTAMP column as mariadb_schema.timestamp"
+                          : "")
+                      + ", which Debezium cannot parse: a snapshot stops the connector."
                   : "leaves out options, such as a table's character set.")
               + " Set the shipped connector's " + ConnectorSession.STATEMENTS
               + " (it takes these modes out of its sessions)"));
