@@ -588,15 +588,6 @@ class MariaDbSessionSettingsEndToEndTest {
             reader, rows, TableIdentifier.of("inventory", table), List.of("id")));
   }
 
-  private String globalSqlMode() throws Exception {
-    try (Connection c = mariadb.connect("inventory");
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT @@global.sql_mode")) {
-      rs.next();
-      return rs.getString(1);
-    }
-  }
-
   /** Null when realtime and main of inventory.t_char hold MariaDB's rows, unpadded. */
   private String charDiffers() throws Exception {
     TableIdentifier id = TableIdentifier.of("inventory", "t_char");
@@ -623,9 +614,19 @@ class MariaDbSessionSettingsEndToEndTest {
 
   /** The server's {@code system_time_zone}: the operating system's zone, abbreviated. */
   private String systemTimeZone() throws Exception {
+    return serverVariable("system_time_zone");
+  }
+
+  /** The server's {@code sql_mode}, every new session's. */
+  private String globalSqlMode() throws Exception {
+    return serverVariable("global.sql_mode");
+  }
+
+  /** {@code @@name} read in a new session. */
+  private String serverVariable(String name) throws Exception {
     try (Connection c = mariadb.connect("inventory");
         Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT @@system_time_zone")) {
+        ResultSet rs = s.executeQuery("SELECT @@" + name)) {
       rs.next();
       return rs.getString(1);
     }

@@ -1,5 +1,6 @@
 package dev.lakestream.launcher.source;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -60,27 +61,28 @@ final class SqlModeDdlCheck {
    */
   static void check(String globalSqlMode, String sessionSqlMode, List<Finding> findings) {
     Set<String> session = modes(sessionSqlMode);
-    List<String> kept =
-        SHOW_CREATE_MODES.stream().filter(session::contains).collect(Collectors.toList());
+    Set<String> global = modes(globalSqlMode);
+    List<String> kept = SHOW_CREATE_MODES.stream().filter(session::contains).toList();
+    List<String> unparseable = new ArrayList<>();
+    if (kept.contains(ORACLE)) {
+      unparseable.add("a DATE column as mariadb_schema.date");
+    }
+    if (kept.contains(MAXDB)) {
+      unparseable.add("a TIMESTAMP column as mariadb_schema.timestamp");
+    }
     if (!kept.isEmpty()) {
-      boolean unparseable = kept.contains(ORACLE) || kept.contains(MAXDB);
       findings.add(new Finding(
-          unparseable ? Finding.Level.BLOCKER : Finding.Level.WARNING,
+          unparseable.isEmpty() ? Finding.Level.WARNING : Finding.Level.BLOCKER,
           "sql_mode",
           String.join(",", kept) + " in the connector's sessions: SHOW CREATE TABLE, which its"
               + " snapshot reads, then "
-              + (unparseable
-                  ? "prints "
-                      + (kept.contains(ORACLE) ? "a DATE column as mariadb_schema.date" : "")
-                      + (kept.contains(ORACLE) && kept.contains(MAXDB) ? " and " : "")
-                      + (kept.contains(MAXDB)
-                          ? "a TIMESTAMP column as mariadb_schema.timestamp"
-                          : "")
-                      + ", which Debezium cannot parse: a snapshot stops the connector."
-                  : "leaves out options, such as a table's character set.")
+              + (unparseable.isEmpty()
+                  ? "leaves out options, such as a table's character set."
+                  : "prints " + String.join(" and ", unparseable)
+                      + ", which Debezium cannot parse: a snapshot stops the connector.")
               + " Set the shipped connector's " + ConnectorSession.STATEMENTS
               + " (it takes these modes out of its sessions)"));
-    } else if (modes(globalSqlMode).stream().anyMatch(SHOW_CREATE_MODES::contains)) {
+    } else if (global.stream().anyMatch(SHOW_CREATE_MODES::contains)) {
       findings.add(new Finding(
           Finding.Level.OK,
           "sql_mode",
@@ -88,30 +90,32 @@ final class SqlModeDdlCheck {
               + " the connector's " + ConnectorSession.STATEMENTS + " take them out of its"
               + " sessions"));
     }
-    Set<String> global = modes(globalSqlMode);
     if (global.contains(ORACLE)) {
-      findings.add(new Finding(
-          Finding.Level.WARNING,
-          "sql_mode",
-          "ORACLE on the server, so every session writes DDL under it unless it sets another"
-              + " sql_mode; Debezium reads DDL as MariaDB's own: a column created as DATE there is"
-              + " a DATETIME and reaches main without its time of day, and Oracle's type names"
-              + " (VARCHAR2, NUMBER) stop the connector. " + WRITE_DDL));
+      findings.add(ddlWrittenUnder(
+          ORACLE,
+          "a column created as DATE there is a DATETIME and reaches main without its time of"
+              + " day, and Oracle's type names (VARCHAR2, NUMBER) stop the connector."));
     }
     if (global.contains(MAXDB)) {
-      findings.add(new Finding(
-          Finding.Level.WARNING,
-          "sql_mode",
-          "MAXDB on the server, so every session writes DDL under it unless it sets another"
-              + " sql_mode; Debezium reads DDL as MariaDB's own: a column created as TIMESTAMP"
-              + " there is a DATETIME, whose values Debezium fails to convert: they reach main as"
-              + " null, or, with the shipped event.converting.failure.handling.mode=fail, stop the"
-              + " connector until a recovery (README). " + WRITE_DDL));
+      findings.add(ddlWrittenUnder(
+          MAXDB,
+          "a column created as TIMESTAMP there is a DATETIME, whose values Debezium fails to"
+              + " convert: they reach main as null, or, with the shipped"
+              + " event.converting.failure.handling.mode=fail, stop the connector until a"
+              + " recovery (README)."));
     }
   }
 
-  private static final String WRITE_DDL = "Create and alter captured tables in sessions without it"
-      + " (SET SESSION sql_mode = ...), or take it out of the server's sql_mode";
+  /** The warning for a server whose default {@code mode} makes DDL Debezium misreads. */
+  private static Finding ddlWrittenUnder(String mode, String misread) {
+    return new Finding(
+        Finding.Level.WARNING,
+        "sql_mode",
+        mode + " on the server, so every session writes DDL under it unless it sets another"
+            + " sql_mode; Debezium reads DDL as MariaDB's own: " + misread + " Create and alter"
+            + " captured tables in sessions without it (SET SESSION sql_mode = ...), or take it"
+            + " out of the server's sql_mode");
+  }
 
   private static Set<String> modes(String sqlMode) {
     return sqlMode == null
