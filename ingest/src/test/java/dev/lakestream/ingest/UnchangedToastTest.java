@@ -9,6 +9,7 @@ import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.KafkaHeaders;
+import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
@@ -108,6 +110,44 @@ class UnchangedToastTest {
           .contains("unavailable-value placeholder")
           .contains("has no row of");
       assertThat(ingest.realtimeRows(table)).hasSize(2);
+    }
+  }
+
+  /**
+   * The README's way to take a table again: it is dropped, and ingest makes it again with the next
+   * changes. A batch holding an update that left out-of-line values as they were then looks for the
+   * key's row on the new table, which never recorded the offsets flushed to the old one: it does not
+   * wait for them, but dead-letters that update (no row to take the values from) and writes the
+   * rest of the batch.
+   */
+  @Test
+  void anUpdateLackingValuesAfterItsTableWasDroppedIsDeadLetteredNotWaitedOnForever()
+      throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 12).keepingValues(1.0);
+      ingest.send(gen.snapshot(20), true);
+      ingest.flushAndCommit();
+      TableIdentifier id = TableIdentifier.of(table.schema(), table.name());
+      ingest.dropTable(id);
+
+      List<Change> updates = gen.updates(4, false);
+      ingest.sendToasted(updates, TOASTED);
+      List<Change> inserted = gen.snapshot(3);
+      ingest.send(inserted, true);
+      for (int i = 0; i < 5; i++) {
+        ingest.flushAndCommit();
+      }
+
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).hasSize(updates.size());
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
+          .contains("unavailable-value placeholder")
+          .contains("has no row of");
+      Map<List<Object>, Map<String, Object>> expected = new LinkedHashMap<>();
+      inserted.forEach(c -> expected.put(c.key(), c.after()));
+      assertThat(TableComparison.differences(expected, ingest.realtimeRows(table)))
+          .isNull();
     }
   }
 

@@ -36,6 +36,7 @@ import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -183,9 +184,10 @@ final class BatchFlusher {
         ? tables.table(id)
         : admission.tableFor(id, changes.stream().map(Pending::event).toList());
     if (lookups) {
-      table = tables.refresh(id);
+      table = current(id, changes);
       SourceOffsets offsets = SourceOffsets.of(table, Branches.REALTIME);
-      Long lastFlushed = flushedOffsets.lastFlushed(batch.topic, batch.partition, topicId, offsets);
+      Long lastFlushed =
+          flushedOffsets.lastFlushed(batch.topic, batch.partition, topicId, offsets, table.uuid());
       long committed = offsets.following(batch.topic, topicId).last(batch.topic, batch.partition);
       if (mayWait && lastFlushed != null && committed < lastFlushed) {
         metrics.flushesPostponed.increment();
@@ -221,7 +223,7 @@ final class BatchFlusher {
     if (!changes.isEmpty()) {
       written =
           write(id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, nowMs);
-      flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, topicId);
+      flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, topicId, table.uuid());
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
       metrics.keysWritten.increment(keys.size());
@@ -239,6 +241,20 @@ final class BatchFlusher {
           (System.nanoTime() - started) / 1_000_000);
     }
     return new Flushed(written, letters);
+  }
+
+  /**
+   * The table as the catalog holds it now, for the lookups of unchanged TOAST values: one dropped
+   * since it was cached (within the second {@link Admission#tableFor} trusts its cache) is made
+   * again from the batch's changes, as the next flush would make it.
+   */
+  private Table current(TableIdentifier id, List<Pending> changes) {
+    try {
+      return tables.refresh(id);
+    } catch (NoSuchTableException e) {
+      tables.forget(id.toString());
+      return admission.tableFor(id, changes.stream().map(Pending::event).toList());
+    }
   }
 
   /**
@@ -276,7 +292,8 @@ final class BatchFlusher {
         span,
         SourcePositions.toHex(truncatePosition(event)),
         nowMs);
-    flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, batch.topicId);
+    flushedOffsets.flushed(
+        batch.topic, batch.partition, span.lastOffset, batch.topicId, table.uuid());
     LOG.info(
         "TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped",
         id,
@@ -395,7 +412,8 @@ final class BatchFlusher {
                 + " hold Debezium's unavailable-value placeholder"
                 + " (unchanged TOAST values) and the table has no row of "
                 + (from(p) == null ? p.event().key() : new String(from(p), StandardCharsets.UTF_8))
-                + " to take them from"));
+                + " to take them from; an incremental snapshot of the table brings the row whole"
+                + " (README: When main differs from the source)"));
       } else if (row != null) {
         metrics.unavailableFilledFromTable.increment();
       }

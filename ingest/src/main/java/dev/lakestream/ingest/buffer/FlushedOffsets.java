@@ -11,12 +11,18 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * under {@code topic:partition NUL topic-id}), its last flush and its open batch. A topic deleted
  * and created again under its name starts its offsets at 0 again: what the task kept of the old one
  * (a flushed offset to wait for, an open batch to read again) does not apply to the new one.
+ *
+ * <p>Beside the offset, a fingerprint of the UUID of the table it was flushed to ({@code
+ * topic:partition NUL table}). A table dropped and made again (the README's way to take a table
+ * again) records none of the old one's offsets: a flush waiting for them on the new table would
+ * wait forever, so a flush to another table than the one recorded has nothing to wait for.
  */
 final class FlushedOffsets {
 
   static final String STORE = "flushed-offsets";
 
   private static final String TOPIC_SUFFIX = "\u0000topic-id";
+  private static final String TABLE_SUFFIX = "\u0000table";
 
   private final KeyValueStore<String, Long> store;
 
@@ -25,14 +31,24 @@ final class FlushedOffsets {
   }
 
   /**
-   * The last offset the partition flushed from the topic of ID {@code topicId}; null when nothing
-   * was, or it was from an earlier topic of that name. A flush recorded before topic IDs were counts
-   * as this topic's unless the table's offsets ({@code committed}) are another topic's.
+   * The last offset the partition flushed from the topic of ID {@code topicId} to the table of UUID
+   * {@code tableUuid}; null when nothing was, it was from an earlier topic of that name, or to
+   * another table (one since dropped). A flush recorded before topic IDs were counts as this topic's
+   * unless the table's offsets ({@code committed}) are another topic's; one recorded before table
+   * UUIDs were, as this table's.
    */
-  Long lastFlushed(String topic, int partition, String topicId, SourceOffsets committed) {
+  Long lastFlushed(
+      String topic, int partition, String topicId, SourceOffsets committed, UUID tableUuid) {
     String key = SourceOffsets.partitionKey(topic, partition);
     Long last = store.get(key);
-    if (last == null || topicId == null) {
+    if (last == null) {
+      return null;
+    }
+    Long table = store.get(key + TABLE_SUFFIX);
+    if (table != null && tableUuid != null && table != fingerprint(tableUuid.toString())) {
+      return null;
+    }
+    if (topicId == null) {
       return last;
     }
     Long of = store.get(key + TOPIC_SUFFIX);
@@ -40,11 +56,15 @@ final class FlushedOffsets {
     return sameTopic ? last : null;
   }
 
-  /** The partition flushed up to {@code lastOffset}, from the topic of ID {@code topicId}. */
-  void flushed(String topic, int partition, long lastOffset, String topicId) {
+  /**
+   * The partition flushed up to {@code lastOffset}, from the topic of ID {@code topicId}, to the
+   * table of UUID {@code tableUuid}.
+   */
+  void flushed(String topic, int partition, long lastOffset, String topicId, UUID tableUuid) {
     String key = SourceOffsets.partitionKey(topic, partition);
     store.put(key, lastOffset);
     store.put(key + TOPIC_SUFFIX, topicId == null ? null : fingerprint(topicId));
+    store.put(key + TABLE_SUFFIX, tableUuid == null ? null : fingerprint(tableUuid.toString()));
   }
 
   /**
@@ -75,9 +95,8 @@ final class FlushedOffsets {
     return of != null && of != fingerprint(topicId);
   }
 
-  /** 64 bits of a topic ID, to tell topics apart in a store of longs. */
-  static long fingerprint(String topicId) {
-    return UUID.nameUUIDFromBytes(topicId.getBytes(StandardCharsets.UTF_8))
-        .getMostSignificantBits();
+  /** 64 bits of a topic ID or a table UUID, to tell them apart in a store of longs. */
+  static long fingerprint(String id) {
+    return UUID.nameUUIDFromBytes(id.getBytes(StandardCharsets.UTF_8)).getMostSignificantBits();
   }
 }
