@@ -18,6 +18,9 @@ import java.util.Map;
  * @param removeDataFiles paths of data files the cycle removes from main
  * @param deleteFiles the equality-delete files of the cycle's tasks, with their data sequence numbers
  * @param taskDeletes per data file of a convert task, the paths of the deletes paired with it
+ * @param tableUuid the UUID of the table the cycle was planned on (null in lookups of versions that
+ *     did not send it): a lookup of a table since dropped and made again under its name is not the
+ *     new table's to index
  */
 public record IndexLookup(
     String table,
@@ -27,7 +30,8 @@ public record IndexLookup(
     List<CyclePlan.SequencedFile> addDataFiles,
     List<String> removeDataFiles,
     List<CyclePlan.SequencedDelete> deleteFiles,
-    Map<String, List<String>> taskDeletes) {
+    Map<String, List<String>> taskDeletes,
+    String tableUuid) {
 
   public static final String TYPE = "index-lookup";
   public static final int VERSION = 1;

@@ -317,8 +317,8 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
             && plan.addDataFiles().isEmpty()
             && plan.removeDataFiles().isEmpty());
     if (index) {
-      Optional<List<IndexLookup>> lookups =
-          indexRound.lookups(plan, tasks, planned.get().deleteSequences());
+      Optional<List<IndexLookup>> lookups = indexRound.lookups(
+          plan, tasks, planned.get().deleteSequences(), table.uuid().toString());
       if (lookups.isPresent()) {
         store.keep(plan, now);
         store.waitForIndex(plan, tasks);

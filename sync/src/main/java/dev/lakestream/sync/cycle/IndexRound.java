@@ -44,7 +44,10 @@ final class IndexRound {
    * adds are indexed later by the bootstrap.
    */
   Optional<List<IndexLookup>> lookups(
-      CyclePlan plan, List<ConvertTask> tasks, Map<String, Long> deleteSequences) {
+      CyclePlan plan,
+      List<ConvertTask> tasks,
+      Map<String, Long> deleteSequences,
+      String tableUuid) {
     Map<String, List<String>> taskDeletes = new HashMap<>();
     Map<String, CyclePlan.SequencedDelete> deletes = new LinkedHashMap<>();
     for (ConvertTask task : tasks) {
@@ -71,7 +74,8 @@ final class IndexRound {
           plan.addDataFiles(),
           removed,
           new ArrayList<>(deletes.values()),
-          taskDeletes));
+          taskDeletes,
+          tableUuid));
     }
     int size = lookups.get(0).toJson().length;
     if (size > MAX_LOOKUP_BYTES) {

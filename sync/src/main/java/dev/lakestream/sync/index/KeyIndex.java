@@ -25,6 +25,8 @@ import org.apache.kafka.common.serialization.BytesSerializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The key index of one or more index partitions: primary key to (data file, row position) for the
@@ -50,6 +52,8 @@ public final class KeyIndex {
   /** Positions one result may carry (about 0.5 MB of JSON). */
   static final long MAX_POSITIONS = 60_000;
 
+  private static final Logger LOG = LoggerFactory.getLogger(KeyIndex.class);
+
   private final KeyValueStore<Bytes, byte[]> store;
 
   public KeyIndex(KeyValueStore<Bytes, byte[]> store) {
@@ -72,6 +76,19 @@ public final class KeyIndex {
   public IndexResult lookup(Table table, IndexLookup lookup) {
     String t = lookup.table();
     int p = lookup.partition();
+    if (lookup.tableUuid() != null && !lookup.tableUuid().equals(table.uuid().toString())) {
+      // Planned on a table since dropped and made again under its name: its files are not the new
+      // table's, and indexing them would let their rows outrank the new table's own. The cycle
+      // cannot commit to the new table; it scans meanwhile, and the index is left as it is.
+      LOG.info(
+          "Key index {} partition {}: cycle {} was planned on table {}, which is now {}; not indexed",
+          t,
+          p,
+          lookup.cycleId(),
+          lookup.tableUuid(),
+          table.uuid());
+      return unresolved(lookup);
+    }
     register(t, p, lookup.partitions(), table.uuid().toString());
     Schema keySchema = KeyColumns.keySchema(table);
     KeyCodec codec = new KeyCodec(keySchema);
@@ -82,6 +99,20 @@ public final class KeyIndex {
     resolveDeletes(table, lookup, keySchema, codec, positions, used, work);
     used.forEach((entryKey, ids) -> prune(t, p, entryKey, ids, pending));
     return result(lookup, positions, work);
+  }
+
+  /** A result that resolves nothing: every file of the cycle's tasks is scanned instead. */
+  public static IndexResult unresolved(IndexLookup lookup) {
+    return new IndexResult(
+        lookup.table(),
+        lookup.cycleId(),
+        lookup.partition(),
+        Map.of(),
+        List.copyOf(lookup.taskDeletes().keySet()),
+        0,
+        0,
+        0,
+        0);
   }
 
   /**

@@ -124,16 +124,7 @@ public final class KeyIndexProcessor
           lookup.partition(),
           lookup.cycleId(),
           e);
-      result = new IndexResult(
-          lookup.table(),
-          lookup.cycleId(),
-          lookup.partition(),
-          Map.of(),
-          List.copyOf(lookup.taskDeletes().keySet()),
-          0,
-          0,
-          0,
-          0);
+      result = KeyIndex.unresolved(lookup);
     }
     lookupTime.record(Duration.ofNanos(System.nanoTime() - started));
     lookups.increment();

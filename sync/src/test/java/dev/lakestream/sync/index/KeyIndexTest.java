@@ -1,0 +1,110 @@
+package dev.lakestream.sync.index;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.event.IndexLookup;
+import dev.lakestream.common.event.IndexResult;
+import dev.lakestream.common.iceberg.DataFileJson;
+import dev.lakestream.common.iceberg.DeleteFileJson;
+import dev.lakestream.testkit.KeyFiles;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.Test;
+
+/** The key index against lookups of a table dropped and made again under its name. */
+class KeyIndexTest {
+
+  private static final String T = "t.items";
+
+  /**
+   * A cycle planned on a table, whose lookup reaches the index after the table was dropped and
+   * made again: its files are not indexed for the new table. Were they, their rows (sequence
+   * numbers of the old table, higher than the new one's) would outrank the new table's, the pruning
+   * of a later cycle would drop the entry of a row the new table holds, and a delete of that row
+   * would then find nothing: two live rows of one key on main.
+   */
+  @Test
+  void aLookupPlannedOnADroppedTableLeavesTheIndexOfTheTableMadeAgainAlone() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      KeyIndex index = new KeyIndex(store());
+      Table old = warehouse.v3Table("t", "items", KeyFiles.ID_NAME).create();
+      DataFile oldFile = KeyFiles.data(old, KeyFiles.ID_NAME, KeyFiles.ids(1, 4));
+      IndexLookup late =
+          lookup(old, "planned-on-old", List.of(added(old, oldFile, 57)), Map.of(), List.of());
+
+      warehouse.catalog().dropTable(TableIdentifier.parse(T), false);
+      Table made = warehouse.v3Table("t", "items", KeyFiles.ID_NAME).create();
+      IndexResult stale = index.lookup(made, late);
+      assertThat(stale.keysIndexed()).isZero();
+      assertThat(index.indexed(T, 0, oldFile.location())).isFalse();
+
+      // The new table's own cycles: key 1 written at 2, updated at 3 and again at 4, each
+      // update's equality delete paired with the file before it.
+      DataFile first = KeyFiles.data(made, KeyFiles.ID_NAME, List.of(1, 2));
+      index.lookup(made, lookup(made, "c2", List.of(added(made, first, 2)), Map.of(), List.of()));
+      DataFile second = KeyFiles.data(made, KeyFiles.ID_NAME, List.of(1));
+      DeleteFile secondDelete = KeyFiles.deletes(made, KeyFiles.ID_NAME, List.of(1));
+      IndexResult c3 = index.lookup(
+          made,
+          lookup(
+              made,
+              "c3",
+              List.of(added(made, second, 3)),
+              Map.of(first.location(), List.of(secondDelete.location())),
+              List.of(deleted(made, secondDelete, 3))));
+      assertThat(c3.positions()).containsEntry(first.location(), List.of(0L));
+      DataFile third = KeyFiles.data(made, KeyFiles.ID_NAME, List.of(1));
+      DeleteFile thirdDelete = KeyFiles.deletes(made, KeyFiles.ID_NAME, List.of(1));
+      IndexResult c4 = index.lookup(
+          made,
+          lookup(
+              made,
+              "c4",
+              List.of(added(made, third, 4)),
+              Map.of(second.location(), List.of(thirdDelete.location())),
+              List.of(deleted(made, thirdDelete, 4))));
+
+      assertThat(c4.positions())
+          .as("the row of key 1 the update at 4 replaces")
+          .containsEntry(second.location(), List.of(0L));
+    }
+  }
+
+  private static IndexLookup lookup(
+      Table table,
+      String cycle,
+      List<CyclePlan.SequencedFile> added,
+      Map<String, List<String>> taskDeletes,
+      List<CyclePlan.SequencedDelete> deletes) {
+    return new IndexLookup(
+        T, cycle, 0, 1, added, List.of(), deletes, taskDeletes, table.uuid().toString());
+  }
+
+  private static CyclePlan.SequencedFile added(Table table, DataFile file, long sequence) {
+    return new CyclePlan.SequencedFile(DataFileJson.of(file, table.spec()), sequence);
+  }
+
+  private static CyclePlan.SequencedDelete deleted(Table table, DeleteFile file, long sequence) {
+    return new CyclePlan.SequencedDelete(DeleteFileJson.of(file, table.spec()), sequence);
+  }
+
+  private static KeyValueStore<Bytes, byte[]> store() {
+    KeyValueStore<Bytes, byte[]> store = Stores.keyValueStoreBuilder(
+            Stores.inMemoryKeyValueStore("key-index"), Serdes.Bytes(), Serdes.ByteArray())
+        .withLoggingDisabled()
+        .build();
+    store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+    return store;
+  }
+}
