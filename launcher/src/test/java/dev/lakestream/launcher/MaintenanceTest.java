@@ -289,6 +289,40 @@ class MaintenanceTest {
     }
   }
 
+  /**
+   * A table sync has not mirrored yet (no watermark: sync started after ingest built a backlog, or
+   * its first cycle is under way) keeps every realtime snapshot whatever the retention, and the
+   * files they hold: the first cycle adds files by reference from them.
+   */
+  @Test
+  void retentionKeepsEveryRealtimeSnapshotOfATableSyncHasNotMirroredYet() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 45);
+      for (int i = 0; i < 4; i++) {
+        pipeline.send(gen.next(100));
+        pipeline.ingestCommit();
+      }
+      RealtimeCompaction.prepareAll(pipeline.table(table), 128L << 20).commit();
+      Table t = pipeline.table(table);
+      assertThat(BranchFiles.watermark(t)).isEmpty();
+      int realtimeSnapshots = TableRows.snapshots(t, Branches.REALTIME).size();
+
+      RetentionPolicy keepOne = new RetentionPolicy(0, 1);
+      SnapshotExpiry.Result result =
+          SnapshotExpiry.run(t, keepOne, keepOne, System.currentTimeMillis() + 1);
+
+      t = pipeline.table(table);
+      assertThat(result.realtimeExpired()).isZero();
+      assertThat(TableRows.snapshots(t, Branches.REALTIME)).hasSize(realtimeSnapshots);
+      assertFilesExist(t);
+      assertThat(pipeline.sync()).isNotEmpty();
+      assertThat(pipeline.table(table).snapshot(Branches.MAIN).summary())
+          .doesNotContainKey(SummaryKeys.LIVE_SET_DIFF);
+      assertThat(pipeline.mainDiffersFromModel(table)).isNull();
+    }
+  }
+
   @Test
   void orphanRemovalNeverListsOutsideTheTableLocationWhateverItsPropertiesSay() throws Exception {
     TestTable a = TestTable.wide("inventory", "customers");

@@ -2,6 +2,7 @@ package dev.lakestream.sync.maintenance;
 
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ChangeLogTables;
+import dev.lakestream.common.iceberg.TableManager;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -155,10 +156,19 @@ public final class Maintenance implements AutoCloseable {
     }
   }
 
-  /** One run, on the calling thread: compaction if the policy selects files, expiry, orphans when due. */
+  /**
+   * One run, on the calling thread: compaction if the policy selects files, expiry, orphans when
+   * due. A table lakestream does not manage (one made under the name of a table sync knew, while
+   * its cycle was in flight) is left alone: its history and files are not the pipeline's to expire
+   * or remove.
+   */
   public Report run(TableIdentifier id, long nowMs) {
     String name = id.toString();
     Table table = catalog.loadTable(id);
+    if (!TableManager.isManaged(table)) {
+      LOG.warn("Maintenance of {} skipped: the table is not managed by lakestream", name);
+      return new Report(name, Optional.empty(), Optional.empty(), Optional.empty());
+    }
     Optional<RealtimeCompaction.Result> compacted = compact(table, nowMs);
     SnapshotExpiry.Result expired = expire(table, nowMs);
     Optional<OrphanFiles.Result> orphans = Optional.empty();

@@ -48,7 +48,9 @@ public final class SnapshotExpiry {
     }
     Optional<Long> watermark = BranchFiles.watermark(table);
     List<Snapshot> realtimeChain = ancestry(table, Branches.REALTIME);
-    boolean unmirrored = watermark.isPresent();
+    // Until sync has mirrored the table once (no watermark), every realtime snapshot is unmirrored:
+    // its first cycle may be under way, adding files a snapshot after the fork still holds.
+    boolean unmirrored = true;
     boolean offsetsKept = false;
     for (int i = 0; i < realtimeChain.size(); i++) {
       Snapshot s = realtimeChain.get(i);
@@ -58,13 +60,14 @@ public final class SnapshotExpiry {
       if (unmirrored || offsets || retained(realtime, i, s, nowMs)) {
         keep.add(s.snapshotId());
       }
-      if (unmirrored && watermark.get() == s.snapshotId()) {
+      if (unmirrored && watermark.isPresent() && watermark.get() == s.snapshotId()) {
         unmirrored = false;
       }
     }
     if (unmirrored) {
-      // The watermark is not among realtime's ancestors (expired by another tool): nothing after it
-      // is known.
+      // No watermark yet, or it is not among realtime's ancestors (expired by another tool):
+      // nothing
+      // is known to be mirrored.
       realtimeChain.forEach(s -> keep.add(s.snapshotId()));
     }
     List<Snapshot> mainChain = ancestry(table, Branches.MAIN);

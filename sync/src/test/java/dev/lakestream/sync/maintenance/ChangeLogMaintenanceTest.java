@@ -6,6 +6,7 @@ import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ChangeLogTables;
+import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -47,8 +48,10 @@ class ChangeLogMaintenanceTest {
 
   /** A mirrored table with main and realtime, its main in {@link #SMALL_FILES} small files. */
   private static Table mirror(TemporaryWarehouse warehouse, TableIdentifier id) throws Exception {
-    Table table =
-        warehouse.v3Table(id.namespace().level(0), id.name(), KeyFiles.ID_NAME).create();
+    Table table = warehouse
+        .v3Table(id.namespace().level(0), id.name(), KeyFiles.ID_NAME)
+        .withProperty(TableManager.MANAGED, "true")
+        .create();
     for (int i = 0; i < SMALL_FILES; i++) {
       table
           .newAppend()

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.testkit.DelegatingCatalog;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KeyFiles;
@@ -35,8 +36,10 @@ class MaintenanceTest {
 
   /** A table with main and realtime, as ingest leaves a new one. */
   private static void create(TemporaryWarehouse warehouse, TableIdentifier id) throws Exception {
-    Table table =
-        warehouse.v3Table(id.namespace().level(0), id.name(), KeyFiles.ID_NAME).create();
+    Table table = warehouse
+        .v3Table(id.namespace().level(0), id.name(), KeyFiles.ID_NAME)
+        .withProperty(TableManager.MANAGED, "true")
+        .create();
     table
         .newAppend()
         .appendFile(KeyFiles.data(table, KeyFiles.ID_NAME, KeyFiles.ids(0, 10)))
@@ -135,6 +138,38 @@ class MaintenanceTest {
         Eventually.until(WAIT, "the next check's run to finish", () -> runsDone(meters) == 2);
       }
       assertThat(catalog.loads(SLOW)).as("runs of the table").isEqualTo(2);
+    }
+  }
+
+  /**
+   * A table of another writer under a name sync knew (made while a cycle of the dropped table was
+   * in flight): maintenance does not expire its history or remove its files.
+   */
+  @Test
+  void aTableLakestreamDoesNotManageIsLeftAlone() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table foreign = warehouse.v3Table("t", "foreign", KeyFiles.ID_NAME).create();
+      for (int i = 0; i < 3; i++) {
+        foreign
+            .newAppend()
+            .appendFile(KeyFiles.data(foreign, KeyFiles.ID_NAME, KeyFiles.ids(i * 10, i * 10 + 10)))
+            .commit();
+      }
+      TableIdentifier id = TableIdentifier.of("t", "foreign");
+      PipelineConfig keepOne = new PipelineConfig(Map.of(
+          "sync.maintenance.expire.main.max-snapshot-age-ms",
+          "0",
+          "sync.maintenance.expire.main.min-snapshots-to-keep",
+          "1",
+          MaintenanceConfig.ORPHANS_ENABLED,
+          "true"));
+      try (Maintenance maintenance = new Maintenance(
+          MaintenanceConfig.from(keepOne), warehouse.catalog(), new SimpleMeterRegistry(), null)) {
+        Maintenance.Report report = maintenance.run(id, System.currentTimeMillis() + 86_400_000L);
+        assertThat(report.expiry()).isEmpty();
+        assertThat(report.orphans()).isEmpty();
+      }
+      assertThat(warehouse.catalog().loadTable(id).snapshots()).hasSize(3);
     }
   }
 
