@@ -18,6 +18,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Hops {
 
+  /** The longest span recorded: longer ones (from records' times) are recorded as this. */
+  static final long MAX_SPAN_MS = Long.MAX_VALUE / 1_000_000 / 2;
+
   public static final String METER = "lakestream.hop.latency";
 
   /** The hops, in the order a change makes them. */
@@ -85,7 +88,9 @@ public final class Hops {
   public void record(Hop hop, long fromMs, long toMs) {
     Timer timer = timers.get(hop);
     if (timer != null && fromMs > 0 && toMs > 0) {
-      timer.record(Duration.ofMillis(Math.max(0, toMs - fromMs)));
+      // Times come from records (a source's commit time, a producer's timestamp): a span past what
+      // a timer holds in nanoseconds (292 years) would throw on the stream thread.
+      timer.record(Duration.ofMillis(Math.min(Math.max(0, toMs - fromMs), MAX_SPAN_MS)));
     }
   }
 
