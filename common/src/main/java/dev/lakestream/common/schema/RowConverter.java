@@ -569,8 +569,18 @@ public final class RowConverter {
     if (v.isArray()) {
       // Connect encodes maps with non-string keys as an array of [key, value] pairs.
       for (JsonNode pair : v) {
+        if (!pair.isArray() || pair.size() != 2) {
+          throw mismatch(column, type, v);
+        }
+        Object key =
+            value(pair.get(0), s == null ? null : s.keys(), type.keyType(), column + ".key");
+        if (key == null) {
+          // Iceberg's map keys are required: a null one would fail the batch's file, every time.
+          throw new BadChangeException("column \"" + column + "\": value " + abbreviate(v)
+              + " has a null key, which " + type + " cannot hold");
+        }
         out.put(
-            value(pair.get(0), s == null ? null : s.keys(), type.keyType(), column + ".key"),
+            key,
             value(pair.get(1), s == null ? null : s.values(), type.valueType(), column + ".value"));
       }
       return out;

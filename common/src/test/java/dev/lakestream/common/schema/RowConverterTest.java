@@ -1,9 +1,11 @@
 package dev.lakestream.common.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.testkit.Change;
@@ -14,7 +16,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.iceberg.data.GenericRecord;
@@ -89,6 +93,33 @@ class RowConverterTest {
           .as(edited.substring(edited.indexOf("\"payload\"")))
           .isEqualTo(outcome(() -> RowConverter.toRecord(tree, event.rowSchema(), type)));
       assertThat(event.afterImage().flat()).as("the tree was asked").isFalse();
+    }
+  }
+
+  /**
+   * Connect sends a map with keys other than strings as [key, value] pairs. Iceberg's map keys are
+   * required, so a null key (which would fail the batch's data file at every flush) is refused with
+   * the change, as is a pair of another shape.
+   */
+  @Test
+  void aMapOfPairsWithANullKeyOrAPairOfAnotherShapeIsRefusedNamingTheColumn() throws Exception {
+    Types.MapType type =
+        Types.MapType.ofOptional(1, 2, Types.IntegerType.get(), Types.StringType.get());
+    Map<Object, Object> expected = new LinkedHashMap<>();
+    expected.put(1, "a");
+    expected.put(2, null);
+    assertThat(RowConverter.value(JSON.readTree("[[1,\"a\"],[2,null]]"), null, type, "m"))
+        .isEqualTo(expected);
+    for (String value : List.of("[[null,\"a\"]]", "[[1,\"a\"],[null,\"b\"]]")) {
+      assertThatThrownBy(() -> RowConverter.value(JSON.readTree(value), null, type, "m"))
+          .isInstanceOf(BadChangeException.class)
+          .hasMessageContaining("column \"m\"")
+          .hasMessageContaining("has a null key");
+    }
+    for (String value : List.of("[5]", "[[1]]", "[[1,\"a\",3]]")) {
+      assertThatThrownBy(() -> RowConverter.value(JSON.readTree(value), null, type, "m"))
+          .isInstanceOf(BadChangeException.class)
+          .hasMessageContaining("column \"m\"");
     }
   }
 
