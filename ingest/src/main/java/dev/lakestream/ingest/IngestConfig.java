@@ -2,6 +2,8 @@ package dev.lakestream.ingest;
 
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.TableNaming;
+import dev.lakestream.ingest.buffer.ChangeBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -51,6 +53,14 @@ public final class IngestConfig {
       throw new IllegalArgumentException("set " + TOPICS + " (comma-separated change topics) or "
           + TOPICS_REGEX + " (a pattern, e.g. dbserver1\\.inventory\\..*)");
     }
+    String own = ownTopicRead();
+    if (own != null) {
+      throw new IllegalArgumentException((config.get(TOPICS) != null ? TOPICS : TOPICS_REGEX)
+          + " takes in " + own + ", a topic of the pipeline's own: ingest would read what it writes"
+          + " (a dead letter read back is dead-lettered again, without end). Name Debezium's topics"
+          + " only (e.g. dbserver1\\.inventory\\..*), or give the pipeline's topics another "
+          + PipelineConfig.TOPIC_PREFIX);
+    }
     if (flushIntervalMs() <= 0
         || flushMaxRows() <= 0
         || flushMaxBytes() <= 0
@@ -60,6 +70,27 @@ public final class IngestConfig {
           + FLUSH_MAX_BYTES + ", " + BUFFER_MAX_BYTES + " and " + COMMIT_INTERVAL_MS
           + " must be positive");
     }
+  }
+
+  /**
+   * The first of the pipeline's own topics (the shared ones, and a changelog of ingest's state) that
+   * the topics to read take in, or null.
+   */
+  private String ownTopicRead() {
+    List<String> own = new ArrayList<>(List.of(
+        config.realtimeCommitsTopic(), config.mainCommitsTopic(), config.deadLetterTopic()));
+    String app = config.get(StreamsConfig.APPLICATION_ID_CONFIG);
+    if (app != null) {
+      own.add(app + "-" + ChangeBuffer.FLUSHED_STORE + "-changelog");
+    }
+    List<String> listed = topics();
+    Pattern pattern = listed == null ? topicsPattern() : null;
+    for (String topic : own) {
+      if (listed != null ? listed.contains(topic) : pattern.matcher(topic).matches()) {
+        return topic;
+      }
+    }
+    return null;
   }
 
   public PipelineConfig pipeline() {

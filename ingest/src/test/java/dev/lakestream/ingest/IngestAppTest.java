@@ -1,6 +1,7 @@
 package dev.lakestream.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakestream.common.config.PipelineConfig;
 import java.util.HashMap;
@@ -48,5 +49,34 @@ class IngestAppTest {
     Properties pattern = props(Map.of(IngestConfig.TOPICS_REGEX, "dbserver1\\.inventory\\..*"));
     assertThat(pattern.getProperty("metadata.max.age.ms"))
         .isEqualTo(IngestApp.PATTERN_METADATA_MAX_AGE_MS);
+  }
+
+  /**
+   * Topics to read that take in the pipeline's own (its dead letters read back would be
+   * dead-lettered again, without end) are refused at start, naming the topic.
+   */
+  @Test
+  void topicsToReadThatTakeInThePipelinesOwnAreRefusedNamingTheTopic() {
+    assertThatThrownBy(() -> config(Map.of(IngestConfig.TOPICS_REGEX, ".*")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("takes in lakestream.realtime-commits");
+    assertThatThrownBy(() -> config(Map.of(
+            IngestConfig.TOPICS_REGEX, "dbserver1\\..*", PipelineConfig.TOPIC_PREFIX, "dbserver1")))
+        .hasMessageContaining("takes in dbserver1.realtime-commits");
+    assertThatThrownBy(() ->
+            config(Map.of(IngestConfig.TOPICS, "dbserver1.inventory.customers, lakestream.dlq")))
+        .hasMessageContaining("ingest.topics takes in lakestream.dlq");
+    assertThatThrownBy(() -> config(Map.of(IngestConfig.TOPICS_REGEX, "ingest-.*")))
+        .hasMessageContaining("takes in ingest-flushed-offsets-changelog");
+    assertThat(config(Map.of(IngestConfig.TOPICS_REGEX, "dbserver1\\.inventory\\..*"))
+            .topicsPattern()
+            .pattern())
+        .isEqualTo("dbserver1\\.inventory\\..*");
+  }
+
+  private static IngestConfig config(Map<String, String> extra) {
+    Map<String, String> settings = new HashMap<>(Map.of("application.id", "ingest"));
+    settings.putAll(extra);
+    return new IngestConfig(new PipelineConfig(settings));
   }
 }
