@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -156,7 +157,10 @@ final class Admission {
       if (event.op().leavesRow()) {
         row = RowConverter.toRecord(event.afterImage(), event.rowSchema(), rowType);
       }
-      keyRecord(event, keyType(table));
+      Record keyRow = keyRecord(event, keyType(table));
+      if (row != null) {
+        sameKey(keyRow, row);
+      }
     } catch (BadChangeException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -344,5 +348,21 @@ final class Admission {
 
   static Record keyRecord(ChangeEvent event, Types.StructType keyType) {
     return RowConverter.toRecord(event.key(), event.keySchema(), keyType);
+  }
+
+  /**
+   * The record's key names the row its value holds: the batch keys the change by the one and writes
+   * the other, so a key other than the row's (a forged record, a transform that rewrote one of them)
+   * would delete one row and leave the row it wrote beside that key's current one.
+   */
+  private static void sameKey(Record key, Record row) {
+    for (Types.NestedField field : key.struct().fields()) {
+      Object inKey = key.getField(field.name());
+      Object inRow = row.getField(field.name());
+      if (!Objects.equals(inKey, inRow)) {
+        throw new BadChangeException("the record's key has " + field.name() + " = " + inKey
+            + " but its row has " + inRow + ": a key must name the row its value holds");
+      }
+    }
   }
 }
