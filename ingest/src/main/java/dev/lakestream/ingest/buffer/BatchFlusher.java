@@ -184,7 +184,7 @@ final class BatchFlusher {
         ? tables.table(id)
         : admission.tableFor(id, changes.stream().map(Pending::event).toList());
     if (lookups) {
-      table = current(id, changes);
+      table = current(id, changes, table);
       SourceOffsets offsets = SourceOffsets.of(table, Branches.REALTIME);
       Long lastFlushed =
           flushedOffsets.lastFlushed(batch.topic, batch.partition, topicId, offsets, table.uuid());
@@ -244,17 +244,23 @@ final class BatchFlusher {
   }
 
   /**
-   * The table as the catalog holds it now, for the lookups of unchanged TOAST values: one dropped
+   * The table as the catalog holds it now, for the lookups of unchanged TOAST values. One dropped
    * since it was cached (within the second {@link Admission#tableFor} trusts its cache) is made
-   * again from the batch's changes, as the next flush would make it.
+   * again from the batch's changes, and one made again meanwhile (by another instance, perhaps from
+   * an older shape) is checked against them, as the next flush would do: the rows are written in
+   * the table's columns.
    */
-  private Table current(TableIdentifier id, List<Pending> changes) {
+  private Table current(TableIdentifier id, List<Pending> changes, Table admitted) {
+    Table now;
     try {
-      return tables.refresh(id);
+      now = tables.refresh(id);
     } catch (NoSuchTableException e) {
       tables.forget(id.toString());
-      return admission.tableFor(id, changes.stream().map(Pending::event).toList());
+      now = null;
     }
+    return now == admitted
+        ? now
+        : admission.tableFor(id, changes.stream().map(Pending::event).toList());
   }
 
   /**
