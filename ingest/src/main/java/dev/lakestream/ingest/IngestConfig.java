@@ -3,6 +3,8 @@ package dev.lakestream.ingest;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.TableNaming;
 import dev.lakestream.ingest.buffer.ChangeBuffer;
+import dev.lakestream.ingest.commit.RealtimeCommitter;
+import dev.lakestream.ingest.fence.SourceFence;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -73,15 +75,23 @@ public final class IngestConfig {
   }
 
   /**
-   * The first of the pipeline's own topics (the shared ones, and a changelog of ingest's state) that
-   * the topics to read take in, or null.
+   * The first of the pipeline's own topics (the shared ones, ingest's hand-off to its committer and
+   * the changelogs of its state) that the topics to read take in, or null.
    */
   private String ownTopicRead() {
     List<String> own = new ArrayList<>(List.of(
         config.realtimeCommitsTopic(), config.mainCommitsTopic(), config.deadLetterTopic()));
     String app = config.get(StreamsConfig.APPLICATION_ID_CONFIG);
     if (app != null) {
-      own.add(app + "-" + ChangeBuffer.FLUSHED_STORE + "-changelog");
+      own.add(filesWrittenTopic());
+      for (String store : List.of(
+          ChangeBuffer.STARTS_STORE,
+          SourceFence.STORE,
+          ChangeBuffer.SCHEMA_STORE,
+          ChangeBuffer.FLUSHED_STORE,
+          RealtimeCommitter.STORE)) {
+        own.add(app + "-" + store + "-changelog");
+      }
     }
     List<String> listed = topics();
     Pattern pattern = listed == null ? topicsPattern() : null;

@@ -67,7 +67,9 @@ class IngestAppTest {
             config(Map.of(IngestConfig.TOPICS, "dbserver1.inventory.customers, lakestream.dlq")))
         .hasMessageContaining("ingest.topics takes in lakestream.dlq");
     assertThatThrownBy(() -> config(Map.of(IngestConfig.TOPICS_REGEX, "ingest-.*")))
-        .hasMessageContaining("takes in ingest-flushed-offsets-changelog");
+        .hasMessageContaining("takes in ingest-files-written");
+    assertThatThrownBy(() -> config(Map.of(IngestConfig.TOPICS_REGEX, ".*-source-fence-.*")))
+        .hasMessageContaining("takes in ingest-source-fence-changelog");
     assertThat(config(Map.of(IngestConfig.TOPICS_REGEX, "dbserver1\\.inventory\\..*"))
             .topicsPattern()
             .pattern())
