@@ -53,32 +53,36 @@ class KeyIndexTest {
       // update's equality delete paired with the file before it.
       DataFile first = KeyFiles.data(made, KeyFiles.ID_NAME, List.of(1, 2));
       index.lookup(made, lookup(made, "c2", List.of(added(made, first, 2)), Map.of(), List.of()));
-      DataFile second = KeyFiles.data(made, KeyFiles.ID_NAME, List.of(1));
-      DeleteFile secondDelete = KeyFiles.deletes(made, KeyFiles.ID_NAME, List.of(1));
-      IndexResult c3 = index.lookup(
-          made,
-          lookup(
-              made,
-              "c3",
-              List.of(added(made, second, 3)),
-              Map.of(first.location(), List.of(secondDelete.location())),
-              List.of(deleted(made, secondDelete, 3))));
-      assertThat(c3.positions()).containsEntry(first.location(), List.of(0L));
-      DataFile third = KeyFiles.data(made, KeyFiles.ID_NAME, List.of(1));
-      DeleteFile thirdDelete = KeyFiles.deletes(made, KeyFiles.ID_NAME, List.of(1));
-      IndexResult c4 = index.lookup(
-          made,
-          lookup(
-              made,
-              "c4",
-              List.of(added(made, third, 4)),
-              Map.of(second.location(), List.of(thirdDelete.location())),
-              List.of(deleted(made, thirdDelete, 4))));
+      Update second = updateKeyOne(index, made, first, 3);
+      assertThat(second.result().positions()).containsEntry(first.location(), List.of(0L));
+      Update third = updateKeyOne(index, made, second.file(), 4);
 
-      assertThat(c4.positions())
+      assertThat(third.result().positions())
           .as("the row of key 1 the update at 4 replaces")
-          .containsEntry(second.location(), List.of(0L));
+          .containsEntry(second.file().location(), List.of(0L));
     }
+  }
+
+  /** A file an update wrote, and the index's answer to its cycle. */
+  private record Update(DataFile file, IndexResult result) {}
+
+  /**
+   * A cycle of an update of key 1 at {@code sequence}: its file, and its equality delete paired
+   * with {@code previous}, the file holding the key's row before.
+   */
+  private static Update updateKeyOne(KeyIndex index, Table table, DataFile previous, long sequence)
+      throws Exception {
+    DataFile file = KeyFiles.data(table, KeyFiles.ID_NAME, List.of(1));
+    DeleteFile delete = KeyFiles.deletes(table, KeyFiles.ID_NAME, List.of(1));
+    IndexResult result = index.lookup(
+        table,
+        lookup(
+            table,
+            "c" + sequence,
+            List.of(added(table, file, sequence)),
+            Map.of(previous.location(), List.of(delete.location())),
+            List.of(deleted(table, delete, sequence))));
+    return new Update(file, result);
   }
 
   private static IndexLookup lookup(
