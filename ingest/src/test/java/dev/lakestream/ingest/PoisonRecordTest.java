@@ -106,7 +106,7 @@ class PoisonRecordTest {
             "column \"_pos\", which is the name of Iceberg's row position",
             v -> renameN(v, "_pos")),
         poison(
-            "a key other than the row's (a transform rewrote one of them)",
+            "a key other than the row's (a column mask, or a transform, changed one of them)",
             "the record's key has id = 2 but its row has 9",
             v -> after(v).put("id", 9)),
         poison("a source block of the wrong shape", null, v -> ((ObjectNode) v.get("payload"))

@@ -510,6 +510,56 @@ class PostgresTypeGapsEndToEndTest {
     }
   }
 
+  /**
+   * A connector that masks a key column (Debezium's {@code column.mask.hash.*}) hashes the row's
+   * value and not the record key's: ingest dead-letters every insert and update of the table with
+   * that reason (before, the key deleted nothing and the hashed row stood beside it), the other
+   * tables go on, and check-source blocks the setting first.
+   */
+  @Test
+  void aKeyColumnTheConnectorMasksIsDeadLetteredAndABlockerForCheckSource() throws Exception {
+    Map<String, String> mask =
+        Map.of("column.mask.hash.SHA-256.with.salt.s1", "inventory.codes.code");
+    try (PostgresPipeline p = PostgresPipeline.start(
+            mask,
+            "CREATE TABLE inventory.codes (code varchar(20) PRIMARY KEY, v text)",
+            "CREATE TABLE inventory.fine (id int PRIMARY KEY, v text)",
+            "INSERT INTO inventory.codes SELECT 'c' || g, 'v' || g FROM generate_series(1, 5) g",
+            "INSERT INTO inventory.fine SELECT g, 'f' || g FROM generate_series(1, 5) g");
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      assertThat(CheckSourceCommandTest.checkSource(p.postgres, mask).output())
+          .contains("BLOCKER  inventory.codes: key column(s) [code"
+              + " (column.mask.hash.SHA-256.with.salt.s1)] masked or truncated by the connector")
+          .doesNotContain("BLOCKER  inventory.fine");
+      TableIdentifier fine = TableIdentifier.of("inventory", "fine");
+      Eventually.noDifference(
+          Duration.ofSeconds(120),
+          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
+      p.postgres.execute(
+          "UPDATE inventory.codes SET v = v || '+'", "UPDATE inventory.fine SET v = v || '+'");
+      Eventually.noDifference(
+          Duration.ofSeconds(120),
+          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
+      // 5 snapshot reads and 5 updates of codes.
+      feed.read("lakestream.dlq", 10); // waits for them
+      List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
+      assertThat(letters).hasSize(10);
+      for (ConsumerRecord<byte[], byte[]> letter : letters) {
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+            .contains("the record's key has code = c")
+            .contains("column.mask.* or column.truncate.*");
+      }
+      TableIdentifier codes = TableIdentifier.of("inventory", "codes");
+      assertThat(
+              p.reader.tableExists(codes)
+                  ? TableRows.read(p.reader.loadTable(codes), Branches.MAIN)
+                  : List.of())
+          .isEmpty();
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("fine"));
+    }
+  }
+
   private static List<Map<String, Object>> mainRows(PostgresPipeline p) {
     return p.reader.tableExists(GAPS)
         ? TableRows.read(p.reader.loadTable(GAPS), Branches.MAIN)

@@ -352,8 +352,9 @@ final class Admission {
 
   /**
    * The record's key names the row its value holds: the batch keys the change by the one and writes
-   * the other, so a key other than the row's (a forged record, a transform that rewrote one of them)
-   * would delete one row and leave the row it wrote beside that key's current one.
+   * the other, so a key other than the row's would delete one row and leave the row it wrote beside
+   * that key's current one. Debezium's column masks and truncations change the value's column and
+   * not the key's; a transform may rewrite either.
    */
   private static void sameKey(Record key, Record row) {
     for (Types.NestedField field : key.struct().fields()) {
@@ -361,7 +362,9 @@ final class Admission {
       Object inRow = row.getField(field.name());
       if (!Objects.equals(inKey, inRow)) {
         throw new BadChangeException("the record's key has " + field.name() + " = " + inKey
-            + " but its row has " + inRow + ": a key must name the row its value holds");
+            + " but its row has " + inRow + ": a key must name the row its value holds (a"
+            + " column.mask.* or column.truncate.* setting of the connector that matches a key"
+            + " column changes the row's value only; so may a transform)");
       }
     }
   }

@@ -29,6 +29,12 @@ final class CapturedTables {
   private final List<Pattern> columnInclude;
   private final List<Pattern> columnExclude;
   private final Map<Pattern, List<String>> keyColumns;
+  /**
+   * The column lists of the connector's column mappers that change a value ({@code
+   * column.truncate.to.N.chars}, {@code column.mask.with.N.chars}, {@code column.mask.hash.*}):
+   * Debezium applies them to the row's columns and not to the record key's.
+   */
+  private final Map<String, List<Pattern>> valueMappers = new LinkedHashMap<>();
   /** {@code message.key.columns} as Debezium matches it: {@code <table>.<column>} patterns. */
   private final List<Pattern> keyColumnPatterns = new ArrayList<>();
   /** {@code replica.identity.autoset.values}: table patterns and the identity each sets. */
@@ -59,6 +65,13 @@ final class CapturedTables {
         }
       }
     }
+    connector.forEach((setting, list) -> {
+      if (setting.matches(
+          "column\\.truncate\\.to\\.\\d+\\.chars|column\\.mask\\.with\\.\\d+\\.chars"
+              + "|column\\.mask\\.hash\\..+")) {
+        valueMappers.put(setting, patterns(setting, list));
+      }
+    });
     keyColumns = new LinkedHashMap<>();
     String keys = connector.get(KEY_COLUMNS);
     if (keys != null) {
@@ -123,6 +136,39 @@ final class CapturedTables {
       return true;
     }
     return columnExclude.stream().anyMatch(p -> p.matcher(qualified).matches());
+  }
+
+  /**
+   * The connector's settings that mask or truncate {@code column} of the table (fully-qualified
+   * {@code schema.table.column} patterns, ignoring case): empty when none does.
+   */
+  List<String> valueMappersOf(String schema, String table, String column) {
+    String qualified = schema + "." + table + "." + column;
+    return valueMappers.entrySet().stream()
+        .filter(e -> e.getValue().stream().anyMatch(p -> p.matcher(qualified).matches()))
+        .map(Map.Entry::getKey)
+        .toList();
+  }
+
+  /**
+   * A blocker for {@code table} when a setting of {@link #valueMappersOf} matches one of its key
+   * columns: Debezium changes the row's value and not the key's, so ingest refuses every insert and
+   * update of it (their key is not their row's).
+   */
+  Optional<Finding> maskedKey(String schema, String table, List<String> key, String name) {
+    List<String> masked = key.stream()
+        .filter(c -> !valueMappersOf(schema, table, c).isEmpty())
+        .map(c -> c + " (" + String.join(", ", valueMappersOf(schema, table, c)) + ")")
+        .toList();
+    return masked.isEmpty()
+        ? Optional.empty()
+        : Optional.of(new Finding(
+            Finding.Level.BLOCKER,
+            name,
+            "key column(s) " + masked + " masked or truncated by the connector: Debezium changes"
+                + " the row's value and not the record key's, so the key no longer names the row"
+                + " and ingest dead-letters every insert and update of the table. Leave key columns"
+                + " out of those settings"));
   }
 
   /**

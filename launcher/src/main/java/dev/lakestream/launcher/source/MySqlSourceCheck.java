@@ -143,6 +143,7 @@ public final class MySqlSourceCheck {
           .filter(c -> "timestamp".equalsIgnoreCase(c[1]) && capturedColumns.contains(c[0]))
           .forEach(c -> timestampColumns.add(name + "." + c[0]));
       List<String> keyColumns = messageKey.orElse(key);
+      captured.maskedKey(table[0], table[1], keyColumns, name).ifPresent(findings::add);
       columns.stream()
           .filter(c -> "char".equalsIgnoreCase(c[1]) && capturedColumns.contains(c[0]))
           .forEach(

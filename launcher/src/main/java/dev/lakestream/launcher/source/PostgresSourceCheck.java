@@ -1235,6 +1235,9 @@ public final class PostgresSourceCheck {
       // An identity index the connector sets is not looked up: its key is not checked.
       keyOutsideIdentity(out, table, relation, identity, key.orElse(relation.primaryKeyColumns()));
     }
+    captured
+        .maskedKey(schema, name, key.orElse(relation.primaryKeyColumns()), table)
+        .ifPresent(out::add);
     List<String> badKey = key.orElse(relation.primaryKeyColumns()).stream()
         .filter(unkeyable::containsKey)
         .map(c -> c + " " + unkeyable.get(c))
