@@ -479,20 +479,14 @@ class PostgresTypeGapsEndToEndTest {
               + " no floating-point or array column as a key")
           .contains("BLOCKER  inventory.tagged: key column(s) [tags integer[]]")
           .doesNotContain("BLOCKER  inventory.fine");
-      TableIdentifier fine = TableIdentifier.of("inventory", "fine");
-      Eventually.noDifference(
-          Duration.ofSeconds(120),
-          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
-      p.postgres.execute(
+      // 10 snapshot reads and 10 updates of measures, 10 reads and a delete of tagged.
+      List<ConsumerRecord<byte[], byte[]>> letters = lettersWhileFineFlows(
+          p,
+          feed,
+          31,
           "UPDATE inventory.measures SET v = v || '+'",
           "DELETE FROM inventory.tagged WHERE v = 't1'",
           "UPDATE inventory.fine SET v = v || '+' WHERE id % 2 = 0");
-      Eventually.noDifference(
-          Duration.ofSeconds(120),
-          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
-      // 10 snapshot reads and 10 updates of measures, 10 reads and a delete of tagged.
-      feed.read("lakestream.dlq", 31); // waits for them
-      List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
       assertThat(letters).hasSize(31);
       for (ConsumerRecord<byte[], byte[]> letter : letters) {
         String table =
@@ -532,18 +526,13 @@ class PostgresTypeGapsEndToEndTest {
           .contains("BLOCKER  inventory.codes: key column(s) [code"
               + " (column.mask.hash.SHA-256.with.salt.s1)] masked or truncated by the connector")
           .doesNotContain("BLOCKER  inventory.fine");
-      TableIdentifier fine = TableIdentifier.of("inventory", "fine");
-      Eventually.noDifference(
-          Duration.ofSeconds(120),
-          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
-      p.postgres.execute(
-          "UPDATE inventory.codes SET v = v || '+'", "UPDATE inventory.fine SET v = v || '+'");
-      Eventually.noDifference(
-          Duration.ofSeconds(120),
-          () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
       // 5 snapshot reads and 5 updates of codes.
-      feed.read("lakestream.dlq", 10); // waits for them
-      List<ConsumerRecord<byte[], byte[]>> letters = feed.readAvailable("lakestream.dlq");
+      List<ConsumerRecord<byte[], byte[]>> letters = lettersWhileFineFlows(
+          p,
+          feed,
+          10,
+          "UPDATE inventory.codes SET v = v || '+'",
+          "UPDATE inventory.fine SET v = v || '+'");
       assertThat(letters).hasSize(10);
       for (ConsumerRecord<byte[], byte[]> letter : letters) {
         assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
@@ -558,6 +547,24 @@ class PostgresTypeGapsEndToEndTest {
           .isEmpty();
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("fine"));
     }
+  }
+
+  /**
+   * Waits for inventory.fine's snapshot on both branches, runs {@code statements}, waits for
+   * inventory.fine again, then for {@code count} dead letters; returns those read.
+   */
+  private static List<ConsumerRecord<byte[], byte[]>> lettersWhileFineFlows(
+      PostgresPipeline p, KafkaChangeFeed feed, int count, String... statements) throws Exception {
+    TableIdentifier fine = TableIdentifier.of("inventory", "fine");
+    Eventually.noDifference(
+        Duration.ofSeconds(120),
+        () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
+    p.postgres.execute(statements);
+    Eventually.noDifference(
+        Duration.ofSeconds(120),
+        () -> p.differs("SELECT * FROM inventory.fine", fine, List.of("id")));
+    feed.read("lakestream.dlq", count); // waits for them
+    return feed.readAvailable("lakestream.dlq");
   }
 
   private static List<Map<String, Object>> mainRows(PostgresPipeline p) {

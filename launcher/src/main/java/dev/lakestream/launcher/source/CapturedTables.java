@@ -156,10 +156,13 @@ final class CapturedTables {
    * update of it (their key is not their row's).
    */
   Optional<Finding> maskedKey(String schema, String table, List<String> key, String name) {
-    List<String> masked = key.stream()
-        .filter(c -> !valueMappersOf(schema, table, c).isEmpty())
-        .map(c -> c + " (" + String.join(", ", valueMappersOf(schema, table, c)) + ")")
-        .toList();
+    List<String> masked = new ArrayList<>();
+    for (String column : key) {
+      List<String> settings = valueMappersOf(schema, table, column);
+      if (!settings.isEmpty()) {
+        masked.add(column + " (" + String.join(", ", settings) + ")");
+      }
+    }
     return masked.isEmpty()
         ? Optional.empty()
         : Optional.of(new Finding(
