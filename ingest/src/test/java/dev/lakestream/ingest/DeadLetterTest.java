@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.ingest.buffer.ChangeBuffer;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
@@ -96,6 +97,39 @@ class DeadLetterTest {
 
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       assertThat(ingest.counter("lakestream.ingest.dead.letters")).isEqualTo(bad.size() + 1);
+    }
+  }
+
+  @Test
+  void aBatchWithManyRecordsDeadLetteredBetweenItsChangesIsFlushedBeforeItsStartEntryGrowsLarge()
+      throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    // No batch reaches its flush interval while the records come in.
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(table.topic()), Map.of(IngestConfig.FLUSH_INTERVAL_MS, "3600000"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 9);
+      ingest.send(gen.snapshot(10), true);
+      byte[] key = DebeziumJson.key(gen.snapshot(1).get(0), true);
+      byte[] malformed = utf8("{\"schema\": {");
+      int rounds = ChangeBuffer.MAX_LEFT_OUT_RANGES + 100;
+      for (int i = 0; i < rounds; i++) {
+        ingest.sendRaw(table.topic(), key, malformed);
+        ingest.send(gen.next(1), true);
+      }
+
+      // Each dead letter between two changes is a range of the batch's entry, written with every
+      // record: the batch was flushed at the bound, so the entry holds the ranges since then only.
+      assertThat(ingest.filesWritten.readRecordsToList()).isNotEmpty();
+      try (var entries = ingest.batchStarts().all()) {
+        entries.forEachRemaining(entry -> assertThat(entry.value.length)
+            .as("batch-starts entry of %s", entry.key.replace('\u0000', '/'))
+            .isLessThanOrEqualTo(1 + 3 * 8 + 4 + 16 * ChangeBuffer.MAX_LEFT_OUT_RANGES));
+      }
+
+      ingest.advance(3_600_000);
+      ingest.commitOnly();
+      assertThat(ingest.deadLetters.readRecordsToList()).hasSize(rounds);
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
     }
   }
 

@@ -206,6 +206,11 @@ final class IngestDriver implements AutoCloseable {
     return driver.getKeyValueStore(ChangeBuffer.CHANGELOG_STORE);
   }
 
+  /** Where each source partition's open batch starts, as the buffer stores it. */
+  KeyValueStore<String, byte[]> batchStarts() {
+    return driver.getKeyValueStore(ChangeBuffer.STARTS_STORE);
+  }
+
   /** The realtime committer's store of pending batches. */
   KeyValueStore<String, FilesWritten> pendingBatches() {
     return driver.getKeyValueStore(RealtimeCommitter.STORE);

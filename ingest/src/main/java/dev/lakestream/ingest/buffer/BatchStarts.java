@@ -29,7 +29,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Written with every record of a partition whose batch is open, and removed with the flush, in
  * the task's state. The store is cached: it reaches the changelog once per commit, in the same
  * transaction as the offsets under exactly-once. Left-out offsets are kept as ranges: such records
- * come in runs.
+ * come in runs. Records left out one by one between added ones each make a range; the buffer flushes
+ * a batch that holds {@link ChangeBuffer#MAX_LEFT_OUT_RANGES}, so an entry stays far below a Kafka
+ * record's size limit and cheap to write with every record.
  *
  * <p>Store key: the batch's prefix ({@code topic NUL partition NUL}); value: version, first offset,
  * end, checked, and the left-out ranges.
@@ -141,6 +143,12 @@ final class BatchStarts {
   /** The partition's open batch, or null. */
   Start get(String prefix) {
     return open.get(prefix);
+  }
+
+  /** How many left-out ranges the partition's open batch holds (0 when none is open). */
+  int leftOutRanges(String prefix) {
+    Start start = open.get(prefix);
+    return start == null ? 0 : start.leftOut.size();
   }
 
   /**

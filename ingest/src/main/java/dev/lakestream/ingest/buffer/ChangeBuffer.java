@@ -89,6 +89,12 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangeBuffer.class);
   private static final long PROGRESS_EVERY_MS = 10_000;
+  /**
+   * A batch whose records left out (dead-lettered, or dropped by the fence) between its added ones
+   * make this many ranges is flushed: its {@link BatchStarts} entry, written with every record, stays
+   * 16 KiB at most, however long the batch is held open.
+   */
+  public static final int MAX_LEFT_OUT_RANGES = 1024;
 
   private final IngestConfig config;
   private final boolean commitOnHandoff;
@@ -369,7 +375,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (!again
         && config.sourceFence()
         && !fence.admit(topic, partition, offset, event, oldKey != null)) {
-      starts.leftOut(prefixes.of(topic, partition), offset);
+      leftOut(topic, partition, offset);
       return;
     }
     long now = context.currentSystemTimeMs();
@@ -467,7 +473,29 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (again) {
       starts.refusedOnReading(prefixes.of(topic, partition), offset);
     } else {
-      starts.leftOut(prefixes.of(topic, partition), offset);
+      leftOut(topic, partition, offset);
+    }
+  }
+
+  /**
+   * A record consumed now is not added to its partition's batch: reading the batch again leaves it
+   * out too. A batch with {@link #MAX_LEFT_OUT_RANGES} such ranges is flushed.
+   */
+  private void leftOut(String topic, int partition, long offset) {
+    String prefix = prefixes.of(topic, partition);
+    starts.leftOut(prefix, offset);
+    if (starts.leftOutRanges(prefix) >= MAX_LEFT_OUT_RANGES) {
+      Batches.Batch batch = batches.open().get(prefix);
+      if (batch != null) {
+        LOG.info(
+            "Task {}: {}-{}'s open batch has {} runs of records left out (dead-lettered or fenced)"
+                + " between its changes: flushed now",
+            context.taskId(),
+            topic,
+            partition,
+            MAX_LEFT_OUT_RANGES);
+        flush(batch, context.currentSystemTimeMs());
+      }
     }
   }
 
