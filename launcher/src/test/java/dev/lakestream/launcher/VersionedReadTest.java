@@ -128,6 +128,11 @@ class VersionedReadTest {
       assertThat(stats.rowsCancelled())
           .as("rows moved by the compaction")
           .isEqualTo(2 * compaction.rows());
+      MainVersions reader = MainVersions.of(t);
+      assertThat(reader.version(before).maxSourceTsMs()).isPositive();
+      assertThat(reader.version(mirror).maxSourceTsMs())
+          .as("the mirror brings no source change and covers the same as its parent")
+          .isEqualTo(reader.version(before).maxSourceTsMs());
     }
   }
 

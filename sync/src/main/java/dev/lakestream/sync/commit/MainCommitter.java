@@ -99,7 +99,11 @@ public final class MainCommitter {
     plan.removeDataFiles().forEach(f -> delta.removeRows(f.decode(specs)));
     delta.set(SummaryKeys.REALTIME_SNAPSHOT_ID, Long.toString(plan.targetRealtimeSnapshotId()));
     delta.set(SummaryKeys.CYCLE_ID, plan.cycleId());
-    delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(plan.maxSourceTsMs()));
+    // Main holds everything before it too: a cycle that brings no source change (a compaction's
+    // mirror) keeps the newest source time main already covers.
+    delta.set(
+        SummaryKeys.MAX_SOURCE_TS_MS,
+        Long.toString(Math.max(plan.maxSourceTsMs(), maxSourceTsMs(main))));
     delta.set(SummaryKeys.REALTIME_SNAPSHOTS, Integer.toString(plan.realtimeSnapshots()));
     delta.set(SummaryKeys.DATA_FILES_ADDED, Integer.toString(plan.addDataFiles().size()));
     delta.set(
@@ -141,6 +145,19 @@ public final class MainCommitter {
         removeDvs.size(),
         keys,
         nowMs));
+  }
+
+  /** The newest source commit time {@code snapshot} records, -1 when none. */
+  private static long maxSourceTsMs(Snapshot snapshot) {
+    String text = snapshot.summary().get(SummaryKeys.MAX_SOURCE_TS_MS);
+    if (text == null) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(text);
+    } catch (NumberFormatException e) {
+      return -1; // not this pipeline's value: not carried
+    }
   }
 
   private static List<ManifestFile> writeDataManifests(Table table, CyclePlan plan) {
