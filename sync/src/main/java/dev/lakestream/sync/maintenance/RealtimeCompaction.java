@@ -35,6 +35,7 @@ import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.CleanableFailure;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.io.CloseableIterable;
@@ -381,7 +382,8 @@ public final class RealtimeCompaction {
 
   /**
    * Commits the rewrite on realtime. When it cannot commit (another compaction took the files), the
-   * new files are deleted and the exception is thrown.
+   * new files are deleted and the exception is thrown; when the commit's outcome is not known (an
+   * error that is not Iceberg's {@link CleanableFailure}), they are kept.
    *
    * <p>A commit that only lost the race for the table's metadata, on every one of the attempts the
    * table's {@code commit.retry.*} properties allow, is made again from a new operation ({@link
@@ -419,7 +421,24 @@ public final class RealtimeCompaction {
     } catch (CommitStateUnknownException e) {
       throw e; // the files may be committed: leave them to the orphan-file removal
     } catch (RuntimeException e) {
-      written.forEach(f -> table.io().deleteFile(f.location()));
+      if (e instanceof CleanableFailure) {
+        // Refused (a conflict, a validation): the rewrite is not on the branch.
+        written.forEach(f -> table.io().deleteFile(f.location()));
+      } else {
+        // A catalog's other errors do not say whether the commit landed (a REST call that timed
+        // out after the server applied it, a JDBC connection lost after the update): deleting the
+        // files could leave the branch referencing missing files. Orphan-file removal takes them
+        // if they are not.
+        LOG.warn(
+            "Compaction {} of {} {}: its commit ended in an error that does not say whether it"
+                + " landed ({}); its {} new files are kept (orphan-file removal deletes them if"
+                + " the commit did not land)",
+            id,
+            table.name(),
+            branch,
+            e.toString(),
+            written.size());
+      }
       throw e;
     }
     Optional<Snapshot> own = own();

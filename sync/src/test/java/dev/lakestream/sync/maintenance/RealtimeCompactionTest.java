@@ -30,6 +30,7 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.RESTException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.OutputFileFactory;
@@ -275,6 +276,31 @@ class RealtimeCompactionTest {
       assertThat(table.snapshot(Branches.REALTIME).summary())
           .doesNotContainKey(SummaryKeys.MAINTENANCE);
       assertThat(ids(table)).hasSize(20 - CommitRetry.ATTEMPTS);
+    }
+  }
+
+  @Test
+  void aCommitWhoseOutcomeTheCatalogDoesNotKnowKeepsItsFiles() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      // The catalog applies the commit, then its reply is lost (a REST call that timed out).
+      Table lostReply = CommitsThrough.table(table, (ops, base, metadata) -> {
+        ops.commit(base, metadata);
+        throw new RESTException("Read timed out after the server applied the commit");
+      });
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(lostReply, 128L << 20);
+
+      assertThatThrownBy(compaction::commit).isInstanceOf(RESTException.class);
+
+      table.refresh();
+      assertThat(table.snapshot(Branches.REALTIME).summary())
+          .as("the compaction landed")
+          .containsEntry(SummaryKeys.MAINTENANCE, "compaction");
+      assertThat(compaction.writtenLocations())
+          .isNotEmpty()
+          .allSatisfy(l -> assertThat(Path.of(l.replaceFirst("^file:", ""))).exists());
+      assertThat(ids(table)).hasSize(20);
     }
   }
 
