@@ -39,6 +39,9 @@ import org.apache.iceberg.PartitionSpec;
  *     batch of a table that was dropped and created again is not committed to the new one
  * @param sourceTopicId the ID Kafka gave the source topic (null when unknown, and from older
  *     writers): offsets of a topic deleted and created again are not the old one's
+ * @param minSourceTsMs the oldest source commit time in the batch (null from older writers): a
+ *     batch that committed at the source well after a truncate holds nothing from before it,
+ *     whatever its positions say (the source's positions started over)
  */
 public record FilesWritten(
     String table,
@@ -59,7 +62,8 @@ public record FilesWritten(
     String maxPosition,
     String truncatedAt,
     String tableUuid,
-    String sourceTopicId) {
+    String sourceTopicId,
+    Long minSourceTsMs) {
 
   public static final String TYPE = "files-written";
   /** 2: source positions and truncates (a reader of 1 would take a truncate for an empty batch). */
@@ -112,6 +116,51 @@ public record FilesWritten(
         maxPosition,
         truncatedAt,
         null,
+        null,
+        null);
+  }
+
+  /** A batch from a writer that did not record its oldest source time. */
+  public FilesWritten(
+      String table,
+      String sourceTopic,
+      int sourcePartition,
+      long firstOffset,
+      long lastOffset,
+      long changes,
+      long dataRows,
+      long deleteKeys,
+      long maxSourceTsMs,
+      List<DataFileJson> dataFiles,
+      List<DeleteFileJson> deleteFiles,
+      long writtenAtMs,
+      String changelogTable,
+      List<DataFileJson> changelogFiles,
+      String minPosition,
+      String maxPosition,
+      String truncatedAt,
+      String tableUuid,
+      String sourceTopicId) {
+    this(
+        table,
+        sourceTopic,
+        sourcePartition,
+        firstOffset,
+        lastOffset,
+        changes,
+        dataRows,
+        deleteKeys,
+        maxSourceTsMs,
+        dataFiles,
+        deleteFiles,
+        writtenAtMs,
+        changelogTable,
+        changelogFiles,
+        minPosition,
+        maxPosition,
+        truncatedAt,
+        tableUuid,
+        sourceTopicId,
         null);
   }
 
@@ -136,7 +185,8 @@ public record FilesWritten(
         maxPosition,
         null,
         tableUuid,
-        sourceTopicId);
+        sourceTopicId,
+        minSourceTsMs);
   }
 
   public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {

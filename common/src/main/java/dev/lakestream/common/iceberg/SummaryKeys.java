@@ -25,6 +25,9 @@ public final class SummaryKeys {
    */
   public static final String TRUNCATED_AT = "lakestream.truncated-at";
 
+  /** The source commit time of the table's latest TRUNCATE ({@link #TRUNCATED_AT}). */
+  public static final String TRUNCATED_AT_TS_MS = "lakestream.truncated-at-ts-ms";
+
   /** The commit that applied a TRUNCATE: how many data files it removed whole, rows it deleted from others. */
   public static final String TRUNCATE_FILES_REMOVED = "lakestream.truncate-files-removed";
 

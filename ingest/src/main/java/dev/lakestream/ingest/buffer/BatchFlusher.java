@@ -336,6 +336,9 @@ final class BatchFlusher {
     long lastOffset = Long.MIN_VALUE;
     long changes;
     long maxTs = -1;
+    /** The oldest source time added (Long.MAX_VALUE when none). */
+    long minTs = Long.MAX_VALUE;
+
     private long[] minOrder;
     private long[] maxOrder;
 
@@ -344,6 +347,9 @@ final class BatchFlusher {
       firstOffset = Math.min(firstOffset, offset);
       lastOffset = Math.max(lastOffset, offset);
       maxTs = Math.max(maxTs, sourceTsMs);
+      if (sourceTsMs >= 0) {
+        minTs = Math.min(minTs, sourceTsMs);
+      }
       changes++;
       Optional<long[]> order = event == null ? Optional.empty() : event.source().order();
       if (order.isEmpty()) {
@@ -500,7 +506,8 @@ final class BatchFlusher {
         span.maxPositionHex(),
         truncatedAt,
         table.uuid().toString(),
-        batch.topicId);
+        batch.topicId,
+        span.minTs == Long.MAX_VALUE ? null : span.minTs);
   }
 
   private static JsonNode readJson(byte[] json) {

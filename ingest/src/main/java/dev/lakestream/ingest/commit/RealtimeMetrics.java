@@ -16,6 +16,7 @@ final class RealtimeMetrics {
   final Counter rowsCommitted;
   final Counter truncates;
   final Counter trimmedRows;
+  final Counter startedOver;
   final DistributionSummary filesPerCommit;
   final DistributionSummary bytesPerCommit;
   final Timer commitTime;
@@ -34,6 +35,7 @@ final class RealtimeMetrics {
     rowsCommitted = meters.counter("lakestream.realtime.rows.committed");
     truncates = meters.counter("lakestream.realtime.truncates");
     trimmedRows = meters.counter("lakestream.realtime.rows.before.truncate");
+    startedOver = meters.counter("lakestream.realtime.batches.positions.started.over");
     filesPerCommit = meters.summary("lakestream.realtime.commit.files");
     bytesPerCommit = meters.summary("lakestream.realtime.commit.bytes");
     commitTime = meters.timer("lakestream.realtime.commit.duration");
@@ -52,6 +54,7 @@ final class RealtimeMetrics {
     bytesPerCommit.record(round.bytes);
     truncates.increment(round.truncatesApplied);
     trimmedRows.increment(round.rowsTrimmed);
+    startedOver.increment(round.startedOverBatches);
     commitTime.record(Duration.ofNanos(System.nanoTime() - startedNanos));
     if (round.maxSourceTsMs > 0) {
       freshness.record(Duration.ofMillis(Math.max(0, nowMs - round.maxSourceTsMs)));

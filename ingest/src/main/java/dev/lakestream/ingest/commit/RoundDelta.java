@@ -26,6 +26,13 @@ import org.slf4j.LoggerFactory;
 final class RoundDelta {
 
   private static final Logger LOG = LoggerFactory.getLogger(RoundDelta.class);
+  /**
+   * How much later than a truncate a batch must have committed at the source for its positions not
+   * to be compared with the truncate's. A change before the truncate committed before it, so at a
+   * time no later; a minute leaves room for clocks and for a subscriber whose replicated
+   * transactions carry their origin's times.
+   */
+  static final long STARTED_OVER_AFTER_MS = 60_000;
 
   final RowDelta delta;
   long files;
@@ -37,14 +44,19 @@ final class RoundDelta {
   long rowsTrimmed;
   /** The truncate position every later snapshot carries, or null. */
   String truncatedAt;
+  /** That truncate's source commit time, or null when not known (an older writer's). */
+  Long truncatedAtTsMs;
+  /** Batches left whole though their positions are before the truncate's ({@link #startedOver}). */
+  int startedOverBatches;
   /** Files this round wrote itself (truncate deletes, trimmed data files): deleted if the commit fails. */
   final List<String> writtenHere = new ArrayList<>();
   /** Files of trimmed batches that the round replaced: deleted once it commits. */
   final List<String> obsolete = new ArrayList<>();
 
-  private RoundDelta(RowDelta delta, String truncatedAt) {
+  private RoundDelta(RowDelta delta, String truncatedAt, Long truncatedAtTsMs) {
     this.delta = delta;
     this.truncatedAt = truncatedAt;
+    this.truncatedAtTsMs = truncatedAtTsMs;
   }
 
   /** The round over {@code base}, the realtime head its offsets {@code next} were read from. */
@@ -62,13 +74,16 @@ final class RoundDelta {
           .validateNoConflictingDataFiles()
           .validateNoConflictingDeleteFiles();
     }
-    RoundDelta round = new RoundDelta(delta, next.truncatedAt());
+    RoundDelta round = new RoundDelta(delta, next.truncatedAt(), next.truncatedAtTsMs());
     for (FilesWritten batch : batches) {
       round.add(table, tableName, base, batch);
     }
     next.recordIn(delta::set);
     if (round.truncatedAt != null) {
       delta.set(SummaryKeys.TRUNCATED_AT, round.truncatedAt);
+      if (round.truncatedAtTsMs != null) {
+        delta.set(SummaryKeys.TRUNCATED_AT_TS_MS, Long.toString(round.truncatedAtTsMs));
+      }
     }
     delta.set(SummaryKeys.MAX_SOURCE_TS_MS, Long.toString(round.maxSourceTsMs));
     delta.set(SummaryKeys.BATCHES, Integer.toString(batches.size()));
@@ -80,7 +95,7 @@ final class RoundDelta {
     List<DeleteFile> deleteFiles = batch.deleteFiles(table.specs());
     if (batch.isTruncate()) {
       deleteFiles = truncate(table, tableName, base, batch);
-    } else if (truncatedAt != null) {
+    } else if (truncatedAt != null && !startedOver(tableName, batch, batch.minSourceTsMs())) {
       Truncation.Trimmed trimmed =
           Truncation.trim(table, batch, SourcePositions.fromHex(truncatedAt));
       if (trimmed != null) {
@@ -106,13 +121,52 @@ final class RoundDelta {
     maxSourceTsMs = Math.max(maxSourceTsMs, batch.maxSourceTsMs());
   }
 
+  /**
+   * Whether {@code batch}, every change of which committed at the source at {@code sinceTsMs} or
+   * later, committed more than {@link #STARTED_OVER_AFTER_MS} after the table's latest truncate
+   * while its positions say it is before it: the source's positions started over (the connector
+   * now reads another database, a restored or promoted one, or a MySQL server whose binlog started
+   * again), so the positions of its changes say nothing of their order against that truncate, and
+   * the batch is not trimmed by them (a truncate of it is applied). Positions alone would drop every
+   * change of the new source until its positions passed the old truncate's. False when either time
+   * is unknown (written by an older version).
+   */
+  private boolean startedOver(String tableName, FilesWritten batch, Long sinceTsMs) {
+    if (truncatedAtTsMs == null
+        || sinceTsMs == null
+        || sinceTsMs < 0
+        || sinceTsMs <= truncatedAtTsMs + STARTED_OVER_AFTER_MS) {
+      return false;
+    }
+    String position = batch.isTruncate() ? batch.truncatedAt() : batch.minPosition();
+    if (position != null
+        && SourcePositions.compare(
+                SourcePositions.fromHex(position), SourcePositions.fromHex(truncatedAt))
+            < 0) {
+      startedOverBatches++;
+      LOG.warn(
+          "{}: {}@{}..{} committed at the source {} s after the table's latest TRUNCATE (at {}),"
+              + " but its positions (from {}) are before that truncate's: the source's positions"
+              + " started over, so they are not compared with it",
+          tableName,
+          batch.sourcePartitionName(),
+          batch.firstOffset(),
+          batch.lastOffset(),
+          (sinceTsMs - truncatedAtTsMs) / 1000,
+          truncatedAt,
+          position);
+    }
+    return true;
+  }
+
   /** Applies a truncate newer than the one the table had; its delete files (none for an older one). */
   private List<DeleteFile> truncate(
       Table table, String tableName, Snapshot base, FilesWritten batch) {
     if (truncatedAt != null
         && SourcePositions.compare(
                 SourcePositions.fromHex(batch.truncatedAt()), SourcePositions.fromHex(truncatedAt))
-            <= 0) {
+            <= 0
+        && !startedOver(tableName, batch, batch.maxSourceTsMs())) {
       LOG.info(
           "TRUNCATE of {} at {} ({}@{}) is older than the one applied at {}: nothing more to remove",
           tableName,
@@ -132,6 +186,7 @@ final class RoundDelta {
     }
     plan.deletes().forEach(f -> writtenHere.add(f.location()));
     truncatedAt = batch.truncatedAt();
+    truncatedAtTsMs = batch.maxSourceTsMs() >= 0 ? batch.maxSourceTsMs() : null;
     delta.set(SummaryKeys.TRUNCATE_FILES_REMOVED, Integer.toString(plan.remove().size()));
     delta.set(SummaryKeys.TRUNCATE_ROWS_DELETED, Long.toString(plan.rowsDeleted()));
     truncatesApplied++;

@@ -35,16 +35,21 @@ public final class SourceOffsets {
   private final Map<String, Long> offsets;
   private final Map<String, String> topicIds;
   private final String truncatedAt;
+  private final Long truncatedAtTsMs;
 
   private SourceOffsets(
-      Map<String, Long> offsets, Map<String, String> topicIds, String truncatedAt) {
+      Map<String, Long> offsets,
+      Map<String, String> topicIds,
+      String truncatedAt,
+      Long truncatedAtTsMs) {
     this.offsets = Collections.unmodifiableMap(new TreeMap<>(offsets));
     this.topicIds = Collections.unmodifiableMap(new TreeMap<>(topicIds));
     this.truncatedAt = truncatedAt;
+    this.truncatedAtTsMs = truncatedAtTsMs;
   }
 
   public static SourceOffsets empty() {
-    return new SourceOffsets(Map.of(), Map.of(), null);
+    return new SourceOffsets(Map.of(), Map.of(), null, null);
   }
 
   /** The offsets committed to {@code branch}, from its newest snapshot that records them. */
@@ -73,7 +78,9 @@ public final class SourceOffsets {
     return json == null
         ? Optional.empty()
         : Optional.of(parse(json, summary.get(SummaryKeys.SOURCE_TOPIC_IDS))
-            .truncatedAt(summary.get(SummaryKeys.TRUNCATED_AT)));
+            .truncatedAt(
+                summary.get(SummaryKeys.TRUNCATED_AT),
+                longOrNull(summary.get(SummaryKeys.TRUNCATED_AT_TS_MS))));
   }
 
   static SourceOffsets parse(String json) {
@@ -89,7 +96,19 @@ public final class SourceOffsets {
                 SummaryKeys.SOURCE_TOPIC_IDS,
                 topicIdsJson,
                 new TypeReference<Map<String, String>>() {}),
+        null,
         null);
+  }
+
+  private static Long longOrNull(String text) {
+    if (text == null) {
+      return null;
+    }
+    try {
+      return Long.parseLong(text);
+    } catch (NumberFormatException e) {
+      return null;
+    }
   }
 
   private static <T> T read(String key, String json, TypeReference<T> type) {
@@ -112,7 +131,7 @@ public final class SourceOffsets {
   public SourceOffsets with(String topic, int partition, long lastOffset) {
     Map<String, Long> copy = new TreeMap<>(offsets);
     copy.merge(partitionKey(topic, partition), lastOffset, Math::max);
-    return new SourceOffsets(copy, topicIds, truncatedAt);
+    return new SourceOffsets(copy, topicIds, truncatedAt, truncatedAtTsMs);
   }
 
   /** The ID of the topic whose offsets these are, or null when none was recorded. */
@@ -144,7 +163,7 @@ public final class SourceOffsets {
     }
     Map<String, String> ids = new TreeMap<>(topicIds);
     ids.put(topic, topicId);
-    return new SourceOffsets(kept, ids, truncatedAt);
+    return new SourceOffsets(kept, ids, truncatedAt, truncatedAtTsMs);
   }
 
   /** The topic of a {@link #partitionKey} (Kafka's topic names hold no ':'). */
@@ -157,8 +176,17 @@ public final class SourceOffsets {
     return truncatedAt;
   }
 
+  /** The source commit time of the latest TRUNCATE committed, or null when none is known. */
+  public Long truncatedAtTsMs() {
+    return truncatedAtTsMs;
+  }
+
   public SourceOffsets truncatedAt(String position) {
-    return new SourceOffsets(offsets, topicIds, position);
+    return truncatedAt(position, null);
+  }
+
+  public SourceOffsets truncatedAt(String position, Long tsMs) {
+    return new SourceOffsets(offsets, topicIds, position, tsMs);
   }
 
   public Map<String, Long> asMap() {

@@ -6,16 +6,22 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.SourcePositions;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
 
 /** A round's commit on realtime, against what other writers committed since its base. */
@@ -73,5 +79,106 @@ class RoundDeltaTest {
       assertThat(BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)))
           .containsOnlyKeys(compacted.location());
     }
+  }
+
+  @Test
+  void changesCommittedWellAfterATruncateAreKeptThoughTheSourcesPositionsStartedOverBelowIt()
+      throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table
+          .newAppend()
+          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
+          .commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      long truncatedAtMs = 1_700_000_000_000L;
+      commit(table, batch(table, 0, 5, 100, truncatedAtMs, null, true));
+      assertThat(ids(table)).isEmpty();
+      assertThat(table.snapshot(Branches.REALTIME).summary())
+          .containsEntry(SummaryKeys.TRUNCATED_AT, hex(100))
+          .containsEntry(SummaryKeys.TRUNCATED_AT_TS_MS, Long.toString(truncatedAtMs));
+
+      // Another partition's batch from before the truncate, committed after it: trimmed.
+      commit(table, batch(table, 1, 7, 60, truncatedAtMs - 500, KeyFiles.ids(20, 25), false));
+      assertThat(ids(table)).as("changes from before the truncate").isEmpty();
+
+      // The connector now reads a source whose positions are lower (a restored or promoted
+      // database): its changes committed minutes after the truncate, at positions before it.
+      long later = truncatedAtMs + 5 * 60_000;
+      commit(table, batch(table, 0, 9, 40, later, KeyFiles.ids(30, 35), false));
+      assertThat(ids(table))
+          .as("changes of the source that started over")
+          .containsExactlyInAnyOrderElementsOf(KeyFiles.ids(30, 35));
+
+      // A truncate on that source, below the first one's position: applied.
+      commit(table, batch(table, 0, 12, 45, later + 1_000, null, true));
+      assertThat(ids(table)).as("after the new source's truncate").isEmpty();
+      commit(table, batch(table, 1, 14, 47, later + 2_000, KeyFiles.ids(40, 42), false));
+      assertThat(ids(table)).containsExactlyInAnyOrderElementsOf(KeyFiles.ids(40, 42));
+    }
+  }
+
+  /**
+   * One batch of partition {@code partition} ending at {@code offset}, at source position {@code
+   * position} and commit time {@code tsMs}: a truncate, or the rows {@code ids}.
+   */
+  private static FilesWritten batch(
+      Table table,
+      int partition,
+      long offset,
+      long position,
+      long tsMs,
+      List<Object> ids,
+      boolean truncate)
+      throws Exception {
+    return new FilesWritten(
+        "t.items",
+        "items",
+        partition,
+        offset,
+        offset,
+        1,
+        ids == null ? 0 : ids.size(),
+        0,
+        tsMs,
+        ids == null
+            ? List.of()
+            : List.of(DataFileJson.of(KeyFiles.data(table, SCHEMA, ids), table.specs())),
+        List.of(),
+        0L,
+        null,
+        null,
+        truncate ? null : hex(position),
+        truncate ? null : hex(position),
+        truncate ? hex(position) : null,
+        null,
+        null,
+        tsMs);
+  }
+
+  private static String hex(long position) {
+    return SourcePositions.toHex(SourcePositions.encode(new long[] {position}));
+  }
+
+  private static void commit(Table table, FilesWritten batch) {
+    table.refresh();
+    Snapshot base = table.snapshot(Branches.REALTIME);
+    SourceOffsets next = SourceOffsets.at(table, base)
+        .with(batch.sourceTopic(), batch.sourcePartition(), batch.lastOffset());
+    RoundDelta.of(table, base, "t.items", List.of(batch), next).delta.commit();
+  }
+
+  private static List<Object> ids(Table table) throws Exception {
+    table.refresh();
+    List<Object> ids = new ArrayList<>();
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(table)
+        .useSnapshot(table.snapshot(Branches.REALTIME).snapshotId())
+        .build()) {
+      rows.forEach(r -> ids.add(r.getField("id")));
+    }
+    return ids;
   }
 }
