@@ -31,7 +31,9 @@ import org.postgresql.PGConnection;
  * into another PostgreSQL cluster, whose write-ahead log is behind the first one's, and a new
  * connector streams it into the same topics. Its changes carry log positions below every one ingest
  * has applied, with later commit times: they are the new source's changes, not replays, and main
- * equals the new source.
+ * equals the new source. One table was truncated on the first cluster, at a position above all of
+ * the second's: the second's changes of it, committed over a minute later, are not taken for
+ * changes from before that truncate.
  */
 class PostgresSourceStartedOverEndToEndTest {
 
@@ -59,6 +61,12 @@ class PostgresSourceStartedOverEndToEndTest {
         PostgresEndToEndTest.registerConnector(connect, blue);
         db.runWorkload(300, 2, new ArrayList<>(), () -> false);
         Eventually.noDifference(Duration.ofSeconds(120), () -> db.mainDiffers(reader));
+        // A TRUNCATE on blue, at a position above every one green will have, then orders again.
+        long belowTruncate = walPosition(blue);
+        db.truncateOrders();
+        long truncatedAtMs = System.currentTimeMillis();
+        db.runWorkload(100, 2, new ArrayList<>(), () -> false);
+        Eventually.noDifference(Duration.ofSeconds(120), () -> db.mainDiffers(reader));
 
         // The move: writes stop, the tables are copied into green, blue's connector goes and a
         // connector of green's takes its topics (no snapshot: the rows are on main already).
@@ -81,8 +89,17 @@ class PostgresSourceStartedOverEndToEndTest {
                     PostgresEndToEndTest.connectorsDir().resolve("postgres-inventory.json"))
                 .replace("\"inventory-postgres\"", "\"inventory-postgres-green\""),
             config);
+        // Green's changes commit over a minute after the truncate: by then its positions are no
+        // longer compared with the truncate's (a change before a truncate commits before it).
+        long wait = truncatedAtMs + 61_000 - System.currentTimeMillis();
+        if (wait > 0) {
+          Thread.sleep(wait);
+        }
         db.runWorkload(300, 2, new ArrayList<>(), () -> false);
         Eventually.noDifference(Duration.ofSeconds(120), () -> db.mainDiffers(reader));
+        assertThat(walPosition(green))
+            .as("green's log position after its changes, below blue's truncate")
+            .isLessThan(belowTruncate);
         PostgresEndToEndTest.assertInvariants(reader);
       }
     }

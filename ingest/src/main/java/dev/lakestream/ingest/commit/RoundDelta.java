@@ -7,6 +7,8 @@ import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.RowDelta;
@@ -15,6 +17,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.expressions.Expressions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * One round of batches made into the RowDelta of one realtime snapshot: their files added, a
@@ -33,6 +36,8 @@ final class RoundDelta {
    * transactions carry their origin's times.
    */
   static final long STARTED_OVER_AFTER_MS = 60_000;
+  /** The tables and truncates warned of a source that started over ({@link #startedOver}). */
+  private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
   final RowDelta delta;
   long files;
@@ -144,17 +149,20 @@ final class RoundDelta {
                 SourcePositions.fromHex(position), SourcePositions.fromHex(truncatedAt))
             < 0) {
       startedOverBatches++;
-      LOG.warn(
-          "{}: {}@{}..{} committed at the source {} s after the table's latest TRUNCATE (at {}),"
-              + " but its positions (from {}) are before that truncate's: the source's positions"
-              + " started over, so they are not compared with it",
-          tableName,
-          batch.sourcePartitionName(),
-          batch.firstOffset(),
-          batch.lastOffset(),
-          (sinceTsMs - truncatedAtTsMs) / 1000,
-          truncatedAt,
-          position);
+      // Once per table and truncate in a process: every batch of the new source is such a batch
+      // until its positions pass the truncate's (counted in the metric).
+      LOG.atLevel(WARNED.add(tableName + '\u0000' + truncatedAt) ? Level.WARN : Level.DEBUG)
+          .log(
+              "{}: {}@{}..{} committed at the source {} s after the table's latest TRUNCATE (at {}),"
+                  + " but its positions (from {}) are before that truncate's: the source's positions"
+                  + " started over, so they are not compared with it",
+              tableName,
+              batch.sourcePartitionName(),
+              batch.firstOffset(),
+              batch.lastOffset(),
+              (sinceTsMs - truncatedAtTsMs) / 1000,
+              truncatedAt,
+              position);
     }
     return true;
   }
