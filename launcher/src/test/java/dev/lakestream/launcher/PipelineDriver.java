@@ -156,8 +156,21 @@ public final class PipelineDriver implements AutoCloseable {
    * partitions) without applying them to the model; the caller applies them in source order.
    */
   public void sendOnly(String topic, List<Change> changes) {
+    sendOnly(topic, changes, true);
+  }
+
+  /**
+   * The same; without {@code commitLsn}, every change as the first transaction a restarted
+   * connector streams writes it ({@link DebeziumJson#withoutCommitLsn}).
+   */
+  public void sendOnly(String topic, List<Change> changes, boolean commitLsn) {
     for (Change change : changes) {
-      inputs.get(topic).pipeInput(DebeziumJson.key(change, true), DebeziumJson.value(change, true));
+      byte[] value = DebeziumJson.value(change, true);
+      inputs
+          .get(topic)
+          .pipeInput(
+              DebeziumJson.key(change, true),
+              commitLsn || value == null ? value : DebeziumJson.withoutCommitLsn(value));
     }
   }
 

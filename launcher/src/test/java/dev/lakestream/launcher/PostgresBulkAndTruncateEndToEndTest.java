@@ -2,6 +2,8 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.Branches;
@@ -15,6 +17,7 @@ import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
@@ -51,6 +54,11 @@ import org.junit.jupiter.api.TestInstance;
 class PostgresBulkAndTruncateEndToEndTest {
 
   private static final Duration SYNCED = Duration.ofSeconds(240);
+  private static final String RELOAD_TOPIC = "dbserver1.inventory.reload";
+  /** The first key of the reload the stack starts with (the keys of the test's reloads are below). */
+  private static final int FIRST_RELOAD_FROM = 5000;
+
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private EmbeddedKafka kafka;
   private EmbeddedPostgres postgres;
@@ -76,7 +84,9 @@ class PostgresBulkAndTruncateEndToEndTest {
         "CREATE TABLE inventory.child (id int PRIMARY KEY,"
             + " parent int REFERENCES inventory.parent (id), v text)",
         "CREATE TABLE inventory.pair_a (id int PRIMARY KEY, v text)",
-        "CREATE TABLE inventory.pair_b (id int PRIMARY KEY, v text)");
+        "CREATE TABLE inventory.pair_b (id int PRIMARY KEY, v text)",
+        // Read by the snapshot: the reload below truncates them.
+        "INSERT INTO inventory.reload SELECT g, 'snapshot' || g FROM generate_series(4000, 4300) g");
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
         .with("sync.maintenance.enabled", "false")
         .with(SyncConfig.RESOLVER + ".inventory.widened", "index");
@@ -87,6 +97,20 @@ class PostgresBulkAndTruncateEndToEndTest {
     ingest.start();
     sync.start();
     PostgresEndToEndTest.registerConnector(connect, postgres);
+    // The first transaction the connector streams: committed once its slot exists, while its
+    // snapshot runs (it has seen no commit then, so none of the transaction's changes carries a
+    // commit LSN). A reload of a table the snapshot reads: the snapshot sees it empty when the
+    // TRUNCATE commits before its read (a TRUNCATE is not MVCC-safe), or the reload waits for the
+    // snapshot's lock and truncates the rows the snapshot read. Either way main equals the source.
+    Eventually.until(Duration.ofSeconds(120), "the connector's replication slot", () -> {
+      try (Connection c = postgres.connect();
+          Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_replication_slots")) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    });
+    reload(FIRST_RELOAD_FROM, FIRST_RELOAD_FROM + 300);
   }
 
   @AfterAll
@@ -166,24 +190,46 @@ class PostgresBulkAndTruncateEndToEndTest {
     Eventually.noDifference(SYNCED, () -> differs(reload, "id"));
     int[][] reloads = {{100, 400}, {1, 50}, {1000, 1000}};
     for (int[] range : reloads) {
-      try (Connection c = postgres.connect()) {
-        c.setAutoCommit(false);
-        try (Statement s = c.createStatement()) {
-          s.execute("TRUNCATE inventory.reload");
-          s.execute("INSERT INTO inventory.reload SELECT g, 'reload' || g FROM generate_series("
-              + range[0] + ", " + range[1] + ") g");
-          s.execute("UPDATE inventory.reload SET v = v || '+' WHERE id % 7 = 0");
-          s.execute("DELETE FROM inventory.reload WHERE id % 11 = 0");
-        }
-        c.commit();
-      }
+      reload(range[0], range[1]);
       Eventually.noDifference(SYNCED, () -> differs(reload, "id"));
+    }
+    // The reload the stack started with was the first transaction the connector streamed after
+    // its snapshot: it had seen no commit, so none of its changes carries a commit LSN
+    // (source.sequence [null, "lsn"]); its rows were on main with the first rows above.
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), null)) {
+      List<String> sequences = new ArrayList<>();
+      for (var record : feed.readAvailable(RELOAD_TOPIC)) {
+        JsonNode payload =
+            record.value() == null ? null : JSON.readTree(record.value()).path("payload");
+        if (payload != null && payload.path("after").path("id").asInt() > FIRST_RELOAD_FROM) {
+          sequences.add(payload.path("source").path("sequence").asText());
+        }
+      }
+      assertThat(sequences)
+          .as("the changes of the first transaction streamed")
+          .hasSizeGreaterThan(200)
+          .allSatisfy(sequence -> assertThat(sequence).startsWith("[null,"));
     }
     // A TRUNCATE that empties the table for good, in a transaction of its own after a reload.
     postgres.execute("TRUNCATE inventory.reload");
     Eventually.noDifference(SYNCED, () -> differs(reload, "id"));
     assertThat(rowCount("inventory.reload")).isZero();
     assertVerified(reload);
+  }
+
+  /** TRUNCATE, then the rows {@code from} to {@code to} inserted and changed, in one transaction. */
+  private void reload(int from, int to) throws Exception {
+    try (Connection c = postgres.connect()) {
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("TRUNCATE inventory.reload");
+        s.execute("INSERT INTO inventory.reload SELECT g, 'reload' || g FROM generate_series("
+            + from + ", " + to + ") g");
+        s.execute("UPDATE inventory.reload SET v = v || '+' WHERE id % 7 = 0");
+        s.execute("DELETE FROM inventory.reload WHERE id % 11 = 0");
+      }
+      c.commit();
+    }
   }
 
   /**

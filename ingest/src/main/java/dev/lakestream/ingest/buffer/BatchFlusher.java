@@ -318,16 +318,28 @@ final class BatchFlusher {
    * above.
    */
   static ByteBuffer truncatePosition(ChangeEvent event) {
-    if (event.source().order().isPresent()) {
-      return SourcePositions.encode(event.source().order().get());
+    return SourcePositions.encode(rowPosition(event)
+        .orElseThrow(() -> new BadChangeException(
+            "a TRUNCATE without a source position (" + event.source().describe()
+                + ") cannot be ordered against the changes of the table's other partitions")));
+  }
+
+  /**
+   * Where a change stands against the table's truncates: its source order, or, for a PostgreSQL
+   * change without a commit LSN (the first transaction a restarted connector streams, and snapshot
+   * reads), its own LSN twice, as for a truncate. That is not an order across transactions, but it
+   * is one against a truncate of the same table: the truncate's exclusive lock puts every change of
+   * the table that committed before it below its LSN, and every one after it above its commit, so
+   * such a change is neither taken for one before a truncate it follows (and removed) nor for one
+   * after a truncate it precedes (and kept). Empty when the source gives no position.
+   */
+  static Optional<long[]> rowPosition(ChangeEvent event) {
+    Optional<long[]> order = event.source().order();
+    if (order.isPresent()) {
+      return order;
     }
     Long lsn = event.source().lsn();
-    if (lsn == null) {
-      throw new BadChangeException(
-          "a TRUNCATE without a source position (" + event.source().describe()
-              + ") cannot be ordered against the changes of the table's other partitions");
-    }
-    return SourcePositions.encode(new long[] {lsn, lsn});
+    return lsn == null ? Optional.empty() : Optional.of(new long[] {lsn, lsn});
   }
 
   /** The offsets, source times and source positions a batch covers. */
@@ -351,7 +363,7 @@ final class BatchFlusher {
         minTs = Math.min(minTs, sourceTsMs);
       }
       changes++;
-      Optional<long[]> order = event == null ? Optional.empty() : event.source().order();
+      Optional<long[]> order = event == null ? Optional.empty() : rowPosition(event);
       if (order.isEmpty()) {
         return null;
       }
