@@ -13,7 +13,9 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
@@ -236,17 +238,23 @@ final class VersionsCommand {
         case "schema" -> out.println(SchemaParser.toJson(versions.schema(v), true));
         case "snapshot" -> {
           Schema schema = versions.schema(v);
-          try (Target target = new Target(output, out);
-              RowOutput rows = rowOutput(format, schema, target, false)) {
-            long count = versions.snapshot(v, rows);
+          try (Target target = new Target(output, out)) {
+            long count;
+            try (RowOutput rows = rowOutput(format, schema, target, false)) {
+              count = versions.snapshot(v, rows);
+            }
+            target.complete();
             err.printf("%s: version %d, %d rows%n", id, v, count);
           }
         }
         case "changes" -> {
           Schema schema = versions.schema(v);
-          try (Target target = new Target(output, out);
-              RowOutput rows = rowOutput(format, schema, target, true)) {
-            DeltaStats stats = versions.delta(from, v, rows);
+          try (Target target = new Target(output, out)) {
+            DeltaStats stats;
+            try (RowOutput rows = rowOutput(format, schema, target, true)) {
+              stats = versions.delta(from, v, rows);
+            }
+            target.complete();
             err.printf(
                 "%s: changes %d..%d over %d snapshots: +%d -%d rows (%d cancelled), %s, %d files read, %d ms%n",
                 id,
@@ -283,25 +291,50 @@ final class VersionsCommand {
         : RowOutput.jsonLines(schema, target.stream);
   }
 
-  /** Standard output, or a file; closing flushes standard output and closes the file. */
+  /**
+   * Standard output, or a file. A file is written under a temporary name beside it and takes its
+   * name only when the read completes ({@link #complete}): a read that fails midway (a data file it
+   * cannot read, a delta whose snapshots expired meanwhile) leaves no file that looks whole.
+   * Standard output cannot be taken back: a consumer discards what it read when the exit status is
+   * not 0.
+   */
   private static final class Target implements AutoCloseable {
+    /** Where the rows are written: the temporary file, or null for standard output. */
     final Path path;
-    final OutputStream stream;
-    private final boolean owned;
 
-    Target(Path path, PrintStream stdout) throws Exception {
-      this.path = path;
-      this.owned = path != null;
+    final OutputStream stream;
+    private final Path output;
+    private boolean completed;
+
+    Target(Path output, PrintStream stdout) throws Exception {
+      this.output = output;
+      this.path = output == null
+          ? null
+          : output.resolveSibling("." + output.getFileName() + ".partial-"
+              + UUID.randomUUID().toString().substring(0, 8));
       this.stream = path != null
           ? new BufferedOutputStream(Files.newOutputStream(path))
           : new BufferedOutputStream(stdout);
     }
 
+    /** Every row was written: the file takes its name. */
+    void complete() throws Exception {
+      stream.flush();
+      if (output != null) {
+        stream.close();
+        Files.move(
+            path, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      }
+      completed = true;
+    }
+
     @Override
     public void close() throws Exception {
-      stream.flush();
-      if (owned) {
+      if (output == null) {
+        stream.flush();
+      } else if (!completed) {
         stream.close();
+        Files.deleteIfExists(path);
       }
     }
   }

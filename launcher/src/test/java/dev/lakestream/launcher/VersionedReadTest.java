@@ -310,6 +310,63 @@ class VersionedReadTest {
     }
   }
 
+  /**
+   * A read that fails midway (here a data file of the range is gone) exits non-zero and leaves no
+   * output file: one that held the rows read before the failure would look like the whole delta.
+   */
+  @Test
+  void aReadThatFailsMidwayLeavesNoOutputFile() throws Exception {
+    TestTable table = TestTable.plain("app", "lost");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 79);
+      pipeline.send(gen.snapshot(200));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      long v1 = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
+      for (int i = 0; i < 3; i++) {
+        pipeline.send(gen.next(100));
+        pipeline.ingestCommit();
+        pipeline.sync();
+      }
+      Table t = pipeline.table(table);
+      List<String> added = new ArrayList<>();
+      for (Snapshot s = t.snapshot(Branches.MAIN);
+          s != null && s.snapshotId() != v1;
+          s = t.snapshot(s.parentId())) {
+        s.addedDataFiles(t.io()).forEach(f -> added.add(f.location()));
+      }
+      assertThat(added).hasSizeGreaterThan(1);
+      // The newest file the delta reads is gone; the ones before it are read first.
+      java.nio.file.Files.delete( // name clash
+          Path.of(added.get(0).replaceFirst("^file:", "")));
+      Path config = pipeline.configFile(Map.of());
+      String name = table.schema() + "." + table.name();
+      Path dir = java.nio.file.Files.createDirectories( // name clash
+          pipeline.warehouse.dir().resolve("out"));
+      for (String command : List.of("changes", "snapshot")) {
+        Path output = dir.resolve(command + ".parquet");
+        Run run = run(
+            command,
+            "--config",
+            config.toString(),
+            "--table",
+            name,
+            command.equals("changes") ? "--from" : "--version",
+            command.equals("changes")
+                ? Long.toString(v1)
+                : Long.toString(t.snapshot(Branches.MAIN).snapshotId()),
+            "--format",
+            "parquet",
+            "--output",
+            output.toString());
+        assertThat(run.code).as(command + ": " + run.err).isNotZero();
+        try (var files = java.nio.file.Files.list(dir)) { // name clash
+          assertThat(files.toList()).as(command + ": files left").isEmpty();
+        }
+      }
+    }
+  }
+
   /** A delta's rows carry {@code __weight}: a table with a column of that name is a clear error. */
   @Test
   void changesOfATableWithAWeightColumnAreAClearError() throws Exception {

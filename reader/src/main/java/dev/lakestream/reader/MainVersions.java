@@ -120,6 +120,10 @@ public final class MainVersions {
    * The rows that differ between {@code from} and {@code to}, consolidated (no row with both
    * weights), in the schema of {@code to}. {@code from} must be {@code to} or one of its ancestors
    * on main.
+   *
+   * <p>Rows go to {@code sink} as they are read: when this throws (a data file that cannot be read,
+   * a snapshot expired meanwhile), the sink may have had part of the delta. Apply a delta as one
+   * unit, committed after this returns, or a retry applies those rows twice.
    */
   public DeltaStats delta(long from, long to, DeltaSink sink) {
     long started = System.nanoTime();
