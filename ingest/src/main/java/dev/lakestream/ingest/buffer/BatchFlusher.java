@@ -326,8 +326,9 @@ final class BatchFlusher {
 
   /**
    * Where a change stands against the table's truncates: its source order, or, for a PostgreSQL
-   * change without a commit LSN (the first transaction a restarted connector streams, and snapshot
-   * reads), its own LSN twice, as for a truncate. That is not an order across transactions, but it
+   * change without a commit LSN (snapshot reads, and the transactions the connector streams before
+   * it has seen a commit: seen with Debezium 3.6.1 for one committed while its snapshot ran), its
+   * own LSN twice, as for a truncate. That is not an order across transactions, but it
    * is one against a truncate of the same table: the truncate's exclusive lock puts every change of
    * the table that committed before it below its LSN, and every one after it above its commit, so
    * such a change is neither taken for one before a truncate it follows (and removed) nor for one
