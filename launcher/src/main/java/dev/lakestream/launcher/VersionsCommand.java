@@ -299,18 +299,27 @@ final class VersionsCommand {
    * not 0.
    */
   private static final class Target implements AutoCloseable {
-    /** Where the rows are written: the temporary file, or null for standard output. */
+    /**
+     * Where the rows are written: the temporary file, the device or pipe named, or null for
+     * standard output.
+     */
     final Path path;
 
     final OutputStream stream;
+    /** The file that takes the rows once complete; null when they are written in place. */
     private final Path output;
+
     private boolean completed;
 
-    Target(Path output, PrintStream stdout) throws Exception {
-      this.output = output;
+    Target(Path named, PrintStream stdout) throws Exception {
+      // A link is followed: the file it names is replaced. A device or a pipe (/dev/null, a FIFO)
+      // is written in place.
+      Path file = named != null && Files.exists(named) ? named.toRealPath() : named;
+      this.output =
+          file != null && (!Files.exists(file) || Files.isRegularFile(file)) ? file : null;
       this.path = output == null
-          ? null
-          : output.resolveSibling("." + output.getFileName() + ".partial-"
+          ? file
+          : file.resolveSibling("." + file.getFileName() + ".partial-"
               + UUID.randomUUID().toString().substring(0, 8));
       this.stream = path != null
           ? new BufferedOutputStream(Files.newOutputStream(path))
@@ -332,6 +341,9 @@ final class VersionsCommand {
     public void close() throws Exception {
       if (output == null) {
         stream.flush();
+        if (path != null) {
+          stream.close();
+        }
       } else if (!completed) {
         stream.close();
         Files.deleteIfExists(path);

@@ -301,6 +301,12 @@ class VersionedReadTest {
       assertThat(rows)
           .isEqualTo(
               icebergRows(t, v1).values().stream().mapToInt(Integer::intValue).sum());
+      // A device is written in place, not replaced by a file.
+      Path devNull = Path.of("/dev/null");
+      Run discarded =
+          run("snapshot", "--config", config.toString(), "--table", name, "--output", "/dev/null");
+      assertThat(discarded.code).as(discarded.err).isZero();
+      assertThat(java.nio.file.Files.isRegularFile(devNull)).isFalse(); // name clash
 
       assertThat(run("changes", "--config", config.toString(), "--table", name).code)
           .isEqualTo(2);

@@ -50,6 +50,15 @@ public final class SourcePositions {
   }
 
   /**
+   * Whether {@code position} is PostgreSQL's (last commit LSN, LSN), whose changes carry their
+   * transaction's commit time; MySQL's and MariaDB's (binlog file, position, row) carry their
+   * statement's start, which a change logged before another can have later.
+   */
+  public static boolean isPostgres(ByteBuffer position) {
+    return position.remaining() == 2 * Long.BYTES;
+  }
+
+  /**
    * The order of two source orders as {@link #compare(ByteBuffer, ByteBuffer)} orders their
    * encodings: each number unsigned, then the shorter first.
    */

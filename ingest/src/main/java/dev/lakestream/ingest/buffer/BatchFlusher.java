@@ -349,7 +349,7 @@ final class BatchFlusher {
     long lastOffset = Long.MIN_VALUE;
     long changes;
     long maxTs = -1;
-    /** The oldest source time added (Long.MAX_VALUE when none). */
+    /** The oldest source time added (Long.MAX_VALUE when none); -1 once a change had none. */
     long minTs = Long.MAX_VALUE;
 
     private long[] minOrder;
@@ -360,9 +360,7 @@ final class BatchFlusher {
       firstOffset = Math.min(firstOffset, offset);
       lastOffset = Math.max(lastOffset, offset);
       maxTs = Math.max(maxTs, sourceTsMs);
-      if (sourceTsMs >= 0) {
-        minTs = Math.min(minTs, sourceTsMs);
-      }
+      minTs = sourceTsMs > 0 ? Math.min(minTs, sourceTsMs) : -1;
       changes++;
       Optional<long[]> order = event == null ? Optional.empty() : rowPosition(event);
       if (order.isEmpty()) {
@@ -520,7 +518,7 @@ final class BatchFlusher {
         truncatedAt,
         table.uuid().toString(),
         batch.topicId,
-        span.minTs == Long.MAX_VALUE ? null : span.minTs);
+        span.minTs == Long.MAX_VALUE || span.minTs <= 0 ? null : span.minTs);
   }
 
   private static JsonNode readJson(byte[] json) {

@@ -130,17 +130,21 @@ final class RoundDelta {
    * Whether {@code batch}, every change of which committed at the source at {@code sinceTsMs} or
    * later, committed more than {@link #STARTED_OVER_AFTER_MS} after the table's latest truncate
    * while its positions say it is before it: the source's positions started over (the connector
-   * now reads another database, a restored or promoted one, or a MySQL server whose binlog started
-   * again), so the positions of its changes say nothing of their order against that truncate, and
+   * now reads another database: a restored or promoted one, another cluster), so the positions of its changes say nothing of their order against that truncate, and
    * the batch is not trimmed by them (a truncate of it is applied). Positions alone would drop every
    * change of the new source until its positions passed the old truncate's. False when either time
-   * is unknown (written by an older version).
+   * is unknown (written by an older version, or a change without one), and for MySQL and MariaDB
+   * positions.
    */
   private boolean startedOver(String tableName, FilesWritten batch, Long sinceTsMs) {
     if (truncatedAtTsMs == null
+        || truncatedAtTsMs <= 0
         || sinceTsMs == null
-        || sinceTsMs < 0
-        || sinceTsMs <= truncatedAtTsMs + STARTED_OVER_AFTER_MS) {
+        || sinceTsMs <= truncatedAtTsMs + STARTED_OVER_AFTER_MS
+        // Only where a change's time is its commit's: a MySQL or MariaDB change carries its
+        // statement's start, and a transaction holding the table's lock while a TRUNCATE waits logs
+        // changes before it whose statements started minutes after the truncate's.
+        || !SourcePositions.isPostgres(SourcePositions.fromHex(truncatedAt))) {
       return false;
     }
     String position = batch.isTruncate() ? batch.truncatedAt() : batch.minPosition();

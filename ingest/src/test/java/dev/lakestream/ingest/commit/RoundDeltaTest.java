@@ -95,30 +95,58 @@ class RoundDeltaTest {
           .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
           .commit();
       long truncatedAtMs = 1_700_000_000_000L;
-      commit(table, batch(table, 0, 5, 100, truncatedAtMs, null, true));
+      commit(table, batch(table, 0, 5, hex(100), truncatedAtMs, null, true));
       assertThat(ids(table)).isEmpty();
       assertThat(table.snapshot(Branches.REALTIME).summary())
           .containsEntry(SummaryKeys.TRUNCATED_AT, hex(100))
           .containsEntry(SummaryKeys.TRUNCATED_AT_TS_MS, Long.toString(truncatedAtMs));
 
       // Another partition's batch from before the truncate, committed after it: trimmed.
-      commit(table, batch(table, 1, 7, 60, truncatedAtMs - 500, KeyFiles.ids(20, 25), false));
+      commit(table, batch(table, 1, 7, hex(60), truncatedAtMs - 500, KeyFiles.ids(20, 25), false));
       assertThat(ids(table)).as("changes from before the truncate").isEmpty();
 
       // The connector now reads a source whose positions are lower (a restored or promoted
       // database): its changes committed minutes after the truncate, at positions before it.
       long later = truncatedAtMs + 5 * 60_000;
-      commit(table, batch(table, 0, 9, 40, later, KeyFiles.ids(30, 35), false));
+      commit(table, batch(table, 0, 9, hex(40), later, KeyFiles.ids(30, 35), false));
       assertThat(ids(table))
           .as("changes of the source that started over")
           .containsExactlyInAnyOrderElementsOf(KeyFiles.ids(30, 35));
 
       // A truncate on that source, below the first one's position: applied.
-      commit(table, batch(table, 0, 12, 45, later + 1_000, null, true));
+      commit(table, batch(table, 0, 12, hex(45), later + 1_000, null, true));
       assertThat(ids(table)).as("after the new source's truncate").isEmpty();
-      commit(table, batch(table, 1, 14, 47, later + 2_000, KeyFiles.ids(40, 42), false));
+      commit(table, batch(table, 1, 14, hex(47), later + 2_000, KeyFiles.ids(40, 42), false));
       assertThat(ids(table)).containsExactlyInAnyOrderElementsOf(KeyFiles.ids(40, 42));
     }
+  }
+
+  @Test
+  void aMysqlChangeLoggedBeforeATruncateIsTrimmedHoweverLateItsStatementStarted() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table
+          .newAppend()
+          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
+          .commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      long truncatedAtMs = 1_700_000_000_000L;
+      commit(table, batch(table, 0, 5, binlog(3, 900), truncatedAtMs, null, true));
+      // A transaction that held the table's lock while the TRUNCATE waited: its later statements
+      // started minutes after the truncate's and are logged before it.
+      commit(
+          table,
+          batch(table, 1, 7, binlog(3, 800), truncatedAtMs + 300_000, KeyFiles.ids(20, 25), false));
+      assertThat(ids(table)).as("changes logged before the truncate").isEmpty();
+    }
+  }
+
+  /** A MySQL position: binlog file, position, row. */
+  private static String binlog(long file, long position) {
+    return SourcePositions.toHex(SourcePositions.encode(new long[] {file, position, 0}));
   }
 
   /**
@@ -129,7 +157,7 @@ class RoundDeltaTest {
       Table table,
       int partition,
       long offset,
-      long position,
+      String position,
       long tsMs,
       List<Object> ids,
       boolean truncate)
@@ -151,16 +179,17 @@ class RoundDeltaTest {
         0L,
         null,
         null,
-        truncate ? null : hex(position),
-        truncate ? null : hex(position),
-        truncate ? hex(position) : null,
+        truncate ? null : position,
+        truncate ? null : position,
+        truncate ? position : null,
         null,
         null,
         tsMs);
   }
 
+  /** A PostgreSQL position: the change's LSN after the commit at the same LSN. */
   private static String hex(long position) {
-    return SourcePositions.toHex(SourcePositions.encode(new long[] {position}));
+    return SourcePositions.toHex(SourcePositions.encode(new long[] {position, position}));
   }
 
   private static void commit(Table table, FilesWritten batch) {

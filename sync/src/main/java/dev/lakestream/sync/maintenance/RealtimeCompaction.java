@@ -421,14 +421,26 @@ public final class RealtimeCompaction {
     } catch (CommitStateUnknownException e) {
       throw e; // the files may be committed: leave them to the orphan-file removal
     } catch (RuntimeException e) {
-      if (e instanceof CleanableFailure) {
-        // Refused (a conflict, a validation): the rewrite is not on the branch.
+      Optional<Boolean> landed = landed();
+      if (landed.orElse(false)) {
+        // Reported failed, yet on the branch: a JDBC catalog whose pool ran the update again after
+        // a lost connection (0 rows, so CommitFailedException), then a retry that failed
+        // validation against the compaction's own snapshot. It is committed.
+        LOG.warn(
+            "Compaction {} of {} {}: its commit ended in {}, but the compaction is on the branch;"
+                + " taken as committed",
+            id,
+            table.name(),
+            branch,
+            e.toString());
+      } else if (e instanceof CleanableFailure && landed.isPresent()) {
+        // Refused (a conflict, a validation), and not on the branch: deleted.
         written.forEach(f -> table.io().deleteFile(f.location()));
+        throw e;
       } else {
-        // A catalog's other errors do not say whether the commit landed (a REST call that timed
-        // out after the server applied it, a JDBC connection lost after the update): deleting the
-        // files could leave the branch referencing missing files. Orphan-file removal takes them
-        // if they are not.
+        // Neither refused nor found on the branch (a REST call that timed out and may still be
+        // applied; the branch could not be read): deleting the files could leave the branch
+        // referencing missing files. Orphan-file removal takes them if they are not.
         LOG.warn(
             "Compaction {} of {} {}: its commit ended in an error that does not say whether it"
                 + " landed ({}); its {} new files are kept (orphan-file removal deletes them if"
@@ -438,8 +450,8 @@ public final class RealtimeCompaction {
             branch,
             e.toString(),
             written.size());
+        throw e;
       }
-      throw e;
     }
     Optional<Snapshot> own = own();
     own.ifPresent(this::checkNoDeleteLost); // absent only when its parent expired meanwhile
@@ -509,6 +521,15 @@ public final class RealtimeCompaction {
    * This compaction's snapshot with its parent: the branch's head, or an ancestor when ingest
    * committed since. Empty when the parent is no longer there to compare with.
    */
+  /** Whether the compaction is on the branch, read again; empty when the branch cannot be read. */
+  private Optional<Boolean> landed() {
+    try {
+      return Optional.of(own().isPresent());
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
   private Optional<Snapshot> own() {
     table.refresh();
     Snapshot s = table.snapshot(branch);
