@@ -9,6 +9,7 @@ import dev.lakestream.reader.MainVersions;
 import dev.lakestream.reader.RowOutput;
 import dev.lakestream.reader.Version;
 import java.io.BufferedOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -238,7 +239,7 @@ final class VersionsCommand {
         case "schema" -> out.println(SchemaParser.toJson(versions.schema(v), true));
         case "snapshot" -> {
           Schema schema = versions.schema(v);
-          try (Target target = new Target(output, out)) {
+          try (Target target = new Target(output, out, format)) {
             long count;
             try (RowOutput rows = rowOutput(format, schema, target, false)) {
               count = versions.snapshot(v, rows);
@@ -249,7 +250,7 @@ final class VersionsCommand {
         }
         case "changes" -> {
           Schema schema = versions.schema(v);
-          try (Target target = new Target(output, out)) {
+          try (Target target = new Target(output, out, format)) {
             DeltaStats stats;
             try (RowOutput rows = rowOutput(format, schema, target, true)) {
               stats = versions.delta(from, v, rows);
@@ -311,12 +312,26 @@ final class VersionsCommand {
 
     private boolean completed;
 
-    Target(Path named, PrintStream stdout) throws Exception {
-      // A link is followed: the file it names is replaced. A device or a pipe (/dev/null, a FIFO)
-      // is written in place.
-      Path file = named != null && Files.exists(named) ? named.toRealPath() : named;
-      this.output =
-          file != null && (!Files.exists(file) || Files.isRegularFile(file)) ? file : null;
+    /** {@code named}: the file to write, or null for standard output; Parquet needs a file. */
+    Target(Path named, PrintStream stdout, Format format) throws Exception {
+      // A link to a file is followed: the file is replaced. A device or a pipe (/dev/null, a FIFO,
+      // /dev/stdout) is written in place.
+      Path file = named;
+      if (named != null && Files.exists(named)) {
+        try {
+          file = named.toRealPath();
+        } catch (IOException e) {
+          file = named; // a link the system cannot resolve (/dev/stdout to a pipe)
+        }
+      }
+      boolean special = file != null && Files.exists(file) && !Files.isRegularFile(file);
+      if (special && format == Format.parquet) {
+        // Iceberg's Parquet writer deletes what is there and creates a file in its place.
+        throw new IllegalArgumentException(
+            "--format parquet writes a file: " + named + " is not one (a device, a pipe or a"
+                + " directory); give a file, or use --format json");
+      }
+      this.output = file != null && !special ? file : null;
       this.path = output == null
           ? file
           : file.resolveSibling("." + file.getFileName() + ".partial-"

@@ -98,8 +98,9 @@ class PostgresBulkAndTruncateEndToEndTest {
     sync.start();
     PostgresEndToEndTest.registerConnector(connect, postgres);
     // The first transaction the connector streams: committed once its slot exists, while its
-    // snapshot runs (it has seen no commit then, so none of the transaction's changes carries a
-    // commit LSN). A reload of a table the snapshot reads: the snapshot sees it empty when the
+    // snapshot runs (when the connector has seen no commit by then, none of the transaction's
+    // changes carries a commit LSN). A reload of a table the snapshot reads: the snapshot sees it
+    // empty when the
     // TRUNCATE commits before its read (a TRUNCATE is not MVCC-safe), or the reload waits for the
     // snapshot's lock and truncates the rows the snapshot read. Either way main equals the source.
     Eventually.until(Duration.ofSeconds(120), "the connector's replication slot", () -> {
@@ -193,22 +194,25 @@ class PostgresBulkAndTruncateEndToEndTest {
       reload(range[0], range[1]);
       Eventually.noDifference(SYNCED, () -> differs(reload, "id"));
     }
-    // The reload the stack started with was the first transaction the connector streamed after
-    // its snapshot: it had seen no commit, so none of its changes carries a commit LSN
-    // (source.sequence [null, "lsn"]); its rows were on main with the first rows above.
+    // The reload the stack started with was the first transaction the connector streamed; when it
+    // committed before the connector saw any commit, none of its changes carries a commit LSN
+    // (source.sequence [null, "lsn"]; seen in most runs here, not in all). Its rows were on main
+    // with the first rows above either way. The shape is printed, not asserted.
     try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), null)) {
-      List<String> sequences = new ArrayList<>();
+      Map<Boolean, Long> withoutCommitLsn = new HashMap<>();
       for (var record : feed.readAvailable(RELOAD_TOPIC)) {
         JsonNode payload =
             record.value() == null ? null : JSON.readTree(record.value()).path("payload");
         if (payload != null && payload.path("after").path("id").asInt() > FIRST_RELOAD_FROM) {
-          sequences.add(payload.path("source").path("sequence").asText());
+          withoutCommitLsn.merge(
+              payload.path("source").path("sequence").asText().startsWith("[null,"), 1L, Long::sum);
         }
       }
-      assertThat(sequences)
-          .as("the changes of the first transaction streamed")
-          .hasSizeGreaterThan(200)
-          .allSatisfy(sequence -> assertThat(sequence).startsWith("[null,"));
+      System.out.println(
+          "First reload's changes, by whether they lack a commit LSN: " + withoutCommitLsn);
+      assertThat(withoutCommitLsn.values().stream().mapToLong(Long::longValue).sum())
+          .as("the first reload's changes in the topic")
+          .isGreaterThan(200);
     }
     // A TRUNCATE that empties the table for good, in a transaction of its own after a reload.
     postgres.execute("TRUNCATE inventory.reload");

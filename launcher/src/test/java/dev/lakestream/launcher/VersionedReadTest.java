@@ -307,6 +307,19 @@ class VersionedReadTest {
           run("snapshot", "--config", config.toString(), "--table", name, "--output", "/dev/null");
       assertThat(discarded.code).as(discarded.err).isZero();
       assertThat(java.nio.file.Files.isRegularFile(devNull)).isFalse(); // name clash
+      Run parquetToDevice = run(
+          "snapshot",
+          "--config",
+          config.toString(),
+          "--table",
+          name,
+          "--format",
+          "parquet",
+          "--output",
+          "/dev/null");
+      assertThat(parquetToDevice.code).isEqualTo(1);
+      assertThat(parquetToDevice.err).contains("--format parquet writes a file");
+      assertThat(java.nio.file.Files.isRegularFile(devNull)).isFalse(); // name clash
 
       assertThat(run("changes", "--config", config.toString(), "--table", name).code)
           .isEqualTo(2);

@@ -381,9 +381,10 @@ public final class RealtimeCompaction {
   }
 
   /**
-   * Commits the rewrite on realtime. When it cannot commit (another compaction took the files), the
-   * new files are deleted and the exception is thrown; when the commit's outcome is not known (an
-   * error that is not Iceberg's {@link CleanableFailure}), they are kept.
+   * Commits the rewrite on realtime. After an error the branch is read again: a rewrite on it is
+   * committed; one refused (Iceberg's {@link CleanableFailure}: another compaction took the files)
+   * and not on it has its new files deleted and the exception thrown; after any other error (the
+   * outcome not known) they are kept.
    *
    * <p>A commit that only lost the race for the table's metadata, on every one of the attempts the
    * table's {@code commit.retry.*} properties allow, is made again from a new operation ({@link
@@ -421,26 +422,44 @@ public final class RealtimeCompaction {
     } catch (CommitStateUnknownException e) {
       throw e; // the files may be committed: leave them to the orphan-file removal
     } catch (RuntimeException e) {
-      Optional<Boolean> landed = landed();
-      if (landed.orElse(false)) {
-        // Reported failed, yet on the branch: a JDBC catalog whose pool ran the update again after
-        // a lost connection (0 rows, so CommitFailedException), then a retry that failed
-        // validation against the compaction's own snapshot. It is committed.
+      Optional<Optional<Snapshot>> read = landed();
+      if (read.isPresent() && read.get().isPresent()) {
+        Snapshot landed = read.get().get();
+        if (e instanceof CleanableFailure
+            && !table.io().newInputFile(landed.manifestListLocation()).exists()) {
+          // Reported refused, yet on the branch (a JDBC catalog whose pool ran the update again
+          // after a lost connection: 0 rows, so CommitFailedException); Iceberg then cleaned up
+          // after the operation it took for failed, the landed snapshot's manifest list with it.
+          // The data files are kept: the branch's head references them.
+          throw new IllegalStateException(
+              "table " + table.name() + ": compaction " + id
+                  + " was reported refused (" + e + ") but is on " + branch + " as snapshot "
+                  + landed.snapshotId()
+                  + ", and Iceberg deleted that snapshot's manifest list after"
+                  + " the reported failure, so " + branch
+                  + " cannot be read; no commit can follow it:"
+                  + " set " + branch + " back to its parent " + landed.parentId()
+                  + " (Iceberg's manageSnapshots().replaceBranch), then ingest and sync go on",
+              e);
+        }
+        // Reported failed, yet on the branch and readable (a REST call whose reply was lost after
+        // the server applied it): committed.
         LOG.warn(
-            "Compaction {} of {} {}: its commit ended in {}, but the compaction is on the branch;"
-                + " taken as committed",
+            "Compaction {} of {} {}: its commit ended in {}, but it is on the branch as snapshot"
+                + " {}; taken as committed",
             id,
             table.name(),
             branch,
-            e.toString());
-      } else if (e instanceof CleanableFailure && landed.isPresent()) {
+            e.toString(),
+            landed.snapshotId());
+      } else if (e instanceof CleanableFailure && read.isPresent()) {
         // Refused (a conflict, a validation), and not on the branch: deleted.
         written.forEach(f -> table.io().deleteFile(f.location()));
         throw e;
       } else {
-        // Neither refused nor found on the branch (a REST call that timed out and may still be
-        // applied; the branch could not be read): deleting the files could leave the branch
-        // referencing missing files. Orphan-file removal takes them if they are not.
+        // Not refused and not on the branch (a REST call that timed out may still be applied), or
+        // the branch could not be read: deleting the files could leave the branch referencing
+        // missing files. Orphan-file removal takes them if the commit did not land.
         LOG.warn(
             "Compaction {} of {} {}: its commit ended in an error that does not say whether it"
                 + " landed ({}); its {} new files are kept (orphan-file removal deletes them if"
@@ -518,18 +537,29 @@ public final class RealtimeCompaction {
   }
 
   /**
-   * This compaction's snapshot with its parent: the branch's head, or an ancestor when ingest
-   * committed since. Empty when the parent is no longer there to compare with.
+   * This compaction's snapshot on the branch, read again (whether or not its parent is still
+   * there); empty inside when it is not on the branch, empty outside when the branch cannot be read.
    */
-  /** Whether the compaction is on the branch, read again; empty when the branch cannot be read. */
-  private Optional<Boolean> landed() {
+  private Optional<Optional<Snapshot>> landed() {
     try {
-      return Optional.of(own().isPresent());
+      table.refresh();
+      for (Snapshot s = table.snapshot(branch);
+          s != null && s.snapshotId() != start.snapshotId();
+          s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+        if (id.equals(s.summary().get(SummaryKeys.COMPACTION_ID))) {
+          return Optional.of(Optional.of(s));
+        }
+      }
+      return Optional.of(Optional.empty());
     } catch (RuntimeException e) {
       return Optional.empty();
     }
   }
 
+  /**
+   * This compaction's snapshot with its parent: the branch's head, or an ancestor when ingest
+   * committed since. Empty when the parent is no longer there to compare with.
+   */
   private Optional<Snapshot> own() {
     table.refresh();
     Snapshot s = table.snapshot(branch);

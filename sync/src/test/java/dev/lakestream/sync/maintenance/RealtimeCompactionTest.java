@@ -310,6 +310,60 @@ class RealtimeCompactionTest {
     }
   }
 
+  /** An error that says nothing of the outcome, and nothing on the branch: the files are kept. */
+  @Test
+  void aCommitThatFailsWithAnErrorThatIsNoRefusalKeepsItsFiles() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      Table timedOut = CommitsThrough.table(table, (ops, base, metadata) -> {
+        throw new RESTException("Read timed out");
+      });
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(timedOut, 128L << 20);
+
+      assertThatThrownBy(compaction::commit).isInstanceOf(RESTException.class);
+
+      table.refresh();
+      assertThat(table.snapshot(Branches.REALTIME).summary())
+          .doesNotContainKey(SummaryKeys.MAINTENANCE);
+      assertThat(compaction.writtenLocations())
+          .isNotEmpty()
+          .allSatisfy(l -> assertThat(Path.of(l.replaceFirst("^file:", ""))).exists());
+    }
+  }
+
+  /**
+   * The catalog applies the commit, then reports it refused (a JDBC pool that ran the update again
+   * after a lost connection: 0 rows). Iceberg cleans up after what it takes for a failure, the
+   * landed snapshot's manifest list with it: the compaction says so and names the repair, and
+   * keeps the data files the branch references.
+   */
+  @Test
+  void aCommitReportedRefusedThatLandedNamesTheRepairAndKeepsItsFiles() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      long parent = table.snapshot(Branches.REALTIME).snapshotId();
+      AtomicInteger calls = new AtomicInteger();
+      Table ranTwice = CommitsThrough.table(table, (ops, base, metadata) -> {
+        ops.commit(base, metadata);
+        if (calls.getAndIncrement() == 0) {
+          throw new CommitFailedException("Failed to update table: 0 rows (the update ran again)");
+        }
+      });
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(ranTwice, 128L << 20);
+
+      assertThatThrownBy(compaction::commit)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("deleted that snapshot's manifest list")
+          .hasMessageContaining("back to its parent " + parent);
+
+      assertThat(compaction.writtenLocations())
+          .isNotEmpty()
+          .allSatisfy(l -> assertThat(Path.of(l.replaceFirst("^file:", ""))).exists());
+    }
+  }
+
   @Test
   void aDeletionVectorOfARewrittenFileSinceTheStartStopsTheCommit() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
