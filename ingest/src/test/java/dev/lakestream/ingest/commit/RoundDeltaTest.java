@@ -85,15 +85,7 @@ class RoundDeltaTest {
   void changesCommittedWellAfterATruncateAreKeptThoughTheSourcesPositionsStartedOverBelowIt()
       throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table
-          .newAppend()
-          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
-          .commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = realtimeTable(warehouse);
       long truncatedAtMs = 1_700_000_000_000L;
       commit(table, batch(table, 0, 5, hex(100), truncatedAtMs, null, true));
       assertThat(ids(table)).isEmpty();
@@ -124,15 +116,7 @@ class RoundDeltaTest {
   @Test
   void aMysqlChangeLoggedBeforeATruncateIsTrimmedHoweverLateItsStatementStarted() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table
-          .newAppend()
-          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
-          .commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = realtimeTable(warehouse);
       long truncatedAtMs = 1_700_000_000_000L;
       commit(table, batch(table, 0, 5, binlog(3, 900), truncatedAtMs, null, true));
       // A transaction that held the table's lock while the TRUNCATE waited: its later statements
@@ -142,6 +126,20 @@ class RoundDeltaTest {
           batch(table, 1, 7, binlog(3, 800), truncatedAtMs + 300_000, KeyFiles.ids(20, 25), false));
       assertThat(ids(table)).as("changes logged before the truncate").isEmpty();
     }
+  }
+
+  /** A table with ten rows and a realtime branch. */
+  private static Table realtimeTable(TemporaryWarehouse warehouse) throws Exception {
+    Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+    table
+        .newAppend()
+        .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
+        .commit();
+    table
+        .manageSnapshots()
+        .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+        .commit();
+    return table;
   }
 
   /** A MySQL position: binlog file, position, row. */

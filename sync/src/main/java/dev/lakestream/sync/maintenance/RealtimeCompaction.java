@@ -542,15 +542,7 @@ public final class RealtimeCompaction {
    */
   private Optional<Optional<Snapshot>> landed() {
     try {
-      table.refresh();
-      for (Snapshot s = table.snapshot(branch);
-          s != null && s.snapshotId() != start.snapshotId();
-          s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
-        if (id.equals(s.summary().get(SummaryKeys.COMPACTION_ID))) {
-          return Optional.of(Optional.of(s));
-        }
-      }
-      return Optional.of(Optional.empty());
+      return Optional.of(onBranch());
     } catch (RuntimeException e) {
       return Optional.empty();
     }
@@ -561,14 +553,18 @@ public final class RealtimeCompaction {
    * committed since. Empty when the parent is no longer there to compare with.
    */
   private Optional<Snapshot> own() {
+    return onBranch().filter(s -> s.parentId() != null && table.snapshot(s.parentId()) != null);
+  }
+
+  /** This compaction's snapshot on the branch, read again, or empty. */
+  private Optional<Snapshot> onBranch() {
     table.refresh();
-    Snapshot s = table.snapshot(branch);
-    while (s != null && s.snapshotId() != start.snapshotId()) {
-      Snapshot parent = s.parentId() == null ? null : table.snapshot(s.parentId());
+    for (Snapshot s = table.snapshot(branch);
+        s != null && s.snapshotId() != start.snapshotId();
+        s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
       if (id.equals(s.summary().get(SummaryKeys.COMPACTION_ID))) {
-        return parent == null ? Optional.empty() : Optional.of(s);
+        return Optional.of(s);
       }
-      s = parent;
     }
     return Optional.empty();
   }
