@@ -277,6 +277,10 @@ public final class PipelineDriver implements AutoCloseable {
     return reader.loadTable(TableIdentifier.of(table.schema(), table.name()));
   }
 
+  public boolean tableExists(TestTable table) {
+    return reader.tableExists(TableIdentifier.of(table.schema(), table.name()));
+  }
+
   public Map<List<Object>, Map<String, Object>> rows(TestTable table, String branch) {
     return TableRows.byKey(TableRows.read(table(table), branch), table.key());
   }

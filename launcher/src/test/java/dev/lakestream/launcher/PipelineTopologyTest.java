@@ -370,27 +370,8 @@ class PipelineTopologyTest {
           queues.get(p).add(c);
         }
         pipeline.model(table).applyAll(changes);
-        while (queues.stream().anyMatch(q -> !q.isEmpty())) {
-          int p = random.nextInt(3);
-          List<Change> q = queues.get(p);
-          int n = Math.min(q.size(), 1 + random.nextInt(40));
-          pipeline.sendOnly(partitions.get(p), new ArrayList<>(q.subList(0, n)), commitLsn);
-          q.subList(0, n).clear();
-          if (random.nextInt(4) == 0) {
-            pipeline.ingestCommit();
-          }
-          if (random.nextInt(6) == 0) {
-            pipeline.sync();
-          }
-        }
-        pipeline.ingestCommit();
-        pipeline.ingestCommit();
-        assertThat(TableComparison.differences(
-                pipeline.model(table).rows(), pipeline.rows(table, Branches.REALTIME)))
-            .as("realtime after round %d", round)
-            .isNull();
-        pipeline.sync();
-        assertCycle(pipeline, table, round);
+        deliverInRandomRuns(pipeline, partitions, queues, random, commitLsn);
+        assertRealtimeThenMain(pipeline, table, round);
       }
       // Every path was taken: files removed whole, rows deleted from files that straddle a
       // truncate, and batches of other partitions trimmed of the changes from before it.
@@ -413,6 +394,102 @@ class PipelineTopologyTest {
               .count())
           .isPositive();
     }
+  }
+
+  /**
+   * TRUNCATEs that ingest reads before any change of their table: the table's rows from before
+   * them are on the topic's other partitions, read afterwards (a backlog read partition by
+   * partition). The truncates wait for the table, and the rows of before them that the other
+   * partitions then bring are removed; of the truncates of one partition only the last waits (one
+   * truncate snapshot on realtime), and it removes what all of them would. A later round of changes
+   * and a truncate, in random runs, goes on as usual. After every round realtime and main equal
+   * the model, which applied everything in source order.
+   */
+  @ParameterizedTest(name = "seed {0}")
+  @ValueSource(longs = {36, 37})
+  void truncatesReadBeforeTheirTableExistsRemoveTheRowsOtherPartitionsBringFromBeforeThem(long seed)
+      throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    List<String> partitions =
+        List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
+    Map<String, String> naming =
+        Map.of(IngestConfig.TABLE_NAME_REGEX, "^[^.]+\\.([^.]+)\\.([^.]+)\\.p[0-9]$");
+    try (PipelineDriver pipeline = new PipelineDriver(partitions, naming)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
+      Random random = new Random(seed);
+      for (int round = 1; round <= 2; round++) {
+        List<List<Change>> queues =
+            List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        List<Change> changes = new ArrayList<>(gen.next(150 + random.nextInt(150)));
+        changes.add(gen.truncate());
+        changes.addAll(gen.next(50 + random.nextInt(100)));
+        if (round == 1) {
+          changes.add(gen.truncate());
+          changes.addAll(gen.next(50 + random.nextInt(100)));
+        }
+        for (Change c : changes) {
+          // The truncates on p0, every key's changes on p1 or p2: p0 holds no row of the table.
+          queues
+              .get(c.isTruncate() ? 0 : 1 + Math.floorMod(c.key().hashCode(), 2))
+              .add(c);
+        }
+        pipeline.model(table).applyAll(changes);
+        if (round == 1) {
+          pipeline.sendOnly(partitions.get(0), new ArrayList<>(queues.get(0)), true);
+          queues.get(0).clear();
+          pipeline.ingestCommit();
+          pipeline.ingestCommit();
+          assertThat(pipeline.tableExists(table))
+              .as("no change has created the table yet")
+              .isFalse();
+        }
+        deliverInRandomRuns(pipeline, partitions, queues, random, true);
+        assertRealtimeThenMain(pipeline, table, round);
+      }
+      List<Map<String, String>> truncates = pipeline.snapshots(table, Branches.REALTIME).stream()
+          .map(Snapshot::summary)
+          .filter(s -> s.containsKey(SummaryKeys.TRUNCATE_FILES_REMOVED))
+          .toList();
+      assertThat(truncates).as("one truncate of each round on realtime").hasSize(2);
+    }
+  }
+
+  /**
+   * Sends the queued changes of each partition, in order, in runs of random length from randomly
+   * chosen partitions, committing to realtime and syncing at random moments.
+   */
+  private static void deliverInRandomRuns(
+      PipelineDriver pipeline,
+      List<String> partitions,
+      List<List<Change>> queues,
+      Random random,
+      boolean commitLsn) {
+    while (queues.stream().anyMatch(q -> !q.isEmpty())) {
+      int p = random.nextInt(queues.size());
+      List<Change> q = queues.get(p);
+      int n = Math.min(q.size(), 1 + random.nextInt(40));
+      pipeline.sendOnly(partitions.get(p), new ArrayList<>(q.subList(0, n)), commitLsn);
+      q.subList(0, n).clear();
+      if (random.nextInt(4) == 0) {
+        pipeline.ingestCommit();
+      }
+      if (random.nextInt(6) == 0) {
+        pipeline.sync();
+      }
+    }
+  }
+
+  /** Commits what ingest holds, checks realtime against the model, then syncs and checks main. */
+  private static void assertRealtimeThenMain(PipelineDriver pipeline, TestTable table, int round)
+      throws Exception {
+    pipeline.ingestCommit();
+    pipeline.ingestCommit();
+    assertThat(TableComparison.differences(
+            pipeline.model(table).rows(), pipeline.rows(table, Branches.REALTIME)))
+        .as("realtime after round %d", round)
+        .isNull();
+    pipeline.sync();
+    assertCycle(pipeline, table, round);
   }
 
   /**

@@ -58,12 +58,16 @@ class PostgresBulkAndTruncateEndToEndTest {
   /** The first key of the reload the stack starts with (the keys of the test's reloads are below). */
   private static final int FIRST_RELOAD_FROM = 5000;
 
+  /** Tables whose first transaction is a row, a TRUNCATE and rows after it. */
+  private static final int LATE_TABLES = 8;
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private EmbeddedKafka kafka;
   private EmbeddedPostgres postgres;
   private TemporaryWarehouse warehouse;
   private EmbeddedConnect connect;
+  private PipelineConfig shared;
   private StreamsApp ingest;
   private StreamsApp sync;
   private Catalog reader;
@@ -85,9 +89,12 @@ class PostgresBulkAndTruncateEndToEndTest {
             + " parent int REFERENCES inventory.parent (id), v text)",
         "CREATE TABLE inventory.pair_a (id int PRIMARY KEY, v text)",
         "CREATE TABLE inventory.pair_b (id int PRIMARY KEY, v text)",
+        // Empty until their test: their topics are made then, and read by ingest as a backlog.
+        "DO $$ BEGIN FOR i IN 1.." + LATE_TABLES + " LOOP EXECUTE format("
+            + "'CREATE TABLE inventory.late_%s (id int PRIMARY KEY, v text)', i); END LOOP; END $$",
         // Read by the snapshot: the reload below truncates them.
         "INSERT INTO inventory.reload SELECT g, 'snapshot' || g FROM generate_series(4000, 4300) g");
-    PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
+    shared = PostgresEndToEndTest.shared(kafka, warehouse)
         .with("sync.maintenance.enabled", "false")
         .with(SyncConfig.RESOLVER + ".inventory.widened", "index");
     connect = EmbeddedConnect.start(kafka.bootstrapServers());
@@ -275,6 +282,48 @@ class PostgresBulkAndTruncateEndToEndTest {
       assertVerified(id);
     }
     assertThat(rowCount("inventory.pair_a")).isZero();
+  }
+
+  /**
+   * A table's first transaction: a row, a TRUNCATE, rows after it, committed while ingest is
+   * stopped, so ingest reads them as a backlog with the topic's three partitions in parallel. When
+   * the truncate's partition (Debezium sends it without a key) holds none of the rows before it and
+   * is read first, the truncate comes before any change of the table: it waits for the table and
+   * removes the row then (before, it was dropped and the row stayed on main). Which partition is
+   * read first is up to Kafka Streams, so the test runs it on eight tables and prints how many
+   * truncates came first; the model test {@code PipelineTopologyTest} forces that order.
+   */
+  @Test
+  void aTruncateReadBeforeAnyChangeOfItsTableRemovesTheRowsReadAfterIt() throws Exception {
+    ingest.close();
+    for (int i = 1; i <= LATE_TABLES; i++) {
+      try (Connection c = postgres.connect()) {
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+          s.execute("INSERT INTO inventory.late_" + i + " VALUES (1, 'before')");
+          s.execute("TRUNCATE inventory.late_" + i);
+          s.execute("INSERT INTO inventory.late_" + i
+              + " SELECT g, 'after' FROM generate_series(2, 6) g");
+        }
+        c.commit();
+      }
+    }
+    Eventually.until(SYNCED, "the last table's topic", () -> {
+      try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), null)) {
+        return feed.readAvailable("dbserver1.inventory.late_" + LATE_TABLES).size() >= 7;
+      }
+    });
+    ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
+    ingest.start();
+    for (int i = 1; i <= LATE_TABLES; i++) {
+      TableIdentifier late = TableIdentifier.of("inventory", "late_" + i);
+      Eventually.noDifference(SYNCED, () -> differs(late, "id"));
+      assertThat(rowCount("inventory.late_" + i)).isEqualTo(5);
+      assertVerified(late);
+    }
+    System.out.printf(
+        "Truncates read before any change of their table: %.0f of %d%n",
+        meter("lakestream.ingest.truncates.before.table"), LATE_TABLES);
   }
 
   @Test

@@ -35,8 +35,9 @@ import org.apache.iceberg.PartitionSpec;
  * @param maxPosition the highest source position of the batch's changes, or null
  * @param truncatedAt for a TRUNCATE of the table at this source position (hex): the batch ends with
  *     it, and its changes before it are gone (it has no data or delete files); else null
- * @param tableUuid the UUID of the table the files were written for (null from older writers): a
- *     batch of a table that was dropped and created again is not committed to the new one
+ * @param tableUuid the UUID of the table the files were written for (null from older writers, and
+ *     for a TRUNCATE read before its table existed): a batch of a table that was dropped and
+ *     created again is not committed to the new one
  * @param sourceTopicId the ID Kafka gave the source topic (null when unknown, and from older
  *     writers): offsets of a topic deleted and created again are not the old one's
  * @param minSourceTsMs the oldest source commit time in the batch (null from older writers): a

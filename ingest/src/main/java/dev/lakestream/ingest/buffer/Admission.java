@@ -41,8 +41,9 @@ import org.slf4j.LoggerFactory;
  * first needs it, and converts the row and key once so a value that does not fit its column is
  * refused here rather than found at flush.
  *
- * <p>A TRUNCATE is admitted without a schema (it names no row); of a table that does not exist it is
- * dropped, there being nothing to remove.
+ * <p>A TRUNCATE is admitted without a schema (it names no row), also of a table that does not exist
+ * yet: the topic's other partitions may still bring rows of before it (a backlog read partition by
+ * partition), which the committer removes once a change creates the table.
  *
  * <p>What a record's content causes ends in a {@link BadChangeException} with the reason, whatever
  * threw: decoding and conversion errors of any kind, and the schema changes Iceberg refuses. Errors
@@ -201,14 +202,20 @@ final class Admission {
     return table;
   }
 
-  /** A TRUNCATE needs no schema; of a table ingest never created there is nothing to remove. */
+  /**
+   * A TRUNCATE needs no schema. Of a table that does not exist yet it is admitted all the same: rows
+   * of before it may still come from the topic's other partitions, and create the table; the
+   * committer keeps it until then and applies it to them. Such a truncate is not written to the
+   * change log (it writes nothing, and waits in the committer's store with nothing to check).
+   */
   private Optional<Admitted> truncate(String topic, TableIdentifier id, ChangeEvent event) {
     if (!tables.exists(id)) {
       LOG.info(
-          "TRUNCATE of {} at {}: the table does not exist yet, nothing to remove",
+          "TRUNCATE of {} at {}: the table does not exist yet; kept until a change creates it, for"
+              + " the rows of before it the topic's other partitions may bring",
           id,
           event.source().describe());
-      return Optional.empty();
+      return Optional.of(new Admitted(id, event, false, null, null));
     }
     Table table = tables.table(id);
     if (!table.refs().containsKey(Branches.REALTIME)) {

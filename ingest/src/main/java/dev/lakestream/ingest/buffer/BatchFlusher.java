@@ -30,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
@@ -266,7 +267,8 @@ final class BatchFlusher {
   /**
    * Ends a partition's batch with a TRUNCATE of its table: the batch's changes, all before it, are
    * gone, so nothing of them is written but their change-log rows; the committer applies the
-   * truncate to what realtime holds.
+   * truncate to what realtime holds. Of a table that does not exist yet, the truncate names no
+   * table UUID, and the committer keeps it until a change creates the table.
    */
   FilesWritten truncate(
       Batches.Batch batch,
@@ -278,7 +280,13 @@ final class BatchFlusher {
       ChangeEvent event,
       long nowMs) {
     TableIdentifier id = admission.tableOf(batch.topic, () -> sourceOf(entries));
-    Table table = tables.table(id);
+    Table table;
+    try {
+      table = tables.table(id);
+    } catch (NoSuchTableException e) {
+      table = null;
+      metrics.truncatesBeforeTable.increment();
+    }
     Span span = new Span();
     for (Batches.Entry entry : entries) {
       if (!entry.movedOut()) {
@@ -289,7 +297,7 @@ final class BatchFlusher {
     FilesWritten written = write(
         id,
         table,
-        table.schema(),
+        table == null ? null : table.schema(),
         batch,
         List.of(),
         List.of(),
@@ -298,8 +306,10 @@ final class BatchFlusher {
         span,
         SourcePositions.toHex(truncatePosition(event)),
         nowMs);
-    flushedOffsets.flushed(
-        batch.topic, batch.partition, span.lastOffset, batch.topicId, table.uuid());
+    if (table != null) {
+      flushedOffsets.flushed(
+          batch.topic, batch.partition, span.lastOffset, batch.topicId, table.uuid());
+    }
     LOG.info(
         "TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped",
         id,
@@ -462,9 +472,11 @@ final class BatchFlusher {
       String truncatedAt,
       long nowMs) {
     long taskId = flushSeq.incrementAndGet();
-    BatchWriter.Written written =
-        BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
-    var specs = table.specs();
+    // No table: a truncate of a table not created yet, which writes no file of its own.
+    BatchWriter.Written written = table == null
+        ? new BatchWriter.Written(List.of(), List.of(), 0)
+        : BatchWriter.write(table, schema, rows, keys, batch.partition, taskId);
+    Map<Integer, PartitionSpec> specs = table == null ? Map.of() : table.specs();
     String logName = null;
     List<DataFileJson> logFiles = List.of();
     if (config.changelogFor(id)) {
@@ -516,7 +528,7 @@ final class BatchFlusher {
         span.minPositionHex(),
         span.maxPositionHex(),
         truncatedAt,
-        table.uuid().toString(),
+        table == null ? null : table.uuid().toString(),
         batch.topicId,
         span.minTs == Long.MAX_VALUE || span.minTs <= 0 ? null : span.minTs);
   }

@@ -28,6 +28,7 @@ import java.util.Set;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -381,8 +382,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     long now = context.currentSystemTimeMs();
     if (event.op() == ChangeOp.TRUNCATE) {
       if (again) {
-        // Applied, a TRUNCATE ends its batch, so the first time this one was not applied (its table
-        // did not exist then): it is not applied now either.
+        // Applied, a TRUNCATE ends its batch, so the first time this one was not applied (an
+        // earlier
+        // version dropped a TRUNCATE of a table that did not exist yet): not applied now either.
         LOG.warn(
             "TRUNCATE at {}-{}@{} inside an open batch read again: not applied, as it was not the"
                 + " first time",
@@ -767,23 +769,34 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * read once per partition per task (after that, only higher offsets arrive).
    */
   private long committedOffset(TableIdentifier id, String topic, int partition, boolean logged) {
-    return committedOffsets.computeIfAbsent(Batches.prefix(topic, partition), p -> {
-      Table table = tables.refresh(id);
-      long offset = ofThisTopic(SourceOffsets.of(table, Branches.REALTIME), id, topic, partition);
-      if (logged) {
-        // Admission found the log (a change is logged only then): a table of that name now.
-        Table log = tables.table(ChangeLog.of(id));
-        log.refresh();
-        offset = Math.max(
-            offset,
-            ofThisTopic(
-                SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH),
-                ChangeLog.of(id),
-                topic,
-                partition));
-      }
-      return offset;
-    });
+    String prefix = Batches.prefix(topic, partition);
+    Long known = committedOffsets.get(prefix);
+    if (known != null) {
+      return known;
+    }
+    Table table;
+    try {
+      table = tables.refresh(id);
+    } catch (NoSuchTableException e) {
+      // A TRUNCATE of a table no change has created yet: nothing of it is committed (not kept, the
+      // table's first change reads it again).
+      return logged ? loggedOffset(id, topic, partition) : -1L;
+    }
+    long offset = ofThisTopic(SourceOffsets.of(table, Branches.REALTIME), id, topic, partition);
+    if (logged) {
+      // Admission found the log (a change is logged only then): a table of that name now.
+      offset = Math.max(offset, loggedOffset(id, topic, partition));
+    }
+    committedOffsets.put(prefix, offset);
+    return offset;
+  }
+
+  /** The partition's highest offset committed to the change log of {@code id}. */
+  private long loggedOffset(TableIdentifier id, String topic, int partition) {
+    Table log = tables.table(ChangeLog.of(id));
+    log.refresh();
+    return ofThisTopic(
+        SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH), ChangeLog.of(id), topic, partition);
   }
 
   /**

@@ -49,6 +49,8 @@ final class IngestMetrics {
    * (a DEFERRABLE key), applied to the other row only.
    */
   final Counter otherRowDeletes;
+  /** TRUNCATEs read before any change created their table: kept for the committer until one does. */
+  final Counter truncatesBeforeTable;
   /** The hops of a change through ingest: to Kafka, to ingest, in the buffer. */
   final Hops hops;
 
@@ -77,6 +79,7 @@ final class IngestMetrics {
     replayed = meters.counter("lakestream.ingest.changes.read.again");
     deferred = meters.counter("lakestream.ingest.changes.deferred");
     otherRowDeletes = meters.counter("lakestream.ingest.deletes.of.other.row");
+    truncatesBeforeTable = meters.counter("lakestream.ingest.truncates.before.table");
     hops = new Hops(meters, Hops.INGEST);
   }
 }

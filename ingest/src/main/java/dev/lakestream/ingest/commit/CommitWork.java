@@ -16,10 +16,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.util.SnapshotUtil;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
@@ -158,6 +161,15 @@ final class CommitWork {
         }
         committed = committed.following(batch.sourceTopic(), batch.sourceTopicId());
       }
+      if (awaitedItsTable(batch) && !alreadyCommitted(batch, committed)) {
+        String notOurs = madeByAnotherHand(table);
+        if (notOurs != null) {
+          // Settled without its offsets: the branch may not be ingest's to commit to.
+          refuse(batch, notOurs);
+          settled.add(new Settled(batch));
+          continue;
+        }
+      }
       String problem = alreadyCommitted(batch, committed) ? null : problem(table, batch, now);
       if (problem != null) {
         // Its offsets are committed without its files: the partition's later batches (and the
@@ -264,7 +276,7 @@ final class CommitWork {
       return "its files cannot be read as the files they claim to be: " + e.getMessage();
     }
     long waited = now - batch.writtenAtMs();
-    if (waited > config.pipeline().maxStallMs()) {
+    if (waited > config.pipeline().maxStallMs() && !awaitedItsTable(batch)) {
       String what = "a batch of " + batch.table() + " (" + batch.sourcePartitionName() + " offsets "
           + batch.firstOffset()
           + ".." + batch.lastOffset() + ") waited " + waited / 60_000
@@ -287,6 +299,40 @@ final class CommitWork {
         return "file " + path + " of the batch is gone (written " + waited / 60_000
             + " min ago); committing it would" + " break every reader of " + batch.table();
       }
+    }
+    return null;
+  }
+
+  /**
+   * Whether {@code batch} is a TRUNCATE read before its table existed: it waits for the table's
+   * first change, however late, and its wait stalls nothing. (A truncate of an older writer, which
+   * named no table UUID either, is taken for one: it is applied as before.)
+   */
+  static boolean awaitedItsTable(FilesWritten batch) {
+    return batch.isTruncate() && batch.tableUuid() == null;
+  }
+
+  /**
+   * Why a TRUNCATE read before {@code table} existed must not be applied to it, or null: the table
+   * was made meanwhile by another hand, as a truncate of a table ingest has not taken over is not
+   * applied either ({@code Admission}). Ingest makes a table with an empty first snapshot, where its
+   * realtime branch starts; one made with rows (a backfill by another engine) would lose them all,
+   * their files having no source positions.
+   */
+  static String madeByAnotherHand(Table table) {
+    SnapshotRef realtime = table.refs().get(Branches.REALTIME);
+    String why = "it was read before table " + table.name() + " existed, and the table was then"
+        + " made by another hand";
+    if (realtime == null) {
+      return why + ", which ingest has not taken over (no " + Branches.REALTIME + " branch): a"
+          + " TRUNCATE applies once ingest takes the table over with its first row change; replay"
+          + " this one then";
+    }
+    Snapshot first = SnapshotUtil.oldestAncestorOf(table, realtime.snapshotId());
+    String records = first == null ? null : first.summary().get(SnapshotSummary.TOTAL_RECORDS_PROP);
+    if (records != null && !"0".equals(records)) {
+      return why + " with " + records + " rows, which it would remove (their files carry no source"
+          + " positions): truncate the table by hand if the source's TRUNCATE was meant for them";
     }
     return null;
   }

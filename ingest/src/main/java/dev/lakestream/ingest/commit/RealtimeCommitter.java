@@ -10,9 +10,12 @@ import dev.lakestream.ingest.IngestConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -46,7 +49,10 @@ import org.slf4j.LoggerFactory;
  * snapshot of its own, in its partition's order, and applied by {@link Truncation}: what realtime
  * holds of before it is removed, what came after it stays. Every later commit carries its position
  * ({@link SummaryKeys#TRUNCATED_AT}), and a batch of another partition that arrives afterwards with
- * changes from before it is trimmed of them.
+ * changes from before it is trimmed of them. A TRUNCATE read before its table existed waits here
+ * like the batches of a dropped table, until a change creates the table (the topic's other
+ * partitions may hold rows of before it), and is applied then; of several in one partition only the
+ * last waits.
  *
  * <p>A batch that overlaps the committed offsets (its source offsets were reset, by hand or by
  * {@code auto.offset.reset}) is committed, its changes applied again as upserts: they are the
@@ -88,6 +94,9 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, FilesWritten> pending;
   private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
+  /** The tables warned of as missing, until a commit finds them. */
+  private final Set<String> warnedMissing = new HashSet<>();
+
   private ExecutorService worker;
   private Future<CommitWork.Done> inFlight;
   private long nextCommitAtMs;
@@ -231,18 +240,58 @@ public final class RealtimeCommitter implements Processor<String, Object, String
       pendingPerTable.merge(table, pendingOf(table).size(), Math::max);
     }
     for (String table : done.missingTables()) {
-      int waiting = pendingOf(table).size();
-      if (waiting > 0) {
-        pendingPerTable.put(table, waiting);
+      List<FilesWritten> waiting = pendingOf(table);
+      for (FilesWritten superseded : supersededTruncates(waiting)) {
+        pending.delete(pendingKey(superseded));
+        LOG.info(
+            "TRUNCATE of {} at {}@{} dropped while the table does not exist: a later one of the"
+                + " same partition waits in its place",
+            table,
+            superseded.sourcePartitionName(),
+            superseded.lastOffset());
       }
-      LOG.warn(
-          "Table {} is not in the catalog (dropped?): its {} pending batches wait until ingest creates it again"
-              + " with its next change",
-          table,
-          waiting);
+      waiting = pendingOf(table);
+      if (!waiting.isEmpty()) {
+        pendingPerTable.put(table, waiting.size());
+      }
+      if (warnedMissing.add(table)) {
+        LOG.warn(
+            "Table {} is not in the catalog yet (or again): its {} pending batches ({} TRUNCATE(s)"
+                + " read before the table existed) wait until ingest creates it with its next change",
+            table,
+            waiting.size(),
+            waiting.stream().filter(CommitWork::awaitedItsTable).count());
+      }
     }
+    warnedMissing.retainAll(done.missingTables());
     progressCommits += done.commits();
     progressRows += done.rows();
+  }
+
+  /**
+   * The truncates among a missing table's pending batches that a later one of the same source
+   * partition makes moot: both read before the table existed (they write nothing), the later one at
+   * a source position no lower, so it removes all they would. Dropped, they keep the store at one
+   * waiting truncate per partition of a table no change creates.
+   */
+  static List<FilesWritten> supersededTruncates(List<FilesWritten> waiting) {
+    List<FilesWritten> superseded = new ArrayList<>();
+    for (FilesWritten truncate : waiting) {
+      boolean moot = CommitWork.awaitedItsTable(truncate)
+          && truncate.changelogFiles().isEmpty()
+          && waiting.stream()
+              .anyMatch(later -> CommitWork.awaitedItsTable(later)
+                  && later.truncatedAt().length() == truncate.truncatedAt().length()
+                  && later.truncatedAt().compareTo(truncate.truncatedAt()) >= 0
+                  && later.sourceTopic().equals(truncate.sourceTopic())
+                  && Objects.equals(later.sourceTopicId(), truncate.sourceTopicId())
+                  && later.sourcePartition() == truncate.sourcePartition()
+                  && later.firstOffset() > truncate.lastOffset());
+      if (moot) {
+        superseded.add(truncate);
+      }
+    }
+    return superseded;
   }
 
   /** The batches of {@code table} in the store, in key order (by source partition and offset). */

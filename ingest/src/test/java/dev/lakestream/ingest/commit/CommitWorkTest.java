@@ -1,0 +1,57 @@
+package dev.lakestream.ingest.commit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.testkit.KeyFiles;
+import dev.lakestream.testkit.TemporaryWarehouse;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Whether a TRUNCATE read before its table existed may be applied to the table made since: only to
+ * one ingest made (an empty first snapshot where realtime starts), not to one another hand made.
+ */
+class CommitWorkTest {
+
+  private static final Schema SCHEMA = KeyFiles.ID_NAME;
+
+  @Test
+  void aTableIngestMadeTakesTheWaitingTruncate() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table.newFastAppend().commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      table
+          .newAppend()
+          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
+          .toBranch(Branches.REALTIME)
+          .commit();
+      assertThat(CommitWork.madeByAnotherHand(table)).isNull();
+    }
+  }
+
+  @Test
+  void aTableMadeWithRowsByAnotherHandRefusesTheWaitingTruncate() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table
+          .newAppend()
+          .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
+          .commit();
+      assertThat(CommitWork.madeByAnotherHand(table))
+          .as("not taken over yet")
+          .contains("no realtime branch");
+      // Taken over: realtime branched from the backfill.
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      assertThat(CommitWork.madeByAnotherHand(table)).contains("with 10 rows");
+    }
+  }
+}
