@@ -31,6 +31,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class PipelineTopologyTest {
 
+  /** Maps the topics of {@link #threePartitionsOf} to their table. */
+  private static final Map<String, String> PARTITIONS_AS_ONE_TABLE =
+      Map.of(IngestConfig.TABLE_NAME_REGEX, "^[^.]+\\.([^.]+)\\.([^.]+)\\.p[0-9]$");
+
   private static final int CHANGES_PER_SEED = 7_000;
 
   @ParameterizedTest(name = "seed {0}")
@@ -348,13 +352,15 @@ class PipelineTopologyTest {
     truncatesInFlight(TestTable.plain("app", "accounts"), seed, false);
   }
 
+  /** The three topics that stand for the three partitions of {@code table}'s topic. */
+  private static List<String> threePartitionsOf(TestTable table) {
+    return List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
+  }
+
   private static void truncatesInFlight(TestTable table, long seed, boolean commitLsn)
       throws Exception {
-    List<String> partitions =
-        List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
-    Map<String, String> naming =
-        Map.of(IngestConfig.TABLE_NAME_REGEX, "^[^.]+\\.([^.]+)\\.([^.]+)\\.p[0-9]$");
-    try (PipelineDriver pipeline = new PipelineDriver(partitions, naming)) {
+    List<String> partitions = threePartitionsOf(table);
+    try (PipelineDriver pipeline = new PipelineDriver(partitions, PARTITIONS_AS_ONE_TABLE)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
       Random random = new Random(seed);
       for (int round = 1; round <= 8; round++) {
@@ -410,11 +416,8 @@ class PipelineTopologyTest {
   void truncatesReadBeforeTheirTableExistsRemoveTheRowsOtherPartitionsBringFromBeforeThem(long seed)
       throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
-    List<String> partitions =
-        List.of(table.topic() + ".p0", table.topic() + ".p1", table.topic() + ".p2");
-    Map<String, String> naming =
-        Map.of(IngestConfig.TABLE_NAME_REGEX, "^[^.]+\\.([^.]+)\\.([^.]+)\\.p[0-9]$");
-    try (PipelineDriver pipeline = new PipelineDriver(partitions, naming)) {
+    List<String> partitions = threePartitionsOf(table);
+    try (PipelineDriver pipeline = new PipelineDriver(partitions, PARTITIONS_AS_ONE_TABLE)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, seed);
       Random random = new Random(seed);
       for (int round = 1; round <= 2; round++) {

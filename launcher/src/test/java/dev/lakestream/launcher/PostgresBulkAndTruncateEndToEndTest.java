@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.embedded.EmbeddedConnect;
@@ -321,9 +322,20 @@ class PostgresBulkAndTruncateEndToEndTest {
       assertThat(rowCount("inventory.late_" + i)).isEqualTo(5);
       assertVerified(late);
     }
+    double first = meter("lakestream.ingest.truncates.before.table");
     System.out.printf(
-        "Truncates read before any change of their table: %.0f of %d%n",
-        meter("lakestream.ingest.truncates.before.table"), LATE_TABLES);
+        "Truncates read before any change of their table: %.0f of %d%n", first, LATE_TABLES);
+    // Each such truncate went to the committer naming the source table it truncates, which is
+    // checked against the table's own when it is applied.
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), null)) {
+      List<FilesWritten> waited = feed.readAvailable("ingest-files-written").stream()
+          .map(r -> FilesWritten.fromJson(r.value()))
+          .filter(b -> b.awaitedSource() != null && b.table().startsWith("inventory.late_"))
+          .toList();
+      assertThat(waited.isEmpty()).isEqualTo(first == 0);
+      assertThat(waited).allSatisfy(b -> assertThat(b.table())
+          .isEqualTo(b.awaitedSource().schema() + "." + b.awaitedSource().table()));
+    }
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.lakestream.common.event;
 
+import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import java.util.List;
@@ -43,6 +44,9 @@ import org.apache.iceberg.PartitionSpec;
  * @param minSourceTsMs the oldest source commit time in the batch (null from older writers): a
  *     batch that committed at the source well after a truncate holds nothing from before it,
  *     whatever its positions say (the source's positions started over)
+ * @param awaitedSource for a TRUNCATE read before its table existed, the source table it truncates
+ *     (null otherwise, and from older writers): checked against the source tables the table records
+ *     once a change has created it
  */
 public record FilesWritten(
     String table,
@@ -64,7 +68,8 @@ public record FilesWritten(
     String truncatedAt,
     String tableUuid,
     String sourceTopicId,
-    Long minSourceTsMs) {
+    Long minSourceTsMs,
+    SourceTable awaitedSource) {
 
   public static final String TYPE = "files-written";
   /** 2: source positions and truncates (a reader of 1 would take a truncate for an empty batch). */
@@ -118,6 +123,7 @@ public record FilesWritten(
         truncatedAt,
         null,
         null,
+        null,
         null);
   }
 
@@ -162,6 +168,53 @@ public record FilesWritten(
         truncatedAt,
         tableUuid,
         sourceTopicId,
+        null,
+        null);
+  }
+
+  /** A batch of a writer that did not name a waiting truncate's source table. */
+  public FilesWritten(
+      String table,
+      String sourceTopic,
+      int sourcePartition,
+      long firstOffset,
+      long lastOffset,
+      long changes,
+      long dataRows,
+      long deleteKeys,
+      long maxSourceTsMs,
+      List<DataFileJson> dataFiles,
+      List<DeleteFileJson> deleteFiles,
+      long writtenAtMs,
+      String changelogTable,
+      List<DataFileJson> changelogFiles,
+      String minPosition,
+      String maxPosition,
+      String truncatedAt,
+      String tableUuid,
+      String sourceTopicId,
+      Long minSourceTsMs) {
+    this(
+        table,
+        sourceTopic,
+        sourcePartition,
+        firstOffset,
+        lastOffset,
+        changes,
+        dataRows,
+        deleteKeys,
+        maxSourceTsMs,
+        dataFiles,
+        deleteFiles,
+        writtenAtMs,
+        changelogTable,
+        changelogFiles,
+        minPosition,
+        maxPosition,
+        truncatedAt,
+        tableUuid,
+        sourceTopicId,
+        minSourceTsMs,
         null);
   }
 
@@ -187,7 +240,8 @@ public record FilesWritten(
         null,
         tableUuid,
         sourceTopicId,
-        minSourceTsMs);
+        minSourceTsMs,
+        null);
   }
 
   public List<DataFile> changelogFiles(Map<Integer, PartitionSpec> specs) {

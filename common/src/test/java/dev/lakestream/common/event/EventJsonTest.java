@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
@@ -97,6 +98,29 @@ class EventJsonTest {
         "00000003");
     assertThat(FilesWritten.fromJson(truncate.toJson())).isEqualTo(truncate);
     assertThat(FilesWritten.fromJson(truncate.toJson()).isTruncate()).isTrue();
+    FilesWritten waiting = new FilesWritten(
+        "inventory.customers",
+        "dbserver1.inventory.customers",
+        3,
+        251,
+        251,
+        1,
+        0,
+        0,
+        1_700_000_000_100L,
+        List.of(),
+        List.of(),
+        1_700_000_000_600L,
+        null,
+        List.of(),
+        null,
+        null,
+        "00000003",
+        null,
+        null,
+        null,
+        new SourceTable("inventory", "customers"));
+    assertThat(FilesWritten.fromJson(waiting.toJson())).isEqualTo(waiting);
     DataFile dataBack = back.dataFiles(Map.of(0, SPEC)).get(0);
     assertThat(dataBack.location()).isEqualTo(data.location());
     assertThat(dataBack.recordCount()).isEqualTo(10);

@@ -222,8 +222,8 @@ final class BatchFlusher {
 
     FilesWritten written = null;
     if (!changes.isEmpty()) {
-      written =
-          write(id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, nowMs);
+      written = write(
+          id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, null, nowMs);
       flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, topicId, table.uuid());
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
@@ -305,6 +305,7 @@ final class BatchFlusher {
         schemaTexts,
         span,
         SourcePositions.toHex(truncatePosition(event)),
+        table == null ? event.table() : null,
         nowMs);
     if (table != null) {
       flushedOffsets.flushed(
@@ -470,6 +471,7 @@ final class BatchFlusher {
       SchemaTexts schemaTexts,
       Span span,
       String truncatedAt,
+      SourceTable awaitedSource,
       long nowMs) {
     long taskId = flushSeq.incrementAndGet();
     // No table: a truncate of a table not created yet, which writes no file of its own.
@@ -530,7 +532,8 @@ final class BatchFlusher {
         truncatedAt,
         table == null ? null : table.uuid().toString(),
         batch.topicId,
-        span.minTs == Long.MAX_VALUE || span.minTs <= 0 ? null : span.minTs);
+        span.minTs == Long.MAX_VALUE || span.minTs <= 0 ? null : span.minTs,
+        awaitedSource);
   }
 
   private static JsonNode readJson(byte[] json) {

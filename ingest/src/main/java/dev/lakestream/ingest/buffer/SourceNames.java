@@ -36,9 +36,9 @@ import org.slf4j.LoggerFactory;
  * removes its own and refuses the change, so the rows never merge (the next change of either is
  * checked again, and the first recorded then keeps the table).
  */
-final class SourceNames {
+public final class SourceNames {
 
-  static final String PREFIX = "lakestream.source-table.";
+  public static final String PREFIX = "lakestream.source-table.";
   private static final Logger LOG = LoggerFactory.getLogger(SourceNames.class);
 
   private final TableManager tables;
@@ -125,6 +125,18 @@ final class SourceNames {
       throw new BadChangeException(reason);
     }
     checked.put(source, table);
+  }
+
+  /**
+   * Another source table recorded in {@code table} whose name is {@code source}'s but for
+   * Debezium's replacements and case ({@code schema.table}), or empty: the changes of {@code
+   * source} are not that table's.
+   */
+  public static Optional<String> another(Table table, SourceTable source) {
+    return another(
+        table,
+        PREFIX + source.schema() + "." + source.table(),
+        TableNaming.ofSource(source).toString());
   }
 
   /** Another source table recorded in {@code table} whose name is {@code named} but for case. */

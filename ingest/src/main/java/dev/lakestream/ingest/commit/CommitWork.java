@@ -2,6 +2,7 @@ package dev.lakestream.ingest.commit;
 
 import dev.lakestream.common.app.Health;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.Branches;
@@ -10,11 +11,13 @@ import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.ingest.IngestConfig;
+import dev.lakestream.ingest.buffer.SourceNames;
 import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.SnapshotSummary;
@@ -162,7 +165,7 @@ final class CommitWork {
         committed = committed.following(batch.sourceTopic(), batch.sourceTopicId());
       }
       if (awaitedItsTable(batch) && !alreadyCommitted(batch, committed)) {
-        String notOurs = madeByAnotherHand(table);
+        String notOurs = madeByAnotherHand(table, batch.awaitedSource());
         if (notOurs != null) {
           // Settled without its offsets: the branch may not be ingest's to commit to.
           refuse(batch, notOurs);
@@ -317,12 +320,22 @@ final class CommitWork {
    * was made meanwhile by another hand, as a truncate of a table ingest has not taken over is not
    * applied either ({@code Admission}). Ingest makes a table with an empty first snapshot, where its
    * realtime branch starts; one made with rows (a backfill by another engine) would lose them all,
-   * their files having no source positions.
+   * their files having no source positions. A table made from another source table whose name
+   * Debezium's topic names or the catalog do not tell from the truncate's ({@code SourceNames})
+   * holds none of the truncated table's rows.
    */
-  static String madeByAnotherHand(Table table) {
+  static String madeByAnotherHand(Table table, SourceTable source) {
     SnapshotRef realtime = table.refs().get(Branches.REALTIME);
     String why = "it was read before table " + table.name() + " existed, and the table was then"
         + " made by another hand";
+    Optional<String> other = source == null ? Optional.empty() : SourceNames.another(table, source);
+    if (other.isPresent()) {
+      return "it was read before table " + table.name() + " existed, and the table was then made"
+          + " from source table " + other.get() + ", whose name the topic names or the catalog do"
+          + " not tell from this truncate's " + source.schema() + "." + source.table() + ": the"
+          + " rows of the two would merge (rename one of the source tables, or map its topic to"
+          + " another table)";
+    }
     if (realtime == null) {
       return why + ", which ingest has not taken over (no " + Branches.REALTIME + " branch): a"
           + " TRUNCATE applies once ingest takes the table over with its first row change; replay"

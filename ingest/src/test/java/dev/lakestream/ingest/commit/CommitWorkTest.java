@@ -2,7 +2,9 @@ package dev.lakestream.ingest.commit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.ingest.buffer.SourceNames;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import org.apache.iceberg.Schema;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Test;
 class CommitWorkTest {
 
   private static final Schema SCHEMA = KeyFiles.ID_NAME;
+  private static final SourceTable SOURCE = new SourceTable("t", "items");
 
   @Test
   void aTableIngestMadeTakesTheWaitingTruncate() throws Exception {
@@ -31,7 +34,28 @@ class CommitWorkTest {
           .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
           .toBranch(Branches.REALTIME)
           .commit();
-      assertThat(CommitWork.madeByAnotherHand(table)).isNull();
+      assertThat(CommitWork.madeByAnotherHand(table, SOURCE)).isNull();
+      assertThat(CommitWork.madeByAnotherHand(table, null)).isNull();
+    }
+  }
+
+  /**
+   * Source tables {@code "Items"} and {@code items} both map to table {@code t.items}: a truncate of
+   * {@code "Items"} that waited is not applied to the table {@code items} made.
+   */
+  @Test
+  void aTableMadeFromAnotherSourceTableOfTheNameRefusesTheWaitingTruncate() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+      table.newFastAppend().commit();
+      table
+          .manageSnapshots()
+          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+          .commit();
+      table.updateProperties().set(SourceNames.PREFIX + "t.items", "t.items").commit();
+      assertThat(CommitWork.madeByAnotherHand(table, SOURCE)).isNull();
+      assertThat(CommitWork.madeByAnotherHand(table, new SourceTable("t", "Items")))
+          .contains("source table t.items");
     }
   }
 
@@ -43,7 +67,7 @@ class CommitWorkTest {
           .newAppend()
           .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
           .commit();
-      assertThat(CommitWork.madeByAnotherHand(table))
+      assertThat(CommitWork.madeByAnotherHand(table, SOURCE))
           .as("not taken over yet")
           .contains("no realtime branch");
       // Taken over: realtime branched from the backfill.
@@ -51,7 +75,7 @@ class CommitWorkTest {
           .manageSnapshots()
           .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
           .commit();
-      assertThat(CommitWork.madeByAnotherHand(table)).contains("with 10 rows");
+      assertThat(CommitWork.madeByAnotherHand(table, SOURCE)).contains("with 10 rows");
     }
   }
 }
