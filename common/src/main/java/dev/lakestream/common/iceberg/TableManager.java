@@ -22,6 +22,7 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
@@ -127,7 +128,11 @@ public final class TableManager {
 
   /** Whether the table exists (in the cache, else in the catalog). */
   public boolean exists(TableIdentifier id) {
-    return tables.containsKey(id) || catalog.tableExists(id);
+    try {
+      return tables.containsKey(id) || catalog.tableExists(id);
+    } catch (NoSuchNamespaceException e) {
+      return false; // a REST catalog that reports the table's namespace missing
+    }
   }
 
   /**

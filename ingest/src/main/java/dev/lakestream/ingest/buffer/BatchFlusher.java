@@ -37,6 +37,7 @@ import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.Serdes;
@@ -283,7 +284,8 @@ final class BatchFlusher {
     Table table;
     try {
       table = tables.table(id);
-    } catch (NoSuchTableException e) {
+    } catch (NoSuchTableException | NoSuchNamespaceException e) {
+      // (A REST catalog may say the namespace is missing.)
       table = null;
       metrics.truncatesBeforeTable.increment();
     }

@@ -28,6 +28,7 @@ import java.util.Set;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -777,7 +778,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     Table table;
     try {
       table = tables.refresh(id);
-    } catch (NoSuchTableException e) {
+    } catch (NoSuchTableException | NoSuchNamespaceException e) {
       // A TRUNCATE of a table no change has created yet: nothing of it is committed (not kept, the
       // table's first change reads it again).
       return logged ? loggedOffset(id, topic, partition) : -1L;

@@ -23,6 +23,7 @@ import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.util.SnapshotUtil;
@@ -133,7 +134,8 @@ final class CommitWork {
   private void commitTable(String tableName, List<FilesWritten> batches) {
     try {
       commitPending(tableName, batches);
-    } catch (NoSuchTableException e) {
+    } catch (NoSuchTableException | NoSuchNamespaceException e) {
+      // (A REST catalog may say the namespace is missing: one of a table not created yet.)
       tables.forget(tableName);
       missingTables.add(tableName);
     }
@@ -165,11 +167,23 @@ final class CommitWork {
         committed = committed.following(batch.sourceTopic(), batch.sourceTopicId());
       }
       if (awaitedItsTable(batch) && !alreadyCommitted(batch, committed)) {
+        if (sourceNotRecordedYet(table)) {
+          // Made by a change whose source table is recorded just after: checked then.
+          if (!deferredTables.contains(tableName)) {
+            deferredTables.add(tableName);
+          }
+          continue;
+        }
         String notOurs = madeByAnotherHand(table, batch.awaitedSource());
         if (notOurs != null) {
-          // Settled without its offsets: the branch may not be ingest's to commit to.
           refuse(batch, notOurs);
-          settled.add(new Settled(batch));
+          if (table.refs().containsKey(Branches.REALTIME)) {
+            // Its offsets committed without the truncate: read again after an offset reset, it is
+            // skipped rather than applied to the table as it is then.
+            toCommit.add(batch.withoutFiles());
+          } else {
+            settled.add(new Settled(batch)); // no branch of ingest's to commit to
+          }
           continue;
         }
       }
@@ -195,8 +209,11 @@ final class CommitWork {
       }
     }
     if (toCommit.isEmpty()) {
-      // The trigger for the skipped batches may have been lost with the crashed transaction.
-      announce(tableName, table, batches.get(batches.size() - 1).maxSourceTsMs(), 0, 0, 0, nowMs());
+      if (table.refs().containsKey(Branches.REALTIME)) {
+        // The trigger for the skipped batches may have been lost with the crashed transaction.
+        announce(
+            tableName, table, batches.get(batches.size() - 1).maxSourceTsMs(), 0, 0, 0, nowMs());
+      }
       return;
     }
     for (List<FilesWritten> round : CommitRounds.of(toCommit)) {
@@ -308,11 +325,23 @@ final class CommitWork {
 
   /**
    * Whether {@code batch} is a TRUNCATE read before its table existed: it waits for the table's
-   * first change, however late, and its wait stalls nothing. (A truncate of an older writer, which
-   * named no table UUID either, is taken for one: it is applied as before.)
+   * first change, however late, and its wait stalls nothing. (A truncate of an older writer names
+   * neither a table UUID nor its source: it is applied as before.)
    */
   static boolean awaitedItsTable(FilesWritten batch) {
-    return batch.isTruncate() && batch.tableUuid() == null;
+    return batch.isTruncate() && batch.tableUuid() == null && batch.awaitedSource() != null;
+  }
+
+  /**
+   * Whether {@code table} records no source table yet: ingest makes a table, then records the
+   * source table of the change that made it ({@code SourceNames}), and a waiting truncate is
+   * checked against that record. A table that never records one (another hand's) is refused by
+   * {@link #madeByAnotherHand} once it has rows, or has no realtime branch.
+   */
+  private static boolean sourceNotRecordedYet(Table table) {
+    return table.refs().containsKey(Branches.REALTIME)
+        && table.properties().keySet().stream().noneMatch(k -> k.startsWith(SourceNames.PREFIX))
+        && madeByAnotherHand(table, null) == null;
   }
 
   /**
@@ -337,12 +366,13 @@ final class CommitWork {
           + " another table)";
     }
     if (realtime == null) {
-      return why + ", which ingest has not taken over (no " + Branches.REALTIME + " branch): a"
-          + " TRUNCATE applies once ingest takes the table over with its first row change; replay"
-          + " this one then";
+      return why + ", which ingest has not taken over (no " + Branches.REALTIME + " branch): the"
+          + " TRUNCATE is not applied; truncate the table by hand if it was meant for its rows";
     }
     Snapshot first = SnapshotUtil.oldestAncestorOf(table, realtime.snapshotId());
-    String records = first == null ? null : first.summary().get(SnapshotSummary.TOTAL_RECORDS_PROP);
+    String records = first == null || first.summary() == null
+        ? null
+        : first.summary().get(SnapshotSummary.TOTAL_RECORDS_PROP);
     if (records != null && !"0".equals(records)) {
       return why + " with " + records + " rows, which it would remove (their files carry no source"
           + " positions): truncate the table by hand if the source's TRUNCATE was meant for them";
@@ -355,9 +385,11 @@ final class CommitWork {
     metrics.refused.increment();
     String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
         + ".." + batch.lastOffset()
-        + " not committed to " + batch.table() + ": " + why + "; its " + batch.changes()
-        + " changes are not on the"
-        + " table: re-snapshot it (README, \"When main differs from the source\")";
+        + " not committed to " + batch.table() + ": " + why
+        + (awaitedItsTable(batch)
+            ? ""
+            : "; its " + batch.changes() + " changes are not on the table: re-snapshot it (README,"
+                + " \"When main differs from the source\")");
     LOG.error("{}", reason);
     health.problem("ingest table " + batch.table(), reason);
     forwards.add(new Record<String, Object>(

@@ -281,6 +281,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
           && truncate.changelogFiles().isEmpty()
           && waiting.stream()
               .anyMatch(later -> CommitWork.awaitedItsTable(later)
+                  && later.awaitedSource().equals(truncate.awaitedSource())
                   && later.truncatedAt().length() == truncate.truncatedAt().length()
                   && later.truncatedAt().compareTo(truncate.truncatedAt()) >= 0
                   && later.sourceTopic().equals(truncate.sourceTopic())
