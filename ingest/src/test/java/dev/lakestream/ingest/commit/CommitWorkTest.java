@@ -23,12 +23,7 @@ class CommitWorkTest {
   @Test
   void aTableIngestMadeTakesTheWaitingTruncate() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table.newFastAppend().commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = asIngestMakesIt(warehouse);
       table
           .newAppend()
           .appendFile(KeyFiles.data(table, SCHEMA, KeyFiles.ids(0, 10)))
@@ -46,12 +41,7 @@ class CommitWorkTest {
   @Test
   void aTableMadeFromAnotherSourceTableOfTheNameRefusesTheWaitingTruncate() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
-      Table table = warehouse.v3Table("t", "items", SCHEMA).create();
-      table.newFastAppend().commit();
-      table
-          .manageSnapshots()
-          .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
-          .commit();
+      Table table = asIngestMakesIt(warehouse);
       table.updateProperties().set(SourceNames.PREFIX + "t.items", "t.items").commit();
       assertThat(CommitWork.madeByAnotherHand(table, SOURCE)).isNull();
       assertThat(CommitWork.madeByAnotherHand(table, new SourceTable("t", "Items")))
@@ -77,5 +67,16 @@ class CommitWorkTest {
           .commit();
       assertThat(CommitWork.madeByAnotherHand(table, SOURCE)).contains("with 10 rows");
     }
+  }
+
+  /** A table as ingest makes it: an empty first snapshot, where its realtime branch starts. */
+  private static Table asIngestMakesIt(TemporaryWarehouse warehouse) {
+    Table table = warehouse.v3Table("t", "items", SCHEMA).create();
+    table.newFastAppend().commit();
+    table
+        .manageSnapshots()
+        .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
+        .commit();
+    return table;
   }
 }
