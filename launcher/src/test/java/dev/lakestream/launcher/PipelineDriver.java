@@ -34,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -82,6 +83,16 @@ public final class PipelineDriver implements AutoCloseable {
 
   /** {@code extra}: more settings of both apps (maintenance policies). Maintenance runs on sync's backstop timer. */
   public PipelineDriver(List<String> topics, Map<String, String> extra) throws Exception {
+    this(topics, extra, UnaryOperator.identity());
+  }
+
+  /**
+   * As {@link #PipelineDriver(List, Map)}, with the apps reaching the warehouse's catalog database
+   * at {@code appsCatalogUri} of its URL (a driver in front of it); the test reads it directly.
+   */
+  public PipelineDriver(
+      List<String> topics, Map<String, String> extra, UnaryOperator<String> appsCatalogUri)
+      throws Exception {
     warehouse = new TemporaryWarehouse();
     Map<String, String> settings = new HashMap<>();
     settings.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -93,6 +104,8 @@ public final class PipelineDriver implements AutoCloseable {
     warehouse
         .catalogProperties()
         .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
+    settings.computeIfPresent(
+        PipelineConfig.CATALOG_PREFIX + "uri", (k, uri) -> appsCatalogUri.apply(uri));
     settings.putAll(extra);
     PipelineConfig ingestConfig =
         new PipelineConfig(settings).with(StreamsConfig.APPLICATION_ID_CONFIG, "ingest");

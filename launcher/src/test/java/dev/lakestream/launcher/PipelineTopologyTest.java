@@ -11,6 +11,7 @@ import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.ColumnType;
+import dev.lakestream.testkit.LostReplyJdbcDriver;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TestTable;
 import java.util.ArrayList;
@@ -63,6 +64,46 @@ class PipelineTopologyTest {
         assertCycle(pipeline, table, ++cycles);
       }
       assertThat(pipeline.syncCounter("lakestream.sync.keys.converted")).isGreaterThan(0);
+    }
+  }
+
+  /**
+   * The catalog database applies a commit but its reply is lost (the connection fails after the
+   * update ran), for every third commit of ingest and sync: Iceberg's JDBC pool runs the update
+   * again and the catalog reports the commit refused. Main still equals the model after every
+   * cycle, with every snapshot of the table readable.
+   */
+  @Test
+  void commitsWhoseRepliesAreLostAreOnMainOnceAndEverySnapshotStaysReadable() throws Exception {
+    TestTable table = TestTable.wide("inventory", "customers");
+    List<String> database = new ArrayList<>();
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), Map.of(), uri -> {
+      database.add(uri);
+      return LostReplyJdbcDriver.url(uri);
+    })) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 404);
+      Random random = new Random(404);
+      pipeline.send(gen.snapshot(300));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      LostReplyJdbcDriver.loseEvery(database.get(0), 3);
+      for (int cycle = 1; cycle <= 12; cycle++) {
+        for (int i = 0, commits = 1 + random.nextInt(3); i < commits; i++) {
+          pipeline.send(gen.next(1 + random.nextInt(200)));
+          pipeline.ingestCommit();
+        }
+        pipeline.sync();
+        assertCycle(pipeline, table, cycle);
+        Table read = pipeline.table(table);
+        for (Snapshot snapshot : read.snapshots()) {
+          assertThat(read.io().newInputFile(snapshot.manifestListLocation()).exists())
+              .as("manifest list of snapshot %s after cycle %d", snapshot.snapshotId(), cycle)
+              .isTrue();
+        }
+      }
+      assertThat(LostReplyJdbcDriver.lost(database.get(0)))
+          .as("commits whose reply was lost")
+          .isGreaterThan(10);
     }
   }
 

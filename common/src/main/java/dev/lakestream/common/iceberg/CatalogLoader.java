@@ -8,6 +8,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.rest.RESTCatalog;
 
 /**
@@ -22,7 +23,10 @@ import org.apache.iceberg.rest.RESTCatalog;
  *
  * <p>{@code type=rest} (or {@code catalog-impl=org.apache.iceberg.rest.RESTCatalog}) loads {@link
  * RestCatalog}: Iceberg's REST catalog, which retries a commit that older REST servers refuse for
- * its sequence number as the conflict it is.
+ * its sequence number as the conflict it is. {@code type=jdbc} (or {@code
+ * catalog-impl=org.apache.iceberg.jdbc.JdbcCatalog}), and the embedded default, load {@link
+ * JdbcCatalogWithLandedCommits}: Iceberg's JDBC catalog, which takes a commit it reported refused
+ * but applied (a statement run again after a lost connection) for committed.
  *
  * <p>Iceberg's manifest cache ({@code io.manifest.cache-enabled}) is on unless the properties say
  * otherwise: the apps read the same immutable manifest lists and manifests many times a minute (a
@@ -44,17 +48,31 @@ public final class CatalogLoader {
     props.putIfAbsent(
         CatalogProperties.METRICS_REPORTER_IMPL, CommitMetricsReporter.class.getName());
     props.putIfAbsent(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
-    boolean restType = CatalogUtil.ICEBERG_CATALOG_TYPE_REST.equalsIgnoreCase(
-            props.get(CatalogUtil.ICEBERG_CATALOG_TYPE))
-        && !props.containsKey(CatalogProperties.CATALOG_IMPL);
-    boolean restImpl = RESTCatalog.class.getName().equals(props.get(CatalogProperties.CATALOG_IMPL))
-        && !props.containsKey(CatalogUtil.ICEBERG_CATALOG_TYPE);
-    if (restType || restImpl) {
-      // Iceberg's REST catalog, with commits refused for their sequence number retried.
-      props.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
-      props.put(CatalogProperties.CATALOG_IMPL, RestCatalog.class.getName());
-    }
+    // Iceberg's REST catalog, with commits refused for their sequence number retried.
+    replace(props, CatalogUtil.ICEBERG_CATALOG_TYPE_REST, RESTCatalog.class, RestCatalog.class);
+    // Iceberg's JDBC catalog, with a commit reported refused but applied taken as committed.
+    replace(
+        props,
+        CatalogUtil.ICEBERG_CATALOG_TYPE_JDBC,
+        JdbcCatalog.class,
+        JdbcCatalogWithLandedCommits.class);
     return CatalogUtil.buildIcebergCatalog(name, props, new Configuration());
+  }
+
+  /**
+   * Names {@code ours} as the catalog's implementation where the properties name Iceberg's {@code
+   * theirs}, by its type or its class (and not both, which Iceberg refuses as it is).
+   */
+  private static void replace(
+      Map<String, String> props, String type, Class<?> theirs, Class<?> ours) {
+    String typeSet = props.get(CatalogUtil.ICEBERG_CATALOG_TYPE);
+    String implSet = props.get(CatalogProperties.CATALOG_IMPL);
+    boolean byType = type.equalsIgnoreCase(typeSet) && implSet == null;
+    boolean byImpl = theirs.getName().equals(implSet) && typeSet == null;
+    if (byType || byImpl) {
+      props.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
+      props.put(CatalogProperties.CATALOG_IMPL, ours.getName());
+    }
   }
 
   /**
@@ -90,7 +108,7 @@ public final class CatalogLoader {
     if (!warehouse.isDirectory() && !warehouse.mkdirs()) {
       throw new IllegalStateException("cannot create the warehouse directory " + warehouse);
     }
-    props.put(CatalogProperties.CATALOG_IMPL, "org.apache.iceberg.jdbc.JdbcCatalog");
+    props.put(CatalogProperties.CATALOG_IMPL, JdbcCatalog.class.getName());
     props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse.getPath());
     props.putIfAbsent(
         CatalogProperties.URI, "jdbc:sqlite:" + new File(warehouse, "catalog.db").getPath());

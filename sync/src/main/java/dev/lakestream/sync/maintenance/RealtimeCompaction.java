@@ -428,8 +428,10 @@ public final class RealtimeCompaction {
         if (e instanceof CleanableFailure
             && !table.io().newInputFile(landed.manifestListLocation()).exists()) {
           // Reported refused, yet on the branch (a JDBC catalog whose pool ran the update again
-          // after a lost connection: 0 rows, so CommitFailedException); Iceberg then cleaned up
-          // after the operation it took for failed, the landed snapshot's manifest list with it.
+          // after a lost connection: 0 rows, so CommitFailedException; the apps' JDBC catalog takes
+          // that for committed, JdbcCatalogWithLandedCommits, but another catalog may not); Iceberg
+          // then cleaned up after the operation it took for failed, the landed snapshot's manifest
+          // list with it.
           // The data files are kept: the branch's head references them.
           throw new IllegalStateException(
               "table " + table.name() + ": compaction " + id
