@@ -3,6 +3,7 @@ package dev.lakestream.common.iceberg;
 import io.micrometer.core.instrument.Metrics;
 import java.util.HashSet;
 import java.util.Set;
+import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
@@ -21,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <p>A snapshot id is drawn at random for one operation and is on a table only when that
  * operation's commit applied, so finding it there is proof the commit landed. A commit that adds no
  * snapshot (properties, a branch moved, snapshots expired) is reported as the catalog reports it:
- * Iceberg's retry applies such a change again without harm. When the table cannot be read after
+ * Iceberg's retry applies such a change again without harm (an expiry that landed so leaves the
+ * files of the snapshots it removed to orphan-file removal). When the table cannot be read after
  * the refusal, the commit's state is unknown ({@link CommitStateUnknownException}), which keeps
  * Iceberg from retrying it and from deleting what it wrote.
  */
@@ -46,7 +48,8 @@ final class LandedCommitCheck implements TableOperations {
       delegate.commit(base, metadata);
     } catch (CommitFailedException refused) {
       Set<Long> added = addedSnapshots(base, metadata);
-      if (added.isEmpty()) {
+      if (base == null || added.isEmpty()) {
+        // A table's creation is refused as reported (its own check, the table's row, is exact).
         throw refused;
       }
       TableMetadata now;
@@ -68,6 +71,9 @@ final class LandedCommitCheck implements TableOperations {
                 + " snapshots of a commit reported refused are on the table",
             refused));
       }
+      // What the catalog does after a commit it reports applied: the metadata files the new
+      // metadata no longer lists (write.metadata.delete-after-commit.enabled) are deleted.
+      CatalogUtil.deleteRemovedMetadataFiles(delegate.io(), base, metadata);
       Metrics.counter(RECONCILED_METRIC).increment();
       LOG.warn(
           "Table {}: the catalog reported a commit refused ({}), but its snapshots {} are on the"
@@ -82,7 +88,7 @@ final class LandedCommitCheck implements TableOperations {
   private static Set<Long> addedSnapshots(TableMetadata base, TableMetadata metadata) {
     Set<Long> added = new HashSet<>();
     for (Snapshot snapshot : metadata.snapshots()) {
-      if (base == null || base.snapshot(snapshot.snapshotId()) == null) {
+      if (base.snapshot(snapshot.snapshotId()) == null) {
         added.add(snapshot.snapshotId());
       }
     }

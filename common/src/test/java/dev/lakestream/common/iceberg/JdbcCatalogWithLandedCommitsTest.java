@@ -2,6 +2,7 @@ package dev.lakestream.common.iceberg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakestream.testkit.CommitsThrough;
 import dev.lakestream.testkit.LostReplyJdbcDriver;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.DeleteFile;
@@ -81,11 +83,15 @@ class JdbcCatalogWithLandedCommitsTest {
   }
 
   @Test
-  void theAppsLoadTheJdbcCatalogThatChecksForLandedCommits() {
+  void theAppsLoadTheJdbcCatalogThatChecksForLandedCommits() throws Exception {
     assertThat(catalog).isInstanceOf(JdbcCatalogWithLandedCommits.class);
     Catalog byType = CatalogLoader.load(
         "lake", Map.of("type", "jdbc", "uri", database, "warehouse", dir.toString()));
-    assertThat(byType).isInstanceOf(JdbcCatalogWithLandedCommits.class);
+    try {
+      assertThat(byType).isInstanceOf(JdbcCatalogWithLandedCommits.class);
+    } finally {
+      ((AutoCloseable) byType).close();
+    }
   }
 
   @Test
@@ -132,6 +138,8 @@ class JdbcCatalogWithLandedCommitsTest {
 
   @Test
   void aTransactionWhoseReplyIsLostIsOnTheTableOnce() throws IOException {
+    double before = reconciled();
+    int lostBefore = LostReplyJdbcDriver.lost(database);
     LostReplyJdbcDriver.loseNext(database, 1);
 
     Transaction transaction = table.newTransaction();
@@ -144,15 +152,26 @@ class JdbcCatalogWithLandedCommitsTest {
     assertThat(read.properties()).containsEntry("lakestream.test", "1");
     assertThat(plannedFiles(read)).containsExactly(path("a"), path("b"));
     assertEveryManifestListExists(read);
+    assertThat(LostReplyJdbcDriver.lost(database) - lostBefore).isEqualTo(1);
+    assertThat(reconciled() - before).as("taken as committed at the refusal").isEqualTo(1.0);
   }
 
   @Test
   void aCommitThatLostTheRaceIsStillCommittedAgainOnTopOfTheOther() throws IOException {
     double before = reconciled();
-    Table stale = catalog.loadTable(ID);
-    table.newFastAppend().appendFile(dataFile("b")).commit();
+    AtomicInteger attempts = new AtomicInteger();
+    // Another writer commits between this append's reading of the table and its commit: the
+    // catalog refuses the commit, which did not land, and Iceberg commits it again on top.
+    Table racing = CommitsThrough.table(catalog.loadTable(ID), (ops, base, metadata) -> {
+      if (attempts.incrementAndGet() == 1) {
+        catalog.loadTable(ID).newFastAppend().appendFile(dataFile("b")).commit();
+      }
+      ops.commit(base, metadata);
+    });
 
-    stale.newFastAppend().appendFile(dataFile("c")).commit();
+    racing.newFastAppend().appendFile(dataFile("c")).commit();
+
+    assertThat(attempts).as("refused once, then committed").hasValue(2);
 
     Table read = catalog.loadTable(ID);
     assertThat(read.snapshots()).hasSize(3);
