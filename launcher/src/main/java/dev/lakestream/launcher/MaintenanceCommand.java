@@ -26,7 +26,8 @@ import picocli.CommandLine.Option;
  *       data file but one with {@code --all}; sync mirrors the result on main;
  *   <li>{@code expire-snapshots --table T}: expires snapshots of both branches by their retention;
  *   <li>{@code remove-orphan-files --table T [--older-than-ms MS]}: removes unreferenced files
- *       older than the safety age ({@code sync.maintenance.orphans.min-age-ms} unless given).
+ *       older than the safety age ({@code sync.maintenance.orphans.min-age-ms} unless given; a
+ *       given age must be longer than {@code lakestream.max.stall.ms}, as the setting must).
  * </ul>
  */
 final class MaintenanceCommand {
@@ -99,7 +100,8 @@ final class MaintenanceCommand {
     @Option(
         names = "--older-than-ms",
         paramLabel = "MS",
-        description = "only files older than this (default: sync.maintenance.orphans.min-age-ms)")
+        description = "only files older than this, longer than lakestream.max.stall.ms"
+            + " (default: sync.maintenance.orphans.min-age-ms)")
     Long olderThanMs;
 
     RemoveOrphanFiles(PrintStream out, Map<String, String> env) {
@@ -172,6 +174,15 @@ final class MaintenanceCommand {
               r.durationMs());
         }
         case "remove-orphan-files" -> {
+          if (olderThanMs != null && olderThanMs <= maintenance.maxStallMs()) {
+            // A batch or a sync cycle may wait that long for its commit, its files referenced by
+            // no snapshot until then: removing them would lose the batch or break main.
+            out.println("--older-than-ms (" + olderThanMs + ") must be longer than "
+                + PipelineConfig.MAX_STALL_MS + " (" + maintenance.maxStallMs() + "): files"
+                + " written that recently may belong to a batch or a sync cycle that has not"
+                + " committed yet");
+            return 2;
+          }
           long olderThan = now - (olderThanMs != null ? olderThanMs : maintenance.orphanMinAgeMs());
           OrphanFiles.Result r = OrphanFiles.remove(t, olderThan);
           r.removedFiles().forEach(f -> out.println("removed " + f));

@@ -12,6 +12,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
@@ -63,7 +65,7 @@ class MaintenanceCommandTest {
       Path orphan = Path.of(
           pipeline.table(table).location(), "data", "orphan-" + System.nanoTime() + ".parquet");
       Files.writeString(orphan, "never committed");
-      Run orphans = run(
+      Run tooYoung = run(
           "remove-orphan-files",
           "--config",
           config.toString(),
@@ -71,6 +73,14 @@ class MaintenanceCommandTest {
           name,
           "--older-than-ms",
           "0");
+      assertThat(tooYoung.code).as(tooYoung.out).isEqualTo(2);
+      assertThat(tooYoung.out).contains("lakestream.max.stall.ms");
+      assertThat(orphan).exists();
+      // Older than the default safety age (a day more than the longest stall).
+      Files.setLastModifiedTime(
+          orphan,
+          FileTime.fromMillis(System.currentTimeMillis() - Duration.ofDays(9).toMillis()));
+      Run orphans = run("remove-orphan-files", "--config", config.toString(), "--table", name);
       assertThat(orphans.code).as(orphans.out).isZero();
       assertThat(orphans.out).contains("removed " + orphan, "1 orphans removed");
       assertThat(orphan).doesNotExist();

@@ -343,6 +343,64 @@ class SyncIsolationTest {
     }
   }
 
+  /**
+   * A cycle resumed after its converters' files were taken by orphan-file removal (it waited longer
+   * than their age): committed, main would reference a missing file, which no engine can read.
+   */
+  @Test
+  void aCycleWhoseVectorFilesAreGoneIsPlannedAgainNotCommitted() throws Exception {
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(A, 9);
+      pipeline.send(gen.snapshot(300));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      pipeline.send(gen.updates(40, false));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      Table table = pipeline.table(A);
+      Map<String, DeleteFile> dvs =
+          BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN));
+      assertThat(dvs).as("the updates left deletion vectors on main").isNotEmpty();
+      DeleteFile current = dvs.values().iterator().next();
+      String dataFile = current.referencedDataFile();
+      long mainBefore = table.snapshot(Branches.MAIN).snapshotId();
+      var plan = new CyclePlan(
+          A.schema() + "." + A.name(),
+          "resumed",
+          mainBefore,
+          -1,
+          0,
+          List.of(),
+          List.of(),
+          List.of(),
+          List.of(dataFile),
+          1,
+          0,
+          false,
+          System.currentTimeMillis());
+      String gone = table.location() + "/data/gone-" + System.nanoTime() + ".puffin";
+      var currentJson = DeleteFileJson.of(current, table.specs());
+      var newDv = ((ObjectNode) currentJson.json()).deepCopy().put("file-path", gone);
+      var result = new ConvertResult(
+          plan.table(),
+          plan.cycleId(),
+          dataFile,
+          new DeleteFileJson(newDv),
+          List.of(currentJson),
+          1,
+          0,
+          0);
+
+      var outcome = MainCommitter.commit(
+          pipeline.table(A), plan, List.of(result), System.currentTimeMillis());
+
+      assertThat(outcome).isEqualTo(new MainCommitter.FilesGone(List.of(gone)));
+      assertThat(pipeline.table(A).snapshot(Branches.MAIN).snapshotId()).isEqualTo(mainBefore);
+      assertThat(pipeline.mainDiffersFromModel(A)).isNull();
+      assertThat(pipeline.verify(A).passed()).isTrue();
+    }
+  }
+
   private static ConvertResult result(CyclePlan plan, String dataFile, JsonNode dv, int keys) {
     return new ConvertResult(
         plan.table(), plan.cycleId(), dataFile, new DeleteFileJson(dv), List.of(), keys, 0, 0);

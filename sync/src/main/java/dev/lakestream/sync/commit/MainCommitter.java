@@ -37,7 +37,7 @@ import org.apache.iceberg.exceptions.ValidationException;
 public final class MainCommitter {
 
   /** How a commit attempt ended. */
-  public sealed interface Outcome permits Committed, AlreadyCommitted, MainMoved {}
+  public sealed interface Outcome permits Committed, AlreadyCommitted, MainMoved, FilesGone {}
 
   /** The cycle is on main now. */
   public record Committed(MainCommitted event) implements Outcome {}
@@ -47,6 +47,13 @@ public final class MainCommitter {
 
   /** Main is not where the cycle was planned from: plan again. */
   public record MainMoved(long expected, long found) implements Outcome {}
+
+  /**
+   * Deletion-vector files the cycle's converters wrote are gone (orphan-file removal took them
+   * while the cycle waited longer than their age): committed, main would reference missing files.
+   * Plan again.
+   */
+  public record FilesGone(List<String> missing) implements Outcome {}
 
   private MainCommitter() {}
 
@@ -83,6 +90,10 @@ public final class MainCommitter {
       }
     }
     plan.removeDvs().forEach(f -> removeDvs.add(f.decode(specs)));
+    List<String> missing = missing(table, addDvs);
+    if (!missing.isEmpty()) {
+      return new FilesGone(missing);
+    }
 
     boolean addsData = !plan.addDataFiles().isEmpty();
     boolean deletes = !addDvs.isEmpty() || !plan.removeDataFiles().isEmpty();
@@ -145,6 +156,18 @@ public final class MainCommitter {
         removeDvs.size(),
         keys,
         nowMs));
+  }
+
+  /**
+   * The files of {@code dvs} that are not in storage: one existence check per file (a cycle's
+   * vectors share a few files), the last read before main references them.
+   */
+  private static List<String> missing(Table table, List<DeleteFile> dvs) {
+    return dvs.stream()
+        .map(DeleteFile::location)
+        .distinct()
+        .filter(location -> !table.io().newInputFile(location).exists())
+        .toList();
   }
 
   /** The newest source commit time {@code snapshot} records, -1 when none. */

@@ -415,6 +415,16 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
           plan.cycleId(),
           moved.expected(),
           moved.found());
+    } else if (outcome instanceof MainCommitter.FilesGone gone) {
+      metrics.replans.increment();
+      LOG.warn(
+          "Cycle {} of {} was not committed: {} of the deletion-vector files its converters wrote"
+              + " are gone from storage (orphan-file removal, the cycle having waited longer than"
+              + " their age: {}); planning again",
+          plan.cycleId(),
+          plan.table(),
+          gone.missing().size(),
+          gone.missing());
     }
     startCycle(plan.table());
   }
