@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.Health;
 import dev.lakestream.common.event.ConvertResult;
 import dev.lakestream.common.event.CyclePlan;
+import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.SpillingSerde;
 import dev.lakestream.common.iceberg.BranchFiles;
@@ -32,6 +33,7 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -398,6 +400,62 @@ class SyncIsolationTest {
       assertThat(pipeline.table(A).snapshot(Branches.MAIN).snapshotId()).isEqualTo(mainBefore);
       assertThat(pipeline.mainDiffersFromModel(A)).isNull();
       assertThat(pipeline.verify(A).passed()).isTrue();
+    }
+  }
+
+  /**
+   * Sync stopped after its commit to main landed and before its Kafka transaction (the
+   * announcement with it) committed: the cycle, resumed, finds itself on main and announces that
+   * commit, read back from the snapshot, so a reader of main-commits misses none.
+   */
+  @Test
+  void aCycleFoundCommittedAlreadyIsAnnouncedAgain() throws Exception {
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic()))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(A, 10);
+      pipeline.send(gen.snapshot(300));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      pipeline.send(gen.updates(40, false));
+      pipeline.ingestCommit();
+      List<MainCommitted> announced = pipeline.sync();
+      assertThat(announced).hasSize(1);
+      MainCommitted first = announced.get(0);
+      assertThat(first.dvsAdded()).as("the updates converted").isPositive();
+      var resumed = new CyclePlan(
+          first.table(),
+          "resumed",
+          -1,
+          first.realtimeSnapshotId(),
+          first.maxSourceTsMs(),
+          List.of(),
+          List.of(),
+          List.of(),
+          List.of(),
+          1,
+          0,
+          false,
+          System.currentTimeMillis());
+
+      var outcome =
+          MainCommitter.commit(pipeline.table(A), resumed, List.of(), System.currentTimeMillis());
+
+      assertThat(outcome).isInstanceOf(MainCommitter.AlreadyCommitted.class);
+      MainCommitted again = ((MainCommitter.AlreadyCommitted) outcome).event();
+      Snapshot head = pipeline.table(A).snapshot(Branches.MAIN);
+      assertThat(again)
+          .as("the first announcement, but for the time: the snapshot's")
+          .isEqualTo(new MainCommitted(
+              first.table(),
+              first.mainSnapshotId(),
+              first.realtimeSnapshotId(),
+              first.maxSourceTsMs(),
+              first.dataFilesAdded(),
+              first.dataFilesRemoved(),
+              first.dvsAdded(),
+              first.dvsRemoved(),
+              first.keysConverted(),
+              head.timestampMillis()));
+      assertThat(head.snapshotId()).as("nothing committed again").isEqualTo(first.mainSnapshotId());
     }
   }
 

@@ -42,8 +42,12 @@ public final class MainCommitter {
   /** The cycle is on main now. */
   public record Committed(MainCommitted event) implements Outcome {}
 
-  /** An earlier attempt of the same cycle committed (the acknowledgement was lost in a crash). */
-  public record AlreadyCommitted(long mainSnapshotId) implements Outcome {}
+  /**
+   * An earlier attempt of the same cycle committed (the acknowledgement was lost in a crash, or a
+   * zombie of the task committed it and its announcement was aborted with its transaction): {@code
+   * event} announces that commit, read back from its snapshot.
+   */
+  public record AlreadyCommitted(MainCommitted event) implements Outcome {}
 
   /** Main is not where the cycle was planned from: plan again. */
   public record MainMoved(long expected, long found) implements Outcome {}
@@ -63,7 +67,7 @@ public final class MainCommitter {
     Snapshot main = table.snapshot(Branches.MAIN);
     Optional<Long> watermark = BranchFiles.watermark(table);
     if (watermark.isPresent() && watermark.get() == plan.targetRealtimeSnapshotId()) {
-      return new AlreadyCommitted(main.snapshotId());
+      return new AlreadyCommitted(announcement(table, plan));
     }
     if (main.snapshotId() != plan.baseMainSnapshotId()) {
       return new MainMoved(plan.baseMainSnapshotId(), main.snapshotId());
@@ -168,6 +172,37 @@ public final class MainCommitter {
         .distinct()
         .filter(location -> !table.io().newInputFile(location).exists())
         .toList();
+  }
+
+  /**
+   * The announcement of the commit on main that carries the watermark {@code plan} targets, read
+   * from its snapshot's summary (counts this pipeline did not record read as 0).
+   */
+  private static MainCommitted announcement(Table table, CyclePlan plan) {
+    Snapshot s = table.snapshot(Branches.MAIN);
+    while (s != null && s.summary().get(SummaryKeys.REALTIME_SNAPSHOT_ID) == null) {
+      s = BranchFiles.parent(table, s);
+    }
+    Map<String, String> summary = s == null ? Map.of() : s.summary();
+    return new MainCommitted(
+        plan.table(),
+        s == null ? table.snapshot(Branches.MAIN).snapshotId() : s.snapshotId(),
+        plan.targetRealtimeSnapshotId(),
+        plan.maxSourceTsMs(),
+        (int) count(summary, SummaryKeys.DATA_FILES_ADDED),
+        (int) count(summary, SummaryKeys.DATA_FILES_REMOVED),
+        (int) count(summary, SummaryKeys.DVS_ADDED),
+        (int) count(summary, SummaryKeys.DVS_REMOVED),
+        count(summary, SummaryKeys.KEYS_CONVERTED),
+        s == null ? table.snapshot(Branches.MAIN).timestampMillis() : s.timestampMillis());
+  }
+
+  private static long count(Map<String, String> summary, String key) {
+    try {
+      return Long.parseLong(summary.getOrDefault(key, "0"));
+    } catch (NumberFormatException e) {
+      return 0; // not this pipeline's value
+    }
   }
 
   /** The newest source commit time {@code snapshot} records, -1 when none. */

@@ -403,10 +403,14 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     } else if (outcome instanceof MainCommitter.AlreadyCommitted already) {
       guard.succeeded(plan.table());
       LOG.info(
-          "Cycle {} of {} was already committed as main snapshot {}",
+          "Cycle {} of {} was already committed as main snapshot {}; announced again (its"
+              + " announcement went with the attempt that committed it)",
           plan.cycleId(),
           plan.table(),
-          already.mainSnapshotId());
+          already.event().mainSnapshotId());
+      // A reader of the topic misses no commit of main; one that saw it already sees it twice.
+      context.forward(
+          new Record<String, Object>(plan.table(), already.event(), now), COMMITS_CHILD);
     } else if (outcome instanceof MainCommitter.MainMoved moved) {
       metrics.replans.increment();
       LOG.warn(
