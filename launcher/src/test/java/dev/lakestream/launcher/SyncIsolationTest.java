@@ -286,13 +286,7 @@ class SyncIsolationTest {
   @Test
   void forgedConvertResultsAreRefusedAndNothingOfThemIsCommitted() throws Exception {
     try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic()))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(A, 8);
-      pipeline.send(gen.snapshot(300));
-      pipeline.ingestCommit();
-      pipeline.sync();
-      pipeline.send(gen.updates(40, false));
-      pipeline.ingestCommit();
-      pipeline.sync();
+      rowsThenUpdates(pipeline, 8);
       Table table = pipeline.table(A);
       var specs = table.specs();
       var spec = table.spec();
@@ -352,13 +346,7 @@ class SyncIsolationTest {
   @Test
   void aCycleWhoseVectorFilesAreGoneIsPlannedAgainNotCommitted() throws Exception {
     try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic()))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(A, 9);
-      pipeline.send(gen.snapshot(300));
-      pipeline.ingestCommit();
-      pipeline.sync();
-      pipeline.send(gen.updates(40, false));
-      pipeline.ingestCommit();
-      pipeline.sync();
+      rowsThenUpdates(pipeline, 9);
       Table table = pipeline.table(A);
       Map<String, DeleteFile> dvs =
           BranchFiles.deletionVectors(table, table.snapshot(Branches.MAIN));
@@ -411,13 +399,7 @@ class SyncIsolationTest {
   @Test
   void aCycleFoundCommittedAlreadyIsAnnouncedAgain() throws Exception {
     try (PipelineDriver pipeline = new PipelineDriver(List.of(A.topic()))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(A, 10);
-      pipeline.send(gen.snapshot(300));
-      pipeline.ingestCommit();
-      pipeline.sync();
-      pipeline.send(gen.updates(40, false));
-      pipeline.ingestCommit();
-      List<MainCommitted> announced = pipeline.sync();
+      List<MainCommitted> announced = rowsThenUpdates(pipeline, 10);
       assertThat(announced).hasSize(1);
       MainCommitted first = announced.get(0);
       assertThat(first.dvsAdded()).as("the updates converted").isPositive();
@@ -457,6 +439,21 @@ class SyncIsolationTest {
               head.timestampMillis()));
       assertThat(head.snapshotId()).as("nothing committed again").isEqualTo(first.mainSnapshotId());
     }
+  }
+
+  /**
+   * Table A's 300 rows, then 40 updates of them, each synced: main holds deletion vectors. Returns
+   * the second cycle's announcements.
+   */
+  private static List<MainCommitted> rowsThenUpdates(PipelineDriver pipeline, long seed)
+      throws Exception {
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(A, seed);
+    pipeline.send(gen.snapshot(300));
+    pipeline.ingestCommit();
+    pipeline.sync();
+    pipeline.send(gen.updates(40, false));
+    pipeline.ingestCommit();
+    return pipeline.sync();
   }
 
   private static ConvertResult result(CyclePlan plan, String dataFile, JsonNode dv, int keys) {

@@ -120,7 +120,8 @@ class JdbcCatalogWithLandedCommitsTest {
     // As sync commits to main: validated from the planned base against concurrent vectors.
     table
         .newRowDelta()
-        .addDeletes(deletionVector(table.currentSnapshot().addedDataFiles(table.io())))
+        .addDeletes(deletionVector(
+            table, table.currentSnapshot().addedDataFiles(table.io()).iterator().next()))
         .validateFromSnapshot(base)
         .validateNoConflictingDeleteFiles()
         .commit();
@@ -129,11 +130,7 @@ class JdbcCatalogWithLandedCommitsTest {
     assertThat(read.snapshots()).hasSize(2);
     assertThat(read.currentSnapshot().parentId()).isEqualTo(base);
     assertEveryManifestListExists(read);
-    List<Integer> deletesPerTask = new ArrayList<>();
-    try (CloseableIterable<FileScanTask> tasks = read.newScan().planFiles()) {
-      tasks.forEach(t -> deletesPerTask.add(t.deletes().size()));
-    }
-    assertThat(deletesPerTask).as("the one data file with its one vector").containsExactly(1);
+    assertThat(deletesPerTask(read)).as("the one data file with its one vector").containsExactly(1);
   }
 
   @Test
@@ -193,8 +190,8 @@ class JdbcCatalogWithLandedCommitsTest {
         .build();
   }
 
-  private DeleteFile deletionVector(Iterable<DataFile> added) {
-    DataFile target = added.iterator().next();
+  /** A deletion vector's entry of {@code target} (the Puffin file need not exist to be committed). */
+  static DeleteFile deletionVector(Table table, DataFile target) {
     return FileMetadata.deleteFileBuilder(PartitionSpec.unpartitioned())
         .ofPositionDeletes()
         .withFormat(FileFormat.PUFFIN)
@@ -207,6 +204,15 @@ class JdbcCatalogWithLandedCommitsTest {
         .build();
   }
 
+  /** How many deletes each planned task of {@code table} has. */
+  static List<Integer> deletesPerTask(Table table) throws IOException {
+    List<Integer> deletes = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      tasks.forEach(t -> deletes.add(t.deletes().size()));
+    }
+    return deletes;
+  }
+
   private static List<String> plannedFiles(Table table) throws IOException {
     List<String> files = new ArrayList<>();
     try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
@@ -216,7 +222,7 @@ class JdbcCatalogWithLandedCommitsTest {
     return files;
   }
 
-  private static void assertEveryManifestListExists(Table table) {
+  static void assertEveryManifestListExists(Table table) {
     for (Snapshot snapshot : table.snapshots()) {
       assertThat(table.io().newInputFile(snapshot.manifestListLocation()).exists())
           .as("manifest list of snapshot %s", snapshot.snapshotId())

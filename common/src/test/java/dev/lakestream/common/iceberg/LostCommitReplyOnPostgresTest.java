@@ -4,27 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.testkit.ReplyCuttingProxy;
-import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.DeleteFile;
-import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.FileMetadata;
-import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -81,7 +72,7 @@ class LostCommitReplyOnPostgresTest {
         proxy.cutNextUpdateReplies(1);
         table
             .newRowDelta()
-            .addDeletes(deletionVector(table, data))
+            .addDeletes(JdbcCatalogWithLandedCommitsTest.deletionVector(table, data))
             .validateFromSnapshot(base)
             .validateNoConflictingDeleteFiles()
             .commit();
@@ -92,36 +83,13 @@ class LostCommitReplyOnPostgresTest {
         Table read = catalog.loadTable(ID);
         assertThat(read.snapshots()).hasSize(2);
         assertThat(read.currentSnapshot().parentId()).isEqualTo(base);
-        for (Snapshot snapshot : read.snapshots()) {
-          assertThat(read.io().newInputFile(snapshot.manifestListLocation()).exists())
-              .as("manifest list of snapshot %s", snapshot.snapshotId())
-              .isTrue();
-        }
-        assertThat(deletesPerTask(read)).as("the data file with its one vector").containsExactly(1);
+        JdbcCatalogWithLandedCommitsTest.assertEveryManifestListExists(read);
+        assertThat(JdbcCatalogWithLandedCommitsTest.deletesPerTask(read))
+            .as("the data file with its one vector")
+            .containsExactly(1);
       } finally {
         ((AutoCloseable) catalog).close();
       }
     }
-  }
-
-  private static DeleteFile deletionVector(Table table, DataFile target) {
-    return FileMetadata.deleteFileBuilder(PartitionSpec.unpartitioned())
-        .ofPositionDeletes()
-        .withFormat(FileFormat.PUFFIN)
-        .withPath(table.location() + "/data/dv.puffin")
-        .withFileSizeInBytes(60)
-        .withRecordCount(1)
-        .withReferencedDataFile(target.location())
-        .withContentOffset(4)
-        .withContentSizeInBytes(40)
-        .build();
-  }
-
-  private static List<Integer> deletesPerTask(Table table) throws IOException {
-    List<Integer> deletes = new ArrayList<>();
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
-      tasks.forEach(t -> deletes.add(t.deletes().size()));
-    }
-    return deletes;
   }
 }
