@@ -367,7 +367,7 @@ class SyncIsolationTest {
           1,
           0,
           false,
-          System.currentTimeMillis());
+          System.currentTimeMillis() - Duration.ofDays(8).toMillis()); // resumed a week later
       String gone = table.location() + "/data/gone-" + System.nanoTime() + ".puffin";
       var currentJson = DeleteFileJson.of(current, table.specs());
       var newDv = ((ObjectNode) currentJson.json()).deepCopy().put("file-path", gone);

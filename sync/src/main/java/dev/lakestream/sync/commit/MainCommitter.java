@@ -59,6 +59,15 @@ public final class MainCommitter {
    */
   public record FilesGone(List<String> missing) implements Outcome {}
 
+  /**
+   * A cycle planned this long ago or longer has its deletion-vector files checked before it
+   * commits. Its converters write them after it is planned, and orphan-file removal takes only
+   * files older than its age (days; Spark's procedure refuses less than a day), so a younger
+   * cycle's files cannot be gone, and a cycle takes seconds: the check costs a request per file only
+   * for a cycle resumed after a long stop.
+   */
+  static final long CHECK_FILES_AFTER_MS = 10 * 60_000L;
+
   private MainCommitter() {}
 
   public static Outcome commit(
@@ -94,9 +103,11 @@ public final class MainCommitter {
       }
     }
     plan.removeDvs().forEach(f -> removeDvs.add(f.decode(specs)));
-    List<String> missing = missing(table, addDvs);
-    if (!missing.isEmpty()) {
-      return new FilesGone(missing);
+    if (nowMs - plan.plannedAtMs() >= CHECK_FILES_AFTER_MS) {
+      List<String> missing = missing(table, addDvs);
+      if (!missing.isEmpty()) {
+        return new FilesGone(missing);
+      }
     }
 
     boolean addsData = !plan.addDataFiles().isEmpty();

@@ -408,7 +408,8 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
           plan.cycleId(),
           plan.table(),
           already.event().mainSnapshotId());
-      // A reader of the topic misses no commit of main; one that saw it already sees it twice.
+      // Its announcement went with the transaction that did not commit (a reader that saw it
+      // anyway, under at-least-once, sees it twice).
       context.forward(
           new Record<String, Object>(plan.table(), already.event(), now), COMMITS_CHILD);
     } else if (outcome instanceof MainCommitter.MainMoved moved) {
@@ -420,15 +421,18 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
           moved.expected(),
           moved.found());
     } else if (outcome instanceof MainCommitter.FilesGone gone) {
-      metrics.replans.increment();
-      LOG.warn(
-          "Cycle {} of {} was not committed: {} of the deletion-vector files its converters wrote"
-              + " are gone from storage (orphan-file removal, the cycle having waited longer than"
-              + " their age: {}); planning again",
-          plan.cycleId(),
+      // Parked (reported, planned again after the backoff) rather than planned again at once: a
+      // store that says a file just written is not there would otherwise convert the cycle again
+      // and again, unseen.
+      guard.failed(
           plan.table(),
-          gone.missing().size(),
-          gone.missing());
+          "cycle " + plan.cycleId() + " was not committed: " + gone.missing().size()
+              + " of the deletion-vector files its converters wrote are gone from storage"
+              + " (orphan-file removal, the cycle having waited longer than their age?): "
+              + gone.missing(),
+          null,
+          now);
+      return;
     }
     startCycle(plan.table());
   }
