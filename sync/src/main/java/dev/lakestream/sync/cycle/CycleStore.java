@@ -20,7 +20,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * each, the results and key-index answers gathered for it (in state stores, so a restart resumes
  * them), and what is kept in memory to spare store reads: the plan, its task files as a set, the
  * count of results, when the cycle last progressed. The memory is rebuilt from the stores on
- * demand; a task initialized again starts with none.
+ * demand; a task initialized again starts with none. How long a cycle has gone without progress
+ * is also stored, each time it is asked (the backstop's check, every few seconds), as the table's
+ * value in {@link #TABLES} (negative), so a cycle whose results are lost times out even when its
+ * task is initialized again more often than the timeout, while time the app was down does not
+ * count.
  *
  * <p>Store keys: tables by name; plans by table; results {@code table\0cycle\0data file}; index
  * tasks the same; index answers {@code table\0cycle\0partition}.
@@ -45,6 +49,8 @@ final class CycleStore {
   private final Map<String, Integer> resultCounts = new HashMap<>();
   private final Map<String, TaskFiles> taskFiles = new HashMap<>();
   private final Map<String, Long> progressAt = new HashMap<>();
+  /** The idle time last stored per table (0: progress stored since). */
+  private final Map<String, Long> idleStored = new HashMap<>();
 
   CycleStore(ProcessorContext<?, ?> context, boolean index) {
     this.inFlight = context.getStateStore(CYCLES);
@@ -95,7 +101,7 @@ final class CycleStore {
   void keep(CyclePlan plan, long nowMs) {
     inFlight.put(plan.table(), plan);
     plans.put(plan.table(), plan);
-    progressAt.put(plan.table(), nowMs);
+    progressed(plan.table(), nowMs);
   }
 
   /** The cycle's tasks are out: no result has come back yet. */
@@ -103,9 +109,43 @@ final class CycleStore {
     resultCounts.put(plan.table(), 0);
   }
 
-  /** How long the table's cycle in flight has made no progress; after a restart, from the first ask. */
+  /**
+   * How long the table's cycle in flight has made no progress while this app ran: after a task is
+   * initialized again, the idle time stored at the last ask carries on; the time between is not
+   * counted.
+   */
   long idleMs(String table, long nowMs) {
-    return nowMs - progressAt.computeIfAbsent(table, t -> nowMs);
+    long idle = nowMs
+        - progressAt.computeIfAbsent(table, t -> {
+          long stored = storedIdle(t);
+          idleStored.put(t, stored);
+          return nowMs - stored;
+        });
+    Long stored = idleStored.get(table);
+    if (stored == null || idle > stored) {
+      known.put(table, -1 - idle);
+      idleStored.put(table, idle);
+    }
+    return idle;
+  }
+
+  /**
+   * The idle time stored for {@code table}: its value in {@link #TABLES} is, negative, {@code -1 -
+   * idle}; when the table became known otherwise (and in what an older version stored), 0.
+   */
+  private long storedIdle(String table) {
+    Long value = known.get(table);
+    return value == null || value >= 0 ? 0 : -1 - value;
+  }
+
+  /** The table's cycle progressed at {@code nowMs}: in memory, and in the store if idle time is. */
+  private void progressed(String table, long nowMs) {
+    progressAt.put(table, nowMs);
+    Long stored = idleStored.get(table);
+    if (stored == null || stored != 0) {
+      known.put(table, -1L); // still known; no idle time
+      idleStored.put(table, 0L);
+    }
   }
 
   /** Whether the cycle sent out a task for {@code dataFile}. */
@@ -120,7 +160,7 @@ final class CycleStore {
 
   /** Keeps {@code result} of the cycle in flight; the number of results the cycle has now. */
   int addResult(CyclePlan plan, ConvertResult result, long nowMs) {
-    progressAt.put(plan.table(), nowMs);
+    progressed(plan.table(), nowMs);
     String key = key(plan, result.dataFilePath());
     boolean fresh = results.get(key) == null;
     Integer counted = resultCounts.get(plan.table());
@@ -218,6 +258,7 @@ final class CycleStore {
     resultCounts.remove(table);
     taskFiles.remove(table);
     progressAt.remove(table);
+    idleStored.remove(table);
   }
 
   private int countResults(CyclePlan plan) {
