@@ -55,7 +55,7 @@ public final class MainCommitter {
   /**
    * Deletion-vector files the cycle's converters wrote are gone (orphan-file removal took them
    * while the cycle waited longer than their age): committed, main would reference missing files.
-   * Plan again.
+   * Not committed; the coordinator parks the table and plans it again after the backoff.
    */
   public record FilesGone(List<String> missing) implements Outcome {}
 
