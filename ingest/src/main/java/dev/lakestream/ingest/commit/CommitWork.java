@@ -91,6 +91,7 @@ final class CommitWork {
   private final RealtimeMetrics metrics;
   private final Health health;
   private final SourceTopicIds topicIds;
+  private final Map<String, Long> committedSequence;
   private final long startMs;
   private final long startNanos;
   private final List<Settled> settled = new ArrayList<>();
@@ -102,19 +103,25 @@ final class CommitWork {
   private int commits;
   private long rows;
 
-  /** A run begun at {@code startMs}, on the clock of the committer's stream thread. */
+  /**
+   * A run begun at {@code startMs}, on the clock of the committer's stream thread. {@code
+   * committedSequence}: per table, a sequence number the committer's last commit to realtime
+   * reached (kept across runs, updated here).
+   */
   CommitWork(
       IngestConfig config,
       TableManager tables,
       RealtimeMetrics metrics,
       Health health,
       SourceTopicIds topicIds,
+      Map<String, Long> committedSequence,
       long startMs) {
     this.config = config;
     this.tables = tables;
     this.metrics = metrics;
     this.health = health;
     this.topicIds = topicIds;
+    this.committedSequence = committedSequence;
     this.startMs = startMs;
     this.startNanos = System.nanoTime();
   }
@@ -441,6 +448,40 @@ final class CommitWork {
     }
   }
 
+  /**
+   * Realtime's head, read again while it is older than this committer's last commit to it. The
+   * table is shared with the stream threads, which refresh it, and Iceberg's refresh puts what it
+   * read into the table whether or not it is newer: one that read the table's pointer before that
+   * commit and ended after it sets the table back. A round built on that head would record the
+   * offsets and truncate position of before the commit (a commit that adds no file, a truncate
+   * that removed nothing, passes the round's validation), and lose the commit's.
+   */
+  static Snapshot notOlderThanOurs(
+      Map<String, Long> committedSequence, String tableName, Table table) {
+    Long ours = committedSequence.get(tableName);
+    Snapshot head = table.snapshot(Branches.REALTIME);
+    for (int read = 1; ours != null && older(head, ours) && read <= 3; read++) {
+      table.refresh();
+      head = table.snapshot(Branches.REALTIME);
+    }
+    if (ours != null && older(head, ours)) {
+      // Set back on purpose (an operator moved the branch): taken as it is.
+      LOG.warn(
+          "{} {} is at sequence number {}, before this committer's last commit to it ({}): set"
+              + " back since; committing on it as it is",
+          tableName,
+          Branches.REALTIME,
+          head == null ? "(none)" : head.sequenceNumber(),
+          ours);
+      committedSequence.remove(tableName);
+    }
+    return head;
+  }
+
+  private static boolean older(Snapshot head, long sequence) {
+    return head == null || head.sequenceNumber() < sequence;
+  }
+
   /** The commit of a round lost to another writer's: attempted again from the branch as it is now. */
   private static final class Conflict extends RuntimeException {
     Conflict(ValidationException cause) {
@@ -458,7 +499,7 @@ final class CommitWork {
     // One snapshot for both the offsets and the commit's validation: the table is shared with
     // other threads, which refresh it, and offsets older than the validation's base would let a
     // batch another writer committed in between be committed again.
-    Snapshot base = table.snapshot(Branches.REALTIME);
+    Snapshot base = notOlderThanOurs(committedSequence, tableName, table);
     SourceOffsets committed = SourceOffsets.at(table, base);
     SourceOffsets next = committed;
     List<FilesWritten> fresh = new ArrayList<>();
@@ -504,6 +545,8 @@ final class CommitWork {
       throw new Conflict(e);
     }
     long committedAt = nowMs();
+    // The commit's snapshot came after the base (Iceberg commits on the newest head).
+    committedSequence.merge(tableName, base == null ? 1 : base.sequenceNumber() + 1, Math::max);
     delta.obsolete.forEach(path -> table.io().deleteFile(path));
     fresh.forEach(batch -> settled.add(new Settled(batch)));
     for (FilesWritten batch : fresh) {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -94,6 +95,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, FilesWritten> pending;
   private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
+  /** Per table, a sequence number this committer's last commit to realtime reached (CommitWork). */
+  private final Map<String, Long> committedSequence = new ConcurrentHashMap<>();
   /** The tables warned of as missing, until a commit finds them. */
   private final Set<String> warnedMissing = new HashSet<>();
 
@@ -187,7 +190,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     pendingPerTable.clear();
     nextCommitAtMs = now + config.commitIntervalMs();
-    CommitWork work = new CommitWork(config, tables, metrics, health, topicIds, now);
+    CommitWork work =
+        new CommitWork(config, tables, metrics, health, topicIds, committedSequence, now);
     if (!config.commitAsync()) {
       apply(work.run(batches));
       return;

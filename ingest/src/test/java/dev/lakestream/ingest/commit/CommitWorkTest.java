@@ -4,16 +4,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.ingest.buffer.SourceNames;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
 import org.junit.jupiter.api.Test;
 
 /**
  * Whether a TRUNCATE read before its table existed may be applied to the table made since: only to
  * one ingest made (an empty first snapshot where realtime starts), not to one another hand made.
+ * And which head of realtime a round is built on when another thread set the shared table back.
  */
 class CommitWorkTest {
 
@@ -66,6 +77,106 @@ class CommitWorkTest {
           .createBranch(Branches.REALTIME, table.currentSnapshot().snapshotId())
           .commit();
       assertThat(CommitWork.madeByAnotherHand(table, SOURCE)).contains("with 10 rows");
+    }
+  }
+
+  /**
+   * The table is shared with the stream threads: one whose refresh read the table's pointer before
+   * the committer's last commit and ended after it sets the table back. The committer's next round
+   * is built on realtime as its last commit left it, not on the older head, whose summary lacks
+   * that commit's offsets and truncate position (a truncate that removed nothing adds no file, so
+   * the round's validation would not notice).
+   */
+  @Test
+  void aRoundIsBuiltOnTheHeadTheCommitterLeftThoughAnotherThreadSetTheSharedTableBack()
+      throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table made = asIngestMakesIt(warehouse);
+      SetBack ops = new SetBack(((HasTableOperations) made).operations());
+      Table shared = new BaseTable(ops, made.name());
+      TableMetadata beforeCommit = ops.current();
+      shared
+          .newRowDelta()
+          .toBranch(Branches.REALTIME)
+          .set(SummaryKeys.TRUNCATED_AT, "00000000000000ff")
+          .commit();
+      Snapshot committed = shared.snapshot(Branches.REALTIME);
+      Map<String, Long> ours = new HashMap<>();
+      ours.put("t.items", committed.sequenceNumber());
+
+      ops.setBack(beforeCommit);
+      assertThat(shared.snapshot(Branches.REALTIME).snapshotId())
+          .as("the shared table set back")
+          .isNotEqualTo(committed.snapshotId());
+
+      Snapshot base = CommitWork.notOlderThanOurs(ours, "t.items", shared);
+
+      assertThat(base.snapshotId()).isEqualTo(committed.snapshotId());
+      assertThat(base.summary()).containsEntry(SummaryKeys.TRUNCATED_AT, "00000000000000ff");
+      assertThat(ours).containsEntry("t.items", committed.sequenceNumber());
+    }
+  }
+
+  /** Realtime set back on purpose (an operator moved the branch): taken as it is, not waited for. */
+  @Test
+  void realtimeSetBackOnPurposeIsTakenAsItIs() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = asIngestMakesIt(warehouse);
+      long first = table.snapshot(Branches.REALTIME).snapshotId();
+      table.newRowDelta().toBranch(Branches.REALTIME).commit();
+      Map<String, Long> ours = new HashMap<>();
+      ours.put("t.items", table.snapshot(Branches.REALTIME).sequenceNumber());
+      table.manageSnapshots().replaceBranch(Branches.REALTIME, first).commit();
+
+      Snapshot base = CommitWork.notOlderThanOurs(ours, "t.items", table);
+
+      assertThat(base.snapshotId()).isEqualTo(first);
+      assertThat(ours).as("forgotten: the next commit sets it anew").doesNotContainKey("t.items");
+    }
+  }
+
+  /** A table's operations whose current metadata a test sets back, as a late refresh does. */
+  private static final class SetBack implements TableOperations {
+    private final TableOperations ops;
+    private TableMetadata setBack;
+
+    SetBack(TableOperations ops) {
+      this.ops = ops;
+    }
+
+    void setBack(TableMetadata metadata) {
+      setBack = metadata;
+    }
+
+    @Override
+    public TableMetadata current() {
+      return setBack != null ? setBack : ops.current();
+    }
+
+    @Override
+    public TableMetadata refresh() {
+      setBack = null;
+      return ops.refresh();
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata metadata) {
+      ops.commit(base, metadata);
+    }
+
+    @Override
+    public FileIO io() {
+      return ops.io();
+    }
+
+    @Override
+    public String metadataFileLocation(String fileName) {
+      return ops.metadataFileLocation(fileName);
+    }
+
+    @Override
+    public LocationProvider locationProvider() {
+      return ops.locationProvider();
     }
   }
 
