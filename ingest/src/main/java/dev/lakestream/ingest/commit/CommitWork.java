@@ -23,6 +23,7 @@ import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.events.CreateSnapshotEvent;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
@@ -105,8 +106,8 @@ final class CommitWork {
 
   /**
    * A run begun at {@code startMs}, on the clock of the committer's stream thread. {@code
-   * committedSequence}: per table, a sequence number the committer's last commit to realtime
-   * reached (kept across runs, updated here).
+   * committedSequence}: per table UUID, the sequence number of the committer's last commit to its
+   * realtime (kept across runs, updated here).
    */
   CommitWork(
       IngestConfig config,
@@ -458,7 +459,8 @@ final class CommitWork {
    */
   static Snapshot notOlderThanOurs(
       Map<String, Long> committedSequence, String tableName, Table table) {
-    Long ours = committedSequence.get(tableName);
+    String key = table.uuid().toString(); // a table made again starts its numbers again
+    Long ours = committedSequence.get(key);
     Snapshot head = table.snapshot(Branches.REALTIME);
     for (int read = 1; ours != null && older(head, ours) && read <= 3; read++) {
       table.refresh();
@@ -473,9 +475,21 @@ final class CommitWork {
           Branches.REALTIME,
           head == null ? "(none)" : head.sequenceNumber(),
           ours);
-      committedSequence.remove(tableName);
+      committedSequence.remove(key);
     }
     return head;
+  }
+
+  /**
+   * The sequence number of the snapshot {@code round} committed (Iceberg commits it on the newest
+   * head, which may be past {@code base}: a compaction in between); at least the one after {@code
+   * base} when Iceberg cannot tell.
+   */
+  private static long committedSequenceNumber(RoundDelta round, Snapshot base) {
+    long after = base == null ? 1 : base.sequenceNumber() + 1;
+    return round.delta.updateEvent() instanceof CreateSnapshotEvent event
+        ? Math.max(after, event.sequenceNumber())
+        : after;
   }
 
   private static boolean older(Snapshot head, long sequence) {
@@ -545,8 +559,8 @@ final class CommitWork {
       throw new Conflict(e);
     }
     long committedAt = nowMs();
-    // The commit's snapshot came after the base (Iceberg commits on the newest head).
-    committedSequence.merge(tableName, base == null ? 1 : base.sequenceNumber() + 1, Math::max);
+    committedSequence.merge(
+        table.uuid().toString(), committedSequenceNumber(delta, base), Math::max);
     delta.obsolete.forEach(path -> table.io().deleteFile(path));
     fresh.forEach(batch -> settled.add(new Settled(batch)));
     for (FilesWritten batch : fresh) {

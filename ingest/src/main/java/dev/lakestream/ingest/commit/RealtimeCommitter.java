@@ -95,7 +95,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private ProcessorContext<String, Object> context;
   private KeyValueStore<String, FilesWritten> pending;
   private final Map<String, Integer> pendingPerTable = new LinkedHashMap<>();
-  /** Per table, a sequence number this committer's last commit to realtime reached (CommitWork). */
+  /** Per table UUID, the sequence number of this committer's last commit to realtime (CommitWork). */
   private final Map<String, Long> committedSequence = new ConcurrentHashMap<>();
   /** The tables warned of as missing, until a commit finds them. */
   private final Set<String> warnedMissing = new HashSet<>();
