@@ -6,6 +6,7 @@ import dev.lakestream.common.debezium.SourceTable;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.ingest.buffer.SourceNames;
+import dev.lakestream.testkit.DelegatingTableOperations;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.HashMap;
@@ -17,8 +18,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -138,12 +137,11 @@ class CommitWorkTest {
   }
 
   /** A table's operations whose current metadata a test sets back, as a late refresh does. */
-  private static final class SetBack implements TableOperations {
-    private final TableOperations ops;
+  private static final class SetBack extends DelegatingTableOperations {
     private TableMetadata setBack;
 
     SetBack(TableOperations ops) {
-      this.ops = ops;
+      super(ops);
     }
 
     void setBack(TableMetadata metadata) {
@@ -159,26 +157,6 @@ class CommitWorkTest {
     public TableMetadata refresh() {
       setBack = null;
       return ops.refresh();
-    }
-
-    @Override
-    public void commit(TableMetadata base, TableMetadata metadata) {
-      ops.commit(base, metadata);
-    }
-
-    @Override
-    public FileIO io() {
-      return ops.io();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return ops.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-      return ops.locationProvider();
     }
   }
 

@@ -46,10 +46,7 @@ class CycleStoreTest {
   void aCycleWithoutResultsTimesOutThoughItsTaskIsInitializedAgainEveryFewMinutes() {
     long t0 = 1_000_000_000L;
     CyclePlan plan = plan(t0);
-    CycleStore store = new CycleStore(context, false);
-    store.know(TABLE, t0);
-    store.keep(plan, t0);
-    store.tasksSent(plan);
+    CycleStore store = inFlight(plan);
     store.addResult(plan, result(plan, "a.parquet"), t0);
 
     // No result comes back for the other files. The backstop asks every 10 s; the task is
@@ -78,10 +75,7 @@ class CycleStoreTest {
   void timeTheAppWasDownDoesNotCountAndAResultStartsTheClockAgain() {
     long t0 = 2_000_000_000L;
     CyclePlan plan = plan(t0);
-    CycleStore store = new CycleStore(context, false);
-    store.know(TABLE, t0);
-    store.keep(plan, t0);
-    store.tasksSent(plan);
+    CycleStore store = inFlight(plan);
     assertThat(store.idleMs(TABLE, t0 + 180_000)).isEqualTo(180_000);
 
     // Down for an hour.
@@ -99,6 +93,15 @@ class CycleStoreTest {
         .as("idle since the result, as last asked: the hour before it is gone")
         .isEqualTo(10_000);
     assertThat(third.isKnown(TABLE)).isTrue();
+  }
+
+  /** A task's store with {@code plan} in flight, its tasks sent at the time it was planned. */
+  private CycleStore inFlight(CyclePlan plan) {
+    CycleStore store = new CycleStore(context, false);
+    store.know(TABLE, plan.plannedAtMs());
+    store.keep(plan, plan.plannedAtMs());
+    store.tasksSent(plan);
+    return store;
   }
 
   private static CyclePlan plan(long plannedAtMs) {
