@@ -60,7 +60,9 @@ public final class IngestTopology {
       topology.addSource("changes", bytes, bytes, config.topicsPattern());
     }
     topology.addProcessor(
-        "change-buffer", () -> new ChangeBuffer(config, tables, meters, topicIds), "changes");
+        "change-buffer",
+        () -> new ChangeBuffer(config, tables, meters, health, topicIds),
+        "changes");
     // The open batches are on the heap, not in a store: a restarted task reads them again from the
     // source topics, from where the batch-starts store says each begins.
     topology.addStateStore(

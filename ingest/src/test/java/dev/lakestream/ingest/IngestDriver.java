@@ -58,6 +58,8 @@ final class IngestDriver implements AutoCloseable {
   final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   /** The source topics' IDs as the topology sees them (none unless a test sets them). */
   final Map<String, String> topicIds = new ConcurrentHashMap<>();
+  /** What the app's {@code /health} would report. */
+  final Health health = new Health();
 
   private final Catalog writerCatalog;
   private final Catalog readerCatalog;
@@ -96,7 +98,7 @@ final class IngestDriver implements AutoCloseable {
             config,
             new TableManager(writerCatalog),
             meters,
-            new Health(),
+            health,
             (topic, notBeforeMs) -> topicIds.get(topic)),
         props);
     for (String topic : topics) {

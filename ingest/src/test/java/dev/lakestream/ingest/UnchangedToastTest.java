@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
@@ -12,6 +13,7 @@ import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TestTable;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -148,6 +150,59 @@ class UnchangedToastTest {
       inserted.forEach(c -> expected.put(c.key(), c.after()));
       assertThat(TableComparison.differences(expected, ingest.realtimeRows(table)))
           .isNull();
+    }
+  }
+
+  /**
+   * The committer never gets a batch (its files-written event lost): the partition's next flush
+   * that must take values from realtime waits for it for good. After 5 minutes that wait is on
+   * {@code /health}, naming the partition and the offsets; dropping the table, the README's way on,
+   * lets the flush go to the new table, and the report ends.
+   */
+  @Test
+  void aFlushWaitingForABatchTheCommitterNeverGotIsReportedUntilItGoesOn() throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 13).keepingValues(1.0);
+      ingest.send(gen.snapshot(20), true);
+      ingest.flushAndCommit();
+      ingest.send(gen.snapshot(5), true);
+      ingest.flushOnly();
+      List<String> lost = new ArrayList<>();
+      try (var it = ingest.pendingBatches().all()) {
+        it.forEachRemaining(e -> lost.add(e.key));
+      }
+      assertThat(lost).as("the second batch, pending at the committer").hasSize(1);
+      lost.forEach(k -> ingest.pendingBatches().delete(k));
+
+      List<Change> updates = gen.updates(4, false);
+      ingest.sendToasted(updates, TOASTED);
+      String subject = "ingest partition " + table.topic() + "-0";
+      for (int i = 0; i < 8; i++) { // 4 minutes
+        ingest.advance(30_000);
+      }
+      assertThat(ingest.counter("lakestream.ingest.flushes.postponed")).isPositive();
+      assertThat(ingest.health.describe(0)).doesNotContain(subject);
+      for (int i = 0; i < 4; i++) { // 6 minutes
+        ingest.advance(30_000);
+      }
+      assertThat(ingest.health.status(0)).isEqualTo(Health.Status.DEGRADED);
+      assertThat(ingest.health.describe(0))
+          .contains(subject)
+          .contains("flushed up to offset 24")
+          .contains("records offset 19")
+          .contains("drop the table and snapshot it again");
+      assertThat(ingest.counter("lakestream.ingest.flushes.long.waits")).isEqualTo(1);
+      assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
+
+      ingest.dropTable(TableIdentifier.of(table.schema(), table.name()));
+      ingest.flushAndCommit();
+      ingest.flushAndCommit();
+      assertThat(ingest.health.status(0)).isEqualTo(Health.Status.UP);
+      assertThat(ingest.deadLetters.readRecordsToList())
+          .as("the updates, with no row on the new table to take their values from")
+          .hasSize(updates.size());
+      assertThat(ingest.counter("lakestream.ingest.flushes.long.waits")).isEqualTo(1);
     }
   }
 

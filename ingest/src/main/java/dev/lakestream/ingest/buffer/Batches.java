@@ -59,6 +59,8 @@ final class Batches {
     long bytes;
     /** While the flush waits for the partition's earlier batches, when to look again. */
     long retryAtMs;
+    /** When the flush first waited for the partition's earlier batches; -1 when it has not. */
+    long postponedSinceMs = -1;
     /** The batch's entries, by entry key, in the order their keys first came. */
     private final Map<String, BufferedChange> entries = new LinkedHashMap<>();
     /**

@@ -1,5 +1,6 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
@@ -91,6 +92,12 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   private static final Logger LOG = LoggerFactory.getLogger(ChangeBuffer.class);
   private static final long PROGRESS_EVERY_MS = 10_000;
+
+  /**
+   * A flush that has waited this long for its partition's earlier batches to reach realtime is
+   * reported on {@code /health} (the committer commits them within seconds when it can).
+   */
+  static final long FLUSH_WAIT_REPORTED_AFTER_MS = 5 * 60_000;
   /**
    * A batch whose records left out (dead-lettered, or dropped by the fence) between its added ones
    * make this many ranges is flushed: its {@link BatchStarts} entry, written with every record, stays
@@ -107,6 +114,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final UnavailableValues unavailable;
   private final BatchFlusher flusher;
   private final SourceTopicIds sourceTopicIds;
+  private final Health health;
+  /** The {@code /health} subjects of the partitions whose flush this task reported waiting. */
+  private final Set<String> reportedWaits = new HashSet<>();
   /** Per source partition: the highest offset the table (and its change log) already holds. */
   private final Map<String, Long> committedOffsets = new HashMap<>();
   /**
@@ -152,8 +162,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       IngestConfig config,
       TableManager tables,
       MeterRegistry meters,
+      Health health,
       SourceTopicIds sourceTopicIds) {
     this.config = config;
+    this.health = health;
     this.commitOnHandoff = config.pipeline().commitOnHandoff();
     this.sourceTopicIds = sourceTopicIds;
     this.tables = tables;
@@ -176,6 +188,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     this.starts = new BatchStarts(context.getStateStore(STARTS_STORE));
     // Kafka Streams initializes a processor again when it resumes or revives its task.
     closeReplay();
+    clearReportedWaits();
     committedOffsets.clear();
     topicIds.clear();
     lastConsumed.clear();
@@ -615,6 +628,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   @Override
   public void close() {
     closeReplay();
+    clearReportedWaits();
+  }
+
+  /** The waits this task reported end with it: its batches are read again where it starts next. */
+  private void clearReportedWaits() {
+    reportedWaits.forEach(health::clear);
+    reportedWaits.clear();
   }
 
   private static void clear(KeyValueStore<String, BufferedChange> store) {
@@ -682,6 +702,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (outcome instanceof BatchFlusher.Postponed postponed) {
       // The key's current row is on realtime only once the partition's earlier batches are.
       batch.retryAtMs = nowMs + tickMs;
+      if (batch.postponedSinceMs < 0) {
+        batch.postponedSinceMs = nowMs;
+      }
+      reportLongWait(batch, postponed, nowMs);
       LOG.debug(
           "Flush of {}-{} waits for its earlier batches on realtime (flushed up to offset {}, committed {})",
           batch.topic,
@@ -709,6 +733,38 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     batches.clear(batch, flushed.letters().isEmpty());
     ended(batch);
+  }
+
+  private static String waitSubject(Batches.Batch batch) {
+    return "ingest partition " + batch.topic + "-" + batch.partition;
+  }
+
+  /**
+   * Reports, once, a flush postponed for {@link #FLUSH_WAIT_REPORTED_AFTER_MS} or more: the
+   * partition's batches are stuck until the earlier batch is on realtime, and the open batch grows
+   * on the heap meanwhile.
+   */
+  private void reportLongWait(Batches.Batch batch, BatchFlusher.Postponed postponed, long nowMs) {
+    long waited = nowMs - batch.postponedSinceMs;
+    String subject = waitSubject(batch);
+    if (waited < FLUSH_WAIT_REPORTED_AFTER_MS || reportedWaits.contains(subject)) {
+      return;
+    }
+    reportedWaits.add(subject);
+    metrics.flushWaitsReported.increment();
+    String what = "the flush of " + batch.topic + "-" + batch.partition + "'s open batch ("
+        + batch.keys + " keys) has waited " + waited / 60_000 + " min for the partition's earlier"
+        + " batches to be committed to " + Branches.REALTIME + ": it has changes lacking unchanged"
+        + " TOAST values, which only the key's row on " + Branches.REALTIME + " has, and the"
+        + " partition was flushed up to offset " + postponed.lastFlushed() + " while "
+        + Branches.REALTIME + " records offset " + postponed.committed() + ". Either the realtime"
+        + " committer cannot commit (its log and /health say why), or the files-written event of"
+        + " the batch up to offset " + postponed.lastFlushed() + " was lost (dead-lettered as"
+        + " unreadable by realtime-commit): then its changes are not on the table, and the way on"
+        + " is to drop the table and snapshot it again (README, \"When main differs from the"
+        + " source\"). Until then the partition's changes stay in its open batch, on the heap";
+    LOG.error("Task {}: {}", context.taskId(), what);
+    health.problem(subject, what);
   }
 
   /**
@@ -756,6 +812,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * again, the next batch starts where reading goes on.
    */
   private void ended(Batches.Batch batch) {
+    String subject = waitSubject(batch);
+    if (reportedWaits.remove(subject)) {
+      health.clear(subject);
+      LOG.info(
+          "Task {}: the flush of {}-{} went through after waiting {} s for its earlier batches",
+          context.taskId(),
+          batch.topic,
+          batch.partition,
+          (context.currentSystemTimeMs() - batch.postponedSinceMs) / 1000);
+    }
     TopicPartition tp = new TopicPartition(batch.topic, batch.partition);
     if (replay != null && replay.reading(tp)) {
       starts.restartAt(batch.prefix(), replay.next(tp));

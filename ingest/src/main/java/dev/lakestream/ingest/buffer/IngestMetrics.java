@@ -38,6 +38,8 @@ final class IngestMetrics {
   final Counter previousRowBytes;
   /** Flushes held back until the partition's earlier batches were on realtime. */
   final Counter flushesPostponed;
+  /** Flushes reported on /health for waiting that long for the partition's earlier batches. */
+  final Counter flushWaitsReported;
   /** Batches flushed early because the task's open batches held more than the heap allows. */
   final Counter flushesForMemory;
   /** Changes of open batches read again from the source topics after a restart or rebalance. */
@@ -75,6 +77,7 @@ final class IngestMetrics {
     previousRowFiles = meters.counter("lakestream.ingest.previous.row.files.read");
     previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");
     flushesPostponed = meters.counter("lakestream.ingest.flushes.postponed");
+    flushWaitsReported = meters.counter("lakestream.ingest.flushes.long.waits");
     flushesForMemory = meters.counter("lakestream.ingest.flushes.buffer.full");
     replayed = meters.counter("lakestream.ingest.changes.read.again");
     deferred = meters.counter("lakestream.ingest.changes.deferred");
