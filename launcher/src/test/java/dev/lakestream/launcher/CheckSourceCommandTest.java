@@ -43,7 +43,8 @@ class CheckSourceCommandTest {
           .contains("OK       inventory.keyed_elsewhere: key [a] (message.key.columns)")
           .contains(
               "WARNING  inventory.documents: column(s) [body] can be stored out of line (TOAST)")
-          .contains("WARNING  inventory.series: column(s) [nums, amounts, flags, prices, names]"
+          // Ingest fills these; the arrays without a placeholder are reported on their own.
+          .contains("WARNING  inventory.series: column(s) [nums, names]"
               + " can be stored out of line (TOAST)")
           .contains("WARNING  inventory.series: column(s) [amounts numeric[], flags boolean[],"
               + " prices numeric(12,2)[]]: Debezium has no placeholder")

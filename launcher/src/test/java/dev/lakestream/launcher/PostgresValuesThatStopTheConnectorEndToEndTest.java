@@ -131,7 +131,7 @@ class PostgresValuesThatStopTheConnectorEndToEndTest {
       CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
       assertThat(check.output())
           .contains("BLOCKER  inventory.series: NOT NULL column(s) [xs double precision[]]:"
-              + " Debezium has no placeholder for an unchanged TOASTed value of these array types"
+              + " Debezium has no placeholder for an unchanged TOASTed value of these types"
               + " and makes it null")
           .contains("Having the connector reselect them does not help (the null is refused before"
               + " it runs). ALTER TABLE inventory.series REPLICA IDENTITY FULL\n")
