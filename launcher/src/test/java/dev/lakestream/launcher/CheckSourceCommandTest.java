@@ -90,14 +90,15 @@ class CheckSourceCommandTest {
   /**
    * Debezium's value modes other than the shipped connector's: decimals as doubles (a numeric or
    * money key then arrives as a double, which Iceberg takes as no key), times in milliseconds,
-   * binary values as text. The shipped settings report none of it.
+   * binary values as text, intervals as microseconds (months approximated). The shipped settings report none of it.
    */
   @Test
   void valueModesThatLoseDigitsOrChangeTypesAreReported() throws Exception {
     try (EmbeddedPostgres pg = EmbeddedPostgres.start()) {
       pg.execute(
           "CREATE SCHEMA inventory",
-          "CREATE TABLE inventory.priced (sku numeric(10,0) PRIMARY KEY, price money)",
+          "CREATE TABLE inventory.priced (sku numeric(10,0) PRIMARY KEY, price money,"
+              + " waited interval)",
           "CREATE TABLE inventory.billed (amount money PRIMARY KEY)");
       Run shipped = checkSource(pg, Map.of());
       assertThat(shipped.exit()).as(shipped.output()).isZero();
@@ -106,13 +107,18 @@ class CheckSourceCommandTest {
           // A numeric key is NOT NULL, and a NaN in it stops a connector sending decimals.
           .contains("WARNING  inventory.priced: NOT NULL numeric column(s) [sku]")
           .contains("ALTER TABLE inventory.priced ADD CHECK (sku <> 'NaN')")
-          .doesNotContain("decimal.handling.mode", "time.precision.mode", "binary.handling.mode");
+          .doesNotContain(
+              "decimal.handling.mode",
+              "time.precision.mode",
+              "binary.handling.mode",
+              "interval.handling.mode");
       Run modes = checkSource(
           pg,
           Map.of(
               "decimal.handling.mode", "double",
               "time.precision.mode", "connect",
-              "binary.handling.mode", "base64"));
+              "binary.handling.mode", "base64",
+              "interval.handling.mode", "numeric"));
       assertThat(modes.exit()).as(modes.output()).isEqualTo(1);
       assertThat(modes.output())
           .contains("WARNING  decimal.handling.mode: double: Debezium sends decimal (numeric,"
@@ -121,6 +127,9 @@ class CheckSourceCommandTest {
               + " milliseconds")
           .contains("INFO     binary.handling.mode: base64: Debezium sends binary values as base64"
               + " text")
+          .contains("WARNING  inventory.priced.waited: interval with the connector's"
+              + " interval.handling.mode=numeric (Debezium's default when it is not set): Debezium"
+              + " sends microseconds, counting a month as 30.4375 days")
           .contains("BLOCKER  inventory.priced: key column(s) [sku numeric(10,0)]")
           .contains("BLOCKER  inventory.billed: key column(s) [amount money]")
           .contains("a numeric or money key arrives as a double with the connector's"

@@ -1205,6 +1205,16 @@ public final class PostgresSourceCheck {
                   notNull),
               reselects,
               canReselect);
+          if ("interval".equals(rs.getString(2)) && !array && intervalsAsNumbers()) {
+            out.add(new Finding(
+                Level.WARNING,
+                table + "." + column,
+                type + " with the connector's interval.handling.mode=numeric (Debezium's default"
+                    + " when it is not set): Debezium sends microseconds, counting a month as"
+                    + " 30.4375 days, so '1 mon' and '30 days 10:30:00' reach the table as the same"
+                    + " number and the source's value cannot be told back. Set it to string (the"
+                    + " shipped connector does): the table then holds the ISO-8601 text"));
+          }
           if (toastable(
               rs.getString(2), rs.getInt(5), rs.getString(6).charAt(0), rs.getInt(7), array)) {
             if (array
@@ -1354,6 +1364,14 @@ public final class PostgresSourceCheck {
    */
   private static final Set<String> ARRAY_PLACEHOLDERS =
       Set.of("text", "varchar", "bpchar", "json", "jsonb", "bytea", "int4", "date", "int8", "uuid");
+
+  /** Whether a connector is given whose {@code interval.handling.mode} is not {@code string}. */
+  private boolean intervalsAsNumbers() {
+    return !connector.isEmpty()
+        && !"string"
+            .equalsIgnoreCase(
+                connector.getOrDefault("interval.handling.mode", "numeric").trim());
+  }
 
   /**
    * Types whose unchanged TOASTed value Debezium's PostgreSQL connector (3.6) sends as null: their
