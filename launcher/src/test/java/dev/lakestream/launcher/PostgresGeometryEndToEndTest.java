@@ -44,7 +44,8 @@ class PostgresGeometryEndToEndTest {
     statements.add("CREATE EXTENSION postgis");
     for (String table : tables) {
       statements.add("CREATE TABLE inventory." + table + " (id int PRIMARY KEY, small int,"
-          + " geom geometry(Polygon,4326), geog geography(Point,4326), bits varbit)");
+          + " geom geometry(Polygon,4326), geog geography(Point,4326), bits varbit,"
+          + " few_bits varbit(8))");
       // Out of line whenever the value is over about 2 kB, uncompressed: every one here is.
       statements.add("ALTER TABLE inventory." + table
           + " ALTER COLUMN geom SET STORAGE EXTERNAL, ALTER COLUMN bits SET STORAGE EXTERNAL");
@@ -71,6 +72,10 @@ class PostgresGeometryEndToEndTest {
               + " \"inventory\\\\.plain:geom,inventory\\\\.plain:bits\"")
           .contains("BLOCKER  inventory.strict: NOT NULL column(s) [shape geometry, flags"
               + " bit(8000)]: Debezium has no placeholder")
+          .contains("INFO     inventory.plain.few_bits: bit varying(8): Debezium sends it as it"
+              + " sends a bit(8), its length the declared one, and its encoding drops leading"
+              + " zeros: ingest writes 8 bits, a shorter value padded with zeros (B'101' arrives"
+              + " as 00000101)")
           .doesNotContain(
               "inventory.full: column(s) [geom",
               "inventory.reselected: column(s) [geom",
@@ -82,6 +87,10 @@ class PostgresGeometryEndToEndTest {
           .filter(d -> d != null)
           .findFirst()
           .orElse(null));
+      assertThat(TableRows.read(
+              p.reader.loadTable(TableIdentifier.of("inventory", "plain")), Branches.MAIN))
+          .as("B'101' in a varbit(8), as check-source says")
+          .allSatisfy(row -> assertThat(row.get("few_bits")).isEqualTo("00000101"));
       for (String table : tables) {
         p.postgres.execute(
             "UPDATE inventory." + table + " SET small = small + 100",
@@ -151,15 +160,16 @@ class PostgresGeometryEndToEndTest {
   }
 
   /**
-   * Rows {@code from} to {@code to}: a polygon of 401 points (about 6 kB), a point, and 20,000
-   * bits that start with a 1 (Debezium's encoding of a varbit drops leading zeros).
+   * Rows {@code from} to {@code to}: a polygon of 401 points (about 6 kB), a point, 20,000 bits
+   * that start with a 1 (Debezium's encoding of a varbit drops leading zeros), and 3 bits in a
+   * varbit(8).
    */
   private static String insertShapes(String table, int from, int to) {
     return "INSERT INTO inventory." + table + " SELECT g, g,"
         + " ST_SetSRID(ST_Buffer(ST_MakePoint(g, g / 2.0), 1, 100), 4326),"
         + " ST_SetSRID(ST_MakePoint(g / 3.0, g / 7.0), 4326)::geography,"
         + " ('1' || (SELECT string_agg(CASE WHEN random() < 0.5 THEN '1' ELSE '0' END, '')"
-        + " FROM generate_series(1, 19999)))::varbit"
+        + " FROM generate_series(1, 19999)))::varbit, B'101'"
         + " FROM generate_series(" + from + ", " + to + ") g";
   }
 

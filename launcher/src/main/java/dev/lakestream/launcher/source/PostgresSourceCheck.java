@@ -1532,6 +1532,14 @@ public final class PostgresSourceCheck {
             "time 24:00:00, valid in PostgreSQL, has no Iceberg time: a row holding"
                 + " it is refused"));
       }
+    } else if (typname.equals("varbit") && typmod >= 0) {
+      out.add(new Finding(
+          Level.INFO,
+          subject,
+          type + ": Debezium sends it as it sends a bit(" + typmod + "), its length the declared"
+              + " one, and its encoding drops leading zeros: ingest writes " + typmod + " bits,"
+              + " a shorter value padded with zeros (B'101' arrives as "
+              + "0".repeat(Math.max(0, Math.min(typmod, 64) - 3)) + "101)"));
     } else if (typname.equals("varbit")) {
       out.add(new Finding(
           Level.INFO,
