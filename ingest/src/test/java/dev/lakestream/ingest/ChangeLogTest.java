@@ -301,6 +301,43 @@ class ChangeLogTest {
     }
   }
 
+  /**
+   * With several instances, the change log is dropped while the instance that flushes the table's
+   * partition holds it in its cache (the committer that finds it gone, and forgets it, runs on
+   * another). A task of the flushing instance started again (a replaced thread, a rebalance) reads
+   * the log's offsets as the catalog has them, not from the dropped log it cached: it does not die
+   * on its first record again and again, and the log is made again with the rows from then on.
+   */
+  @Test
+  void aTaskStartedAgainWhileItsCachedLogWasDroppedGoesOnAndMakesTheLogAgain() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(customers, 102);
+      List<Change> before = gen.next(60);
+      ingest.send(before, true);
+      ingest.flushAndCommit();
+      assertThat(read(ingest, ChangeLog.of(TABLE))).isNotEmpty();
+
+      ingest.dropTable(ChangeLog.of(TABLE));
+      ingest.restartTasks();
+      // The new driver numbers the partition's offsets from 0 again: its first 60 records stand
+      // for those read again from the committed consumer offset, at or below realtime's.
+      for (Change c : before) {
+        ingest.sendRaw(customers.topic(), DebeziumJson.key(c, true), DebeziumJson.value(c, true));
+      }
+      List<Change> after = gen.next(40);
+      ingest.send(after, true);
+      ingest.flushAndCommit();
+
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
+      assertThat(read(ingest, ChangeLog.of(TABLE)))
+          .as("the log made again, with the changes after the drop")
+          .hasSize((int) after.stream().filter(c -> !c.isTombstone()).count());
+      assertThat(ingest.deadLetters.readRecordsToList()).isEmpty();
+    }
+  }
+
   @Test
   void aChangeLogOfAnEarlierVersionIsMarkedAndKeptOn() throws Exception {
     TestTable customers = TestTable.wide("inventory", "customers");

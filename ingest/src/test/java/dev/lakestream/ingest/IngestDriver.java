@@ -63,13 +63,18 @@ final class IngestDriver implements AutoCloseable {
 
   private final Catalog writerCatalog;
   private final Catalog readerCatalog;
-  private final TopologyTestDriver driver;
+  /** The app's tables, cached across {@link #restartTasks}, as a process keeps them. */
+  private final TableManager tables;
+
+  private final List<String> topics;
+  private final Properties props;
+  private TopologyTestDriver driver;
   private final Map<String, TestInputTopic<byte[], byte[]>> inputs = new HashMap<>();
   private final Map<String, SourceTableModel> models = new HashMap<>();
-  final TestOutputTopic<byte[], byte[]> deadLetters;
-  final TestOutputTopic<String, RealtimeCommitted> realtimeCommits;
-  final TestOutputTopic<String, FilesWritten> filesWritten;
-  final TestInputTopic<String, FilesWritten> filesWrittenIn;
+  TestOutputTopic<byte[], byte[]> deadLetters;
+  TestOutputTopic<String, RealtimeCommitted> realtimeCommits;
+  TestOutputTopic<String, FilesWritten> filesWritten;
+  TestInputTopic<String, FilesWritten> filesWrittenIn;
 
   IngestDriver(List<String> topics, Map<String, String> overrides) throws Exception {
     warehouse = new TemporaryWarehouse();
@@ -90,17 +95,29 @@ final class IngestDriver implements AutoCloseable {
     writerCatalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
     readerCatalog = warehouse.openCatalog();
 
-    Properties props = pipeline.kafkaProperties();
+    props = pipeline.kafkaProperties();
     props.put(
         StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("streams-").toString());
+    tables = new TableManager(writerCatalog);
+    this.topics = topics;
+    open();
+  }
+
+  /**
+   * Closes the tasks and starts them again on the same state directory, with the same table cache:
+   * as a stream thread replaced in the same process (or a task that moves between its threads).
+   */
+  void restartTasks() {
+    driver.close();
+    open();
+  }
+
+  private void open() {
     driver = new TopologyTestDriver(
         IngestTopology.build(
-            config,
-            new TableManager(writerCatalog),
-            meters,
-            health,
-            (topic, notBeforeMs) -> topicIds.get(topic)),
+            config, tables, meters, health, (topic, notBeforeMs) -> topicIds.get(topic)),
         props);
+    inputs.clear();
     for (String topic : topics) {
       inputs.put(
           topic,

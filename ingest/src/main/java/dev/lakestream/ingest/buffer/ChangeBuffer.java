@@ -858,12 +858,21 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     return offset;
   }
 
-  /** The partition's highest offset committed to the change log of {@code id}. */
+  /**
+   * The partition's highest offset committed to the change log of {@code id}; -1 when the log is
+   * gone (dropped since admission found it in the cache: its next flush makes it again, and none of
+   * the dropped log's offsets count). A log made again meanwhile is read anew.
+   */
   private long loggedOffset(TableIdentifier id, String topic, int partition) {
-    Table log = tables.table(ChangeLog.of(id));
-    log.refresh();
-    return ofThisTopic(
-        SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH), ChangeLog.of(id), topic, partition);
+    TableIdentifier logId = ChangeLog.of(id);
+    Table log;
+    try {
+      log = tables.refresh(logId);
+    } catch (NoSuchTableException | NoSuchNamespaceException e) {
+      tables.forget(logId.toString());
+      return -1L;
+    }
+    return ofThisTopic(SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH), logId, topic, partition);
   }
 
   /**

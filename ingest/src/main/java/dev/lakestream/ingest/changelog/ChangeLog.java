@@ -53,6 +53,9 @@ public final class ChangeLog {
           StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build())
       .build());
 
+  /** How long a cached change log is taken to exist without asking the catalog again. */
+  static final long CHECKED_EVERY_MS = 30_000;
+
   private ChangeLog() {}
 
   public static TableIdentifier of(TableIdentifier table) {
@@ -63,14 +66,18 @@ public final class ChangeLog {
    * The change log of {@code table}, created when missing (a creation race is fine); empty, with a
    * warning, when a table of that name is not {@code table}'s change log (a mirrored source table
    * named so): no log row is ever written into it, and {@code table} is mirrored without its log.
-   * Once loaded the log comes from the table manager's cache.
+   * Once loaded the log comes from the table manager's cache, read again from the catalog at most
+   * every {@link #CHECKED_EVERY_MS}: a log dropped meanwhile is made again. (The committer that
+   * finds it dropped forgets it, but with several instances that committer may run on another
+   * one, and this instance's flushes would write rows for the dropped log for as long as it runs.)
    */
   public static Optional<Table> ensure(TableManager tables, TableIdentifier table) {
     TableIdentifier id = of(table);
     Table log;
     try {
-      log = tables.table(id);
+      log = tables.fresh(id, CHECKED_EVERY_MS);
     } catch (NoSuchTableException missing) {
+      tables.forget(id.toString());
       try {
         Catalog.TableBuilder builder = tables.catalog().buildTable(id, SCHEMA);
         // Each stream task's committer commits its rounds' rows here: retried as the table is.
