@@ -76,8 +76,8 @@ public final class SyncApp {
     ManifestCache.configureShared(pipeline, metrics.registry());
     Health health = new Health();
     Catalog catalog = CatalogLoader.load(pipeline.catalogName(), pipeline.catalogProperties());
-    Maintenance maintenance =
-        new Maintenance(MaintenanceConfig.from(pipeline), catalog, metrics.registry(), null);
+    Maintenance maintenance = new Maintenance(
+        MaintenanceConfig.from(pipeline), catalog, metrics.registry(), null, health);
     return new StreamsApp(
             "sync",
             SyncTopology.build(

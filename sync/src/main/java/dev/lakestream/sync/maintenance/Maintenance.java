@@ -1,5 +1,6 @@
 package dev.lakestream.sync.maintenance;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.TableManager;
@@ -37,6 +38,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class Maintenance implements AutoCloseable {
 
+  /** Runs of a table that fail in a row before it is reported on {@code /health}. */
+  static final int FAILED_RUNS_REPORTED = 3;
+
   private static final Logger LOG = LoggerFactory.getLogger(Maintenance.class);
 
   /** What a run did; a part that did not run is empty. */
@@ -64,6 +68,10 @@ public final class Maintenance implements AutoCloseable {
   private final Counter orphansRemoved;
   private final Counter orphanBytesRemoved;
   private final Counter failures;
+  private final Health health;
+  /** Per table, the runs that failed since its last run that did not. */
+  private final Map<String, Integer> failedRuns = new ConcurrentHashMap<>();
+
   private final Counter runs;
   private final Timer compactionTime;
   private final Timer expiryTime;
@@ -77,7 +85,22 @@ public final class Maintenance implements AutoCloseable {
    */
   public Maintenance(
       MaintenanceConfig config, Catalog catalog, MeterRegistry meters, Executor executor) {
+    this(config, catalog, meters, executor, new Health());
+  }
+
+  /**
+   * As {@link #Maintenance(MaintenanceConfig, Catalog, MeterRegistry, Executor)}; a table whose runs
+   * fail {@value #FAILED_RUNS_REPORTED} times in a row is reported on {@code health} until one
+   * succeeds.
+   */
+  public Maintenance(
+      MaintenanceConfig config,
+      Catalog catalog,
+      MeterRegistry meters,
+      Executor executor,
+      Health health) {
     this.config = config;
+    this.health = health;
     this.catalog = catalog;
     AtomicInteger threadNumber = new AtomicInteger();
     this.ownThread = executor != null
@@ -142,9 +165,21 @@ public final class Maintenance implements AutoCloseable {
                 MaintenanceConfig.THREADS);
           }
           run(TableIdentifier.parse(table), nowMs + waitedMs);
+          if (failedRuns.remove(table) != null) {
+            health.clear(healthSubject(table));
+          }
         } catch (RuntimeException e) {
           failures.increment();
           LOG.warn("Maintenance of {} failed; it is tried again at the next check", table, e);
+          int failed = failedRuns.merge(table, 1, Integer::sum);
+          if (failed >= FAILED_RUNS_REPORTED) {
+            health.problem(
+                healthSubject(table),
+                "its last " + failed + " maintenance runs failed, the last with " + e
+                    + " (lakestream_maintenance_failures_total; the log has each): while"
+                    + " compaction fails realtime's small files pile up, and while expiry does its"
+                    + " snapshots and metadata grow");
+          }
         } finally {
           running.remove(table);
           runs.increment(); // after: a run counted is one whose table may run again
@@ -169,7 +204,17 @@ public final class Maintenance implements AutoCloseable {
       LOG.warn("Maintenance of {} skipped: the table is not managed by lakestream", name);
       return new Report(name, Optional.empty(), Optional.empty(), Optional.empty());
     }
-    Optional<RealtimeCompaction.Result> compacted = compact(table, nowMs);
+    // Each step goes on when the one before fails, so a compaction that keeps failing (one that
+    // loses every commit race, a file it cannot read) does not stop snapshots from expiring; the
+    // run then fails with the first error.
+    RuntimeException failed = null;
+    Optional<RealtimeCompaction.Result> compacted = Optional.empty();
+    try {
+      compacted = compact(table, nowMs);
+    } catch (RuntimeException e) {
+      LOG.warn("Compaction of {} failed; expiry and the rest of its run go on", name, e);
+      failed = e;
+    }
     SnapshotExpiry.Result expired = expire(table, nowMs);
     Optional<OrphanFiles.Result> orphans = Optional.empty();
     Long last = lastOrphans.get(name);
@@ -181,7 +226,14 @@ public final class Maintenance implements AutoCloseable {
       }
     }
     maintainChangeLog(id, nowMs);
+    if (failed != null) {
+      throw failed;
+    }
     return new Report(name, compacted, Optional.of(expired), orphans);
+  }
+
+  private static String healthSubject(String table) {
+    return "maintenance of " + table;
   }
 
   /**
@@ -199,8 +251,17 @@ public final class Maintenance implements AutoCloseable {
       // A table of its own with that name (a source table called so): maintained as itself.
       return;
     }
-    compact(log, SnapshotRef.MAIN_BRANCH, nowMs);
+    RuntimeException failed = null;
+    try {
+      compact(log, SnapshotRef.MAIN_BRANCH, nowMs);
+    } catch (RuntimeException e) {
+      LOG.warn("Compaction of change log {} failed; its expiry goes on", id, e);
+      failed = e;
+    }
     expire(log, config.realtimeRetention(), config.realtimeRetention(), nowMs);
+    if (failed != null) {
+      throw failed;
+    }
   }
 
   /** Compacts realtime by the policy, when it selects files. */

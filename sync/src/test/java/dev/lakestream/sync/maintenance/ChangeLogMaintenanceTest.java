@@ -2,6 +2,7 @@ package dev.lakestream.sync.maintenance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakestream.common.app.Health;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
@@ -13,6 +14,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
@@ -146,6 +148,51 @@ class ChangeLogMaintenanceTest {
         maintenance.run(ORDERS, System.currentTimeMillis());
       }
       assertThat(liveFiles(log)).as("the change log's files after the run").isLessThan(SMALL_FILES);
+    }
+  }
+
+  /**
+   * A compaction of realtime that fails (a data file it cannot read) stops neither the run's other
+   * steps (the change log is still compacted, snapshots still expire) nor goes unseen: the run fails
+   * with its error, and a table whose runs fail three times in a row is on {@code /health} until
+   * one succeeds.
+   */
+  @Test
+  void aCompactionThatFailsLeavesTheRestOfTheRunToGoOnAndIsReportedWhenItKeepsFailing()
+      throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table orders = mirror(warehouse, ORDERS);
+      Catalog catalog = warehouse.catalog();
+      Table log = changeLog(catalog, NAMED_LIKE_ITS_LOG, ORDERS.toString());
+      List<DataFile> broken = new ArrayList<>(
+          BranchFiles.liveDataFiles(orders, orders.snapshot(Branches.REALTIME)).values());
+      broken.forEach(f -> orders.io().deleteFile(f.location()));
+      Health health = new Health();
+      SimpleMeterRegistry meters = new SimpleMeterRegistry();
+      PipelineConfig config = new PipelineConfig(Map.of(MaintenanceConfig.CHECK_INTERVAL_MS, "1"));
+      try (Maintenance maintenance =
+          new Maintenance(MaintenanceConfig.from(config), catalog, meters, Runnable::run, health)) {
+        maintenance.check(ORDERS.toString(), 1_000);
+        assertThat(meters.counter("lakestream.maintenance.failures").count()).isEqualTo(1);
+        assertThat(liveFiles(log))
+            .as("the change log's files after the run whose compaction of realtime failed")
+            .isLessThan(SMALL_FILES);
+        assertThat(health.status(0)).isEqualTo(Health.Status.UP);
+
+        maintenance.check(ORDERS.toString(), 2_000);
+        maintenance.check(ORDERS.toString(), 3_000);
+        assertThat(health.status(0)).isEqualTo(Health.Status.DEGRADED);
+        assertThat(health.describe(0))
+            .contains("maintenance of " + ORDERS)
+            .contains("its last 3 maintenance runs failed");
+
+        var removal = orders.newDelete().toBranch(Branches.REALTIME);
+        broken.forEach(removal::deleteFile);
+        removal.commit();
+        maintenance.check(ORDERS.toString(), 4_000);
+        assertThat(meters.counter("lakestream.maintenance.failures").count()).isEqualTo(3);
+        assertThat(health.status(0)).isEqualTo(Health.Status.UP);
+      }
     }
   }
 
