@@ -21,6 +21,7 @@ import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -171,7 +172,12 @@ public final class Maintenance implements AutoCloseable {
         } catch (RuntimeException e) {
           failures.increment();
           LOG.warn("Maintenance of {} failed; it is tried again at the next check", table, e);
-          int failed = failedRuns.merge(table, 1, Integer::sum);
+          // A table dropped meanwhile is no trouble of maintenance's: sync forgets it.
+          int failed =
+              e instanceof NoSuchTableException ? 0 : failedRuns.merge(table, 1, Integer::sum);
+          if (failed == 0 && failedRuns.remove(table) != null) {
+            health.clear(healthSubject(table));
+          }
           if (failed >= FAILED_RUNS_REPORTED) {
             health.problem(
                 healthSubject(table),
