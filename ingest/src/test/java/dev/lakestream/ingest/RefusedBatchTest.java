@@ -115,6 +115,20 @@ class RefusedBatchTest {
           .as("the refused batches' offsets are committed, without their files")
           .isEqualTo(1_199);
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+
+      // The committer's Kafka transaction did not commit (a crash after the commit to realtime):
+      // the batches are read again, found committed, and dead-lettered again, the first dead
+      // letters having gone with the transaction. A batch committed with its files is not.
+      ingest.filesWrittenIn.pipeInput(real.table(), real);
+      ingest.filesWrittenIn.pipeInput(real.table(), stale);
+      ingest.filesWrittenIn.pipeInput(real.table(), orphaned);
+      ingest.commitOnly();
+      List<TestRecord<byte[], byte[]>> again = ingest.deadLetters.readRecordsToList();
+      assertThat(again).hasSize(2);
+      assertThat(reason(again.get(0))).isEqualTo(reason(letters.get(0)));
+      assertThat(reason(again.get(1))).isEqualTo(reason(letters.get(1)));
+      assertThat(ingest.counter("lakestream.realtime.replays.skipped")).isEqualTo(3);
+      assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
     }
   }
 

@@ -33,6 +33,14 @@ public final class SummaryKeys {
 
   public static final String TRUNCATE_ROWS_DELETED = "lakestream.truncate-rows-deleted";
 
+  /**
+   * Realtime: a batch committed without its files, refused ({@code <prefix><topic>-<partition>@<last
+   * offset>}): the time it was written, a space, and the reason it was dead-lettered with. A replay
+   * of the batch that finds it committed dead-letters it again, the first dead letter having been
+   * lost if the committer's Kafka transaction did not commit.
+   */
+  public static final String REFUSED_PREFIX = "lakestream.refused.";
+
   /** Realtime: flushed batches committed in the snapshot. */
   public static final String BATCHES = "lakestream.batches";
 

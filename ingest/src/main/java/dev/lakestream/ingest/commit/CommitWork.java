@@ -7,6 +7,7 @@ import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CommitRetry;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.common.metrics.Hops.Hop;
@@ -14,6 +15,7 @@ import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.buffer.SourceNames;
 import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -86,6 +88,8 @@ final class CommitWork {
       long rows) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(CommitWork.class);
+  /** Snapshots of realtime looked at for a replayed batch's refusal. */
+  private static final int REFUSALS_LOOKED_BACK = 200;
 
   private final IngestConfig config;
   private final TableManager tables;
@@ -100,6 +104,12 @@ final class CommitWork {
   private final List<String> missingTables = new ArrayList<>();
   /** Tables with batches left pending for a later commit (of a topic created again). */
   private final List<String> deferredTables = new ArrayList<>();
+
+  /**
+   * The batches this run commits without their files, by {@link #refusalKey}: the time each was
+   * written and the reason it was dead-lettered with, recorded in the round's summary.
+   */
+  private final Map<String, String> refusals = new HashMap<>();
 
   private int commits;
   private long rows;
@@ -184,10 +194,11 @@ final class CommitWork {
         }
         String notOurs = madeByAnotherHand(table, batch.awaitedSource());
         if (notOurs != null) {
-          refuse(batch, notOurs);
+          String reason = refuse(batch, notOurs);
           if (table.refs().containsKey(Branches.REALTIME)) {
             // Its offsets committed without the truncate: read again after an offset reset, it is
             // skipped rather than applied to the table as it is then.
+            refusals.put(refusalKey(batch), batch.writtenAtMs() + " " + reason);
             toCommit.add(batch.withoutFiles());
           } else {
             settled.add(new Settled(batch)); // no branch of ingest's to commit to
@@ -199,10 +210,12 @@ final class CommitWork {
       if (problem != null) {
         // Its offsets are committed without its files: the partition's later batches (and the
         // flushes that wait for it) go on; its changes are in the dead-letter topic.
-        refuse(batch, problem);
+        String reason = refuse(batch, problem);
+        refusals.put(refusalKey(batch), batch.writtenAtMs() + " " + reason);
         toCommit.add(batch.withoutFiles());
       } else if (alreadyCommitted(batch, committed)) {
         metrics.replaysSkipped.increment();
+        refusedBefore(table, batch);
         LOG.info(
             "Skipping batch {} offsets {}..{} of {}: already committed to {} (last offset {})",
             batch.sourcePartitionName(),
@@ -388,8 +401,11 @@ final class CommitWork {
     return null;
   }
 
-  /** Dead-letters {@code batch}: its source offsets are named, so the user knows what to re-snapshot. */
-  private void refuse(FilesWritten batch, String why) {
+  /**
+   * Dead-letters {@code batch}: its source offsets are named, so the user knows what to re-snapshot.
+   * Returns the reason.
+   */
+  private String refuse(FilesWritten batch, String why) {
     metrics.refused.increment();
     String reason = "batch of " + batch.sourcePartitionName() + " offsets " + batch.firstOffset()
         + ".." + batch.lastOffset()
@@ -398,6 +414,40 @@ final class CommitWork {
             ? ""
             : "; its " + batch.changes() + " changes are not on the table: re-snapshot it (README,"
                 + " \"When main differs from the source\")");
+    deadLetter(batch, reason);
+    return reason;
+  }
+
+  /** The summary property of a round that records {@code batch} committed without its files. */
+  static String refusalKey(FilesWritten batch) {
+    return SummaryKeys.REFUSED_PREFIX + batch.sourcePartitionName() + "@" + batch.lastOffset();
+  }
+
+  /**
+   * A batch found committed already (a replay after the committer's Kafka transaction did not
+   * commit): when the commit recorded it refused, it is dead-lettered again, that transaction having
+   * taken the first dead letter with it. The same batch (written at the same time) only: one flushed
+   * again from the same offsets is another. Realtime's newest {@link #REFUSALS_LOOKED_BACK} snapshots
+   * are looked at (a replay comes soon after its commit).
+   */
+  private void refusedBefore(Table table, FilesWritten batch) {
+    String key = refusalKey(batch);
+    Snapshot s = table.snapshot(Branches.REALTIME);
+    for (int seen = 0; s != null && seen < REFUSALS_LOOKED_BACK; seen++) {
+      String recorded = s.summary() == null ? null : s.summary().get(key);
+      if (recorded != null) {
+        int space = recorded.indexOf(' ');
+        if (space > 0 && recorded.substring(0, space).equals(Long.toString(batch.writtenAtMs()))) {
+          metrics.refused.increment();
+          deadLetter(batch, recorded.substring(space + 1));
+        }
+        return;
+      }
+      s = s.parentId() == null ? null : table.snapshot(s.parentId());
+    }
+  }
+
+  private void deadLetter(FilesWritten batch, String reason) {
     LOG.error("{}", reason);
     health.problem("ingest table " + batch.table(), reason);
     forwards.add(new Record<String, Object>(
@@ -522,6 +572,7 @@ final class CommitWork {
       SourceOffsets ofItsTopic = committed.following(batch.sourceTopic(), batch.sourceTopicId());
       if (alreadyCommitted(batch, ofItsTopic)) {
         metrics.replaysSkipped.increment();
+        refusedBefore(table, batch);
         settled.add(new Settled(batch));
       } else {
         noteOverlap(batch, ofItsTopic);
@@ -547,6 +598,12 @@ final class CommitWork {
     // The round's change-log rows first (exactly once by their own offsets), then the table.
     ChangeLogCommitter.commit(tables, fresh);
     RoundDelta delta = RoundDelta.of(table, base, tableName, fresh, next);
+    for (FilesWritten batch : fresh) {
+      String refusal = refusals.get(refusalKey(batch));
+      if (refusal != null) {
+        delta.delta.set(refusalKey(batch), refusal);
+      }
+    }
     try {
       delta.delta.commit();
     } catch (ValidationException e) {
