@@ -16,6 +16,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -275,6 +276,77 @@ class PostgresTypeGapsEndToEndTest {
           .containsEntry("ts2", LocalDateTime.of(-290308, 12, 21, 19, 59, 27, 600_000_000));
       assertThat(feed.readAvailable("lakestream.dlq")).as("dead letters").isEmpty();
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("endless"));
+    }
+  }
+
+  /**
+   * Time arrays and a {@code timetz} of 24:00, as Debezium sends them from a snapshot and from the
+   * stream alike: it reads array elements with pgjdbc's {@code java.sql} types, so a {@code time[]}
+   * element keeps milliseconds only and a {@code timetz[]} element no fraction at all, and its
+   * parser of {@code timetz} takes 24:00:00+00 for midnight; a {@code -infinity} in a {@code
+   * timestamptz[]} arrives as a year past Iceberg's timestamps and the change is dead-lettered.
+   * {@code check-source} tells of each such column.
+   */
+  @Test
+  void timeArraysAndMidnightAtTheDaysEndArriveAsDebeziumReadsThem() throws Exception {
+    String rows = " VALUES (%d, '{10:15:30.123456}', '{10:15:30.123456+05:30}', '24:00:00+00')";
+    TableIdentifier clocks = TableIdentifier.of("inventory", "clocks");
+    try (PostgresPipeline p = PostgresPipeline.start(
+            Map.of(),
+            "CREATE TABLE inventory.clocks (id int PRIMARY KEY, tms time[], tzs timetz[],"
+                + " tz timetz)",
+            "INSERT INTO inventory.clocks" + String.format(rows, 1),
+            "CREATE TABLE inventory.ends (id int PRIMARY KEY, tss timestamptz[])",
+            "INSERT INTO inventory.ends VALUES (1, '{2020-01-01 00:00:00+00}'),"
+                + " (2, '{-infinity,2020-01-01 00:00:00+00}')");
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      CheckSourceCommandTest.Run check = CheckSourceCommandTest.checkSource(p.postgres, Map.of());
+      assertThat(check.output())
+          .contains("inventory.clocks.tms: time without time zone[]: Debezium reads the elements"
+              + " of a time array to the millisecond")
+          .contains("inventory.clocks.tzs: time with time zone[]: Debezium reads the elements of"
+              + " a timetz array to the second")
+          .contains("inventory.clocks.tz: time with time zone: Debezium sends 24:00:00")
+          .contains("inventory.ends.tss: timestamp with time zone[]: Debezium reads a -infinity"
+              + " element");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the snapshot's row on main",
+          () -> p.reader.tableExists(clocks)
+              && TableRows.read(p.reader.loadTable(clocks), Branches.MAIN).size() == 1);
+      p.postgres.execute("INSERT INTO inventory.clocks" + String.format(rows, 11));
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the streamed row on main",
+          () -> TableRows.read(p.reader.loadTable(clocks), Branches.MAIN).size() == 2);
+      Map<List<Object>, Map<String, Object>> byId =
+          TableRows.byKey(TableRows.read(p.reader.loadTable(clocks), Branches.MAIN), List.of("id"));
+      for (int id : List.of(1, 11)) {
+        assertThat(byId.get(List.of(id)))
+            .as("row %d", id)
+            .containsEntry("tms", List.of(LocalTime.of(10, 15, 30, 123_000_000)))
+            .containsEntry("tzs", List.of("04:45:30Z"))
+            .containsEntry("tz", "00:00:00Z");
+      }
+      List<ConsumerRecord<byte[], byte[]>> letters = new ArrayList<>();
+      Eventually.until(Duration.ofSeconds(120), "the -infinity row dead-lettered", () -> {
+        letters.addAll(feed.readAvailable("lakestream.dlq"));
+        return !letters.isEmpty();
+      });
+      assertThat(letters).hasSize(1);
+      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
+          .contains("tss");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the other row of ends on main",
+          () -> p.reader.tableExists(TableIdentifier.of("inventory", "ends"))
+              && TableRows.read(
+                          p.reader.loadTable(TableIdentifier.of("inventory", "ends")),
+                          Branches.MAIN)
+                      .size()
+                  == 1);
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("clocks", "ends"));
     }
   }
 

@@ -1525,13 +1525,37 @@ public final class PostgresSourceCheck {
               "numeric without precision maps to decimal(38,18): a value with more"
                   + " than 20 digits before the point or 18 after is refused (Debezium sends NaN and infinity as null, and stops at them in a NOT NULL column)"));
     } else if (typname.equals("time") || typname.equals("timetz")) {
-      if (typname.equals("time")) {
+      if (array && typname.equals("time")) {
+        out.add(new Finding(
+            Level.INFO,
+            subject,
+            type + ": Debezium reads the elements of a time array to the millisecond (through"
+                + " JDBC's java.sql.Time): 10:15:30.123456 arrives as 10:15:30.123"));
+      } else if (array) {
+        out.add(new Finding(
+            Level.INFO,
+            subject,
+            type + ": Debezium reads the elements of a timetz array to the second, in UTC"
+                + " (through JDBC's java.sql.Time): 10:15:30.123456+05:30 arrives as 04:45:30Z"));
+      } else if (typname.equals("time")) {
         out.add(new Finding(
             Level.INFO,
             subject,
             "time 24:00:00, valid in PostgreSQL, has no Iceberg time: a row holding"
                 + " it is refused"));
+      } else {
+        out.add(new Finding(
+            Level.INFO,
+            subject,
+            type + ": Debezium sends 24:00:00 (valid in PostgreSQL: the end of the day) as"
+                + " 00:00:00, the day's start, and nothing in the event tells them apart"));
       }
+    } else if (array && typname.equals("timestamptz")) {
+      out.add(new Finding(
+          Level.INFO,
+          subject,
+          type + ": Debezium reads a -infinity element through JDBC as a year past any"
+              + " timestamp (+292269055): a row holding one is refused"));
     } else if (typname.equals("varbit") && typmod >= 0) {
       out.add(new Finding(
           Level.INFO,
