@@ -104,8 +104,10 @@ final class IngestDriver implements AutoCloseable {
   }
 
   /**
-   * Closes the tasks and starts them again on the same state directory, with the same table cache:
-   * as a stream thread replaced in the same process (or a task that moves between its threads).
+   * Closes the tasks and starts them again with the same table cache, as a stream thread replaced in
+   * the same process does. (TopologyTestDriver's close wipes the state directory: the tasks start
+   * with empty stores, as one that moved here without its local state; and the new driver numbers
+   * the input topics' offsets from 0 again.)
    */
   void restartTasks() {
     driver.close();

@@ -14,6 +14,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -74,8 +75,8 @@ class PostgresGeometryEndToEndTest {
               + " bit(8000)]: Debezium has no placeholder")
           .contains("INFO     inventory.plain.few_bits: bit varying(8): Debezium sends it as it"
               + " sends a bit(8), its length the declared one, and its encoding drops leading"
-              + " zeros: ingest writes 8 bits, a shorter value padded with zeros (B'101' arrives"
-              + " as 00000101)")
+              + " zeros: ingest writes 8 bits, a shorter value padded with zeros (in a varbit(8),"
+              + " B'101' arrives as 00000101)")
           .doesNotContain(
               "inventory.full: column(s) [geom",
               "inventory.reselected: column(s) [geom",
@@ -153,10 +154,17 @@ class PostgresGeometryEndToEndTest {
     }
   }
 
+  /** Whether PostGIS is installed for the newest PostgreSQL installed, the one the tests run. */
   private static boolean postgisInstalled() {
-    File[] versions = new File("/usr/share/postgresql").listFiles();
+    File[] versions = new File("/usr/lib/postgresql").listFiles();
     return versions != null
-        && Arrays.stream(versions).anyMatch(v -> new File(v, "extension/postgis.control").isFile());
+        && Arrays.stream(versions)
+            .map(File::getName)
+            .filter(v -> v.matches("\\d+"))
+            .max(Comparator.comparingInt(Integer::parseInt))
+            .map(
+                v -> new File("/usr/share/postgresql/" + v + "/extension/postgis.control").isFile())
+            .orElse(false);
   }
 
   /**

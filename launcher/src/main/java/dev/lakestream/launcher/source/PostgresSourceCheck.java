@@ -1328,7 +1328,7 @@ public final class PostgresSourceCheck {
           table,
           "NOT NULL column(s) " + nulledNotNull + ": Debezium has no placeholder for an unchanged"
               + " TOASTed value of these types and makes it null, which the column's schema"
-              + " refuses, so an UPDATE that leaves such a value (above about 2 kB) unchanged fails"
+              + " refuses, so an UPDATE that leaves such a value unchanged while it is stored out of line (from about 2 kB; for a type stored MAIN, as PostGIS's are, once the row does not fit a page compressed) fails"
               + " the connector's task, at that change again at every restart: no table's changes"
               + " reach Kafka until it is skipped (README, \"Values that stop the connector\")."
               + " Having the connector reselect them does not help (the null is refused before it"
@@ -1340,7 +1340,7 @@ public final class PostgresSourceCheck {
           table,
           "column(s) " + nulled + ": Debezium has no placeholder for an unchanged TOASTed value of"
               + " these types and sends null, which cannot be told from a real null: an UPDATE"
-              + " that leaves such a value (above about 2 kB) unchanged sets it to null on the"
+              + " that leaves such a value unchanged while it is stored out of line (from about 2 kB; for a type stored MAIN, as PostGIS's are, once the row does not fit a page compressed) sets it to null on the"
               + " table. ALTER TABLE " + table + " REPLICA IDENTITY FULL"
               + (canReselect
                   ? ", or have the connector reselect them: "
@@ -1562,8 +1562,8 @@ public final class PostgresSourceCheck {
           subject,
           type + ": Debezium sends it as it sends a bit(" + typmod + "), its length the declared"
               + " one, and its encoding drops leading zeros: ingest writes " + typmod + " bits,"
-              + " a shorter value padded with zeros (B'101' arrives as "
-              + "0".repeat(Math.max(0, Math.min(typmod, 64) - 3)) + "101)"));
+              + " a shorter value padded with zeros (in a varbit(8), B'101' arrives as"
+              + " 00000101)"));
     } else if (typname.equals("varbit")) {
       out.add(new Finding(
           Level.INFO,

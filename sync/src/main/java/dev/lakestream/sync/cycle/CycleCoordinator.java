@@ -86,6 +86,9 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private final CycleMetrics metrics;
   private final IndexRound indexRound;
   private TableGuard guard;
+  /** The tables whose maintenance this task asked for: forgotten by maintenance when it closes. */
+  private final Set<String> maintained = new HashSet<>();
+
   private ProcessorContext<String, Object> context;
   private CycleStore store;
 
@@ -151,6 +154,8 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     if (guard != null) {
       guard.clearAll();
     }
+    maintained.forEach(maintenance::forget);
+    maintained.clear();
   }
 
   // --- inputs
@@ -263,6 +268,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     // Maintenance runs on its own thread (in tests, here), whether a cycle is in flight or not: a
     // compaction it commits is mirrored by the next cycle.
     maintenance.check(table, now);
+    maintained.add(table);
     if (plan == null) {
       startCycle(table);
       return;
@@ -474,6 +480,8 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   }
 
   private void forget(String table, String why) {
+    maintenance.forget(table);
+    maintained.remove(table);
     store.forget(table);
     tables.forget(table);
     guard.forget(table, why);

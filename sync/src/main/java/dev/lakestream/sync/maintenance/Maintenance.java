@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -173,8 +174,9 @@ public final class Maintenance implements AutoCloseable {
           failures.increment();
           LOG.warn("Maintenance of {} failed; it is tried again at the next check", table, e);
           // A table dropped meanwhile is no trouble of maintenance's: sync forgets it.
-          int failed =
-              e instanceof NoSuchTableException ? 0 : failedRuns.merge(table, 1, Integer::sum);
+          int failed = e instanceof NoSuchTableException && !exists(table)
+              ? 0
+              : failedRuns.merge(table, 1, Integer::sum);
           if (failed == 0 && failedRuns.remove(table) != null) {
             health.clear(healthSubject(table));
           }
@@ -210,32 +212,80 @@ public final class Maintenance implements AutoCloseable {
       LOG.warn("Maintenance of {} skipped: the table is not managed by lakestream", name);
       return new Report(name, Optional.empty(), Optional.empty(), Optional.empty());
     }
-    // Each step goes on when the one before fails, so a compaction that keeps failing (one that
+    // Each step goes on when one before it fails, so a compaction that keeps failing (one that
     // loses every commit race, a file it cannot read) does not stop snapshots from expiring; the
-    // run then fails with the first error.
-    RuntimeException failed = null;
-    Optional<RealtimeCompaction.Result> compacted = Optional.empty();
-    try {
-      compacted = compact(table, nowMs);
-    } catch (RuntimeException e) {
-      LOG.warn("Compaction of {} failed; expiry and the rest of its run go on", name, e);
-      failed = e;
-    }
-    SnapshotExpiry.Result expired = expire(table, nowMs);
+    // run then fails with the first error, the later ones attached to it.
+    Steps steps = new Steps(name);
+    Optional<RealtimeCompaction.Result> compacted =
+        steps.run("compaction", () -> compact(table, nowMs)).flatMap(c -> c);
+    Optional<SnapshotExpiry.Result> expired = steps.run("expiry", () -> expire(table, nowMs));
     Optional<OrphanFiles.Result> orphans = Optional.empty();
     Long last = lastOrphans.get(name);
     if (last == null || nowMs - last >= config.orphanIntervalMs()) {
       lastOrphans.put(name, nowMs);
-      SpillFiles.removeOlderThan(table, nowMs - config.maxStallMs());
-      if (config.orphansEnabled()) {
-        orphans = Optional.of(removeOrphans(table, nowMs - config.orphanMinAgeMs()));
+      orphans = steps
+          .run("orphan removal", () -> {
+            SpillFiles.removeOlderThan(table, nowMs - config.maxStallMs());
+            return config.orphansEnabled()
+                ? Optional.of(removeOrphans(table, nowMs - config.orphanMinAgeMs()))
+                : Optional.<OrphanFiles.Result>empty();
+          })
+          .flatMap(o -> o);
+    }
+    steps.run("change-log maintenance", () -> {
+      maintainChangeLog(id, nowMs);
+      return true;
+    });
+    steps.failIfAny();
+    return new Report(name, compacted, expired, orphans);
+  }
+
+  /** The steps of one run: each runs whether one before it failed; the first error is kept. */
+  private static final class Steps {
+    private final String table;
+    private RuntimeException failed;
+
+    Steps(String table) {
+      this.table = table;
+    }
+
+    <T> Optional<T> run(String step, Supplier<T> work) {
+      try {
+        return Optional.of(work.get());
+      } catch (RuntimeException e) {
+        LOG.warn("Maintenance of {}: its {} failed; the rest of the run goes on", table, step, e);
+        if (failed == null) {
+          failed = e;
+        } else {
+          failed.addSuppressed(e);
+        }
+        return Optional.empty();
       }
     }
-    maintainChangeLog(id, nowMs);
-    if (failed != null) {
-      throw failed;
+
+    void failIfAny() {
+      if (failed != null) {
+        throw failed;
+      }
     }
-    return new Report(name, compacted, Optional.of(expired), orphans);
+  }
+
+  /**
+   * Forgets what the maintenance of {@code table} knows of its failures, and its report on {@code
+   * /health}: sync no longer coordinates the table here (dropped, refused, or its task moved to
+   * another instance). A run of it still going reports nothing unless the table is checked again.
+   */
+  public void forget(String table) {
+    failedRuns.remove(table);
+    health.clear(healthSubject(table));
+  }
+
+  private boolean exists(String table) {
+    try {
+      return catalog.tableExists(TableIdentifier.parse(table));
+    } catch (RuntimeException e) {
+      return true; // not known to be gone
+    }
   }
 
   private static String healthSubject(String table) {
