@@ -225,7 +225,8 @@ final class BatchFlusher {
     if (!changes.isEmpty()) {
       written = write(
           id, table, schema, batch, rows, keys, changelog, schemaTexts, span, null, null, nowMs);
-      flushedOffsets.flushed(batch.topic, batch.partition, span.lastOffset, topicId, table.uuid());
+      flushedOffsets.flushed(
+          batch.topic, batch.partition, span.lastOffset, topicId, table.uuid(), nowMs);
       metrics.flushes.increment();
       metrics.rowsWritten.increment(rows.size());
       metrics.keysWritten.increment(keys.size());
@@ -311,7 +312,7 @@ final class BatchFlusher {
         nowMs);
     if (table != null) {
       flushedOffsets.flushed(
-          batch.topic, batch.partition, span.lastOffset, batch.topicId, table.uuid());
+          batch.topic, batch.partition, span.lastOffset, batch.topicId, table.uuid(), nowMs);
     }
     LOG.info(
         "TRUNCATE of {} at {} ({}-{}@{}): {} buffered change(s) before it dropped",

@@ -745,7 +745,11 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * on the heap meanwhile.
    */
   private void reportLongWait(Batches.Batch batch, BatchFlusher.Postponed postponed, long nowMs) {
-    long waited = nowMs - batch.postponedSinceMs;
+    // Since the earlier batch was handed off, as the store says: a restart does not start it again.
+    Long handedOff = flushedOffsets.lastFlushedAtMs(batch.topic, batch.partition);
+    long since =
+        handedOff == null ? batch.postponedSinceMs : Math.min(batch.postponedSinceMs, handedOff);
+    long waited = nowMs - since;
     String subject = waitSubject(batch);
     if (waited < FLUSH_WAIT_REPORTED_AFTER_MS || reportedWaits.contains(subject)) {
       return;

@@ -23,6 +23,7 @@ final class FlushedOffsets {
 
   private static final String TOPIC_SUFFIX = "\u0000topic-id";
   private static final String TABLE_SUFFIX = "\u0000table";
+  private static final String AT_SUFFIX = "\u0000at";
 
   private final KeyValueStore<String, Long> store;
 
@@ -60,11 +61,22 @@ final class FlushedOffsets {
    * The partition flushed up to {@code lastOffset}, from the topic of ID {@code topicId}, to the
    * table of UUID {@code tableUuid}.
    */
-  void flushed(String topic, int partition, long lastOffset, String topicId, UUID tableUuid) {
+  void flushed(
+      String topic, int partition, long lastOffset, String topicId, UUID tableUuid, long nowMs) {
     String key = SourceOffsets.partitionKey(topic, partition);
     store.put(key, lastOffset);
+    store.put(key + AT_SUFFIX, nowMs);
     store.put(key + TOPIC_SUFFIX, topicId == null ? null : fingerprint(topicId));
     store.put(key + TABLE_SUFFIX, tableUuid == null ? null : fingerprint(tableUuid.toString()));
+  }
+
+  /**
+   * When the partition's last flush was handed to the committer (null when recorded before this
+   * was kept): a flush waiting for it to reach realtime has waited since then at least, whatever
+   * restarts came between.
+   */
+  Long lastFlushedAtMs(String topic, int partition) {
+    return store.get(SourceOffsets.partitionKey(topic, partition) + AT_SUFFIX);
   }
 
   /**
