@@ -338,6 +338,35 @@ class ChangeLogTest {
     }
   }
 
+  /**
+   * The table is dropped, its change log kept, and ingest reads the source topic again from its
+   * start (consumer offsets reset) to make it again: the log's offsets are the dropped table's, and
+   * the changes at or below them are taken for the new one (before, they were skipped as committed,
+   * and the new table stayed empty). The log keeps each change once.
+   */
+  @Test
+  void aTableMadeAgainFromItsTopicTakesTheChangesItsKeptLogHasOffsetsFor() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      List<Change> changes = new ChangeStreamGenerator(customers, 103).next(60);
+      ingest.send(changes, true);
+      ingest.flushAndCommit();
+      int logged = read(ingest, ChangeLog.of(TABLE)).size();
+
+      ingest.dropTable(TABLE);
+      ingest.restartTasks(); // its offsets from 0 again: the topic read from its start
+      for (Change c : changes) {
+        ingest.sendRaw(customers.topic(), DebeziumJson.key(c, true), DebeziumJson.value(c, true));
+      }
+      ingest.flushAndCommit();
+
+      assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
+      assertThat(read(ingest, ChangeLog.of(TABLE))).hasSize(logged);
+      assertThat(ingest.counter("lakestream.ingest.already.committed")).isZero();
+    }
+  }
+
   @Test
   void aChangeLogOfAnEarlierVersionIsMarkedAndKeptOn() throws Exception {
     TestTable customers = TestTable.wide("inventory", "customers");

@@ -41,6 +41,12 @@ public final class SummaryKeys {
    */
   public static final String REFUSED_PREFIX = "lakestream.refused.";
 
+  /**
+   * A change log: the UUID of the table whose rows the append logged (its source offsets are that
+   * table's; a table dropped and made again under the name holds none of them).
+   */
+  public static final String LOGGED_TABLE_UUID = "lakestream.logged-table-uuid";
+
   /** Realtime: flushed batches committed in the snapshot. */
   public static final String BATCHES = "lakestream.batches";
 

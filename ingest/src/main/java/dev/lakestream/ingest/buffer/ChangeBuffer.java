@@ -25,7 +25,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -851,29 +853,43 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     } catch (NoSuchTableException | NoSuchNamespaceException e) {
       // A TRUNCATE of a table no change has created yet: nothing of it is committed (not kept, the
       // table's first change reads it again).
-      return logged ? loggedOffset(id, topic, partition) : -1L;
+      return logged ? loggedOffset(id, null, topic, partition) : -1L;
     }
     long offset = ofThisTopic(SourceOffsets.of(table, Branches.REALTIME), id, topic, partition);
     if (logged) {
       // Admission found the log (a change is logged only then): a table of that name now.
-      offset = Math.max(offset, loggedOffset(id, topic, partition));
+      offset = Math.max(offset, loggedOffset(id, table.uuid(), topic, partition));
     }
     committedOffsets.put(prefix, offset);
     return offset;
   }
 
   /**
-   * The partition's highest offset committed to the change log of {@code id}; -1 when the log is
-   * gone (dropped since admission found it in the cache: its next flush makes it again, and none of
-   * the dropped log's offsets count). A log made again meanwhile is read anew.
+   * The partition's highest offset committed to the change log of {@code id}, the table of UUID
+   * {@code tableUuid} (null: none exists); -1 when the log is gone (dropped since admission found it
+   * in the cache: its next flush makes it again, and none of the dropped log's offsets count), or
+   * when its offsets are of another table of that name, dropped since (a table made again from the
+   * source topic read from its start must take those changes). A log made again meanwhile is read
+   * anew.
    */
-  private long loggedOffset(TableIdentifier id, String topic, int partition) {
+  private long loggedOffset(TableIdentifier id, UUID tableUuid, String topic, int partition) {
     TableIdentifier logId = ChangeLog.of(id);
     Table log;
     try {
       log = tables.refresh(logId);
     } catch (NoSuchTableException | NoSuchNamespaceException e) {
       tables.forget(logId.toString());
+      return -1L;
+    }
+    Optional<String> of = ChangeLog.loggedTableUuid(log);
+    if (of.isPresent() && (tableUuid == null || !of.get().equals(tableUuid.toString()))) {
+      LOG.info(
+          "Change log {} holds the offsets of table {} {}, dropped since: they do not count for"
+              + " {}'s changes",
+          logId,
+          id,
+          of.get(),
+          tableUuid == null ? "a table not made yet" : "table " + tableUuid);
       return -1L;
     }
     return ofThisTopic(SourceOffsets.of(log, SnapshotRef.MAIN_BRANCH), logId, topic, partition);

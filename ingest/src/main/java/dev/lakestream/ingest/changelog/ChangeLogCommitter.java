@@ -4,6 +4,7 @@ import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.CommitRetry;
 import dev.lakestream.common.iceberg.InlineManifestWork;
+import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.ingest.commit.SourceOffsets;
 import java.util.ArrayList;
@@ -110,6 +111,10 @@ public final class ChangeLogCommitter {
       }
     }
     next.recordIn(append::set);
+    String loggedTable = todo.get(todo.size() - 1).tableUuid();
+    if (loggedTable != null) {
+      append.set(SummaryKeys.LOGGED_TABLE_UUID, loggedTable);
+    }
     append.commit();
     return todo;
   }
