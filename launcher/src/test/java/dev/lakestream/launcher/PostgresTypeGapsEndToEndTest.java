@@ -289,12 +289,13 @@ class PostgresTypeGapsEndToEndTest {
    */
   @Test
   void timeArraysAndMidnightAtTheDaysEndArriveAsDebeziumReadsThem() throws Exception {
-    String rows = " VALUES (%d, '{10:15:30.123456}', '{10:15:30.123456+05:30}', '24:00:00+00')";
+    String rows = " VALUES (%d, '{10:15:30.123456}', '{10:15:30.123456+05:30}', '24:00:00+00',"
+        + " '{4713-01-01 BC,1582-10-05}')";
     TableIdentifier clocks = TableIdentifier.of("inventory", "clocks");
     try (PostgresPipeline p = PostgresPipeline.start(
             Map.of(),
             "CREATE TABLE inventory.clocks (id int PRIMARY KEY, tms time[], tzs timetz[],"
-                + " tz timetz)",
+                + " tz timetz, dts date[])",
             "INSERT INTO inventory.clocks" + String.format(rows, 1),
             "CREATE TABLE inventory.ends (id int PRIMARY KEY, tss timestamptz[])",
             "INSERT INTO inventory.ends VALUES (1, '{2020-01-01 00:00:00+00}'),"
@@ -309,7 +310,9 @@ class PostgresTypeGapsEndToEndTest {
               + " a timetz array to the second")
           .contains("inventory.clocks.tz: time with time zone: Debezium sends 24:00:00")
           .contains("inventory.ends.tss: timestamp with time zone[]: Debezium reads a -infinity"
-              + " element");
+              + " element")
+          .contains("inventory.clocks.dts: date[]: Debezium reads the elements of a date array"
+              + " through JDBC, streamed changes too");
       Eventually.until(
           Duration.ofSeconds(120),
           "the snapshot's row on main",
@@ -327,7 +330,8 @@ class PostgresTypeGapsEndToEndTest {
             .as("row %d", id)
             .containsEntry("tms", List.of(LocalTime.of(10, 15, 30, 123_000_000)))
             .containsEntry("tzs", List.of("04:45:30Z"))
-            .containsEntry("tz", "00:00:00Z");
+            .containsEntry("tz", "00:00:00Z")
+            .containsEntry("dts", List.of(LocalDate.of(4713, 1, 1), LocalDate.of(1582, 10, 15)));
       }
       List<ConsumerRecord<byte[], byte[]>> letters = new ArrayList<>();
       Eventually.until(Duration.ofSeconds(120), "the -infinity row dead-lettered", () -> {

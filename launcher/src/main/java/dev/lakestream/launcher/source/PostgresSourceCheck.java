@@ -1550,6 +1550,13 @@ public final class PostgresSourceCheck {
             type + ": Debezium sends 24:00:00 (valid in PostgreSQL: the end of the day) as"
                 + " 00:00:00, the day's start, and nothing in the event tells them apart"));
       }
+    } else if (array && typname.equals("date")) {
+      out.add(new Finding(
+          Level.INFO,
+          subject,
+          type + ": Debezium reads the elements of a date array through JDBC, streamed changes"
+              + " too: a BC date arrives as the same date AD, and 1582-10-05 to 1582-10-14 ten days"
+              + " later"));
     } else if (array && typname.equals("timestamptz")) {
       out.add(new Finding(
           Level.INFO,
