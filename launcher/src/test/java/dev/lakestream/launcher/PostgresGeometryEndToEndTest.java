@@ -9,8 +9,6 @@ import dev.lakestream.testkit.TableRows;
 import java.io.File;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,7 +16,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.junit.jupiter.api.Test;
 
@@ -197,45 +194,30 @@ class PostgresGeometryEndToEndTest {
    * as its text) and SRID; bits as their text without leading zeros.
    */
   private static List<String> differences(PostgresPipeline p, String table) throws Exception {
-    TableIdentifier id = TableIdentifier.of("inventory", table);
-    if (!p.reader.tableExists(id)) {
-      return List.of("no table " + table);
+    try (Connection c = p.postgres.connect()) {
+      return SourceTableComparison.byColumn(
+          p.reader,
+          c,
+          "SELECT id, small, decode(geom::text, 'hex'), ST_SRID(geom), decode(geog::text, 'hex'),"
+              + " ST_SRID(geog::geometry), bits::text FROM inventory." + table,
+          TableIdentifier.of("inventory", table),
+          (key, rs, row, out) -> {
+            if (!Integer.valueOf(rs.getInt(2)).equals(row.get("small"))) {
+              out.add(key + ".small");
+            }
+            if (!sameShape(rs.getBytes(3), rs.getInt(4), row.get("geom"))) {
+              out.add(key + ".geom");
+            }
+            if (!sameShape(rs.getBytes(5), rs.getInt(6), row.get("geog"))) {
+              out.add(key + ".geog");
+            }
+            String bits = rs.getString(7);
+            if (!Objects.equals(
+                bits == null ? null : bits.replaceFirst("^0+(?=.)", ""), row.get("bits"))) {
+              out.add(key + ".bits");
+            }
+          });
     }
-    Map<Integer, Map<String, Object>> main = new TreeMap<>();
-    for (Map<String, Object> row : TableRows.read(p.reader.loadTable(id), Branches.MAIN)) {
-      main.put((Integer) row.get("id"), row);
-    }
-    List<String> out = new ArrayList<>();
-    try (Connection c = p.postgres.connect();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id, small, decode(geom::text, 'hex'),"
-            + " ST_SRID(geom), decode(geog::text, 'hex'), ST_SRID(geog::geometry), bits::text"
-            + " FROM inventory." + table)) {
-      while (rs.next()) {
-        int key = rs.getInt(1);
-        Map<String, Object> row = main.remove(key);
-        if (row == null) {
-          out.add(key + ".row");
-          continue;
-        }
-        if (!Integer.valueOf(rs.getInt(2)).equals(row.get("small"))) {
-          out.add(key + ".small");
-        }
-        if (!sameShape(rs.getBytes(3), rs.getInt(4), row.get("geom"))) {
-          out.add(key + ".geom");
-        }
-        if (!sameShape(rs.getBytes(5), rs.getInt(6), row.get("geog"))) {
-          out.add(key + ".geog");
-        }
-        String bits = rs.getString(7);
-        if (!Objects.equals(
-            bits == null ? null : bits.replaceFirst("^0+(?=.)", ""), row.get("bits"))) {
-          out.add(key + ".bits");
-        }
-      }
-    }
-    main.keySet().forEach(key -> out.add(key + ".row"));
-    return out;
   }
 
   private static boolean sameShape(byte[] ewkb, int srid, Object onTable) {

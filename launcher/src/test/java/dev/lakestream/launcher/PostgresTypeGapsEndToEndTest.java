@@ -11,8 +11,6 @@ import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableRows;
 import java.math.BigDecimal;
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -23,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -474,46 +471,31 @@ class PostgresTypeGapsEndToEndTest {
    * row on one side only.
    */
   private static List<String> differences(PostgresPipeline p, String table) throws Exception {
-    TableIdentifier id = TableIdentifier.of("inventory", table);
-    if (!p.reader.tableExists(id)) {
-      return List.of("no table " + table);
+    try (Connection c = p.postgres.connect()) {
+      return SourceTableComparison.byColumn(
+          p.reader,
+          c,
+          "SELECT id, small, nums, flags, nm FROM inventory." + table,
+          TableIdentifier.of("inventory", table),
+          (key, rs, row, out) -> {
+            if (!Integer.valueOf(rs.getInt(2)).equals(row.get("small"))) {
+              out.add(key + ".small");
+            }
+            List<BigDecimal> nums = rs.getArray(3) == null
+                ? null
+                : Arrays.asList((BigDecimal[]) rs.getArray(3).getArray());
+            if (!sameNumbers(nums, row.get("nums"))) {
+              out.add(key + ".nums");
+            }
+            if (!Objects.equals(
+                Arrays.asList((Boolean[]) rs.getArray(4).getArray()), row.get("flags"))) {
+              out.add(key + ".flags");
+            }
+            if (!Objects.equals(rs.getString(5), row.get("nm"))) {
+              out.add(key + ".nm");
+            }
+          });
     }
-    Map<Integer, Map<String, Object>> main = new TreeMap<>();
-    for (Map<String, Object> row : TableRows.read(p.reader.loadTable(id), Branches.MAIN)) {
-      main.put((Integer) row.get("id"), row);
-    }
-    List<String> out = new ArrayList<>();
-    try (Connection c = p.postgres.connect();
-        Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery("SELECT id, small, nums, flags, nm FROM inventory." + table)) {
-      while (rs.next()) {
-        int key = rs.getInt(1);
-        Map<String, Object> row = main.remove(key);
-        if (row == null) {
-          out.add(key + ".row");
-          continue;
-        }
-        if (!Integer.valueOf(rs.getInt(2)).equals(row.get("small"))) {
-          out.add(key + ".small");
-        }
-        List<BigDecimal> nums = rs.getArray(3) == null
-            ? null
-            : Arrays.asList((BigDecimal[]) rs.getArray(3).getArray());
-        if (!sameNumbers(nums, row.get("nums"))) {
-          out.add(key + ".nums");
-        }
-        if (!Objects.equals(
-            Arrays.asList((Boolean[]) rs.getArray(4).getArray()), row.get("flags"))) {
-          out.add(key + ".flags");
-        }
-        if (!Objects.equals(rs.getString(5), row.get("nm"))) {
-          out.add(key + ".nm");
-        }
-      }
-    }
-    main.keySet().forEach(key -> out.add(key + ".row"));
-    return out;
   }
 
   private static boolean sameNumbers(List<BigDecimal> source, Object table) {

@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -18,6 +19,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -107,5 +109,44 @@ final class SourceTableComparison {
       case "bool" -> rs.getBoolean(i);
       default -> rs.getString(i);
     };
+  }
+
+  /** Adds to {@code out} the columns ({@code key.column}) in which a source row and main's differ. */
+  @FunctionalInterface
+  interface ColumnCheck {
+    void compare(int key, ResultSet source, Map<String, Object> main, List<String> out)
+        throws SQLException;
+  }
+
+  /**
+   * The values of table {@code id}'s main that differ from the rows of {@code query} (its first
+   * column the table's int key {@code id}), as {@code check} finds them, and {@code key.row} for a
+   * row on one side only; {@code no table} while the table does not exist.
+   */
+  static List<String> byColumn(
+      Catalog reader, Connection source, String query, TableIdentifier id, ColumnCheck check)
+      throws Exception {
+    if (!reader.tableExists(id)) {
+      return List.of("no table " + id.name());
+    }
+    Map<Integer, Map<String, Object>> main = new TreeMap<>();
+    for (Map<String, Object> row : TableRows.read(reader.loadTable(id), Branches.MAIN)) {
+      main.put((Integer) row.get("id"), row);
+    }
+    List<String> out = new ArrayList<>();
+    try (Statement s = source.createStatement();
+        ResultSet rs = s.executeQuery(query)) {
+      while (rs.next()) {
+        int key = rs.getInt(1);
+        Map<String, Object> row = main.remove(key);
+        if (row == null) {
+          out.add(key + ".row");
+        } else {
+          check.compare(key, rs, row, out);
+        }
+      }
+    }
+    main.keySet().forEach(key -> out.add(key + ".row"));
+    return out;
   }
 }
