@@ -9,9 +9,12 @@ import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.changelog.ChangeLog;
+import dev.lakestream.ingest.changelog.ChangeLogCommitter;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.CommitsThrough;
 import dev.lakestream.testkit.DebeziumJson;
+import dev.lakestream.testkit.DelegatingCatalog;
 import dev.lakestream.testkit.KafkaHeaders;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TableRows;
@@ -24,10 +27,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
@@ -364,6 +369,46 @@ class ChangeLogTest {
       assertThat(ingest.realtimeDiffersFromModel(customers)).isNull();
       assertThat(read(ingest, ChangeLog.of(TABLE))).hasSize(logged);
       assertThat(ingest.counter("lakestream.ingest.already.committed")).isZero();
+    }
+  }
+
+  /**
+   * The log's first append races another committer's append of the same round (a closing task's
+   * commit thread that outlived its close, and the task's new owner): the log has no snapshot to
+   * validate from, and the append is validated all the same, so the round is in the log once.
+   */
+  @Test
+  void aFirstAppendThatRacesAnotherOfTheSameRoundLogsItOnce() throws Exception {
+    TestTable customers = TestTable.wide("inventory", "customers");
+    try (IngestDriver ingest = new IngestDriver(
+        List.of(customers.topic()), Map.of(IngestConfig.CHANGELOG_TABLES, "inventory.customers"))) {
+      List<Change> changes = new ChangeStreamGenerator(customers, 104).next(30);
+      ingest.send(changes, true);
+      ingest.flushOnly(); // flushed; the driver's committer not run
+      List<FilesWritten> round = ingest.filesWritten.readValuesToList();
+      assertThat(round).hasSize(1);
+      assertThat(ingest.table(ChangeLog.of(TABLE)).currentSnapshot()).isNull();
+
+      AtomicBoolean raced = new AtomicBoolean();
+      Catalog racing = new DelegatingCatalog(ingest.catalog()) {
+        @Override
+        public Table loadTable(TableIdentifier id) {
+          Table table = delegate.loadTable(id);
+          return !id.equals(ChangeLog.of(TABLE))
+              ? table
+              : CommitsThrough.table(table, (ops, base, metadata) -> {
+                if (raced.compareAndSet(false, true)) {
+                  ChangeLogCommitter.commit(new TableManager(delegate), round);
+                }
+                ops.commit(base, metadata);
+              });
+        }
+      };
+      ChangeLogCommitter.commit(new TableManager(racing), round);
+
+      assertThat(raced).isTrue();
+      assertThat(read(ingest, ChangeLog.of(TABLE)))
+          .hasSize((int) changes.stream().filter(c -> !c.isTombstone()).count());
     }
   }
 

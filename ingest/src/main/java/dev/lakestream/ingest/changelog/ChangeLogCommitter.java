@@ -100,11 +100,11 @@ public final class ChangeLogCommitter {
     }
     RowDelta append = InlineManifestWork.on(log.newRowDelta());
     if (base != null) {
-      append
-          .validateFromSnapshot(base.snapshotId())
-          .conflictDetectionFilter(Expressions.alwaysTrue())
-          .validateNoConflictingDataFiles();
+      append.validateFromSnapshot(base.snapshotId());
     }
+    // Without a base (the log's first append), validated against all its history: another
+    // committer's append of the same round in between is a conflict, not a second copy.
+    append.conflictDetectionFilter(Expressions.alwaysTrue()).validateNoConflictingDataFiles();
     for (FilesWritten b : todo) {
       for (DataFile f : b.changelogFiles(log.specs())) {
         append.addRows(f);
