@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -48,8 +49,17 @@ public final class Lakestream implements Runnable {
         spec.commandLine(), "which command? (lakestream --help lists them)");
   }
 
+  /** Commands whose standard output is their result, which a program reads: no log line in it. */
+  private static final Set<String> WRITE_RESULTS =
+      Set.of("version", "schema", "snapshot", "changes");
+
   public static void main(String[] args) {
-    System.exit(execute(System.out, System.err, System.getenv(), args));
+    PrintStream out = System.out;
+    if (args.length > 0 && WRITE_RESULTS.contains(args[0])) {
+      // The log's console appender follows System.out (log4j2.xml): its lines go to stderr.
+      System.setOut(System.err);
+    }
+    System.exit(execute(out, System.err, System.getenv(), args));
   }
 
   /** Runs {@code args} as the command line does, printing to {@code out} and {@code err}; the exit code. */

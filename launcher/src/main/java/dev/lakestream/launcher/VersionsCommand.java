@@ -220,6 +220,7 @@ final class VersionsCommand {
       PrintStream out,
       PrintStream err)
       throws Exception {
+    config.check(); // a misspelled setting is warned of, as the apps do
     Catalog catalog = CatalogLoader.loadExisting(config.catalogName(), config.catalogProperties());
     try {
       TableIdentifier id = TableIdentifier.parse(table);
@@ -273,6 +274,14 @@ final class VersionsCommand {
           }
         }
         default -> throw new IllegalArgumentException("not a versioned-read command: " + command);
+      }
+      // A PrintStream keeps its write errors to itself: a full disk or a closed pipe would
+      // otherwise end with status 0 and a consumer would take the output for whole.
+      out.flush();
+      if (out.checkError()) {
+        err.println(id + ": writing to standard output failed (a full disk, a closed pipe): what"
+            + " was written is not whole");
+        return 1;
       }
       return 0;
     } catch (IllegalArgumentException e) {

@@ -18,6 +18,8 @@ import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -26,6 +28,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Files;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -425,6 +428,70 @@ class VersionedReadTest {
       Run snapshot = run("snapshot", "--config", config.toString(), "--table", name);
       assertThat(snapshot.code).as(snapshot.err).isZero();
       assertThat(snapshot.out).contains("\"__weight\":");
+    }
+  }
+
+  /**
+   * A result on standard output is what a program reads, so it must be whole and alone there: the
+   * command line in its own JVM, with the shipped logging, prints the version's JSON on stdout and
+   * its log (an unknown setting's warning) on stderr; and a standard output that refuses the rows (a
+   * full disk, a closed pipe) makes the command fail rather than end with status 0.
+   */
+  @Test
+  void aResultIsAloneOnStandardOutputAndOneItCouldNotWriteFails() throws Exception {
+    TestTable table = TestTable.plain("app", "ledger");
+    try (PipelineDriver pipeline = new PipelineDriver(List.of(table.topic()), MANUAL)) {
+      pipeline.send(new ChangeStreamGenerator(table, 78).next(100));
+      pipeline.ingestCommit();
+      pipeline.sync();
+      long v = pipeline.table(table).snapshot(Branches.MAIN).snapshotId();
+      Path config = pipeline.configFile(Map.of("lakestream.no.such.setting", "1"));
+      String name = table.schema() + "." + table.name();
+
+      Path stdout = java.nio.file.Files.createTempFile("version-", ".out"); // name clash
+      Path stderr = java.nio.file.Files.createTempFile("version-", ".err"); // name clash
+      Process child = new ProcessBuilder(
+              Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+              "-XX:TieredStopAtLevel=1",
+              "-cp",
+              System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")),
+              // The shipped logging, not the tests' (log4j2-test.xml comes first on this path).
+              "-Dlog4j2.configurationFile=" + Lakestream.class.getResource("/log4j2.xml"),
+              Lakestream.class.getName(),
+              "version",
+              "--config",
+              config.toString(),
+              "--table",
+              name)
+          .redirectOutput(stdout.toFile())
+          .redirectError(stderr.toFile())
+          .start();
+      assertThat(child.waitFor(120, TimeUnit.SECONDS))
+          .as("the version command's JVM to end")
+          .isTrue();
+      String err = java.nio.file.Files.readString(stderr); // name clash
+      assertThat(child.exitValue()).as(err).isZero();
+      assertThat(err).contains("unknown setting lakestream.no.such.setting", "ignored");
+      List<String> lines = java.nio.file.Files.readAllLines(stdout); // name clash
+      assertThat(lines).as("standard output").hasSize(1);
+      assertThat(new ObjectMapper().readTree(lines.get(0)).get("snapshotId").asLong())
+          .isEqualTo(v);
+
+      PrintStream refusing = new PrintStream(new OutputStream() {
+        @Override
+        public void write(int b) throws IOException {
+          throw new IOException("No space left on device");
+        }
+      });
+      ByteArrayOutputStream errors = new ByteArrayOutputStream();
+      int code = VersionsCommand.run(
+          "snapshot",
+          new String[] {"--config", config.toString(), "--table", name},
+          refusing,
+          new PrintStream(errors, true, StandardCharsets.UTF_8));
+      assertThat(code).isEqualTo(1);
+      assertThat(errors.toString(StandardCharsets.UTF_8))
+          .contains("writing to standard output failed");
     }
   }
 
