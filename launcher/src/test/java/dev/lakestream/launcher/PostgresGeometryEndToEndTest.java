@@ -180,12 +180,7 @@ class PostgresGeometryEndToEndTest {
 
   /** Null when {@link #differences} finds none, else the differences. */
   private static String shapesDiffer(PostgresPipeline p, String table) {
-    try {
-      List<String> differences = differences(p, table);
-      return differences.isEmpty() ? null : table + ": " + differences;
-    } catch (Exception e) {
-      return table + ": " + e;
-    }
+    return SourceTableComparison.differing(table, () -> differences(p, table));
   }
 
   /**

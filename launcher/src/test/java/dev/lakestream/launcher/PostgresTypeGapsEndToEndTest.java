@@ -457,12 +457,7 @@ class PostgresTypeGapsEndToEndTest {
 
   /** Null when {@link #differences} finds none, else the differences. */
   private static String arraysDiffer(PostgresPipeline p, String table) {
-    try {
-      List<String> differences = differences(p, table);
-      return differences.isEmpty() ? null : table + ": " + differences;
-    } catch (Exception e) {
-      return table + ": " + e;
-    }
+    return SourceTableComparison.differing(table, () -> differences(p, table));
   }
 
   /**

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -109,6 +110,19 @@ final class SourceTableComparison {
       case "bool" -> rs.getBoolean(i);
       default -> rs.getString(i);
     };
+  }
+
+  /**
+   * Null when {@code differences} finds none, else {@code table} and what it found (or its error):
+   * what {@code Eventually.noDifference} waits on.
+   */
+  static String differing(String table, Callable<List<String>> differences) {
+    try {
+      List<String> found = differences.call();
+      return found.isEmpty() ? null : table + ": " + found;
+    } catch (Exception e) {
+      return table + ": " + e;
+    }
   }
 
   /** Adds to {@code out} the columns ({@code key.column}) in which a source row and main's differ. */

@@ -9,17 +9,16 @@ import dev.lakestream.common.iceberg.ChangeLogTables;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
+import dev.lakestream.ingest.commit.SourceOffsets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -33,7 +32,6 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,17 +70,8 @@ public final class ChangeLog {
    * empty when it names none (an append of an earlier version).
    */
   public static Optional<String> loggedTableUuid(Table log) {
-    Snapshot main = log.snapshot(SnapshotRef.MAIN_BRANCH);
-    if (main == null) {
-      return Optional.empty();
-    }
-    for (Snapshot s : SnapshotUtil.ancestorsOf(main.snapshotId(), log::snapshot)) {
-      Map<String, String> summary = s.summary();
-      if (summary != null && summary.containsKey(SummaryKeys.SOURCE_OFFSETS)) {
-        return Optional.ofNullable(summary.get(SummaryKeys.LOGGED_TABLE_UUID));
-      }
-    }
-    return Optional.empty();
+    return SourceOffsets.recordingSnapshot(log, log.snapshot(SnapshotRef.MAIN_BRANCH))
+        .map(s -> s.summary().get(SummaryKeys.LOGGED_TABLE_UUID));
   }
 
   /**

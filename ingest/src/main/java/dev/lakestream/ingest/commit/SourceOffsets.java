@@ -59,16 +59,20 @@ public final class SourceOffsets {
 
   /** The offsets committed up to {@code snapshot}: its own, or its nearest ancestor's that records them. */
   public static SourceOffsets at(Table table, Snapshot snapshot) {
+    return recordingSnapshot(table, snapshot).flatMap(SourceOffsets::recordedBy).orElse(empty());
+  }
+
+  /** {@code snapshot}, or its nearest ancestor, that records offsets; empty when none does. */
+  public static Optional<Snapshot> recordingSnapshot(Table table, Snapshot snapshot) {
     if (snapshot == null) {
-      return empty();
+      return Optional.empty();
     }
     for (Snapshot s : SnapshotUtil.ancestorsOf(snapshot.snapshotId(), table::snapshot)) {
-      Optional<SourceOffsets> offsets = recordedBy(s);
-      if (offsets.isPresent()) {
-        return offsets.get();
+      if (s.summary() != null && s.summary().containsKey(SUMMARY_KEY)) {
+        return Optional.of(s);
       }
     }
-    return empty();
+    return Optional.empty();
   }
 
   /** The offsets {@code snapshot} itself records; empty for a snapshot that records none (a compaction). */
