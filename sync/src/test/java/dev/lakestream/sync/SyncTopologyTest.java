@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakestream.common.app.Health;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
+import dev.lakestream.common.event.CycleInput;
 import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.event.IndexLookup;
+import dev.lakestream.common.event.IndexResult;
 import dev.lakestream.common.event.MainCommitted;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.iceberg.BranchFiles;
@@ -16,6 +19,7 @@ import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
+import dev.lakestream.sync.cycle.CycleCoordinator;
 import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
@@ -39,6 +43,7 @@ import java.util.Properties;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.function.Consumer;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
@@ -57,12 +62,17 @@ import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -97,6 +107,8 @@ class SyncTopologyTest {
   private int taskId;
   private int triggersSent;
   private int mainCommitsSeen;
+  private SyncConfig syncConfig;
+  private Maintenance maintenance;
 
   private void start(SyncConfig.Resolver resolver) throws IOException {
     warehouse = new TemporaryWarehouse();
@@ -112,9 +124,8 @@ class SyncTopologyTest {
     PipelineConfig config = new PipelineConfig(settings);
     catalog = CatalogLoader.load(config.catalogName(), config.catalogProperties());
     table = new TableManager(catalog).ensure(ID, ROW, List.of("id"), "v1");
-    SyncConfig syncConfig = new SyncConfig(config);
-    Maintenance maintenance =
-        new Maintenance(MaintenanceConfig.from(config), catalog, meters, Runnable::run);
+    syncConfig = new SyncConfig(config);
+    maintenance = new Maintenance(MaintenanceConfig.from(config), catalog, meters, Runnable::run);
     Properties props = StreamsApp.streamsProperties(config);
     props.put(
         StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("sync-state-").toString());
@@ -226,6 +237,84 @@ class SyncTopologyTest {
         .isEmpty();
     assertThat(mainSnapshot().snapshotId()).isEqualTo(mainBefore);
     assertMainEqualsModel();
+  }
+
+  @Test
+  void aKeyIndexAnswerDeliveredAgainAfterItsRoundResolvedCommitsNothing() throws Exception {
+    start(SyncConfig.Resolver.INDEX);
+    Random random = new Random(21);
+    round(List.of(batch(random, 200, 0)));
+    assertCycle(syncNow(), 1);
+    // Updates and deletes of keys on main: the next cycle must write deletion vectors.
+    round(List.of(batch(random, 60, 200)));
+    long mainBefore = mainSnapshot().snapshotId();
+
+    // The coordinator alone, its key-index answers handed over as at-least-once can deliver them:
+    // each once, and then each again while the convert tasks they resolved to are out.
+    MockProcessorContext<String, Object> context = new MockProcessorContext<>();
+    context.setCurrentSystemTimeMs(System.currentTimeMillis());
+    for (String name : List.of(
+        CycleCoordinator.CYCLES,
+        CycleCoordinator.RESULTS,
+        CycleCoordinator.TABLES,
+        CycleCoordinator.INDEX_RESULTS,
+        CycleCoordinator.INDEX_TASKS)) {
+      Serde<?> values =
+          switch (name) {
+            case CycleCoordinator.CYCLES -> EventSerdes.cyclePlan();
+            case CycleCoordinator.RESULTS -> EventSerdes.convertResult();
+            case CycleCoordinator.TABLES -> Serdes.Long();
+            case CycleCoordinator.INDEX_RESULTS -> EventSerdes.indexResult();
+            default -> EventSerdes.convertTask();
+          };
+      KeyValueStore<String, ?> store = Stores.keyValueStoreBuilder(
+              Stores.inMemoryKeyValueStore(name), Serdes.String(), values)
+          .withLoggingDisabled()
+          .build();
+      store.init(context.getStateStoreContext(), store);
+      context.addStateStore(store);
+    }
+    CycleCoordinator coordinator = new CycleCoordinator(
+        syncConfig, new TableManager(catalog), meters, maintenance, new Health());
+    coordinator.init(context);
+    Consumer<CycleInput> feed =
+        // name clash: Kafka's Record, and Iceberg's imported
+        value -> coordinator.process(
+            new org.apache.kafka.streams.processor.api.Record<>(ID.toString(), value, 0L));
+    RealtimeCommitted trigger = unsent.remove(unsent.size() - 1);
+    feed.accept(trigger);
+    List<IndexLookup> lookups = context.forwarded(CycleCoordinator.LOOKUPS_CHILD).stream()
+        .map(f -> (IndexLookup) f.record().value())
+        .toList();
+    assertThat(lookups).as("the cycle's lookups, one per index partition").hasSize(3);
+    assertThat(lookups.get(0).taskDeletes()).as("data files the cycle converts").isNotEmpty();
+    // Every partition answers that it has not indexed the files: each is scanned.
+    List<IndexResult> answers = lookups.stream()
+        .map(l -> new IndexResult(
+            l.table(),
+            l.cycleId(),
+            l.partition(),
+            Map.of(),
+            List.copyOf(l.taskDeletes().keySet()),
+            0,
+            0,
+            0,
+            0))
+        .toList();
+    answers.forEach(feed);
+    assertThat(context.forwarded(CycleCoordinator.TASKS_CHILD))
+        .as("convert tasks sent once the round resolved")
+        .isNotEmpty();
+
+    context.resetForwards();
+    answers.forEach(feed);
+    assertThat(context.forwarded())
+        .as("what the answers delivered again forwarded (a commit of main would be among it)")
+        .isEmpty();
+    assertThat(mainSnapshot().snapshotId())
+        .as("main's head after the answers delivered again, the convert tasks still out")
+        .isEqualTo(mainBefore);
+    coordinator.close();
   }
 
   @ParameterizedTest(name = "{0}")

@@ -225,6 +225,15 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
           answer.table());
       return;
     }
+    if (!store.indexRoundOpen(plan)) {
+      LOG.warn(
+          "Ignoring a key-index answer of cycle {} of {} from partition {}: the cycle's round was"
+              + " resolved already (an answer delivered twice)",
+          answer.cycleId(),
+          answer.table(),
+          answer.partition());
+      return;
+    }
     List<IndexResult> answers = store.addIndexAnswer(plan, answer);
     if (!indexRound.complete(answers)) {
       return;

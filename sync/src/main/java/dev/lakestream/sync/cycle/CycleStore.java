@@ -220,6 +220,18 @@ final class CycleStore {
     }
   }
 
+  /**
+   * Whether the cycle's key-index round still awaits answers. Its tasks wait in the store until
+   * every partition has answered ({@link #takeIndexRound}), and the plan resolved then names only
+   * files whose tasks were taken; a round with no tasks ends its cycle when it resolves. An answer
+   * that comes after (a lookup processed twice, under at-least-once) would otherwise resolve the
+   * round again, from no waiting tasks, into a cycle committed without its deletion vectors.
+   */
+  boolean indexRoundOpen(CyclePlan plan) {
+    return plan.taskFiles().isEmpty()
+        || indexTasks.get(key(plan, plan.taskFiles().get(0))) != null;
+  }
+
   /** Keeps one partition's answer; every answer of the cycle so far. */
   List<IndexResult> addIndexAnswer(CyclePlan plan, IndexResult answer) {
     indexResults.put(prefix(plan) + answer.partition(), answer);
