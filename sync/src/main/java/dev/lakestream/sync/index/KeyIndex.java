@@ -219,7 +219,12 @@ public final class KeyIndex {
         work.bytesRead);
   }
 
-  /** Adds the keys of {@code file} that hash to partition {@code p}; returns how many. */
+  /**
+   * Adds the keys of {@code file} that hash to partition {@code p}; returns how many. A key's
+   * entries of files the index has forgotten are dropped on the way: a mirrored compaction forgets
+   * the files it replaces and indexes the file that replaces them, so without this each compaction
+   * would leave one dead entry per key, kept until a delete of the key met it.
+   */
   public long index(
       Table table,
       String t,
@@ -232,6 +237,8 @@ public final class KeyIndex {
     long id = nextId(t, p);
     long[] count = {0};
     long[] position = {0};
+    Map<Long, Boolean> known = new HashMap<>();
+    known.put(id, true); // this file's own entries: its id is stored once all its keys are
     KeyColumns.forEach(table, file, keySchema, key -> {
       byte[] keyBytes = codec.bytes(key);
       if (KeyCodec.partition(keyBytes, n) == p) {
@@ -239,10 +246,17 @@ public final class KeyIndex {
         byte[] old = store.get(entryKey);
         ByteBuffer entries = ByteBuffer.allocate((old == null ? 0 : old.length) + 16);
         if (old != null) {
-          entries.put(old);
+          ByteBuffer olds = ByteBuffer.wrap(old);
+          for (int i = 0; i < old.length / 16; i++) {
+            long oldId = olds.getLong();
+            long oldPosition = olds.getLong();
+            if (known.computeIfAbsent(oldId, k -> fileOf(t, p, k) != null)) {
+              entries.putLong(oldId).putLong(oldPosition);
+            }
+          }
         }
         entries.putLong(id).putLong(position[0]);
-        store.put(entryKey, entries.array());
+        store.put(entryKey, Arrays.copyOf(entries.array(), entries.position()));
         count[0]++;
       }
       position[0]++;
@@ -313,7 +327,7 @@ public final class KeyIndex {
     for (int i = 0; i < value.length / 16; i++) {
       long id = entries.getLong();
       long pos = entries.getLong();
-      byte[] file = store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(id).array()));
+      byte[] file = fileOf(t, p, id);
       if (file == null) {
         continue;
       }
@@ -346,8 +360,7 @@ public final class KeyIndex {
     for (int i = 0; i < count; i++) {
       ids[i] = entries.getLong();
       pos[i] = entries.getLong();
-      byte[] file =
-          store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(ids[i]).array()));
+      byte[] file = fileOf(t, p, ids[i]);
       if (file != null) {
         live[i] = true;
         seq[i] = ByteBuffer.wrap(file).getLong();
@@ -456,6 +469,11 @@ public final class KeyIndex {
   private Long fileId(String t, int p, String path) {
     byte[] file = store.get(key('F', t, p, path.getBytes(StandardCharsets.UTF_8)));
     return file == null ? null : ByteBuffer.wrap(file).getLong();
+  }
+
+  /** The stored (data sequence number, path) of the file with {@code id}, or null when forgotten. */
+  private byte[] fileOf(String t, int p, long id) {
+    return store.get(key('I', t, p, ByteBuffer.allocate(8).putLong(id).array()));
   }
 
   private long nextId(String t, int p) {

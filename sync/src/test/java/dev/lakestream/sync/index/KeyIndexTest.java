@@ -15,14 +15,16 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.common.serialization.BytesSerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.Test;
 
-/** The key index against lookups of a table dropped and made again under its name. */
+/** The key index against lookups of a table dropped and made again, and of mirrored compactions. */
 class KeyIndexTest {
 
   private static final String T = "t.items";
@@ -61,6 +63,76 @@ class KeyIndexTest {
           .as("the row of key 1 the update at 4 replaces")
           .containsEntry(second.file().location(), List.of(0L));
     }
+  }
+
+  /**
+   * Each mirrored compaction forgets the files it replaces and indexes the one that replaces them:
+   * the keys' entries of the forgotten files go as the new file is indexed, so a key that is never
+   * updated again keeps one entry however often its row is compacted, and a delete still finds it.
+   */
+  @Test
+  void aMirroredCompactionLeavesOneEntryPerKey() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      KeyValueStore<Bytes, byte[]> store = store();
+      KeyIndex index = new KeyIndex(store);
+      Table table = warehouse.v3Table("t", "items", KeyFiles.ID_NAME).create();
+      DataFile a = KeyFiles.data(table, KeyFiles.ID_NAME, KeyFiles.ids(0, 50));
+      DataFile b = KeyFiles.data(table, KeyFiles.ID_NAME, KeyFiles.ids(50, 100));
+      index.lookup(
+          table,
+          lookup(
+              table, "c1", List.of(added(table, a, 1), added(table, b, 2)), Map.of(), List.of()));
+      assertThat(entryBytes(store)).as("entries after indexing 100 keys").isEqualTo(100 * 16);
+
+      DataFile previous = null;
+      List<String> replaced = List.of(a.location(), b.location());
+      for (int compaction = 1; compaction <= 3; compaction++) {
+        DataFile compacted = KeyFiles.data(table, KeyFiles.ID_NAME, KeyFiles.ids(0, 100));
+        index.lookup(
+            table,
+            new IndexLookup(
+                T,
+                "compaction" + compaction,
+                0,
+                1,
+                List.of(added(table, compacted, 2)),
+                replaced,
+                List.of(),
+                Map.of(),
+                table.uuid().toString()));
+        assertThat(entryBytes(store))
+            .as("entries after compaction %s of the 100 keys", compaction)
+            .isEqualTo(100 * 16);
+        previous = compacted;
+        replaced = List.of(compacted.location());
+      }
+
+      DeleteFile delete = KeyFiles.deletes(table, KeyFiles.ID_NAME, List.of(42));
+      IndexResult result = index.lookup(
+          table,
+          lookup(
+              table,
+              "c3",
+              List.of(),
+              Map.of(previous.location(), List.of(delete.location())),
+              List.of(deleted(table, delete, 3))));
+      assertThat(result.unresolvedFiles()).isEmpty();
+      assertThat(result.positions())
+          .as("the position of key 42's row in the last compacted file")
+          .containsExactly(Map.entry(previous.location(), List.of(42L)));
+    }
+  }
+
+  /** The bytes of every key's entries in the store. */
+  private static long entryBytes(KeyValueStore<Bytes, byte[]> store) {
+    long bytes = 0;
+    try (KeyValueIterator<Bytes, byte[]> it =
+        store.prefixScan(Bytes.wrap(new byte[] {'E'}), new BytesSerializer())) {
+      while (it.hasNext()) {
+        bytes += it.next().value.length;
+      }
+    }
+    return bytes;
   }
 
   /** A file an update wrote, and the index's answer to its cycle. */
