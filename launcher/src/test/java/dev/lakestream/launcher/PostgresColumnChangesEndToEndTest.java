@@ -3,14 +3,20 @@ package dev.lakestream.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.testkit.Eventually;
+import dev.lakestream.testkit.KafkaChangeFeed;
+import dev.lakestream.testkit.KafkaHeaders;
+import dev.lakestream.testkit.SourceTableModel;
 import dev.lakestream.testkit.TableRows;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Type;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,6 +58,61 @@ class PostgresColumnChangesEndToEndTest {
       assertThat(table.schema().findField("name")).as("the column's old name").isNotNull();
       assertThat(table.schema().findField("memo")).as("the dropped column").isNotNull();
       PostgresEndToEndTest.assertInvariants(p.reader, List.of("items"));
+    }
+  }
+
+  /**
+   * A column of out-of-line values renamed: an update that leaves the value unchanged carries
+   * Debezium's placeholder under the new name, and the table's row of the key was written before the
+   * table had a column of that name, so the value is unknown there (the row used to take a null for
+   * it, and the value was then nowhere on main). The update is dead-lettered, the row stays as it
+   * was, and an incremental snapshot brings it whole; later updates take the value from it.
+   */
+  @Test
+  void anUnchangedOutOfLineValueOfARenamedColumnIsDeadLetteredNotNulled() throws Exception {
+    TableIdentifier docs = TableIdentifier.of("inventory", "docs");
+    String query = "SELECT * FROM inventory.docs";
+    try (PostgresPipeline p = PostgresPipeline.start(
+            Map.of(),
+            "CREATE TABLE inventory.docs (id int PRIMARY KEY, body text, v int)",
+            // 6,400 characters, kept out of line and uncompressed: PostgreSQL leaves them out of an
+            // update that does not change them.
+            "ALTER TABLE inventory.docs ALTER COLUMN body SET STORAGE EXTERNAL",
+            "INSERT INTO inventory.docs SELECT i, (SELECT string_agg(md5(g::text || i::text), '')"
+                + " FROM generate_series(1, 200) g), 0 FROM generate_series(1, 20) i");
+        KafkaChangeFeed feed =
+            new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(query, docs, List.of("id")));
+
+      p.postgres.execute(
+          "ALTER TABLE inventory.docs RENAME COLUMN body TO content",
+          "UPDATE inventory.docs SET v = 1 WHERE id <= 4");
+      List<ConsumerRecord<byte[], byte[]>> letters = new ArrayList<>();
+      Eventually.until(Duration.ofSeconds(120), "the four updates dead-lettered", () -> {
+        letters.addAll(feed.readAvailable("lakestream.dlq"));
+        return letters.size() >= 4;
+      });
+      assertThat(letters).hasSize(4);
+      for (ConsumerRecord<byte[], byte[]> letter : letters) {
+        assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+            .contains("column(s) [content]")
+            .contains("written before it had column(s) [content]")
+            .contains("an incremental snapshot of the table");
+      }
+      assertThat(TableRows.read(p.reader.loadTable(docs), Branches.MAIN))
+          .as("rows 1 to 4 on main: as they were before the updates")
+          .filteredOn(r -> ((Integer) r.get("id")) <= 4)
+          .hasSize(4)
+          .allSatisfy(r -> {
+            assertThat(r.get("v")).isEqualTo(0);
+            assertThat((String) r.get("body")).hasSize(6_400);
+          });
+
+      p.incrementalSnapshot("inventory.docs");
+      Eventually.noDifference(Duration.ofSeconds(180), () -> p.differs(query, docs, List.of("id")));
+      p.postgres.execute("UPDATE inventory.docs SET v = 2 WHERE id <= 6");
+      Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(query, docs, List.of("id")));
+      PostgresEndToEndTest.assertInvariants(p.reader, List.of("docs"));
     }
   }
 

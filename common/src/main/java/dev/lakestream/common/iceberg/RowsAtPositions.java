@@ -5,9 +5,11 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PrimitiveIterator;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -56,8 +58,14 @@ import org.apache.parquet.schema.PrimitiveType;
  */
 public final class RowsAtPositions {
 
-  /** What a read returned, and the compressed bytes of the pages it read. */
-  public record Read(Map<Long, Record> rows, long bytesRead) {}
+  /**
+   * What a read returned, and the compressed bytes of the pages it read.
+   *
+   * @param absent the asked-for columns the file does not hold (written before the table had
+   *     them): their values in {@code rows} are null because the file has none, not because the
+   *     row's value was null
+   */
+  public record Read(Map<Long, Record> rows, long bytesRead, Set<String> absent) {}
 
   private RowsAtPositions() {}
 
@@ -68,6 +76,7 @@ public final class RowsAtPositions {
       rows.put(p, GenericRecord.create(projection));
     }
     long bytes = 0;
+    Set<String> absent = new LinkedHashSet<>();
     // name clash: Iceberg's InputFile, and Parquet's below
     org.apache.iceberg.io.InputFile input = ContentFiles.input(io, file);
     InputFile parquetFile = parquetFile(input);
@@ -82,7 +91,9 @@ public final class RowsAtPositions {
       for (int c = 0; c < columns.size(); c++) {
         Schema one = new Schema(columns.get(c));
         MessageType pruned = ParquetSchemaUtil.pruneColumns(fileSchema, one);
-        if (pruned.getColumns().size() == 1) {
+        if (pruned.getColumns().isEmpty()) {
+          absent.add(columns.get(c).name());
+        } else if (pruned.getColumns().size() == 1) {
           // A reader per column: a reader keeps the page indexes of the columns first asked for.
           try (ParquetFileReader reader =
               ParquetFileReader.open(parquetFile, footer, options, parquetFile.newStream())) {
@@ -95,7 +106,7 @@ public final class RowsAtPositions {
     } catch (IOException e) {
       throw new UncheckedIOException("reading rows of " + file.location(), e);
     }
-    return new Read(rows, bytes);
+    return new Read(rows, bytes, absent);
   }
 
   private static long readPages(

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
@@ -429,7 +430,7 @@ final class BatchFlusher {
     Snapshot realtime = table.snapshot(Branches.REALTIME);
     long started = System.nanoTime();
     PreviousRows.Found found = realtime == null
-        ? new PreviousRows.Found(Map.of(), 0, 0)
+        ? PreviousRows.Found.none()
         : PreviousRows.lookup(
             table, realtime, lookupKeys.stream().filter(k -> k != null).toList(), columns);
     metrics.previousRowLookups.record(Duration.ofNanos(System.nanoTime() - started));
@@ -440,7 +441,24 @@ final class BatchFlusher {
       Pending p = changes.get(i);
       Record key = lookupKeys.get(i);
       Record row = key == null ? null : found.rows().get((StructLike) key);
-      if (key != null && row == null) {
+      Set<String> unknown = new TreeSet<>(p.missing());
+      unknown.retainAll(
+          key == null ? Set.of() : found.unwritten().getOrDefault((StructLike) key, Set.of()));
+      if (!unknown.isEmpty()) {
+        // The table's row was written before the table had these columns (the source renamed a
+        // column, or filled one without logging it: a volatile default): their values are unknown.
+        letters.add(new DeadLetter(
+            batch.topic,
+            batch.partition,
+            p.entry().change(),
+            "column(s) " + p.missing() + " of " + p.event().key()
+                + " hold Debezium's unavailable-value placeholder (unchanged TOAST values) and the"
+                + " table's row was written before it had column(s) " + unknown
+                + " (renamed at the source, or filled there without a change to log), so their"
+                + " values are unknown; an incremental snapshot of the table brings the row whole"
+                + " (README: When main differs from the source)"));
+        row = null;
+      } else if (key != null && row == null) {
         letters.add(new DeadLetter(
             batch.topic,
             batch.partition,

@@ -41,8 +41,24 @@ import org.apache.iceberg.util.StructLikeMap;
  */
 public final class PreviousRows {
 
-  /** The rows found by key, and what finding them cost. */
-  public record Found(Map<StructLike, Record> rows, int filesRead, long bytesRead) {}
+  /**
+   * The rows found by key, and what finding them cost.
+   *
+   * @param unwritten by key, the asked-for columns the file holding its row does not have (it was
+   *     written before the table had them: the row's value there is unknown, not null); keys whose
+   *     file has them all are absent
+   */
+  public record Found(
+      Map<StructLike, Record> rows,
+      int filesRead,
+      long bytesRead,
+      Map<StructLike, Set<String>> unwritten) {
+
+    /** Nothing found, at no cost. */
+    public static Found none() {
+      return new Found(Map.of(), 0, 0, Map.of());
+    }
+  }
 
   private PreviousRows() {}
 
@@ -99,12 +115,18 @@ public final class PreviousRows {
 
     Schema projection = table.schema().select(new ArrayList<>(columns));
     Map<StructLike, Record> rows = StructLikeMap.create(keyType);
+    Map<StructLike, Set<String>> unwritten = StructLikeMap.create(keyType);
     for (Map.Entry<DataFile, Map<Long, Record>> entry : positions.entrySet()) {
       RowsAtPositions.Read read = RowsAtPositions.read(
           table.io(), entry.getKey(), projection, new TreeSet<>(entry.getValue().keySet()));
-      entry.getValue().forEach((position, key) -> rows.put(key, read.rows().get(position)));
+      entry.getValue().forEach((position, key) -> {
+        rows.put(key, read.rows().get(position));
+        if (!read.absent().isEmpty()) {
+          unwritten.put(key, read.absent());
+        }
+      });
       bytes += read.bytesRead();
     }
-    return new Found(rows, filesRead, bytes);
+    return new Found(rows, filesRead, bytes, unwritten);
   }
 }
