@@ -305,8 +305,15 @@ public final class RowConverter {
           }
           List<Object> out = new ArrayList<>(v.size());
           for (JsonNode element : v) {
-            out.add(value(
-                element, s == null ? null : s.items(), list.elementType(), column + ".element"));
+            Object converted = value(
+                element, s == null ? null : s.items(), list.elementType(), column + ".element");
+            if (converted == null && list.isElementRequired()) {
+              // A table made by another hand (Spark's arrays have required elements): the null
+              // would fail the batch's file, every time.
+              throw new BadChangeException("column \"" + column + "\": value " + abbreviate(v)
+                  + " has a null element, which " + type + " cannot hold");
+            }
+            out.add(converted);
           }
           return out;
         }
@@ -559,10 +566,7 @@ public final class RowConverter {
             s == null ? null : s.keys(),
             type.keyType(),
             column + ".key");
-        out.put(
-            key,
-            value(
-                e.getValue(), s == null ? null : s.values(), type.valueType(), column + ".value"));
+        out.put(key, mapValue(e.getValue(), s, type, column, v));
       }
       return out;
     }
@@ -579,13 +583,23 @@ public final class RowConverter {
           throw new BadChangeException("column \"" + column + "\": value " + abbreviate(v)
               + " has a null key, which " + type + " cannot hold");
         }
-        out.put(
-            key,
-            value(pair.get(1), s == null ? null : s.values(), type.valueType(), column + ".value"));
+        out.put(key, mapValue(pair.get(1), s, type, column, v));
       }
       return out;
     }
     throw mismatch(column, type, v);
+  }
+
+  /** A map's value; a null one refused where the map's values are required. */
+  private static Object mapValue(
+      JsonNode value, ConnectSchema s, Types.MapType type, String column, JsonNode map) {
+    Object converted =
+        value(value, s == null ? null : s.values(), type.valueType(), column + ".value");
+    if (converted == null && type.isValueRequired()) {
+      throw new BadChangeException("column \"" + column + "\": value " + abbreviate(map)
+          + " has a null value, which " + type + " cannot hold");
+    }
+    return converted;
   }
 
   private static BadChangeException mismatch(String column, Type type, JsonNode v) {

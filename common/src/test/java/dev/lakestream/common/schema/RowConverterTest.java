@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -121,6 +122,48 @@ class RowConverterTest {
           .isInstanceOf(BadChangeException.class)
           .hasMessageContaining("column \"m\"");
     }
+  }
+
+  /**
+   * A table made by another hand can hold arrays of required elements and maps of required values
+   * (Spark makes them so); a null element or value would fail the batch's data file at every flush,
+   * so the change is refused naming the column. Optional ones take the null.
+   */
+  @Test
+  void aNullElementOrMapValueWhereTheTableRequiresOneIsRefusedNamingTheColumn() throws Exception {
+    Types.ListType required = Types.ListType.ofRequired(1, Types.IntegerType.get());
+    Types.ListType optional = Types.ListType.ofOptional(1, Types.IntegerType.get());
+    assertThat(RowConverter.value(JSON.readTree("[1,null]"), null, optional, "a"))
+        .isEqualTo(Arrays.asList(1, null));
+    assertThat(RowConverter.value(JSON.readTree("[1,2]"), null, required, "a"))
+        .isEqualTo(List.of(1, 2));
+    assertThatThrownBy(() -> RowConverter.value(JSON.readTree("[1,null]"), null, required, "a"))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("column \"a\"")
+        .hasMessageContaining("has a null element");
+
+    Types.MapType requiredValues =
+        Types.MapType.ofRequired(1, 2, Types.StringType.get(), Types.StringType.get());
+    Types.MapType requiredPairs =
+        Types.MapType.ofRequired(1, 2, Types.IntegerType.get(), Types.StringType.get());
+    for (var refused : List.of(
+        Map.entry("{\"k\":\"v\",\"n\":null}", requiredValues),
+        Map.entry("[[1,\"a\"],[2,null]]", requiredPairs))) {
+      assertThatThrownBy(() ->
+              RowConverter.value(JSON.readTree(refused.getKey()), null, refused.getValue(), "m"))
+          .isInstanceOf(BadChangeException.class)
+          .hasMessageContaining("column \"m\"")
+          .hasMessageContaining("has a null value");
+    }
+    Map<Object, Object> expected = new LinkedHashMap<>();
+    expected.put("k", "v");
+    expected.put("n", null);
+    assertThat(RowConverter.value(
+            JSON.readTree("{\"k\":\"v\",\"n\":null}"),
+            null,
+            Types.MapType.ofOptional(1, 2, Types.StringType.get(), Types.StringType.get()),
+            "m"))
+        .isEqualTo(expected);
   }
 
   @Test
