@@ -35,12 +35,27 @@ class RefusedBatchTest {
       ingest.sendRawBatch(
           "inventory.customers",
           "{\"type\":\"files-written\",\"v\":2}".getBytes(StandardCharsets.UTF_8));
+      // Readable, but never to be applied: a table that is no name (it failed every round of its
+      // task's committer, whose other tables then never committed), a position that is not hex.
+      String batch = "{\"type\":\"files-written\",\"v\":2,\"table\":\"%s\","
+          + "\"sourceTopic\":\"%s\",\"sourcePartition\":0,\"firstOffset\":0,\"lastOffset\":0,"
+          + "\"dataFiles\":[],\"deleteFiles\":[],\"minPosition\":\"%s\"}";
+      ingest.sendRawBatch(
+          "inventory.customers",
+          String.format(batch, "", table.topic(), "01").getBytes(StandardCharsets.UTF_8));
+      ingest.sendRawBatch(
+          "inventory.customers",
+          String.format(batch, "inventory.customers", table.topic(), "not hex!")
+              .getBytes(StandardCharsets.UTF_8));
       ingest.send(gen.snapshot(100), true);
       ingest.flushAndCommit();
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
-      assertThat(letters).hasSize(2);
+      assertThat(letters).hasSize(4);
       assertThat(reason(letters.get(1))).contains("unreadable batch event", "table");
+      assertThat(reason(letters.get(2))).contains("unreadable batch event", "not a table name");
+      assertThat(reason(letters.get(3)))
+          .contains("unreadable batch event", "not a source position", "not hex!");
     }
   }
 

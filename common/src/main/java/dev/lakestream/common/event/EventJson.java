@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.regex.Pattern;
+import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
  * The versioned JSON form of the events that cross topics. Every event is a JSON object with
@@ -20,12 +22,41 @@ public final class EventJson {
       .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
       .setSerializationInclusion(JsonInclude.Include.NON_NULL);
 
+  private static final Pattern HEX = Pattern.compile("[0-9a-fA-F]*");
+
   private EventJson() {}
 
   /** {@code value}, or an error naming the missing {@code field} (an event without it cannot be applied). */
   public static <T> T required(String field, T value) {
     if (value == null) {
       throw new IllegalArgumentException("event has no \"" + field + "\"");
+    }
+    return value;
+  }
+
+  /**
+   * {@code value} when it names a table ({@code namespace.name}), or an error naming the {@code
+   * field}: an event whose table cannot be loaded would fail every attempt to apply it.
+   */
+  public static String table(String field, String value) {
+    required(field, value);
+    try {
+      TableIdentifier.parse(value);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "event's \"" + field + "\" is not a table name: " + e.getMessage(), e);
+    }
+    return value;
+  }
+
+  /**
+   * {@code value} when it is null or a source position in hex (whole bytes), or an error naming
+   * the {@code field}.
+   */
+  public static String position(String field, String value) {
+    if (value != null && (value.length() % 2 != 0 || !HEX.matcher(value).matches())) {
+      throw new IllegalArgumentException(
+          "event's \"" + field + "\" is not a source position in hex: " + value);
     }
     return value;
   }

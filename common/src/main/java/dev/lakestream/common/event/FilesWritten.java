@@ -76,7 +76,15 @@ public record FilesWritten(
   public static final int VERSION = 2;
 
   public FilesWritten {
-    EventJson.required("table", table);
+    // Checked here, so that an event the committer could never apply is unreadable (and
+    // dead-lettered) rather than retried at every round.
+    EventJson.table("table", table);
+    if (changelogTable != null) {
+      EventJson.table("changelogTable", changelogTable);
+    }
+    EventJson.position("minPosition", minPosition);
+    EventJson.position("maxPosition", maxPosition);
+    EventJson.position("truncatedAt", truncatedAt);
     EventJson.required("sourceTopic", sourceTopic);
     EventJson.required("dataFiles", dataFiles);
     EventJson.required("deleteFiles", deleteFiles);

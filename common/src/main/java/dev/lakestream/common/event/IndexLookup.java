@@ -39,6 +39,12 @@ public record IndexLookup(
   public IndexLookup {
     EventJson.required("table", table);
     EventJson.required("cycleId", cycleId);
+    // Every lookup carries these (empty when the cycle has none): one without them is unreadable
+    // and dead-lettered, not a lookup that fails the index's thread.
+    addDataFiles = List.copyOf(EventJson.required("addDataFiles", addDataFiles));
+    removeDataFiles = List.copyOf(EventJson.required("removeDataFiles", removeDataFiles));
+    deleteFiles = List.copyOf(EventJson.required("deleteFiles", deleteFiles));
+    taskDeletes = Map.copyOf(EventJson.required("taskDeletes", taskDeletes));
   }
 
   public byte[] toJson() {

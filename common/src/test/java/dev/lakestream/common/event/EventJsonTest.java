@@ -159,6 +159,31 @@ class EventJsonTest {
         .hasMessageContaining("upgrade the reading app");
   }
 
+  /**
+   * Events a reader could never apply are unreadable at once (their consumers dead-letter them),
+   * not failures at every attempt to apply them: a lookup without the lists every lookup carries, a
+   * batch whose table is no name or whose position is not hex.
+   */
+  @Test
+  void rejectsEventsThatCouldNeverBeApplied() {
+    String lookup = "{\"type\":\"index-lookup\",\"v\":1,\"table\":\"a.b\",\"cycleId\":\"c\","
+        + "\"addDataFiles\":[],\"removeDataFiles\":[],\"deleteFiles\":[]}";
+    assertThatThrownBy(() -> IndexLookup.fromJson(lookup.getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("taskDeletes");
+    String batch = "{\"type\":\"files-written\",\"v\":2,\"table\":\"%s\",\"sourceTopic\":\"t\","
+        + "\"dataFiles\":[],\"deleteFiles\":[],\"truncatedAt\":\"%s\"}";
+    assertThat(FilesWritten.fromJson(
+                String.format(batch, "a.b", "00000000000000ff").getBytes(StandardCharsets.UTF_8))
+            .truncatedAt())
+        .isEqualTo("00000000000000ff");
+    assertThatThrownBy(() ->
+            FilesWritten.fromJson(String.format(batch, "", "00").getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("\"table\" is not a table name");
+    assertThatThrownBy(() -> FilesWritten.fromJson(
+            String.format(batch, "a.b", "0x12").getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("\"truncatedAt\" is not a source position in hex: 0x12");
+  }
+
   @Test
   void rejectsEventOfAnotherType() {
     RealtimeCommitted event = new RealtimeCommitted("a.b", 1, 1, 1, 1, 1, 1, 1);
