@@ -5,6 +5,7 @@ import dev.lakestream.common.event.EventSerdes;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.ingest.buffer.BufferedChange;
 import dev.lakestream.ingest.buffer.ChangeBuffer;
 import dev.lakestream.ingest.commit.RealtimeCommitter;
@@ -142,7 +143,8 @@ public final class IngestTopology {
         "realtime-commits",
         (key, value, context) -> value instanceof RealtimeCommitted ? commits : deadLetters,
         new StringSerializer(),
-        (topic, value) -> value == null ? null : EventSerdes.json(value),
+        DeadLetters.capped(
+            (topic, value) -> value == null ? null : EventSerdes.json(value), deadLetters),
         "realtime-committer");
     return topology;
   }

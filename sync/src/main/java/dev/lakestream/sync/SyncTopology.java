@@ -12,6 +12,7 @@ import dev.lakestream.common.event.IndexResult;
 import dev.lakestream.common.event.SpillingSerde;
 import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.TableManager;
+import dev.lakestream.common.kafka.DeadLetters;
 import dev.lakestream.sync.convert.Converter;
 import dev.lakestream.sync.convert.FileConverter;
 import dev.lakestream.sync.cycle.CycleCoordinator;
@@ -181,7 +182,9 @@ public final class SyncTopology {
         CycleCoordinator.DEAD_LETTER_CHILD,
         config.pipeline().deadLetterTopic(),
         new StringSerializer(),
-        (topic, value) -> value == null ? null : EventSerdes.json(value),
+        DeadLetters.capped(
+            (topic, value) -> value == null ? null : EventSerdes.json(value),
+            config.pipeline().deadLetterTopic()),
         COORDINATOR);
   }
 

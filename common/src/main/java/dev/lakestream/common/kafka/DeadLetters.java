@@ -3,6 +3,7 @@ package dev.lakestream.common.kafka;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
@@ -55,6 +56,31 @@ public final class DeadLetters {
         OMITTED,
         utf8((keepKey ? "" : "key " + keyBytes + " bytes, ") + "value " + valueBytes + " bytes"));
     return new Record<>(keepKey ? original.key() : null, null, original.timestamp(), headers);
+  }
+
+  /**
+   * {@code values}, for a sink that writes to {@code deadLetterTopic} among others: a value bound
+   * for that topic larger than {@link #MAX_RECORD_BYTES} is left out (null, with {@link #OMITTED}),
+   * as {@link #of} leaves it out. For dead letters forwarded as the events they were (an unreadable
+   * one as its bytes), whose size is known only once serialized.
+   */
+  public static <T> Serializer<T> capped(Serializer<T> values, String deadLetterTopic) {
+    return new Serializer<>() {
+      @Override
+      public byte[] serialize(String topic, T data) {
+        return serialize(topic, new RecordHeaders(), data);
+      }
+
+      @Override
+      public byte[] serialize(String topic, Headers headers, T data) {
+        byte[] bytes = values.serialize(topic, headers, data);
+        if (bytes == null || bytes.length <= MAX_RECORD_BYTES || !topic.equals(deadLetterTopic)) {
+          return bytes;
+        }
+        headers.add(OMITTED, utf8("value " + bytes.length + " bytes"));
+        return null;
+      }
+    };
   }
 
   /** {@code original} and the headers that say where a record came from and why it was not applied. */

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.testkit.KafkaHeaders;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.processor.api.Record;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +39,25 @@ class DeadLettersTest {
     assertThat(letter.value()).isNull();
     assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.OMITTED))
         .isEqualTo("key " + (LIMIT + 1) + " bytes, value 10 bytes");
+  }
+
+  /**
+   * A dead letter forwarded as the event it was (an unreadable internal record, as its bytes) is
+   * measured when serialized: one too large goes without its value; records of the sink's other
+   * topics go as they are, whatever their size.
+   */
+  @Test
+  void aSerializedDeadLetterThatDoesNotFitIsLeftOutAndOtherTopicsAreNot() {
+    Serializer<byte[]> capped = DeadLetters.capped(new ByteArraySerializer(), "dlq");
+    RecordHeaders headers = new RecordHeaders();
+    assertThat(capped.serialize("dlq", headers, new byte[LIMIT])).hasSize(LIMIT);
+    assertThat(headers.lastHeader(DeadLetters.OMITTED)).isNull();
+    assertThat(capped.serialize("dlq", headers, new byte[LIMIT + 1])).isNull();
+    assertThat(KafkaHeaders.text(headers, DeadLetters.OMITTED))
+        .isEqualTo("value " + (LIMIT + 1) + " bytes");
+    RecordHeaders other = new RecordHeaders();
+    assertThat(capped.serialize("commits", other, new byte[LIMIT + 1])).hasSize(LIMIT + 1);
+    assertThat(other.lastHeader(DeadLetters.OMITTED)).isNull();
   }
 
   @Test
