@@ -6,6 +6,7 @@ import dev.lakestream.common.app.Health;
 import dev.lakestream.common.app.StreamsApp;
 import dev.lakestream.common.config.PipelineConfig;
 import dev.lakestream.common.event.CycleInput;
+import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.EventSerdes;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
@@ -20,6 +21,7 @@ import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
 import dev.lakestream.sync.cycle.CycleCoordinator;
+import dev.lakestream.sync.diff.Differ;
 import dev.lakestream.sync.maintenance.Maintenance;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
@@ -41,17 +43,23 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericFileWriterFactory;
@@ -59,6 +67,8 @@ import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
@@ -237,6 +247,77 @@ class SyncTopologyTest {
         .isEmpty();
     assertThat(mainSnapshot().snapshotId()).isEqualTo(mainBefore);
     assertMainEqualsModel();
+  }
+
+  /**
+   * The table object is shared by an app's threads, and a refresh that read the metadata pointer
+   * before a commit and ended after it sets it back. A plan that read main's head from the current
+   * version and main's watermark from the older one took the files main already held for added:
+   * committed, each of their rows twice. The plan reads one version of the table.
+   */
+  @Test
+  void aPlanReadsOneVersionOfATableSetBackWhileItPlans() throws Exception {
+    start(SyncConfig.Resolver.SCAN);
+    Random random = new Random(3);
+    round(List.of(batch(random, 100, 0)));
+    assertCycle(syncNow(), 1);
+    round(List.of(batch(random, 50, 100)));
+    // The older version: main mirrors the first round, realtime holds the second too.
+    TableMetadata older = operations().current();
+    assertCycle(syncNow(), 1);
+    round(List.of(batch(random, 50, 150)));
+    table.refresh();
+    TableMetadata current = operations().current();
+    Set<String> onMain = BranchFiles.liveDataFiles(table, mainSnapshot()).keySet();
+
+    // Main's and realtime's heads are read from the current version (two reads each: the branch,
+    // then its snapshot), every later read from the older version.
+    AtomicInteger reads = new AtomicInteger();
+    TableOperations real = operations();
+    TableOperations setBack = new TableOperations() {
+      @Override
+      public TableMetadata current() {
+        return reads.getAndIncrement() < 4 ? current : older;
+      }
+
+      @Override
+      public TableMetadata refresh() {
+        return current();
+      }
+
+      @Override
+      public void commit(TableMetadata base, TableMetadata metadata) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public FileIO io() {
+        return real.io();
+      }
+
+      @Override
+      public String metadataFileLocation(String fileName) {
+        return real.metadataFileLocation(fileName);
+      }
+
+      @Override
+      public LocationProvider locationProvider() {
+        return real.locationProvider();
+      }
+    };
+    CyclePlan plan = Differ.plan(
+            new BaseTable(setBack, table.name()), ID.toString(), "set-back", 0L)
+        .orElseThrow()
+        .plan();
+    assertThat(plan.baseMainSnapshotId()).isEqualTo(mainSnapshot().snapshotId());
+    assertThat(plan.addDataFiles())
+        .as("files the plan adds to main")
+        .hasSize(1)
+        .noneMatch(f -> onMain.contains(f.file().path()));
+  }
+
+  private TableOperations operations() {
+    return ((HasTableOperations) table).operations();
   }
 
   @Test

@@ -6,6 +6,7 @@ import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
+import dev.lakestream.common.iceberg.FrozenTable;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -88,7 +89,11 @@ public final class Differ {
       long watermarkSequence) {}
 
   /** Empty when main already mirrors realtime's head. {@code table} must be fresh. */
-  public static Optional<Planned> plan(Table table, String tableName, String cycleId, long nowMs) {
+  public static Optional<Planned> plan(Table shared, String tableName, String cycleId, long nowMs) {
+    // One version of the table for every read of the plan: main's head, its watermark and
+    // realtime's head read from two versions (another thread's refresh in between set the shared
+    // table back) would plan files main holds already as added to it.
+    Table table = FrozenTable.of(shared);
     Optional<Range> found = range(table, tableName);
     if (found.isEmpty()) {
       return Optional.empty();
