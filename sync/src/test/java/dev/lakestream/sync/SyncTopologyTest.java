@@ -20,6 +20,7 @@ import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.common.iceberg.TableManager;
 import dev.lakestream.common.metrics.Hops;
 import dev.lakestream.common.metrics.Hops.Hop;
+import dev.lakestream.sync.commit.MainCommitter;
 import dev.lakestream.sync.cycle.CycleCoordinator;
 import dev.lakestream.sync.diff.Differ;
 import dev.lakestream.sync.maintenance.Maintenance;
@@ -46,6 +47,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.apache.iceberg.BaseTable;
@@ -314,6 +316,78 @@ class SyncTopologyTest {
         .as("files the plan adds to main")
         .hasSize(1)
         .noneMatch(f -> onMain.contains(f.file().path()));
+  }
+
+  /**
+   * Two owners of one table (a task that moved while its old owner still commits) can plan the same
+   * range on the same base. The first commit lands; the second passes the committer's own check on a
+   * table read before the first landed, and is refused by the commit's validation (main's head is
+   * no longer its base), never committed on top: each row of the range would be on main twice.
+   */
+  @Test
+  void aSecondOwnersCommitOnABaseThatMovedAfterItsCheckIsRefused() throws Exception {
+    start(SyncConfig.Resolver.SCAN);
+    round(List.of(rows(0, 100)));
+    table.refresh();
+    TableMetadata before = operations().current();
+    CyclePlan first = Differ.plan(table, ID.toString(), "first", System.currentTimeMillis())
+        .orElseThrow()
+        .plan();
+    assertThat(first.taskFiles()).as("convert tasks of a round of new keys").isEmpty();
+    assertThat(MainCommitter.commit(table, first, List.of(), System.currentTimeMillis()))
+        .isInstanceOf(MainCommitter.Committed.class);
+    long committed = mainSnapshot().snapshotId();
+
+    // The second owner's table reads the version before the first commit until it commits.
+    TableOperations real = operations();
+    AtomicBoolean committing = new AtomicBoolean();
+    TableOperations late = new TableOperations() {
+      @Override
+      public TableMetadata current() {
+        return committing.get() ? real.current() : before;
+      }
+
+      @Override
+      public TableMetadata refresh() {
+        return committing.get() ? real.refresh() : before;
+      }
+
+      @Override
+      public void commit(TableMetadata base, TableMetadata metadata) {
+        committing.set(true);
+        real.commit(base, metadata);
+      }
+
+      @Override
+      public FileIO io() {
+        return real.io();
+      }
+
+      @Override
+      public String metadataFileLocation(String fileName) {
+        return real.metadataFileLocation(fileName);
+      }
+
+      @Override
+      public LocationProvider locationProvider() {
+        return real.locationProvider();
+      }
+    };
+    Table second = new BaseTable(late, table.name());
+    CyclePlan again = Differ.plan(second, ID.toString(), "second", System.currentTimeMillis())
+        .orElseThrow()
+        .plan();
+    assertThat(again.baseMainSnapshotId()).isEqualTo(first.baseMainSnapshotId());
+    MainCommitter.Outcome outcome =
+        MainCommitter.commit(second, again, List.of(), System.currentTimeMillis());
+
+    assertThat(committing).as("the second commit was attempted").isTrue();
+    assertThat(outcome)
+        .isEqualTo(new MainCommitter.MainMoved(first.baseMainSnapshotId(), committed));
+    assertThat(mainSnapshot().snapshotId()).isEqualTo(committed);
+    Verifier.Report report = Verifier.verify(table, ID.toString());
+    assertThat(report.passed()).as(report.toString()).isTrue();
+    assertMainEqualsModel();
   }
 
   private TableOperations operations() {
