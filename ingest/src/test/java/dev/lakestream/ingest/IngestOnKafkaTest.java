@@ -18,6 +18,7 @@ import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
@@ -155,6 +156,61 @@ class IngestOnKafkaTest {
               "lakestream_realtime_commits_total",
               "lakestream_ingest_changes_total",
               "lakestream_realtime_freshness_seconds");
+    }
+  }
+
+  /**
+   * A primary key of megabytes (a text key column; the connector's records may reach 16 MiB) lands
+   * like any other: ingest's source fence keeps a digest of it, so its store's changelog records
+   * stay within a Kafka record (the whole key in one failed the task's commit, at every attempt).
+   */
+  @Test
+  void aKeyOfMegabytesLandsAndNoStreamThreadFails() throws Exception {
+    TestTable source = new TestTable(
+        "dbserver1",
+        "inventory",
+        "notes",
+        List.of(
+            new TestTable.Column("code", ColumnType.STRING),
+            new TestTable.Column("n", ColumnType.INT64)),
+        List.of("code"));
+    try (Admin admin = kafka.admin()) {
+      admin
+          .createTopics(List.of(new NewTopic(source.topic(), 1, (short) 1)
+              .configs(Map.of("max.message.bytes", Integer.toString(8 << 20)))))
+          .all()
+          .get();
+    }
+    PipelineConfig config = config(source.topic(), "ingest-long-key");
+    try (StreamsApp app = IngestApp.create(config)) {
+      app.start();
+      String huge = "k".repeat(2_000_000);
+      long now = System.currentTimeMillis();
+      List<Change> changes = List.of(
+          new Change(
+              'c', source, List.of("small"), null, Map.of("code", "small", "n", 1L), now, 100),
+          new Change('c', source, List.of(huge), null, Map.of("code", huge, "n", 1L), now, 200),
+          new Change('u', source, List.of(huge), null, Map.of("code", huge, "n", 2L), now, 300),
+          new Change(
+              'u', source, List.of("small"), null, Map.of("code", "small", "n", 2L), now, 400));
+      Properties props = new Properties();
+      props.put("bootstrap.servers", kafka.bootstrapServers());
+      props.put("max.request.size", Integer.toString(8 << 20));
+      try (KafkaProducer<byte[], byte[]> producer =
+          new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+        for (Change change : changes) {
+          producer
+              .send(new ProducerRecord<>(
+                  source.topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)))
+              .get();
+          model.apply(change);
+        }
+      }
+      TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      assertThat(count(app, "lakestream.app.thread.failures"))
+          .as("stream threads that failed")
+          .isZero();
     }
   }
 

@@ -4,10 +4,14 @@ import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.kafka.PartitionText;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Optional;
@@ -68,7 +72,10 @@ import org.slf4j.LoggerFactory;
  * applied, the number of changes applied at it and the first one's key, in one entry (overwritten by every
  * change in the usual case of one change per position; the store is cached, so its changelog gets
  * the entry once per commit); the keys of further changes at the same position in entries {@code topic-partition NUL
- * key}, removed when the position moves on.
+ * key}, removed when the position moves on. A key longer than {@value #LONGEST_KEY} characters is
+ * kept as its SHA-256 ({@code #} and the hex digest; a key's JSON text starts with a brace): a key
+ * of a megabyte or more (the connector's records may reach 16 MiB) made a store record larger than
+ * a Kafka record, whose send failed the task at every attempt.
  */
 public final class SourceFence {
 
@@ -78,6 +85,8 @@ public final class SourceFence {
 
   private static final Logger LOG = LoggerFactory.getLogger(SourceFence.class);
   private static final char SEP = '\u0000';
+  /** The longest key kept as it is; a longer one is kept as its digest. */
+  static final int LONGEST_KEY = 1024;
   /**
    * How much later than the latest commit time applied a change's must be to show the source
    * started over.
@@ -166,7 +175,7 @@ public final class SourceFence {
     }
     Optional<long[]> order = event.source().order();
     Long lsn = event.source().lsn();
-    String key = event.keyJson();
+    String key = fenceKey(event.keyJson());
     if (order.isEmpty() && lsn != null) {
       RecentLsns seen = recent.computeIfAbsent(partitionKey, k -> new RecentLsns());
       if (seen.contains(lsn, primaryKeyUpdateCreate, key)) {
@@ -336,6 +345,20 @@ public final class SourceFence {
       }
     }
     return Integer.compare(a.length, b.length);
+  }
+
+  /** {@code key}, or its digest when it is longer than {@link #LONGEST_KEY} characters. */
+  static String fenceKey(String key) {
+    if (key.length() <= LONGEST_KEY) {
+      return key;
+    }
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+      return "#" + HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java has SHA-256", e);
+    }
   }
 
   /**

@@ -6,12 +6,15 @@ import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.Test;
@@ -180,6 +183,39 @@ class SourceFenceStateTest {
         .as("a change of a source that started over, now that the fence has a commit time")
         .isTrue();
     assertThat(meters.counter("lakestream.ingest.fence.started.over").count()).isEqualTo(1);
+  }
+
+  /**
+   * A key of megabytes (the connector's records may reach 16 MiB) is kept as its digest: the
+   * store's records stay small (one larger than a Kafka record failed the task's commit at every
+   * attempt), and a replay of its change is still known after a restart.
+   */
+  @Test
+  void aKeyOfMegabytesIsKeptAsItsDigestAndItsReplayIsStillDropped() {
+    TestTable notes = new TestTable(
+        "dbserver1",
+        "app",
+        "notes",
+        List.of(
+            new TestTable.Column("code", ColumnType.STRING),
+            new TestTable.Column("n", ColumnType.INT64)),
+        List.of("code"));
+    String huge = "k".repeat(2_000_000);
+    Change change =
+        new Change('c', notes, List.of(huge), null, Map.of("code", huge, "n", 1L), 1_000, 5_000);
+    KeyValueStore<String, String> store = store();
+    SourceFence fence = new SourceFence(store, new SimpleMeterRegistry());
+    assertThat(fence.admit("dbserver1.app.notes", 0, 0, event(change), false)).isTrue();
+    try (KeyValueIterator<String, String> all = store.all()) {
+      all.forEachRemaining(e -> assertThat(e.key.length() + e.value.length())
+          .as("a record of the fence's store")
+          .isLessThan(SourceFence.LONGEST_KEY + 200));
+    }
+
+    SourceFence restarted = new SourceFence(store, new SimpleMeterRegistry());
+    assertThat(restarted.admit("dbserver1.app.notes", 0, 1, event(change), false))
+        .as("the change published again")
+        .isFalse();
   }
 
   /** The changes that are not tombstones. */
