@@ -2,6 +2,7 @@ package dev.lakestream.ingest;
 
 import dev.lakestream.common.app.Health;
 import dev.lakestream.common.event.EventSerdes;
+import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.event.RealtimeCommitted;
 import dev.lakestream.common.event.Unreadable;
 import dev.lakestream.common.iceberg.TableManager;
@@ -124,7 +125,7 @@ public final class IngestTopology {
     topology.addSource(
         "files-written-in",
         new StringDeserializer(),
-        Unreadable.lenient(EventSerdes.filesWritten().deserializer()),
+        Unreadable.lenient((topic, value) -> FilesWritten.fromTopic(value)),
         config.filesWrittenTopic());
     topology.addProcessor(
         "realtime-committer",
