@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.KafkaHeaders;
@@ -65,8 +66,9 @@ class PostgresColumnChangesEndToEndTest {
    * A column of out-of-line values renamed: an update that leaves the value unchanged carries
    * Debezium's placeholder under the new name, and the table's row of the key was written before the
    * table had a column of that name, so the value is unknown there (the row used to take a null for
-   * it, and the value was then nowhere on main). The update is dead-lettered, the row stays as it
-   * was, and an incremental snapshot brings it whole; later updates take the value from it.
+   * it, and the value was then nowhere on main), also once realtime's compaction rewrote the row's
+   * file. The update is dead-lettered, the row stays as it was, and an incremental snapshot brings
+   * it whole; later updates take the value from it.
    */
   @Test
   void anUnchangedOutOfLineValueOfARenamedColumnIsDeadLetteredNotNulled() throws Exception {
@@ -84,9 +86,21 @@ class PostgresColumnChangesEndToEndTest {
             new KafkaChangeFeed(p.kafka.bootstrapServers(), new SourceTableModel())) {
       Eventually.noDifference(Duration.ofSeconds(120), () -> p.differs(query, docs, List.of("id")));
 
+      // The renamed column on the table, from a change that sets it; then realtime compacted:
+      // the file of rows 1 to 19 is rewritten (the row 20's update's, which holds the column, is
+      // left in place), and keeps holding no value of the column.
       p.postgres.execute(
           "ALTER TABLE inventory.docs RENAME COLUMN body TO content",
-          "UPDATE inventory.docs SET v = 1 WHERE id <= 4");
+          "UPDATE inventory.docs SET content = content || '+' WHERE id = 20");
+      Eventually.until(
+          Duration.ofSeconds(120),
+          "the renamed column on the table",
+          () -> p.reader.loadTable(docs).schema().findField("content") != null);
+      RealtimeCompaction.Result compacted =
+          RealtimeCompaction.prepare(p.reader.loadTable(docs)).commit();
+      assertThat(compacted.dataFilesIn()).as("realtime's data files rewritten").isPositive();
+
+      p.postgres.execute("UPDATE inventory.docs SET v = 1 WHERE id <= 4");
       List<ConsumerRecord<byte[], byte[]>> letters = new ArrayList<>();
       Eventually.until(Duration.ofSeconds(120), "the four updates dead-lettered", () -> {
         letters.addAll(feed.readAvailable("lakestream.dlq"));

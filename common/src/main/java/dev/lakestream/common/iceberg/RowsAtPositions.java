@@ -302,7 +302,7 @@ public final class RowsAtPositions {
         : sizes.getOrDefault(one.columns().get(0).fieldId(), 0L);
   }
 
-  private static InputFile parquetFile(org.apache.iceberg.io.InputFile input) { // name clash
+  static InputFile parquetFile(org.apache.iceberg.io.InputFile input) { // name clash
     return new InputFile() {
       @Override
       public long getLength() {

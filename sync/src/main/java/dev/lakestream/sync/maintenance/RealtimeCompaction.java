@@ -3,6 +3,7 @@ package dev.lakestream.sync.maintenance;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CommitRetry;
+import dev.lakestream.common.iceberg.FileColumns;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.SharedDeletes;
@@ -17,6 +18,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +44,7 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.TypeUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -186,16 +189,23 @@ public final class RealtimeCompaction {
         selected.addAll(small);
       }
     }
-    List<DataFile> rewrite = leavingOneInPlace(table, deletes, live, selected);
-    if (reasons.isEmpty() || rewrite.isEmpty()) {
+    List<DataFile> chosen = leavingOneInPlace(table, deletes, live, selected);
+    if (reasons.isEmpty() || chosen.isEmpty()) {
       return Optional.empty();
     }
-    boolean merges = bins(newestFirst(rewrite), policy.targetFileBytes()).size() < rewrite.size();
-    if (!merges && rewrite.stream().allMatch(f -> deletesApplying(table, deletes, f) == 0)) {
-      // As many files out as in, with no delete to apply: the next check would do it again.
+    // Files of different columns are rewritten apart (write): a set of them that makes as many
+    // files out as in, with no delete to apply, is left, or the next check would do it again.
+    List<DataFile> rewrite = new ArrayList<>();
+    for (List<DataFile> group : byColumns(table, chosen).values()) {
+      boolean merges = bins(newestFirst(group), policy.targetFileBytes()).size() < group.size();
+      if (merges || group.stream().anyMatch(f -> deletesApplying(table, deletes, f) > 0)) {
+        rewrite.addAll(group);
+      }
+    }
+    if (rewrite.isEmpty()) {
       return Optional.empty();
     }
-    if (rewrite.size() < selected.size()) {
+    if (chosen.size() < selected.size()) {
       reasons.add(ONE_LEFT);
     }
     return Optional.of(write(
@@ -228,14 +238,10 @@ public final class RealtimeCompaction {
     } catch (IOException e) {
       throw new UncheckedIOException("planning the compaction of " + table.name(), e);
     }
-    // Rows keep the source positions ingest gave them, so a TRUNCATE still finds them.
-    Schema withPositions = SourcePositions.withPosition(table.schema());
-    FileWriterFactory<Record> writers =
-        WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
-            .dataFileFormat(FileFormat.PARQUET)
-            .dataSchema(withPositions)
-            .writerProperties(UniqueColumns.dataFile(withPositions))
-            .build());
+    // Files are rewritten with the columns they hold: a file written before the table had a column
+    // holds no value of it, which is not a null (FileColumns), and a rewrite with the column would
+    // give each of its rows one.
+    Map<Set<Integer>, List<DataFile>> byColumns = byColumns(table, selected);
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, start.snapshotId())
         .format(FileFormat.PARQUET)
         .operationId("compaction-" + UUID.randomUUID())
@@ -247,30 +253,28 @@ public final class RealtimeCompaction {
     // into the deleted set once.
     SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
-      for (List<DataFile> bin : bins(selected, targetBytes)) {
-        DataWriter<Record> writer =
-            writers.newDataWriter(files.newOutputFile(), table.spec(), null);
-        try (writer) {
-          for (DataFile f : bin) {
-            FileScanTask task = tasks.get(f.location());
-            if (task == null) {
-              throw new IllegalStateException(
-                  "table " + table.name() + ": data file " + f.location()
-                      + " is not in the scan of realtime snapshot " + start.snapshotId());
-            }
-            shared.nextDataFile(f.dataSequenceNumber());
-            FileRows.forEach(table, task, withPositions, shared, writer::write);
-          }
-        } catch (IOException e) {
-          throw new UncheckedIOException("compacting " + table.name(), e);
-        }
-        DataFile out = writer.toDataFile();
-        rows += out.recordCount();
-        if (out.recordCount() > 0) {
-          written.add(out);
-        } else {
-          table.io().deleteFile(out.location());
-        }
+      for (Map.Entry<Set<Integer>, List<DataFile>> group : byColumns.entrySet()) {
+        // Rows keep the source positions ingest gave them, so a TRUNCATE still finds them.
+        Set<Integer> columns = new HashSet<>(group.getKey());
+        columns.add(SourcePositions.FIELD.fieldId());
+        Schema schema = TypeUtil.select(SourcePositions.withPosition(table.schema()), columns);
+        FileWriterFactory<Record> writers =
+            WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
+                .dataFileFormat(FileFormat.PARQUET)
+                .dataSchema(schema)
+                .writerProperties(UniqueColumns.dataFile(schema))
+                .build());
+        rows += writeBins(
+            table,
+            start,
+            tasks,
+            group.getValue(),
+            targetBytes,
+            schema,
+            writers,
+            files,
+            shared,
+            written);
       }
     } catch (RuntimeException e) {
       written.forEach(f -> table.io().deleteFile(f.location()));
@@ -279,6 +283,56 @@ public final class RealtimeCompaction {
     Set<DeleteFile> dropped = droppable(table, live, deletes, selected);
     return new RealtimeCompaction(
         table, branch, start, reason, selected, dropped, written, rows, startedNanos);
+  }
+
+  /** {@code files} by the table's columns they hold ({@link FileColumns}), in their order. */
+  private static Map<Set<Integer>, List<DataFile>> byColumns(Table table, List<DataFile> files) {
+    Map<Set<Integer>, List<DataFile>> groups = new LinkedHashMap<>();
+    for (DataFile f : files) {
+      groups
+          .computeIfAbsent(FileColumns.held(table.io(), f, table.schema()), k -> new ArrayList<>())
+          .add(f);
+    }
+    return groups;
+  }
+
+  /** Writes {@code selected} (files of the same columns) in bins of about {@code targetBytes}; the rows written. */
+  private static long writeBins(
+      Table table,
+      Snapshot start,
+      Map<String, FileScanTask> tasks,
+      List<DataFile> selected,
+      long targetBytes,
+      Schema schema,
+      FileWriterFactory<Record> writers,
+      OutputFileFactory files,
+      SharedDeletes shared,
+      List<DataFile> written) {
+    long rows = 0;
+    for (List<DataFile> bin : bins(selected, targetBytes)) {
+      DataWriter<Record> writer = writers.newDataWriter(files.newOutputFile(), table.spec(), null);
+      try (writer) {
+        for (DataFile f : bin) {
+          FileScanTask task = tasks.get(f.location());
+          if (task == null) {
+            throw new IllegalStateException("table " + table.name() + ": data file " + f.location()
+                + " is not in the scan of realtime snapshot " + start.snapshotId());
+          }
+          shared.nextDataFile(f.dataSequenceNumber());
+          FileRows.forEach(table, task, schema, shared, writer::write);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("compacting " + table.name(), e);
+      }
+      DataFile out = writer.toDataFile();
+      rows += out.recordCount();
+      if (out.recordCount() > 0) {
+        written.add(out);
+      } else {
+        table.io().deleteFile(out.location());
+      }
+    }
+    return rows;
   }
 
   /**

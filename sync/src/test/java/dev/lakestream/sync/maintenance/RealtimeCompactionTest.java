@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.Branches;
 import dev.lakestream.common.iceberg.CommitRetry;
+import dev.lakestream.common.iceberg.FileColumns;
 import dev.lakestream.common.iceberg.SummaryKeys;
 import dev.lakestream.testkit.CommitsThrough;
 import dev.lakestream.testkit.KeyFiles;
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.DataFile;
@@ -26,6 +28,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
@@ -34,6 +37,8 @@ import org.apache.iceberg.exceptions.RESTException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.OutputFileFactory;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -100,6 +105,114 @@ class RealtimeCompactionTest {
           .containsExactlyInAnyOrderElementsOf(
               landed.stream().map(DeleteFile::location).toList());
       assertThat(ids(table)).as("realtime's rows").doesNotContain(5, 6, 7).hasSize(17);
+    }
+  }
+
+  /**
+   * A file written before the table had a column holds no value of it, which is not a null (ingest
+   * dead-letters an unchanged out-of-line value it would fill from such a row: FileColumns). The
+   * compaction rewrites files of different columns apart, each with the columns it holds, so the
+   * rows of the older files do not take a null they never had.
+   */
+  @Test
+  void filesOfDifferentColumnsAreRewrittenApartWithTheColumnsTheyHold() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      append(table, 10, 20);
+      append(table, 20, 25);
+      table.updateSchema().addColumn("content", Types.StringType.get()).commit();
+      Schema wider = table.schema();
+      for (int from : new int[] {30, 40, 50}) {
+        List<Record> rows = new ArrayList<>();
+        for (int id = from; id < from + 10; id++) {
+          Record row = GenericRecord.create(wider);
+          row.setField("id", id);
+          row.setField("name", "n" + id);
+          row.setField("content", "c" + id);
+          rows.add(row);
+        }
+        table
+            .newAppend()
+            .toBranch(Branches.REALTIME)
+            .appendFile(KeyFiles.dataFile(table, wider, rows))
+            .commit();
+      }
+
+      RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
+      assertThat(compaction.dataFilesIn()).as("every live data file but one").isEqualTo(5);
+      compaction.commit();
+
+      table.refresh();
+      int id = table.schema().findField("id").fieldId();
+      int content = table.schema().findField("content").fieldId();
+      Map<String, DataFile> live =
+          BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME));
+      assertThat(live)
+          .as("the file left in place and one file per set of columns")
+          .hasSize(3);
+      for (DataFile file : live.values()) {
+        int lowest = Conversions.fromByteBuffer(
+            Types.IntegerType.get(), file.lowerBounds().get(id));
+        int highest = Conversions.fromByteBuffer(
+            Types.IntegerType.get(), file.upperBounds().get(id));
+        if (FileColumns.held(table.io(), file, table.schema()).contains(content)) {
+          assertThat(lowest)
+              .as("the lowest id of %s, which holds content", file.location())
+              .isGreaterThanOrEqualTo(30);
+        } else {
+          assertThat(highest)
+              .as("the highest id of %s, which holds no content", file.location())
+              .isLessThan(30);
+        }
+      }
+      assertThat(ids(table)).as("realtime's rows").hasSize(55);
+    }
+  }
+
+  /**
+   * The policy's checks leave a small file alone when no file of its columns can join it and no
+   * delete applies to it: rewritten alone (one file in, one out) at every check, it would make a
+   * compaction, and a cycle on main, of nothing.
+   */
+  @Test
+  void aSmallFileOfOtherColumnsThanTheRestIsNotRewrittenAloneAtEveryCheck() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtime(warehouse);
+      table.updateSchema().addColumn("content", Types.StringType.get()).commit();
+      Schema wider = table.schema();
+      for (int from : new int[] {30, 40, 50}) {
+        List<Record> rows = new ArrayList<>();
+        for (int id = from; id < from + 10; id++) {
+          Record row = GenericRecord.create(wider);
+          row.setField("id", id);
+          row.setField("name", "n" + id);
+          row.setField("content", "c" + id);
+          rows.add(row);
+        }
+        table
+            .newAppend()
+            .toBranch(Branches.REALTIME)
+            .appendFile(KeyFiles.dataFile(table, wider, rows))
+            .commit();
+      }
+      // Every file is small; two small files are enough, however young.
+      CompactionPolicy policy = new CompactionPolicy(128L << 20, 1 << 20, 2, 1L << 40, 1, 100);
+      table.refresh();
+      Set<String> before =
+          BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)).keySet();
+      RealtimeCompaction first =
+          RealtimeCompaction.prepare(table, policy, Long.MAX_VALUE).orElseThrow();
+      first.commit();
+      table.refresh();
+      Set<String> after =
+          BranchFiles.liveDataFiles(table, table.snapshot(Branches.REALTIME)).keySet();
+      assertThat(after.stream().filter(before::contains))
+          .as("files kept: the old columns' only one, and the one left in place")
+          .hasSize(2);
+      assertThat(RealtimeCompaction.prepare(table, policy, Long.MAX_VALUE))
+          .as("the next check, with one small file of each set of columns")
+          .isEmpty();
+      assertThat(ids(table)).as("realtime's rows").hasSize(40);
     }
   }
 

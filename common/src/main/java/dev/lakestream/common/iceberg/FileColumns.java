@@ -1,0 +1,79 @@
+package dev.lakestream.common.iceberg;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.parquet.ParquetSchemaUtil;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+import org.apache.parquet.ParquetReadOptions;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.schema.MessageType;
+
+/**
+ * Which of a table's columns a data file holds. A file written before the table had a column
+ * holds none of it: Iceberg reads the column as null there, but the row's value is unknown, not
+ * null (a column a source renamed, or filled without a change to log). Compaction keeps files of
+ * different columns apart, so that a rewritten row does not take a null it never had.
+ */
+public final class FileColumns {
+
+  private FileColumns() {}
+
+  /**
+   * The field ids of {@code schema}'s top-level columns that {@code file} holds: from its column
+   * metrics where they name the column (or one of its fields), else from its Parquet footer.
+   */
+  public static Set<Integer> held(FileIO io, DataFile file, Schema schema) {
+    Set<Integer> held = new LinkedHashSet<>();
+    Map<Integer, Long> counts = file.valueCounts();
+    boolean footerNeeded = false;
+    for (Types.NestedField column : schema.columns()) {
+      if (counts != null && counted(counts, column)) {
+        held.add(column.fieldId());
+      } else {
+        footerNeeded = true;
+      }
+    }
+    if (footerNeeded) {
+      held.addAll(held(footer(io, file), schema));
+    }
+    return held;
+  }
+
+  /** The field ids of {@code schema}'s top-level columns that a Parquet file of {@code fileSchema} holds. */
+  public static Set<Integer> held(MessageType fileSchema, Schema schema) {
+    Set<Integer> held = new LinkedHashSet<>();
+    for (Types.NestedField column : schema.columns()) {
+      if (!ParquetSchemaUtil.pruneColumns(fileSchema, new Schema(column))
+          .getColumns()
+          .isEmpty()) {
+        held.add(column.fieldId());
+      }
+    }
+    return held;
+  }
+
+  private static boolean counted(Map<Integer, Long> counts, Types.NestedField column) {
+    if (counts.containsKey(column.fieldId())) {
+      return true;
+    }
+    return column.type().isNestedType()
+        && TypeUtil.getProjectedIds(column.type()).stream().anyMatch(counts::containsKey);
+  }
+
+  private static MessageType footer(FileIO io, DataFile file) {
+    try (ParquetFileReader reader = ParquetFileReader.open(
+        RowsAtPositions.parquetFile(ContentFiles.input(io, file)),
+        ParquetReadOptions.builder().build())) {
+      return reader.getFooter().getFileMetaData().getSchema();
+    } catch (IOException e) {
+      throw new UncheckedIOException("reading the footer of " + file.location(), e);
+    }
+  }
+}
