@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
@@ -97,6 +98,34 @@ class DeadLetterTest {
 
       assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
       assertThat(ingest.counter("lakestream.ingest.dead.letters")).isEqualTo(bad.size() + 1);
+    }
+  }
+
+  /**
+   * A table partitioned by another hand after ingest took it: ingest writes unpartitioned files, so
+   * each batch of it is refused (its changes dead-lettered with the remedy) rather than failed at
+   * every flush, which failed the stream thread with it.
+   */
+  @Test
+  void batchesOfATablePartitionedSinceIngestTookItAreDeadLettered() throws Exception {
+    TestTable table = TestTable.plain("app", "ledger");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 8);
+      ingest.send(gen.next(20), true);
+      ingest.flushAndCommit();
+      ingest.table(table).updateSpec().addField(Expressions.bucket("id", 4)).commit();
+
+      // The first batch after it is written as before (ingest's table is read again when its
+      // commit lands); the next ones see the partitions.
+      ingest.send(gen.next(10), true);
+      ingest.flushAndCommit();
+      ingest.send(gen.next(10), true);
+      ingest.flushAndCommit();
+      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
+      assertThat(letters).isNotEmpty();
+      assertThat(letters)
+          .allSatisfy(letter -> assertThat(KafkaHeaders.text(letter.headers(), DeadLetters.REASON))
+              .contains("is partitioned", "unpartitioned tables only"));
     }
   }
 

@@ -392,6 +392,13 @@ public final class TableManager {
           + " (ingest.table.name.regex and ingest.table.name.replacement), or stop keeping that"
           + " change log (ingest.changelog.tables) and drop it");
     }
+    if (table.spec().isPartitioned()) {
+      // Ingest writes unpartitioned files only: every flush of the table's batches would fail.
+      throw new BadChangeException("table " + id + " is partitioned (" + table.spec()
+          + "); the pipeline writes unpartitioned tables only: map this source table's topic to"
+          + " another name (ingest.table.name.regex and ingest.table.name.replacement), or drop"
+          + " the table's partition fields with your engine");
+    }
     Map<String, String> missing = new TreeMap<>();
     if (!"true".equals(table.properties().get(MANAGED))) {
       missing.put(MANAGED, "true");

@@ -21,6 +21,7 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileMetadata;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -136,6 +137,26 @@ class TableManagerTest {
     assertThat(((HasTableOperations) table).operations().current().formatVersion())
         .isEqualTo(3);
     assertThat(table.refs()).containsKeys(Branches.MAIN, Branches.REALTIME);
+  }
+
+  /**
+   * A partitioned table is refused, not taken over: ingest writes unpartitioned files, so every
+   * flush of its batches would fail (and the stream thread with it). Each record for it is
+   * dead-lettered with the remedy, and the table is left as it was.
+   */
+  @Test
+  void refusesAPartitionedTable() {
+    Schema schema = new Schema(ROW.fields(), Set.of(1));
+    catalog
+        .buildTable(ID, schema)
+        .withPartitionSpec(PartitionSpec.builderFor(schema).bucket("id", 4).build())
+        .create();
+    assertThatThrownBy(() -> tables.ensure(ID, ROW, List.of("id"), "f1"))
+        .isInstanceOf(BadChangeException.class)
+        .hasMessageContaining("is partitioned")
+        .hasMessageContaining("ingest.table.name.regex");
+    assertThat(catalog.loadTable(ID).properties()).doesNotContainKey(TableManager.MANAGED);
+    assertThat(catalog.loadTable(ID).refs()).doesNotContainKey(Branches.REALTIME);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.UniqueColumns;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
@@ -46,8 +47,11 @@ public final class BatchWriter {
       int partitionId,
       long taskId) {
     if (table.spec().isPartitioned()) {
-      throw new IllegalStateException("table " + table.name() + " is partitioned (" + table.spec()
-          + "); ingest writes unpartitioned tables only");
+      // Partitioned by another hand since ingest took the table: the batch is refused (its changes
+      // dead-lettered), not failed at every flush.
+      throw new BadChangeException("table " + table.name() + " is partitioned (" + table.spec()
+          + "); ingest writes unpartitioned tables only: drop the table's partition fields with"
+          + " your engine");
     }
     Set<Integer> keyIds = schema.identifierFieldIds();
     Schema keySchema = TypeUtil.select(schema, keyIds);
