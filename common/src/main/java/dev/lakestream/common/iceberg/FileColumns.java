@@ -2,6 +2,9 @@ package dev.lakestream.common.iceberg;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +17,7 @@ import org.apache.iceberg.types.Types;
 import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.Type;
 
 /**
  * Which of a table's columns a data file holds. A file written before the table had a column
@@ -22,6 +26,19 @@ import org.apache.parquet.schema.MessageType;
  * different columns apart, so that a rewritten row does not take a null it never had.
  */
 public final class FileColumns {
+
+  /**
+   * Top-level field ids of files whose footers were read, by location (a file never changes): a
+   * table whose metrics do not name every column (lists and maps get none in Iceberg 1.12, nor do
+   * columns past the first 100) has its small files' footers read once, not at every check.
+   */
+  private static final Map<String, Set<Integer>> FOOTERS =
+      Collections.synchronizedMap(new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Set<Integer>> eldest) {
+          return size() > 10_000;
+        }
+      });
 
   private FileColumns() {}
 
@@ -41,9 +58,29 @@ public final class FileColumns {
       }
     }
     if (footerNeeded) {
-      held.addAll(held(footer(io, file), schema));
+      Set<Integer> inFooter = FOOTERS.get(file.location());
+      if (inFooter == null) {
+        inFooter = topLevelIds(footer(io, file));
+        FOOTERS.put(file.location(), inFooter);
+      }
+      for (Types.NestedField column : schema.columns()) {
+        if (inFooter.contains(column.fieldId())) {
+          held.add(column.fieldId());
+        }
+      }
     }
     return held;
+  }
+
+  /** The field ids of a Parquet schema's top-level columns (Iceberg writes each with its id). */
+  private static Set<Integer> topLevelIds(MessageType fileSchema) {
+    Set<Integer> ids = new HashSet<>();
+    for (Type field : fileSchema.getFields()) {
+      if (field.getId() != null) {
+        ids.add(field.getId().intValue());
+      }
+    }
+    return ids;
   }
 
   /** The field ids of {@code schema}'s top-level columns that a Parquet file of {@code fileSchema} holds. */

@@ -193,12 +193,20 @@ public final class RealtimeCompaction {
     if (reasons.isEmpty() || chosen.isEmpty()) {
       return Optional.empty();
     }
-    // Files of different columns are rewritten apart (write): a set of them that makes as many
-    // files out as in, with no delete to apply, is left, or the next check would do it again.
+    // Files of different columns are rewritten apart (write). A set of them that makes as many
+    // files out as in is rewritten only for deletes: with many delete files, when one applies to
+    // it; else when one applies that the rewrite lets go (it applies to no file left). A small file
+    // alone in its columns, rewritten for each new batch's delete that may apply to it, would be
+    // rewritten at every check.
+    Set<DeleteFile> letGo = droppable(table, live, deletes, chosen);
     List<DataFile> rewrite = new ArrayList<>();
     for (List<DataFile> group : byColumns(table, chosen).values()) {
       boolean merges = bins(newestFirst(group), policy.targetFileBytes()).size() < group.size();
-      if (merges || group.stream().anyMatch(f -> deletesApplying(table, deletes, f) > 0)) {
+      boolean forDeletes = group.stream()
+          .anyMatch(f -> manyDeletes
+              ? deletesApplying(table, deletes, f) > 0
+              : letGo.stream().anyMatch(d -> applies(table, d, f)));
+      if (merges || forDeletes) {
         rewrite.addAll(group);
       }
     }
@@ -257,7 +265,10 @@ public final class RealtimeCompaction {
         // Rows keep the source positions ingest gave them, so a TRUNCATE still finds them.
         Set<Integer> columns = new HashSet<>(group.getKey());
         columns.add(SourcePositions.FIELD.fieldId());
-        Schema schema = TypeUtil.select(SourcePositions.withPosition(table.schema()), columns);
+        Schema withPositions = SourcePositions.withPosition(table.schema());
+        // With the key's identifier ids (select drops them), which the writer's settings read.
+        Schema schema = new Schema(
+            TypeUtil.select(withPositions, columns).columns(), withPositions.identifierFieldIds());
         FileWriterFactory<Record> writers =
             WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
                 .dataFileFormat(FileFormat.PARQUET)
