@@ -29,6 +29,7 @@ import dev.lakestream.sync.maintenance.RealtimeCompaction;
 import dev.lakestream.sync.maintenance.RetentionPolicy;
 import dev.lakestream.sync.maintenance.SnapshotExpiry;
 import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.DelegatingTableOperations;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import io.micrometer.core.instrument.Timer;
@@ -69,8 +70,6 @@ import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.DataWriter;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.io.OutputFileFactory;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
@@ -275,8 +274,7 @@ class SyncTopologyTest {
     // Main's and realtime's heads are read from the current version (two reads each: the branch,
     // then its snapshot), every later read from the older version.
     AtomicInteger reads = new AtomicInteger();
-    TableOperations real = operations();
-    TableOperations setBack = new TableOperations() {
+    TableOperations setBack = new DelegatingTableOperations(operations()) {
       @Override
       public TableMetadata current() {
         return reads.getAndIncrement() < 4 ? current : older;
@@ -285,26 +283,6 @@ class SyncTopologyTest {
       @Override
       public TableMetadata refresh() {
         return current();
-      }
-
-      @Override
-      public void commit(TableMetadata base, TableMetadata metadata) {
-        throw new UnsupportedOperationException();
-      }
-
-      @Override
-      public FileIO io() {
-        return real.io();
-      }
-
-      @Override
-      public String metadataFileLocation(String fileName) {
-        return real.metadataFileLocation(fileName);
-      }
-
-      @Override
-      public LocationProvider locationProvider() {
-        return real.locationProvider();
       }
     };
     CyclePlan plan = Differ.plan(
@@ -339,38 +317,22 @@ class SyncTopologyTest {
     long committed = mainSnapshot().snapshotId();
 
     // The second owner's table reads the version before the first commit until it commits.
-    TableOperations real = operations();
     AtomicBoolean committing = new AtomicBoolean();
-    TableOperations late = new TableOperations() {
+    TableOperations late = new DelegatingTableOperations(operations()) {
       @Override
       public TableMetadata current() {
-        return committing.get() ? real.current() : before;
+        return committing.get() ? ops.current() : before;
       }
 
       @Override
       public TableMetadata refresh() {
-        return committing.get() ? real.refresh() : before;
+        return committing.get() ? ops.refresh() : before;
       }
 
       @Override
       public void commit(TableMetadata base, TableMetadata metadata) {
         committing.set(true);
-        real.commit(base, metadata);
-      }
-
-      @Override
-      public FileIO io() {
-        return real.io();
-      }
-
-      @Override
-      public String metadataFileLocation(String fileName) {
-        return real.metadataFileLocation(fileName);
-      }
-
-      @Override
-      public LocationProvider locationProvider() {
-        return real.locationProvider();
+        ops.commit(base, metadata);
       }
     };
     Table second = new BaseTable(late, table.name());

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.parquet.ParquetSchemaUtil;
 import org.apache.iceberg.types.TypeUtil;
@@ -81,6 +82,19 @@ public final class FileColumns {
       }
     }
     return ids;
+  }
+
+  /**
+   * What a rewrite of rows of files that hold the columns {@code held} writes: those columns of the
+   * table, and ingest's source position (rows keep the positions ingest gave them, so a TRUNCATE
+   * still finds them), with the key's identifier ids (which the writers' settings read).
+   */
+  public static Schema rewriteSchema(Table table, Set<Integer> held) {
+    Schema withPositions = SourcePositions.withPosition(table.schema());
+    Set<Integer> columns = new HashSet<>(held);
+    columns.add(SourcePositions.FIELD.fieldId());
+    return new Schema(
+        TypeUtil.select(withPositions, columns).columns(), withPositions.identifierFieldIds());
   }
 
   /** The field ids of {@code schema}'s top-level columns that a Parquet file of {@code fileSchema} holds. */

@@ -7,8 +7,13 @@ import java.util.Collections;
 import java.util.Enumeration;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericFileWriterFactory;
+import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.deletes.PositionDeleteWriter;
 import org.apache.iceberg.encryption.EncryptedOutputFile;
@@ -86,6 +91,18 @@ public final class WithoutHadoopDefaults {
         return open(() -> writers.newPositionDeleteWriter(file, spec, partition));
       }
     };
+  }
+
+  /**
+   * Writers of Parquet data files of {@code table} in {@code schema}, without a dictionary for
+   * columns unique in a file ({@link UniqueColumns#dataFile}), opened without Hadoop's defaults.
+   */
+  public static FileWriterFactory<Record> dataWriters(Table table, Schema schema) {
+    return writers(new GenericFileWriterFactory.Builder(table)
+        .dataFileFormat(FileFormat.PARQUET)
+        .dataSchema(schema)
+        .writerProperties(UniqueColumns.dataFile(schema))
+        .build());
   }
 
   /** Runs {@code open} (the call that makes a Parquet writer) without Hadoop's default files. */

@@ -3,11 +3,11 @@ package dev.lakestream.ingest.commit;
 import dev.lakestream.common.event.FilesWritten;
 import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.ContentFiles;
+import dev.lakestream.common.iceberg.FileColumns;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.iceberg.SharedDeletes;
 import dev.lakestream.common.iceberg.SourcePositions;
-import dev.lakestream.common.iceberg.UniqueColumns;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import dev.lakestream.ingest.buffer.BatchWriter;
 import java.io.IOException;
@@ -25,7 +25,6 @@ import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
@@ -187,13 +186,11 @@ final class Truncation {
 
   /** The data file with only its rows at or after {@code position} (or without one); null when none is left. */
   private static Rewritten rewriteFrom(Table table, DataFile file, ByteBuffer position) {
-    Schema schema = SourcePositions.withPosition(table.schema());
-    FileWriterFactory<Record> writers =
-        WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
-            .dataFileFormat(FileFormat.PARQUET)
-            .dataSchema(schema)
-            .writerProperties(UniqueColumns.dataFile(schema))
-            .build());
+    // With the columns the file holds: one the table gained since it was written has no value in
+    // it, which is not a null (FileColumns).
+    Schema schema =
+        FileColumns.rewriteSchema(table, FileColumns.held(table.io(), file, table.schema()));
+    FileWriterFactory<Record> writers = WithoutHadoopDefaults.dataWriters(table, schema);
     OutputFileFactory files = OutputFileFactory.builderFor(table, 0, System.nanoTime())
         .format(FileFormat.PARQUET)
         .operationId("truncate-" + UUID.randomUUID())

@@ -7,9 +7,7 @@ import dev.lakestream.common.iceberg.FileColumns;
 import dev.lakestream.common.iceberg.FileRows;
 import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.SharedDeletes;
-import dev.lakestream.common.iceberg.SourcePositions;
 import dev.lakestream.common.iceberg.SummaryKeys;
-import dev.lakestream.common.iceberg.UniqueColumns;
 import dev.lakestream.common.iceberg.WithoutHadoopDefaults;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -35,7 +33,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotAncestryValidator;
 import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.CleanableFailure;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -44,7 +41,6 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.FileWriterFactory;
 import org.apache.iceberg.io.OutputFileFactory;
-import org.apache.iceberg.types.TypeUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -262,19 +258,8 @@ public final class RealtimeCompaction {
     SharedDeletes shared = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
     try {
       for (Map.Entry<Set<Integer>, List<DataFile>> group : byColumns.entrySet()) {
-        // Rows keep the source positions ingest gave them, so a TRUNCATE still finds them.
-        Set<Integer> columns = new HashSet<>(group.getKey());
-        columns.add(SourcePositions.FIELD.fieldId());
-        Schema withPositions = SourcePositions.withPosition(table.schema());
-        // With the key's identifier ids (select drops them), which the writer's settings read.
-        Schema schema = new Schema(
-            TypeUtil.select(withPositions, columns).columns(), withPositions.identifierFieldIds());
-        FileWriterFactory<Record> writers =
-            WithoutHadoopDefaults.writers(new GenericFileWriterFactory.Builder(table)
-                .dataFileFormat(FileFormat.PARQUET)
-                .dataSchema(schema)
-                .writerProperties(UniqueColumns.dataFile(schema))
-                .build());
+        Schema schema = FileColumns.rewriteSchema(table, group.getKey());
+        FileWriterFactory<Record> writers = WithoutHadoopDefaults.dataWriters(table, schema);
         rows += writeBins(
             table,
             start,

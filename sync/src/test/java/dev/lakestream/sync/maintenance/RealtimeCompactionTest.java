@@ -72,6 +72,27 @@ class RealtimeCompactionTest {
         .commit();
   }
 
+  /**
+   * Commits a data file of ids {@code from} to {@code to} (exclusive) on realtime, with the column
+   * {@code content} the table has gained.
+   */
+  private static void appendWithContent(Table table, int from, int to) throws Exception {
+    Schema wider = table.schema();
+    List<Record> rows = new ArrayList<>();
+    for (int id = from; id < to; id++) {
+      Record row = GenericRecord.create(wider);
+      row.setField("id", id);
+      row.setField("name", "n" + id);
+      row.setField("content", "c" + id);
+      rows.add(row);
+    }
+    table
+        .newAppend()
+        .toBranch(Branches.REALTIME)
+        .appendFile(KeyFiles.dataFile(table, wider, rows))
+        .commit();
+  }
+
   @Test
   void equalityDeletesCommittedWhileEveryDataFileIsRewrittenStayLive() throws Exception {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
@@ -121,21 +142,8 @@ class RealtimeCompactionTest {
       append(table, 10, 20);
       append(table, 20, 25);
       table.updateSchema().addColumn("content", Types.StringType.get()).commit();
-      Schema wider = table.schema();
       for (int from : new int[] {30, 40, 50}) {
-        List<Record> rows = new ArrayList<>();
-        for (int id = from; id < from + 10; id++) {
-          Record row = GenericRecord.create(wider);
-          row.setField("id", id);
-          row.setField("name", "n" + id);
-          row.setField("content", "c" + id);
-          rows.add(row);
-        }
-        table
-            .newAppend()
-            .toBranch(Branches.REALTIME)
-            .appendFile(KeyFiles.dataFile(table, wider, rows))
-            .commit();
+        appendWithContent(table, from, from + 10);
       }
 
       RealtimeCompaction compaction = RealtimeCompaction.prepareAll(table, 128L << 20);
@@ -179,21 +187,8 @@ class RealtimeCompactionTest {
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       Table table = realtime(warehouse);
       table.updateSchema().addColumn("content", Types.StringType.get()).commit();
-      Schema wider = table.schema();
       for (int from : new int[] {30, 40, 50}) {
-        List<Record> rows = new ArrayList<>();
-        for (int id = from; id < from + 10; id++) {
-          Record row = GenericRecord.create(wider);
-          row.setField("id", id);
-          row.setField("name", "n" + id);
-          row.setField("content", "c" + id);
-          rows.add(row);
-        }
-        table
-            .newAppend()
-            .toBranch(Branches.REALTIME)
-            .appendFile(KeyFiles.dataFile(table, wider, rows))
-            .commit();
+        appendWithContent(table, from, from + 10);
       }
       // Every file is small; two small files are enough, however young.
       CompactionPolicy policy = new CompactionPolicy(128L << 20, 1 << 20, 2, 1L << 40, 1, 100);
