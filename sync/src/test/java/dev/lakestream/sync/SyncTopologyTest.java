@@ -284,6 +284,11 @@ class SyncTopologyTest {
       public TableMetadata refresh() {
         return current();
       }
+
+      @Override
+      public void commit(TableMetadata base, TableMetadata metadata) {
+        throw new UnsupportedOperationException("the test only plans");
+      }
     };
     CyclePlan plan = Differ.plan(
             new BaseTable(setBack, table.name()), ID.toString(), "set-back", 0L)

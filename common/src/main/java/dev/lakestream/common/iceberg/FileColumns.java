@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -41,6 +42,9 @@ public final class FileColumns {
         }
       });
 
+  /** The distinct sets of {@link #FOOTERS}, each kept once. */
+  private static final Map<Set<Integer>, Set<Integer>> DISTINCT = new ConcurrentHashMap<>();
+
   private FileColumns() {}
 
   /**
@@ -61,7 +65,11 @@ public final class FileColumns {
     if (footerNeeded) {
       Set<Integer> inFooter = FOOTERS.get(file.location());
       if (inFooter == null) {
-        inFooter = topLevelIds(footer(io, file));
+        // One copy of each set: a table's files mostly hold the same columns.
+        if (DISTINCT.size() > 1_000) {
+          DISTINCT.clear();
+        }
+        inFooter = DISTINCT.computeIfAbsent(topLevelIds(footer(io, file)), Set::copyOf);
         FOOTERS.put(file.location(), inFooter);
       }
       for (Types.NestedField column : schema.columns()) {
@@ -93,8 +101,10 @@ public final class FileColumns {
     Schema withPositions = SourcePositions.withPosition(table.schema());
     Set<Integer> columns = new HashSet<>(held);
     columns.add(SourcePositions.FIELD.fieldId());
-    return new Schema(
-        TypeUtil.select(withPositions, columns).columns(), withPositions.identifierFieldIds());
+    Schema selected = TypeUtil.select(withPositions, columns);
+    Set<Integer> identifiers = new HashSet<>(withPositions.identifierFieldIds());
+    identifiers.retainAll(TypeUtil.getProjectedIds(selected));
+    return new Schema(selected.columns(), identifiers);
   }
 
   /** The field ids of {@code schema}'s top-level columns that a Parquet file of {@code fileSchema} holds. */
