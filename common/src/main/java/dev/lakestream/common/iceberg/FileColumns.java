@@ -13,7 +13,6 @@ import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.parquet.ParquetSchemaUtil;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 import org.apache.parquet.ParquetReadOptions;
@@ -105,19 +104,6 @@ public final class FileColumns {
     Set<Integer> identifiers = new HashSet<>(withPositions.identifierFieldIds());
     identifiers.retainAll(TypeUtil.getProjectedIds(selected));
     return new Schema(selected.columns(), identifiers);
-  }
-
-  /** The field ids of {@code schema}'s top-level columns that a Parquet file of {@code fileSchema} holds. */
-  public static Set<Integer> held(MessageType fileSchema, Schema schema) {
-    Set<Integer> held = new LinkedHashSet<>();
-    for (Types.NestedField column : schema.columns()) {
-      if (!ParquetSchemaUtil.pruneColumns(fileSchema, new Schema(column))
-          .getColumns()
-          .isEmpty()) {
-        held.add(column.fieldId());
-      }
-    }
-    return held;
   }
 
   private static boolean counted(Map<Integer, Long> counts, Types.NestedField column) {

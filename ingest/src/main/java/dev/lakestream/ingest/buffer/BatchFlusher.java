@@ -447,34 +447,38 @@ final class BatchFlusher {
       if (!unknown.isEmpty()) {
         // The table's row was written before the table had these columns (the source renamed a
         // column, or filled one without logging it: a volatile default): their values are unknown.
-        letters.add(new DeadLetter(
-            batch.topic,
-            batch.partition,
-            p.entry().change(),
-            "column(s) " + p.missing() + " of " + p.event().key()
-                + " hold Debezium's unavailable-value placeholder (unchanged TOAST values) and the"
-                + " table's row was written before it had column(s) " + unknown
-                + " (renamed at the source, or filled there without a change to log), so their"
-                + " values are unknown; an incremental snapshot of the table brings the row whole"
-                + " (README: When main differs from the source)"));
+        letters.add(unfillable(
+            batch,
+            p,
+            "the table's row was written before it had column(s) "
+                + unknown + " (renamed at the source, or filled there without a change to log), so"
+                + " their values are unknown"));
         row = null;
       } else if (key != null && row == null) {
-        letters.add(new DeadLetter(
-            batch.topic,
-            batch.partition,
-            p.entry().change(),
-            "column(s) " + p.missing() + " of " + p.event().key()
-                + " hold Debezium's unavailable-value placeholder"
-                + " (unchanged TOAST values) and the table has no row of "
+        letters.add(unfillable(
+            batch,
+            p,
+            "the table has no row of "
                 + (from(p) == null ? p.event().key() : new String(from(p), StandardCharsets.UTF_8))
-                + " to take them from; an incremental snapshot of the table brings the row whole"
-                + " (README: When main differs from the source)"));
+                + " to take them from"));
       } else if (row != null) {
         metrics.unavailableFilledFromTable.increment();
       }
       previous.add(row);
     }
     return previous;
+  }
+
+  /** The dead letter of a change whose placeholders cannot be filled, for {@code why}. */
+  private static DeadLetter unfillable(Batches.Batch batch, Pending p, String why) {
+    return new DeadLetter(
+        batch.topic,
+        batch.partition,
+        p.entry().change(),
+        "column(s) " + p.missing() + " of " + p.event().key()
+            + " hold Debezium's unavailable-value placeholder (unchanged TOAST values) and " + why
+            + "; an incremental snapshot of the table brings the row whole"
+            + " (README: When main differs from the source)");
   }
 
   private static byte[] from(Pending p) {
