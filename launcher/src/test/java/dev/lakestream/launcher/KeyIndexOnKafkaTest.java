@@ -12,7 +12,10 @@ import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.SyncConfig;
 import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.verify.Verifier;
+import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
+import dev.lakestream.testkit.ColumnType;
+import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
 import dev.lakestream.testkit.SourceTableModel;
@@ -23,8 +26,14 @@ import dev.lakestream.testkit.TestTable;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -36,7 +45,7 @@ import org.junit.jupiter.api.Test;
  * The key index on a real broker: it survives a restart of sync on an empty state directory (Kafka
  * Streams restores it from its changelog topic, nothing is indexed again), and a table synced
  * without it gets it built from main while ingest keeps committing, cycles scanning the files not
- * indexed yet.
+ * indexed yet; and a primary key of megabytes is indexed without failing sync's stream thread.
  */
 class KeyIndexOnKafkaTest {
 
@@ -182,6 +191,75 @@ class KeyIndexOnKafkaTest {
         assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index"))
             .isPositive();
       }
+    }
+    assertThat(Verifier.verify(reader.loadTable(id), id.toString()).passed()).isTrue();
+  }
+
+  /**
+   * A row whose primary key is 2 MB (a text key; the source topic takes records that large): the
+   * index stores its entries under the key's digest, so its changelog takes them. Stored whole, the
+   * changelog record was larger than Kafka takes and sync's stream thread failed at every commit.
+   * Its update and its delete resolve through the index, and main equals the source.
+   */
+  @Test
+  void aKeyOfMegabytesIsIndexedWithoutFailingTheStreamThread() throws Exception {
+    TestTable table = new TestTable(
+        "dbserver1",
+        "inventory",
+        "notes",
+        List.of(
+            new TestTable.Column("code", ColumnType.STRING),
+            new TestTable.Column("n", ColumnType.INT64)),
+        List.of("code"));
+    try (Admin admin = kafka.admin()) {
+      admin
+          .createTopics(List.of(new NewTopic(table.topic(), 1, (short) 1)
+              .configs(Map.of("max.message.bytes", Integer.toString(8 << 20)))))
+          .all()
+          .get();
+    }
+    Map<String, String> shared = shared("k3", table.topic());
+    shared.put(SyncConfig.RESOLVER, "index");
+    TableIdentifier id = TableIdentifier.of("inventory", "notes");
+    String huge = "k".repeat(2_000_000);
+    Properties props = new Properties();
+    props.put("bootstrap.servers", kafka.bootstrapServers());
+    props.put("max.request.size", Integer.toString(8 << 20));
+    try (StreamsApp ingest = IngestApp.create(config(shared, "ingest-k3"));
+        StreamsApp sync = SyncApp.create(config(shared, "sync-k3"));
+        KafkaProducer<byte[], byte[]> producer =
+            new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+      ingest.start();
+      sync.start();
+      running(ingest, sync);
+      long now = System.currentTimeMillis();
+      List<List<Change>> rounds = List.of(
+          List.of(
+              new Change(
+                  'c', table, List.of("small"), null, Map.of("code", "small", "n", 1L), now, 100),
+              new Change('c', table, List.of(huge), null, Map.of("code", huge, "n", 1L), now, 200)),
+          List.of(
+              new Change('u', table, List.of(huge), null, Map.of("code", huge, "n", 2L), now, 300),
+              new Change(
+                  'u', table, List.of("small"), null, Map.of("code", "small", "n", 2L), now, 400)),
+          List.of(new Change(
+              'd', table, List.of(huge), Map.of("code", huge, "n", 2L), null, now, 500)));
+      for (List<Change> round : rounds) {
+        for (Change change : round) {
+          producer
+              .send(new ProducerRecord<>(
+                  table.topic(), DebeziumJson.key(change, true), DebeziumJson.value(change, true)))
+              .get();
+          model.apply(change);
+        }
+        converge(id, table);
+      }
+      assertThat(count(sync, "lakestream.app.thread.failures"))
+          .as("sync's stream threads that failed")
+          .isZero();
+      assertThat(count(sync, "lakestream.sync.resolver.files", "resolver", "index"))
+          .as("files whose deletes the index resolved")
+          .isPositive();
     }
     assertThat(Verifier.verify(reader.loadTable(id), id.toString()).passed()).isTrue();
   }

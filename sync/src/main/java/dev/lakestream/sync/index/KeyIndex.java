@@ -7,6 +7,8 @@ import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.KeyColumns;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -41,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * removed it). Resolution is idempotent: a cycle planned again resolves the same positions.
  *
  * <p>Store layout, every key prefixed with a kind byte and {@code table\0}:
- * {@code E key} → (file id, position)*; {@code F p path} → (file id, data sequence number);
+ * {@code E key} → (file id, position)* (a key of more than {@value #MAX_STORED_KEY} bytes as a
+ * digest, see {@link #entryKey}); {@code F p path} → (file id, data sequence number);
  * {@code I p id} → (data sequence number, path); {@code N p} → next file id; {@code K p} →
  * number of partitions; {@code V} → the {@link KeyCodec#VERSION} the entries are written in and the
  * UUID of the table they index.
@@ -51,6 +54,9 @@ public final class KeyIndex {
   private static final BytesSerializer BYTES = new BytesSerializer();
   /** Positions one result may carry (about 0.5 MB of JSON). */
   static final long MAX_POSITIONS = 60_000;
+
+  /** Encoded primary keys longer than this are stored as their digest ({@link #entryKey}). */
+  static final int MAX_STORED_KEY = 1_024;
 
   private static final Logger LOG = LoggerFactory.getLogger(KeyIndex.class);
 
@@ -242,7 +248,7 @@ public final class KeyIndex {
     KeyColumns.forEach(table, file, keySchema, key -> {
       byte[] keyBytes = codec.bytes(key);
       if (KeyCodec.partition(keyBytes, n) == p) {
-        Bytes entryKey = key('E', t, keyBytes);
+        Bytes entryKey = entryKey(t, keyBytes);
         byte[] old = store.get(entryKey);
         ByteBuffer entries = ByteBuffer.allocate((old == null ? 0 : old.length) + 16);
         if (old != null) {
@@ -317,7 +323,7 @@ public final class KeyIndex {
       Set<String> paired,
       Map<String, Set<Long>> positions,
       Map<Bytes, Set<Long>> used) {
-    Bytes entryKey = key('E', t, keyBytes);
+    Bytes entryKey = entryKey(t, keyBytes);
     byte[] value = store.get(entryKey);
     if (value == null) {
       return;
@@ -482,6 +488,25 @@ public final class KeyIndex {
     long id = v == null ? 1 : ByteBuffer.wrap(v).getLong();
     store.put(k, ByteBuffer.allocate(8).putLong(id + 1).array());
     return id;
+  }
+
+  /**
+   * The store key of a primary key's entries. A key of more than {@value #MAX_STORED_KEY} bytes is
+   * stored as {@code -1} (a length no encoded key starts with) and its SHA-256: the changelog
+   * record of a key of megabytes would be refused by Kafka at every commit, and the stream thread
+   * would fail on it for good.
+   */
+  static Bytes entryKey(String t, byte[] keyBytes) {
+    if (keyBytes.length <= MAX_STORED_KEY) {
+      return key('E', t, keyBytes);
+    }
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(keyBytes);
+      return key(
+          'E', t, ByteBuffer.allocate(4 + digest.length).putInt(-1).put(digest).array());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java has SHA-256", e);
+    }
   }
 
   private static Bytes prefix(char kind, String t) {

@@ -11,10 +11,13 @@ import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.BytesSerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -24,7 +27,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.Test;
 
-/** The key index against lookups of a table dropped and made again, and of mirrored compactions. */
+/**
+ * The key index against lookups of a table dropped and made again, of mirrored compactions, and of
+ * keys of megabytes.
+ */
 class KeyIndexTest {
 
   private static final String T = "t.items";
@@ -121,6 +127,59 @@ class KeyIndexTest {
           .as("the position of key 42's row in the last compacted file")
           .containsExactly(Map.entry(previous.location(), List.of(42L)));
     }
+  }
+
+  /**
+   * A primary key of megabytes is stored as its digest: its changelog record would be larger than
+   * Kafka takes, and the stream thread would fail at every commit. Its delete still finds its row,
+   * and a key just short of the limit, stored whole, is not confused with it.
+   */
+  @Test
+  void aKeyOfMegabytesIsStoredAsItsDigestAndItsDeleteFindsItsRow() throws Exception {
+    Schema textKeyed = new Schema(
+        List.of(
+            Types.NestedField.required(1, "id", Types.StringType.get()),
+            Types.NestedField.optional(2, "name", Types.StringType.get())),
+        Set.of(1));
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      KeyValueStore<Bytes, byte[]> store = store();
+      KeyIndex index = new KeyIndex(store);
+      Table table = warehouse.v3Table("t", "items", textKeyed).create();
+      String huge = "k".repeat(2_000_000);
+      String justShort = "s".repeat(KeyIndex.MAX_STORED_KEY - 8);
+      DataFile first = KeyFiles.data(table, textKeyed, List.of("small", huge, justShort));
+      index.lookup(
+          table, lookup(table, "c1", List.of(added(table, first, 1)), Map.of(), List.of()));
+      assertThat(largestStoreKey(store))
+          .as("bytes of the largest store key")
+          .isLessThanOrEqualTo(KeyIndex.MAX_STORED_KEY + 64);
+
+      DataFile second = KeyFiles.data(table, textKeyed, List.of(huge, justShort));
+      DeleteFile delete = KeyFiles.deletes(table, textKeyed, List.of(huge, justShort));
+      IndexResult result = index.lookup(
+          table,
+          lookup(
+              table,
+              "c2",
+              List.of(added(table, second, 2)),
+              Map.of(first.location(), List.of(delete.location())),
+              List.of(deleted(table, delete, 2))));
+      assertThat(result.unresolvedFiles()).isEmpty();
+      assertThat(result.positions())
+          .as("the rows of the long key and of the key just short of the limit")
+          .containsOnlyKeys(first.location());
+      assertThat(result.positions().get(first.location())).containsExactlyInAnyOrder(1L, 2L);
+    }
+  }
+
+  private static int largestStoreKey(KeyValueStore<Bytes, byte[]> store) {
+    int largest = 0;
+    try (KeyValueIterator<Bytes, byte[]> it = store.all()) {
+      while (it.hasNext()) {
+        largest = Math.max(largest, it.next().key.get().length);
+      }
+    }
+    return largest;
   }
 
   /** The bytes of every key's entries in the store. */
