@@ -2,6 +2,7 @@ package dev.lakestream.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -193,15 +194,27 @@ class VersionedReadTest {
       // More buckets than spill files may be open at once: buckets split again.
       Map<String, Integer> inLevels =
           delta(MainVersions.of(t).withMemoryBudget(2), t, v1, v2, stats);
+      // Rows within the budget in rows, but wider than the budget in bytes: those held as they
+      // pass it are spilled with the rest.
+      Map<String, Integer> byBytes =
+          delta(MainVersions.of(t).withMemoryBudgetBytes(64 << 10), t, v1, v2, stats);
 
       assertThat(stats.get(0).buckets()).isEqualTo(1);
       assertThat(stats.get(1).buckets()).isBetween(4, 128);
       assertThat(stats.get(2).buckets()).isGreaterThan(128);
+      assertThat(stats.get(3).buckets())
+          .as("buckets of the delta over the byte budget")
+          .isGreaterThan(1);
       assertThat(stats)
           .extracting(DeltaStats::filesRead)
           .containsOnly(stats.get(0).filesRead());
+      assertThat(stats)
+          .extracting(DeltaStats::rowsAdded, DeltaStats::rowsRemoved, DeltaStats::rowsCancelled)
+          .containsOnly(tuple(
+              stats.get(0).rowsAdded(), stats.get(0).rowsRemoved(), stats.get(0).rowsCancelled()));
       assertThat(inBuckets)
           .isEqualTo(inLevels)
+          .isEqualTo(byBytes)
           .isEqualTo(whole)
           .isEqualTo(difference(icebergRows(t, v1), icebergRows(t, v2)));
     }

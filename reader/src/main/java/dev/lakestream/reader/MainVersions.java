@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * streamed as they are (the append-only fast path).
  *
  * <p>Consolidation holds the rows of one bucket in memory; when the rows to consolidate exceed the
- * budget ({@link #withMemoryBudget}), the files are read once and each row is spilled to a local
+ * budget in rows ({@link #withMemoryBudget}), or the rows held pass the budget in bytes ({@link
+ * #withMemoryBudgetBytes}: wide rows), the files are read once and each row is spilled to a local
  * file by the hash of its values ({@link SpilledBuckets}), and the buckets are consolidated one at a
  * time, so memory stays bounded whatever the delta's size and every file is read once.
  */
@@ -50,6 +51,15 @@ public final class MainVersions {
 
   private static final Logger LOG = LoggerFactory.getLogger(MainVersions.class);
   private static final long DEFAULT_BUDGET_ROWS = 500_000;
+  /** The default budget in bytes: a quarter of the heap the JVM may take. */
+  private static final long DEFAULT_BUDGET_BYTES = Runtime.getRuntime().maxMemory() / 4;
+  /**
+   * Heap a row held for consolidation takes besides its identity text's length: the map's entry,
+   * the identity string's and the row's objects. A row's own values are counted as twice its
+   * identity's length (the text, and the values the row holds).
+   */
+  private static final long HELD_ROW_OVERHEAD = 200;
+
   private static final long PROGRESS_EVERY_MS = 10_000;
   /** Spill files open at once while a delta over the budget is split (about 90 kB of heap each). */
   private static final int MAX_OPEN_BUCKETS = 128;
@@ -58,16 +68,18 @@ public final class MainVersions {
 
   private final Table table;
   private final long budgetRows;
+  private final long budgetBytes;
   private final AtomicLong appendOnlyDeltas = new AtomicLong();
   private final AtomicLong consolidatedDeltas = new AtomicLong();
 
-  private MainVersions(Table table, long budgetRows) {
+  private MainVersions(Table table, long budgetRows, long budgetBytes) {
     this.table = table;
     this.budgetRows = budgetRows;
+    this.budgetBytes = budgetBytes;
   }
 
   public static MainVersions of(Table table) {
-    return new MainVersions(table, DEFAULT_BUDGET_ROWS);
+    return new MainVersions(table, DEFAULT_BUDGET_ROWS, DEFAULT_BUDGET_BYTES);
   }
 
   /** At most this many rows are held in memory to consolidate a delta (default 500,000). */
@@ -75,7 +87,20 @@ public final class MainVersions {
     if (rows < 1) {
       throw new IllegalArgumentException("the memory budget must be at least one row");
     }
-    return new MainVersions(table, rows);
+    return new MainVersions(table, rows, budgetBytes);
+  }
+
+  /**
+   * The rows held in memory to consolidate a delta take about this many bytes at most (default: a
+   * quarter of the JVM's maximum heap); past it, the rest of the delta is spilled to local files.
+   * A row's size is estimated from its values' text: wide rows (large text, JSON, binary) pass this
+   * budget long before the budget in rows.
+   */
+  public MainVersions withMemoryBudgetBytes(long bytes) {
+    if (bytes < 1) {
+      throw new IllegalArgumentException("the memory budget must be at least one byte");
+    }
+    return new MainVersions(table, budgetRows, bytes);
   }
 
   /** The current version: main's head. */
@@ -248,13 +273,14 @@ public final class MainVersions {
           buckets);
       if (buckets[0] > 1) {
         LOG.info(
-            "Delta {}..{} of {}: {} rows to consolidate, over the budget of {}: spilled to local"
-                + " files by hash and consolidated in {} buckets, one at a time",
+            "Delta {}..{} of {}: {} rows to consolidate, over the memory budget ({} rows, {} bytes):"
+                + " spilled to local files by hash and consolidated in {} buckets, one at a time",
             from,
             to,
             table.name(),
             estimate,
             budgetRows,
+            budgetBytes,
             buckets[0]);
       }
     }
@@ -284,7 +310,8 @@ public final class MainVersions {
    * Consolidates the rows of {@code source} (about {@code rows} of them): in memory when they fit
    * the budget; otherwise spilled by the hash of their identity to at most {@link
    * #MAX_OPEN_BUCKETS} local files, each then consolidated the same way (split again, with a hash
-   * of another seed, when one still holds more than the budget). Each row is read from its data
+   * of another seed, when one still holds more than the budget). Rows taken in memory that pass the
+   * budget in bytes as they are read are spilled then, with the rest. Each row is read from its data
    * file once, and written and read back once per level.
    */
   private void consolidate(
@@ -296,11 +323,17 @@ public final class MainVersions {
       long[] counts,
       int[] buckets) {
     if (rows <= budgetRows || level >= MAX_LEVELS) {
-      Map<String, Weighted> consolidated = new HashMap<>();
-      source.forEach((weight, identity, row) ->
-          consolidated.computeIfAbsent(identity, k -> new Weighted(row)).add(weight));
-      emit(consolidated, sink, counts);
-      buckets[0]++;
+      Held held = new Held(schema, rows, level, level >= MAX_LEVELS ? Long.MAX_VALUE : budgetBytes);
+      try (held) {
+        source.forEach(held);
+        if (held.spilled == null) {
+          emit(held.rows, sink, counts);
+          buckets[0]++;
+        } else {
+          counts[2] += held.cancelledBeforeSpill;
+          consolidateBuckets(held.spilled, held.perBucket, level, schema, sink, counts, buckets);
+        }
+      }
       return;
     }
     int n = (int) Math.min(MAX_OPEN_BUCKETS, (rows + budgetRows - 1) / budgetRows);
@@ -311,18 +344,106 @@ public final class MainVersions {
         perBucket[b]++;
         spilled.add(b, weight, identity, row);
       });
-      spilled.forEachBucket((b, entries) -> consolidate(
-          inner -> {
-            for (SpilledBuckets.Entry e : entries) {
-              inner.accept(e.weight(), e.identity(), e.row());
-            }
-          },
-          perBucket[b],
-          level + 1,
-          schema,
-          sink,
-          counts,
-          buckets));
+      consolidateBuckets(spilled, perBucket, level, schema, sink, counts, buckets);
+    }
+  }
+
+  /** Consolidates each bucket of {@code spilled} in turn, one level down. */
+  private void consolidateBuckets(
+      SpilledBuckets spilled,
+      long[] perBucket,
+      int level,
+      Schema schema,
+      DeltaSink sink,
+      long[] counts,
+      int[] buckets) {
+    spilled.forEachBucket((b, entries) -> consolidate(
+        inner -> {
+          for (SpilledBuckets.Entry e : entries) {
+            inner.accept(e.weight(), e.identity(), e.row());
+          }
+        },
+        perBucket[b],
+        level + 1,
+        schema,
+        sink,
+        counts,
+        buckets));
+  }
+
+  /**
+   * Rows consolidated in memory while they fit the budget in bytes. Once they pass it, what is held
+   * goes to spill files by bucket (each identity once, with its weight so far) and so does every
+   * row after it: the rows are read from their files once either way.
+   */
+  private static final class Held implements EntryConsumer, AutoCloseable {
+    final Map<String, Weighted> rows = new HashMap<>();
+    private final Schema schema;
+    private final long expectedRows;
+    private final int level;
+    private final long budgetBytes;
+    private long heldBytes;
+    private long seen;
+    SpilledBuckets spilled;
+    long[] perBucket;
+    /** Rows that cancelled among those held before they were spilled. */
+    long cancelledBeforeSpill;
+
+    Held(Schema schema, long expectedRows, int level, long budgetBytes) {
+      this.schema = schema;
+      this.expectedRows = expectedRows;
+      this.level = level;
+      this.budgetBytes = budgetBytes;
+    }
+
+    @Override
+    public void accept(int weight, String identity, Record row) {
+      seen++;
+      if (spilled != null) {
+        spill(weight, identity, row);
+        return;
+      }
+      Weighted w = rows.get(identity);
+      if (w == null) {
+        w = new Weighted(row);
+        rows.put(identity, w);
+        heldBytes += 3L * identity.length() + HELD_ROW_OVERHEAD;
+      }
+      w.add(weight);
+      if (heldBytes > budgetBytes) {
+        spillHeld();
+      }
+    }
+
+    /**
+     * Opens buckets for what the rows of this source would take in all (the bytes held so far,
+     * scaled by the rows expected), twice over, and moves the held rows into them.
+     */
+    private void spillHeld() {
+      double projected = (double) heldBytes * Math.max(expectedRows, seen) / seen;
+      int n = (int) Math.max(2, Math.min(MAX_OPEN_BUCKETS, Math.ceil(2 * projected / budgetBytes)));
+      spilled = new SpilledBuckets(schema, n);
+      perBucket = new long[n];
+      rows.forEach((identity, w) -> {
+        cancelledBeforeSpill += w.seen - Math.abs(w.weight);
+        if (w.weight != 0) {
+          spill(w.weight, identity, w.row);
+        }
+      });
+      rows.clear();
+    }
+
+    private void spill(int weight, String identity, Record row) {
+      int b = bucket(identity, level, perBucket.length);
+      perBucket[b] += Math.abs(weight);
+      spilled.add(b, weight, identity, row);
+    }
+
+    @Override
+    public void close() {
+      if (spilled != null) {
+        spilled.close();
+      }
     }
   }
 
@@ -365,9 +486,10 @@ public final class MainVersions {
       this.row = row;
     }
 
+    /** Adds a row of weight +1 or -1, or an entry of several rows (spilled consolidated). */
     void add(int rowWeight) {
       weight += rowWeight;
-      seen++;
+      seen += Math.max(1, Math.abs(rowWeight));
     }
   }
 
