@@ -24,7 +24,8 @@ import org.slf4j.event.Level;
  * truncate among them applied ({@link Truncation#plan}), batches from before the table's latest
  * truncate trimmed of what precedes it ({@link Truncation#trim}), and the summary: the committed
  * offsets, the truncate position, the newest source time, the batch count. The delta validates that
- * nobody added files to the branch since {@code base}.
+ * nobody added files to the branch since {@code base}, and that no other commit recorded offsets
+ * since ({@link RealtimeRowDelta}).
  */
 final class RoundDelta {
 
@@ -71,7 +72,8 @@ final class RoundDelta {
       String tableName,
       List<FilesWritten> batches,
       SourceOffsets next) {
-    RowDelta delta = InlineManifestWork.on(table.newRowDelta()).toBranch(Branches.REALTIME);
+    RowDelta delta = InlineManifestWork.on((RowDelta) new RealtimeRowDelta(table, base))
+        .toBranch(Branches.REALTIME);
     if (base != null) {
       delta
           .validateFromSnapshot(base.snapshotId())

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.util.SnapshotUtil;
@@ -64,10 +65,15 @@ public final class SourceOffsets {
 
   /** {@code snapshot}, or its nearest ancestor, that records offsets; empty when none does. */
   public static Optional<Snapshot> recordingSnapshot(Table table, Snapshot snapshot) {
+    return recordingSnapshot(snapshot, table::snapshot);
+  }
+
+  /** {@code snapshot}, or its nearest ancestor by {@code lookup}, that records offsets. */
+  static Optional<Snapshot> recordingSnapshot(Snapshot snapshot, Function<Long, Snapshot> lookup) {
     if (snapshot == null) {
       return Optional.empty();
     }
-    for (Snapshot s : SnapshotUtil.ancestorsOf(snapshot.snapshotId(), table::snapshot)) {
+    for (Snapshot s : SnapshotUtil.ancestorsOf(snapshot.snapshotId(), lookup)) {
       if (s.summary() != null && s.summary().containsKey(SUMMARY_KEY)) {
         return Optional.of(s);
       }

@@ -128,6 +128,51 @@ class RoundDeltaTest {
     }
   }
 
+  /**
+   * Two committers of one table (a task moved while its old owner is still committing): the old
+   * owner's round, built from offsets that another commit has replaced since, is refused though
+   * that commit added no file (a truncate that removed whole files). Committed, its summary, written
+   * whole from the older offsets, would have taken back the truncate's offset and position: the
+   * rows it carries from before the truncate would have stayed, and so would every later batch's.
+   */
+  @Test
+  void aRoundBuiltFromOffsetsAnotherCommitReplacedIsRefusedThoughThatCommitAddedNoFile()
+      throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtimeTable(warehouse);
+      long ts = 1_700_000_000_000L;
+      commit(table, batch(table, 1, 3, hex(20), ts, KeyFiles.ids(10, 12), false));
+      Snapshot base = table.snapshot(Branches.REALTIME);
+      RoundDelta old = RoundDelta.of(
+          table,
+          base,
+          "t.items",
+          List.of(batch(table, 1, 7, hex(60), ts, KeyFiles.ids(20, 25), false)),
+          SourceOffsets.at(table, base).with("items", 1, 7));
+
+      commit(table, batch(table, 0, 5, hex(100), ts + 10, null, true));
+      Snapshot truncated = table.snapshot(Branches.REALTIME);
+      assertThat(truncated.addedDataFiles(table.io()))
+          .as("files the truncate added")
+          .isEmpty();
+      assertThat(truncated.addedDeleteFiles(table.io())).isEmpty();
+
+      assertThatThrownBy(() -> old.delta.commit())
+          .as("a round built from the offsets before the truncate's")
+          .isInstanceOf(ValidationException.class)
+          .hasMessageContaining("another commit recorded offsets");
+      table.refresh();
+      assertThat(table.snapshot(Branches.REALTIME).snapshotId()).isEqualTo(truncated.snapshotId());
+      assertThat(ids(table)).isEmpty();
+
+      // Built again from the branch as it is, the round is trimmed by the truncate.
+      commit(table, batch(table, 1, 7, hex(60), ts, KeyFiles.ids(20, 25), false));
+      assertThat(ids(table)).as("changes from before the truncate").isEmpty();
+      assertThat(table.snapshot(Branches.REALTIME).summary())
+          .containsEntry(SummaryKeys.TRUNCATED_AT, hex(100));
+    }
+  }
+
   /** A table with ten rows and a realtime branch. */
   private static Table realtimeTable(TemporaryWarehouse warehouse) throws Exception {
     Table table = warehouse.v3Table("t", "items", SCHEMA).create();
