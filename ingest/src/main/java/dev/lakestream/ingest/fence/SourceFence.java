@@ -64,7 +64,12 @@ import org.slf4j.LoggerFactory;
  * restarted connector streams, before it has seen a commit; or a connector that sends no {@code
  * sequence}) cannot be placed in the order. It is dropped only when its own LSN and key are among
  * the recently applied ones of its partition (held in memory): a replay; otherwise it is applied
- * and the fence stays. Never dropping what may be new is the rule: a row moving back for a moment
+ * and the fence stays. Those applied without a commit LSN are also kept in the store (the latest
+ * 50,000 per partition), so a task that moves, or starts again, still knows them. That is enough:
+ * a connector sends a change without a commit LSN only when it streams from a start before it had
+ * seen a commit, so the change it replays so had none the first time either. Applied again, its
+ * row would stay as that old change left it: the replay's later changes carry commit LSNs, and
+ * their positions drop them. Never dropping what may be new is the rule: a row moving back for a moment
  * is a smaller harm than a change lost. Other changes without a position (unknown connectors) are
  * applied unfenced; a warning says so once per partition.
  *
@@ -85,6 +90,11 @@ public final class SourceFence {
 
   private static final Logger LOG = LoggerFactory.getLogger(SourceFence.class);
   private static final char SEP = '\u0000';
+  /**
+   * The first character of the keys of changes applied without a commit LSN ({@code \u0001
+   * topic-partition NUL sequence}), which no topic name holds: apart from a partition's own keys.
+   */
+  private static final char UNORDERED = '\u0001';
   /** The longest key kept as it is; a longer one is kept as its digest. */
   static final int LONGEST_KEY = 1024;
   /**
@@ -177,7 +187,7 @@ public final class SourceFence {
     Long lsn = event.source().lsn();
     String key = fenceKey(event.keyJson());
     if (order.isEmpty() && lsn != null) {
-      RecentLsns seen = recent.computeIfAbsent(partitionKey, k -> new RecentLsns());
+      RecentLsns seen = recent(partitionKey);
       if (seen.contains(lsn, primaryKeyUpdateCreate, key)) {
         return drop(partitionKey, offset, event, highestPosition(partitionKey));
       }
@@ -186,6 +196,7 @@ public final class SourceFence {
       // a new source comes this way, and its time would make the new source's next changes look
       // like replays.
       seen.add(lsn, primaryKeyUpdateCreate, key);
+      keep(partitionKey, seen, lsn, primaryKeyUpdateCreate, key);
       return true;
     }
     if (order.isEmpty()) {
@@ -231,9 +242,7 @@ public final class SourceFence {
       store.put(partitionKey, encode(next));
     }
     if (lsn != null) {
-      recent
-          .computeIfAbsent(partitionKey, k -> new RecentLsns())
-          .add(lsn, primaryKeyUpdateCreate, key);
+      recent(partitionKey).add(lsn, primaryKeyUpdateCreate, key);
     }
     return true;
   }
@@ -289,6 +298,42 @@ public final class SourceFence {
     run.lastOffset = offset;
     run.lastPosition = event.source().describe();
     return false;
+  }
+
+  /**
+   * The recently applied changes of a partition: those applied without a commit LSN are read from
+   * the store the first time (kept by this task before it moved or started again), oldest first.
+   */
+  private RecentLsns recent(String partitionKey) {
+    RecentLsns seen = recent.get(partitionKey);
+    if (seen == null) {
+      seen = new RecentLsns();
+      String prefix = UNORDERED + partitionKey + SEP;
+      try (KeyValueIterator<String, String> it =
+          store.prefixScan(prefix, Serdes.String().serializer())) {
+        while (it.hasNext()) {
+          var e = it.next();
+          String[] parts = e.value.split(",", 3);
+          seen.add(Long.parseLong(parts[0]), "1".equals(parts[1]), parts[2]);
+          seen.nextKept = Long.parseLong(e.key.substring(prefix.length())) + 1;
+        }
+      }
+      recent.put(partitionKey, seen);
+    }
+    return seen;
+  }
+
+  /**
+   * Keeps a change applied without a commit LSN in the store, and drops the one kept 50,000
+   * changes before it.
+   */
+  private void keep(String partitionKey, RecentLsns seen, long lsn, boolean create, String key) {
+    long n = seen.nextKept++;
+    String prefix = UNORDERED + partitionKey + SEP;
+    store.put(prefix + String.format("%019d", n), lsn + "," + (create ? "1" : "0") + "," + key);
+    if (n >= RecentLsns.CAPACITY) {
+      store.delete(prefix + String.format("%019d", n - RecentLsns.CAPACITY));
+    }
   }
 
   /** Logs the replays dropped so far on every partition (called on the task's timer). */
@@ -405,8 +450,10 @@ public final class SourceFence {
 
   /** The LSNs and keys of the changes applied last on one partition (the create of a key update apart), bounded. */
   private static final class RecentLsns {
-    private static final int CAPACITY = 50_000;
+    static final int CAPACITY = 50_000;
     private final LinkedHashSet<Seen> seen = new LinkedHashSet<>();
+    /** The number the next change applied without a commit LSN is kept in the store under. */
+    long nextKept;
 
     boolean contains(long lsn, boolean create, String key) {
       return seen.contains(new Seen(lsn, create, key));

@@ -218,9 +218,51 @@ class SourceFenceStateTest {
         .isFalse();
   }
 
+  /**
+   * The first transaction a connector streams after its snapshot carries no commit LSN, and a
+   * connector that starts again before it has recorded a commit sends it again the same way. The
+   * fence's task has moved meanwhile (a fence made again from the store): the replay is still
+   * known, and dropped. Applied again, its row would have stayed as it left it: the replay of the
+   * next change is dropped by its position.
+   */
+  @Test
+  void aReplayWithoutACommitLsnIsDroppedAfterTheTaskMoved() {
+    KeyValueStore<String, String> store = store();
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 88);
+    List<Change> changes = events(gen.next(20));
+    SourceFence first = new SourceFence(store, new SimpleMeterRegistry());
+    for (int i = 0; i < changes.size(); i++) {
+      ChangeEvent event = i < 5 ? withoutCommitLsn(changes.get(i)) : event(changes.get(i));
+      assertThat(first.admit(TOPIC, 0, i, event, false)).isTrue();
+    }
+
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    SourceFence moved = new SourceFence(store, meters);
+    for (int i = 0; i < changes.size(); i++) {
+      ChangeEvent event = i < 5 ? withoutCommitLsn(changes.get(i)) : event(changes.get(i));
+      assertThat(moved.admit(TOPIC, 0, 20 + i, event, false))
+          .as("change %s published again", i)
+          .isFalse();
+    }
+    assertThat(meters.counter("lakestream.ingest.fenced").count()).isEqualTo(changes.size());
+    Change next = events(gen.next(1)).get(0);
+    assertThat(moved.admit(TOPIC, 0, 40, withoutCommitLsn(next), false))
+        .as("a change without a commit LSN not applied before")
+        .isTrue();
+  }
+
   /** The changes that are not tombstones. */
   private static List<Change> events(List<Change> changes) {
     return changes.stream().filter(c -> !c.isTombstone()).toList();
+  }
+
+  /** The change as the connector sends it in the first transaction it streams. */
+  private ChangeEvent withoutCommitLsn(Change change) {
+    return decoder
+        .decode(
+            DebeziumJson.key(change, true),
+            DebeziumJson.withoutCommitLsn(DebeziumJson.value(change, true)))
+        .orElseThrow();
   }
 
   private ChangeEvent event(Change change) {
