@@ -564,7 +564,9 @@ final class CommitWork {
     // other threads, which refresh it, and offsets older than the validation's base would let a
     // batch another writer committed in between be committed again.
     Snapshot base = notOlderThanOurs(committedSequence, tableName, table);
-    SourceOffsets committed = SourceOffsets.at(table, base);
+    Optional<Snapshot> recording = SourceOffsets.recordingSnapshot(table, base);
+    SourceOffsets committed =
+        recording.flatMap(SourceOffsets::recordedBy).orElse(SourceOffsets.empty());
     SourceOffsets next = committed;
     List<FilesWritten> fresh = new ArrayList<>();
     for (FilesWritten batch : round) {
@@ -597,7 +599,8 @@ final class CommitWork {
     }
     // The round's change-log rows first (exactly once by their own offsets), then the table.
     ChangeLogCommitter.commit(tables, fresh);
-    RoundDelta delta = RoundDelta.of(table, base, tableName, fresh, next);
+    RoundDelta delta = RoundDelta.of(
+        table, base, recording.map(Snapshot::snapshotId).orElse(null), tableName, fresh, next);
     for (FilesWritten batch : fresh) {
       String refusal = refusals.get(refusalKey(batch));
       if (refusal != null) {

@@ -3,6 +3,7 @@ package dev.lakestream.ingest.commit;
 import dev.lakestream.common.iceberg.Branches;
 import java.util.Objects;
 import org.apache.iceberg.BaseRowDelta;
+import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
@@ -28,10 +29,14 @@ final class RealtimeRowDelta extends BaseRowDelta {
   /** The snapshot that recorded the offsets the round was built from; null when none did. */
   private final Long recordedBy;
 
-  RealtimeRowDelta(Table table, Snapshot base) {
+  /** {@code recordedBy}: the snapshot that recorded the offsets the round was built from, or null. */
+  RealtimeRowDelta(Table table, Long recordedBy) {
     super(table.name(), ((HasTableOperations) table).operations());
-    this.recordedBy =
-        SourceOffsets.recordingSnapshot(table, base).map(Snapshot::snapshotId).orElse(null);
+    if (table instanceof BaseTable baseTable) {
+      // As Table.newRowDelta does: the commit's report reaches the catalog's metrics reporter.
+      reportWith(baseTable.reporter());
+    }
+    this.recordedBy = recordedBy;
   }
 
   @Override

@@ -72,7 +72,27 @@ final class RoundDelta {
       String tableName,
       List<FilesWritten> batches,
       SourceOffsets next) {
-    RowDelta delta = InlineManifestWork.on((RowDelta) new RealtimeRowDelta(table, base))
+    return of(
+        table,
+        base,
+        SourceOffsets.recordingSnapshot(table, base).map(Snapshot::snapshotId).orElse(null),
+        tableName,
+        batches,
+        next);
+  }
+
+  /**
+   * The same, {@code recordedBy} the snapshot (base or an ancestor) that recorded the offsets the
+   * round was built from, or null.
+   */
+  static RoundDelta of(
+      Table table,
+      Snapshot base,
+      Long recordedBy,
+      String tableName,
+      List<FilesWritten> batches,
+      SourceOffsets next) {
+    RowDelta delta = InlineManifestWork.on((RowDelta) new RealtimeRowDelta(table, recordedBy))
         .toBranch(Branches.REALTIME);
     if (base != null) {
       delta

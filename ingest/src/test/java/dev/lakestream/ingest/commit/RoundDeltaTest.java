@@ -14,6 +14,7 @@ import dev.lakestream.testkit.TemporaryWarehouse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -22,6 +23,8 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.metrics.CommitReport;
+import org.apache.iceberg.metrics.MetricsReport;
 import org.junit.jupiter.api.Test;
 
 /** A round's commit on realtime, against what other writers committed since its base. */
@@ -170,6 +173,18 @@ class RoundDeltaTest {
       assertThat(ids(table)).as("changes from before the truncate").isEmpty();
       assertThat(table.snapshot(Branches.REALTIME).summary())
           .containsEntry(SummaryKeys.TRUNCATED_AT, hex(100));
+    }
+  }
+
+  /** A round's commit reaches the catalog's metrics reporter (the commit and retry counters). */
+  @Test
+  void aRoundsCommitIsReportedToTheTablesMetricsReporter() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = realtimeTable(warehouse);
+      List<MetricsReport> reports = new ArrayList<>();
+      ((BaseTable) table).combineMetricsReporter(reports::add);
+      commit(table, batch(table, 1, 3, hex(20), 1_000L, KeyFiles.ids(10, 12), false));
+      assertThat(reports).hasAtLeastOneElementOfType(CommitReport.class);
     }
   }
 

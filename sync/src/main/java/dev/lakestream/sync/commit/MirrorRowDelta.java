@@ -1,6 +1,7 @@
 package dev.lakestream.sync.commit;
 
 import org.apache.iceberg.BaseRowDelta;
+import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.Snapshot;
@@ -26,6 +27,10 @@ final class MirrorRowDelta extends BaseRowDelta {
 
   MirrorRowDelta(Table table, long expectedParentId, String operation) {
     super(table.name(), ((HasTableOperations) table).operations());
+    if (table instanceof BaseTable baseTable) {
+      // As Table.newRowDelta does: the commit's report reaches the catalog's metrics reporter.
+      reportWith(baseTable.reporter());
+    }
     this.expectedParentId = expectedParentId;
     this.operation = operation;
   }
