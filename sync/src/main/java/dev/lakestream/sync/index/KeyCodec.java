@@ -30,10 +30,8 @@ final class KeyCodec {
    * The encoding's version, kept with each table's index: an index of another version is rebuilt.
    * 3: a {@code timestamp_ns} key column in nanoseconds (2 wrote the microseconds of a data file's
    * key, which never matched its deletes), and a {@code date} one as its days (2 failed on it).
-   * 4: a key of more than {@link KeyIndex#MAX_STORED_KEY} bytes stored as its digest (3 stored it
-   * whole, so its entries would not be found).
    */
-  static final int VERSION = 4;
+  static final int VERSION = 3;
 
   private final List<Types.NestedField> fields;
 

@@ -250,6 +250,14 @@ public final class KeyIndex {
       if (KeyCodec.partition(keyBytes, n) == p) {
         Bytes entryKey = entryKey(t, keyBytes);
         byte[] old = store.get(entryKey);
+        Bytes whole = old == null ? wholeEntryKey(t, keyBytes) : null;
+        if (whole != null) {
+          // Kept whole by an earlier version: moved under the digest.
+          old = store.get(whole);
+          if (old != null) {
+            store.delete(whole);
+          }
+        }
         ByteBuffer entries = ByteBuffer.allocate((old == null ? 0 : old.length) + 16);
         if (old != null) {
           ByteBuffer olds = ByteBuffer.wrap(old);
@@ -325,6 +333,12 @@ public final class KeyIndex {
       Map<Bytes, Set<Long>> used) {
     Bytes entryKey = entryKey(t, keyBytes);
     byte[] value = store.get(entryKey);
+    Bytes whole = value == null ? wholeEntryKey(t, keyBytes) : null;
+    if (whole != null) {
+      // Kept whole by an earlier version, and not indexed again since.
+      value = store.get(whole);
+      entryKey = whole;
+    }
     if (value == null) {
       return;
     }
@@ -507,6 +521,15 @@ public final class KeyIndex {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every Java has SHA-256", e);
     }
+  }
+
+  /**
+   * Where a version before digests kept the entries of a key of more than {@value
+   * #MAX_STORED_KEY} bytes (the whole key; such a record fit a changelog of records up to about 1
+   * MB); null for a shorter key. Found there until the key is indexed again, which moves them.
+   */
+  static Bytes wholeEntryKey(String t, byte[] keyBytes) {
+    return keyBytes.length <= MAX_STORED_KEY ? null : key('E', t, keyBytes);
   }
 
   private static Bytes prefix(char kind, String t) {

@@ -17,6 +17,8 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.BytesSerializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -169,6 +171,65 @@ class KeyIndexTest {
           .as("the rows of the long key and of the key just short of the limit")
           .containsOnlyKeys(first.location());
       assertThat(result.positions().get(first.location())).containsExactlyInAnyOrder(1L, 2L);
+    }
+  }
+
+  /**
+   * An index kept by a version that stored a long key whole (its changelog took keys up to about
+   * 1 MB): its entries are still found by a delete, and move under the digest when the key is
+   * indexed again. No index is rebuilt for the change.
+   */
+  @Test
+  void aLongKeyKeptWholeByAnEarlierVersionIsFoundAndMovedUnderItsDigest() throws Exception {
+    Schema textKeyed = new Schema(
+        List.of(
+            Types.NestedField.required(1, "id", Types.StringType.get()),
+            Types.NestedField.optional(2, "name", Types.StringType.get())),
+        Set.of(1));
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      KeyValueStore<Bytes, byte[]> store = store();
+      KeyIndex index = new KeyIndex(store);
+      Table table = warehouse.v3Table("t", "items", textKeyed).create();
+      String longKey = "k".repeat(5_000);
+      DataFile first = KeyFiles.data(table, textKeyed, List.of("small", longKey));
+      index.lookup(
+          table, lookup(table, "c1", List.of(added(table, first, 1)), Map.of(), List.of()));
+      // As the earlier version kept it.
+      Record key = GenericRecord.create(KeyFiles.keySchema(textKeyed));
+      key.setField("id", longKey);
+      byte[] keyBytes = new KeyCodec(KeyFiles.keySchema(textKeyed)).bytes(key);
+      Bytes digest = KeyIndex.entryKey(T, keyBytes);
+      Bytes whole = KeyIndex.wholeEntryKey(T, keyBytes);
+      store.put(whole, store.delete(digest));
+
+      DeleteFile delete = KeyFiles.deletes(table, textKeyed, List.of(longKey));
+      IndexResult result = index.lookup(
+          table,
+          lookup(
+              table,
+              "c2",
+              List.of(),
+              Map.of(first.location(), List.of(delete.location())),
+              List.of(deleted(table, delete, 2))));
+      assertThat(result.positions())
+          .as("the long key's row, found where the earlier version kept it")
+          .containsExactly(Map.entry(first.location(), List.of(1L)));
+
+      DataFile second = KeyFiles.data(table, textKeyed, List.of(longKey));
+      index.lookup(
+          table, lookup(table, "c3", List.of(added(table, second, 3)), Map.of(), List.of()));
+      assertThat(store.get(whole)).as("entries under the whole key").isNull();
+      assertThat(store.get(digest)).as("entries under the digest").isNotNull();
+      DeleteFile again = KeyFiles.deletes(table, textKeyed, List.of(longKey));
+      IndexResult later = index.lookup(
+          table,
+          lookup(
+              table,
+              "c4",
+              List.of(),
+              Map.of(second.location(), List.of(again.location())),
+              List.of(deleted(table, again, 4))));
+      assertThat(later.positions()).containsExactly(Map.entry(second.location(), List.of(0L)));
     }
   }
 
