@@ -30,8 +30,17 @@ final class KeyCodec {
    * The encoding's version, kept with each table's index: an index of another version is rebuilt.
    * 3: a {@code timestamp_ns} key column in nanoseconds (2 wrote the microseconds of a data file's
    * key, which never matched its deletes), and a {@code date} one as its days (2 failed on it).
+   * 4: a key of more than {@link KeyIndex#MAX_STORED_KEY} bytes under its digest. An index of 3
+   * is taken as it is ({@link #VERSION_WHOLE_LONG_KEYS}).
    */
-  static final int VERSION = 3;
+  static final int VERSION = 4;
+
+  /**
+   * The version whose indexes this one reads without building them again: the same encoding, its
+   * long keys stored whole, which {@link KeyIndex} still finds. A version of it that meets an index
+   * of {@link #VERSION} builds it again (it would not find the keys under a digest).
+   */
+  static final int VERSION_WHOLE_LONG_KEYS = 3;
 
   private final List<Types.NestedField> fields;
 

@@ -418,7 +418,15 @@ public final class KeyIndex {
   public void sameTable(String t, String uuid) {
     Bytes version = prefix('V', t);
     byte[] known = store.get(version);
-    byte[] expected = versionValue(uuid);
+    byte[] expected = versionValue(KeyCodec.VERSION, uuid);
+    if (known != null
+        && Arrays.equals(known, versionValue(KeyCodec.VERSION_WHOLE_LONG_KEYS, uuid))) {
+      // Its long keys are found whole, and move under their digest as they are indexed again. The
+      // new version marks it, so that a version before digests, which would not find what is
+      // under them, builds the index again.
+      store.put(version, expected);
+      return;
+    }
     if (known == null || !Arrays.equals(known, expected)) {
       if (tables().contains(t)) {
         clear(t);
@@ -427,9 +435,9 @@ public final class KeyIndex {
     }
   }
 
-  private static byte[] versionValue(String uuid) {
+  private static byte[] versionValue(int encoding, String uuid) {
     byte[] id = uuid == null ? new byte[0] : uuid.getBytes(StandardCharsets.UTF_8);
-    return ByteBuffer.allocate(4 + id.length).putInt(KeyCodec.VERSION).put(id).array();
+    return ByteBuffer.allocate(4 + id.length).putInt(encoding).put(id).array();
   }
 
   /** Forgets everything of {@code t}'s index in this store. */
@@ -529,7 +537,11 @@ public final class KeyIndex {
    * MB); null for a shorter key. Found there until the key is indexed again, which moves them.
    */
   static Bytes wholeEntryKey(String t, byte[] keyBytes) {
-    return keyBytes.length <= MAX_STORED_KEY ? null : key('E', t, keyBytes);
+    // A key of a megabyte or more never reached the changelog whole: none to find, and a delete of
+    // it would send a record as large.
+    return keyBytes.length <= MAX_STORED_KEY || keyBytes.length >= 1 << 20
+        ? null
+        : key('E', t, keyBytes);
   }
 
   private static Bytes prefix(char kind, String t) {

@@ -9,6 +9,8 @@ import dev.lakestream.common.iceberg.DataFileJson;
 import dev.lakestream.common.iceberg.DeleteFileJson;
 import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,6 +38,12 @@ import org.junit.jupiter.api.Test;
 class KeyIndexTest {
 
   private static final String T = "t.items";
+  /** A table keyed by a string {@code id}, with a string {@code name}. */
+  private static final Schema TEXT_KEYED = new Schema(
+      List.of(
+          Types.NestedField.required(1, "id", Types.StringType.get()),
+          Types.NestedField.optional(2, "name", Types.StringType.get())),
+      Set.of(1));
 
   /**
    * A cycle planned on a table, whose lookup reaches the index after the table was dropped and
@@ -138,26 +146,21 @@ class KeyIndexTest {
    */
   @Test
   void aKeyOfMegabytesIsStoredAsItsDigestAndItsDeleteFindsItsRow() throws Exception {
-    Schema textKeyed = new Schema(
-        List.of(
-            Types.NestedField.required(1, "id", Types.StringType.get()),
-            Types.NestedField.optional(2, "name", Types.StringType.get())),
-        Set.of(1));
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       KeyValueStore<Bytes, byte[]> store = store();
       KeyIndex index = new KeyIndex(store);
-      Table table = warehouse.v3Table("t", "items", textKeyed).create();
+      Table table = warehouse.v3Table("t", "items", TEXT_KEYED).create();
       String huge = "k".repeat(2_000_000);
       String justShort = "s".repeat(KeyIndex.MAX_STORED_KEY - 8);
-      DataFile first = KeyFiles.data(table, textKeyed, List.of("small", huge, justShort));
+      DataFile first = KeyFiles.data(table, TEXT_KEYED, List.of("small", huge, justShort));
       index.lookup(
           table, lookup(table, "c1", List.of(added(table, first, 1)), Map.of(), List.of()));
       assertThat(largestStoreKey(store))
           .as("bytes of the largest store key")
           .isLessThanOrEqualTo(KeyIndex.MAX_STORED_KEY + 64);
 
-      DataFile second = KeyFiles.data(table, textKeyed, List.of(huge, justShort));
-      DeleteFile delete = KeyFiles.deletes(table, textKeyed, List.of(huge, justShort));
+      DataFile second = KeyFiles.data(table, TEXT_KEYED, List.of(huge, justShort));
+      DeleteFile delete = KeyFiles.deletes(table, TEXT_KEYED, List.of(huge, justShort));
       IndexResult result = index.lookup(
           table,
           lookup(
@@ -177,32 +180,29 @@ class KeyIndexTest {
   /**
    * An index kept by a version that stored a long key whole (its changelog took keys up to about
    * 1 MB): its entries are still found by a delete, and move under the digest when the key is
-   * indexed again. No index is rebuilt for the change.
+   * indexed again. It is not built again, and is marked with this version, which the earlier one
+   * does not take as its own.
    */
   @Test
   void aLongKeyKeptWholeByAnEarlierVersionIsFoundAndMovedUnderItsDigest() throws Exception {
-    Schema textKeyed = new Schema(
-        List.of(
-            Types.NestedField.required(1, "id", Types.StringType.get()),
-            Types.NestedField.optional(2, "name", Types.StringType.get())),
-        Set.of(1));
     try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
       KeyValueStore<Bytes, byte[]> store = store();
       KeyIndex index = new KeyIndex(store);
-      Table table = warehouse.v3Table("t", "items", textKeyed).create();
+      Table table = warehouse.v3Table("t", "items", TEXT_KEYED).create();
       String longKey = "k".repeat(5_000);
-      DataFile first = KeyFiles.data(table, textKeyed, List.of("small", longKey));
+      DataFile first = KeyFiles.data(table, TEXT_KEYED, List.of("small", longKey));
       index.lookup(
           table, lookup(table, "c1", List.of(added(table, first, 1)), Map.of(), List.of()));
       // As the earlier version kept it.
-      Record key = GenericRecord.create(KeyFiles.keySchema(textKeyed));
+      Record key = GenericRecord.create(KeyFiles.keySchema(TEXT_KEYED));
       key.setField("id", longKey);
-      byte[] keyBytes = new KeyCodec(KeyFiles.keySchema(textKeyed)).bytes(key);
+      byte[] keyBytes = new KeyCodec(KeyFiles.keySchema(TEXT_KEYED)).bytes(key);
       Bytes digest = KeyIndex.entryKey(T, keyBytes);
       Bytes whole = KeyIndex.wholeEntryKey(T, keyBytes);
       store.put(whole, store.delete(digest));
+      store.put(versionKey(), versionValue(KeyCodec.VERSION_WHOLE_LONG_KEYS, table));
 
-      DeleteFile delete = KeyFiles.deletes(table, textKeyed, List.of(longKey));
+      DeleteFile delete = KeyFiles.deletes(table, TEXT_KEYED, List.of(longKey));
       IndexResult result = index.lookup(
           table,
           lookup(
@@ -214,13 +214,16 @@ class KeyIndexTest {
       assertThat(result.positions())
           .as("the long key's row, found where the earlier version kept it")
           .containsExactly(Map.entry(first.location(), List.of(1L)));
+      assertThat(store.get(versionKey()))
+          .as("the index marked with this version (one before digests builds it again)")
+          .isEqualTo(versionValue(KeyCodec.VERSION, table));
 
-      DataFile second = KeyFiles.data(table, textKeyed, List.of(longKey));
+      DataFile second = KeyFiles.data(table, TEXT_KEYED, List.of(longKey));
       index.lookup(
           table, lookup(table, "c3", List.of(added(table, second, 3)), Map.of(), List.of()));
       assertThat(store.get(whole)).as("entries under the whole key").isNull();
       assertThat(store.get(digest)).as("entries under the digest").isNotNull();
-      DeleteFile again = KeyFiles.deletes(table, textKeyed, List.of(longKey));
+      DeleteFile again = KeyFiles.deletes(table, TEXT_KEYED, List.of(longKey));
       IndexResult later = index.lookup(
           table,
           lookup(
@@ -231,6 +234,21 @@ class KeyIndexTest {
               List.of(deleted(table, again, 4))));
       assertThat(later.positions()).containsExactly(Map.entry(second.location(), List.of(0L)));
     }
+  }
+
+  /** The store key of the encoding version of {@link #T}'s index. */
+  private static Bytes versionKey() {
+    byte[] name = T.getBytes(StandardCharsets.UTF_8);
+    return Bytes.wrap(ByteBuffer.allocate(2 + name.length)
+        .put((byte) 'V')
+        .put(name)
+        .put((byte) 0)
+        .array());
+  }
+
+  private static byte[] versionValue(int version, Table table) {
+    byte[] uuid = table.uuid().toString().getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(4 + uuid.length).putInt(version).put(uuid).array();
   }
 
   private static int largestStoreKey(KeyValueStore<Bytes, byte[]> store) {
