@@ -18,7 +18,6 @@ import dev.lakestream.ingest.commit.SourceOffsets;
 import dev.lakestream.ingest.fence.SourceFence;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
@@ -166,14 +165,7 @@ class IngestOnKafkaTest {
    */
   @Test
   void aKeyOfMegabytesLandsAndNoStreamThreadFails() throws Exception {
-    TestTable source = new TestTable(
-        "dbserver1",
-        "inventory",
-        "notes",
-        List.of(
-            new TestTable.Column("code", ColumnType.STRING),
-            new TestTable.Column("n", ColumnType.INT64)),
-        List.of("code"));
+    TestTable source = TestTable.textKeyed("inventory", "notes");
     try (Admin admin = kafka.admin()) {
       admin
           .createTopics(List.of(new NewTopic(source.topic(), 1, (short) 1)

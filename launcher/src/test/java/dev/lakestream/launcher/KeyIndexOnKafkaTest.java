@@ -14,7 +14,6 @@ import dev.lakestream.sync.maintenance.MaintenanceConfig;
 import dev.lakestream.sync.verify.Verifier;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.Eventually;
 import dev.lakestream.testkit.KafkaChangeFeed;
@@ -203,14 +202,7 @@ class KeyIndexOnKafkaTest {
    */
   @Test
   void aKeyOfMegabytesIsIndexedWithoutFailingTheStreamThread() throws Exception {
-    TestTable table = new TestTable(
-        "dbserver1",
-        "inventory",
-        "notes",
-        List.of(
-            new TestTable.Column("code", ColumnType.STRING),
-            new TestTable.Column("n", ColumnType.INT64)),
-        List.of("code"));
+    TestTable table = TestTable.textKeyed("inventory", "notes");
     try (Admin admin = kafka.admin()) {
       admin
           .createTopics(List.of(new NewTopic(table.topic(), 1, (short) 1)

@@ -97,6 +97,16 @@ public record TestTable(
         List.of("id"));
   }
 
+  /** A table keyed by a text column {@code code}, with a bigint {@code n}. */
+  public static TestTable textKeyed(String schema, String name) {
+    return new TestTable(
+        "dbserver1",
+        schema,
+        name,
+        List.of(new Column("code", ColumnType.STRING), new Column("n", ColumnType.INT64)),
+        List.of("code"));
+  }
+
   /** A table whose JSON needs no schema to read: bigint, text, double, boolean. */
   public static TestTable plain(String schema, String name) {
     return new TestTable(

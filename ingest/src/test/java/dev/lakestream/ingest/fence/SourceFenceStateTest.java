@@ -6,7 +6,6 @@ import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
-import dev.lakestream.testkit.ColumnType;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -192,14 +191,7 @@ class SourceFenceStateTest {
    */
   @Test
   void aKeyOfMegabytesIsKeptAsItsDigestAndItsReplayIsStillDropped() {
-    TestTable notes = new TestTable(
-        "dbserver1",
-        "app",
-        "notes",
-        List.of(
-            new TestTable.Column("code", ColumnType.STRING),
-            new TestTable.Column("n", ColumnType.INT64)),
-        List.of("code"));
+    TestTable notes = TestTable.textKeyed("app", "notes");
     String huge = "k".repeat(2_000_000);
     Change change =
         new Change('c', notes, List.of(huge), null, Map.of("code", huge, "n", 1L), 1_000, 5_000);
