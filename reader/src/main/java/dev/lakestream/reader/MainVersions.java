@@ -322,29 +322,19 @@ public final class MainVersions {
       DeltaSink sink,
       long[] counts,
       int[] buckets) {
-    if (rows <= budgetRows || level >= MAX_LEVELS) {
-      Held held = new Held(schema, rows, level, level >= MAX_LEVELS ? Long.MAX_VALUE : budgetBytes);
-      try (held) {
-        source.forEach(held);
-        if (held.spilled == null) {
-          emit(held.rows, sink, counts);
-          buckets[0]++;
-        } else {
-          counts[2] += held.cancelledBeforeSpill;
-          consolidateBuckets(held.spilled, held.perBucket, level, schema, sink, counts, buckets);
-        }
+    try (Held held =
+        new Held(schema, rows, level, level >= MAX_LEVELS ? Long.MAX_VALUE : budgetBytes)) {
+      if (rows > budgetRows && level < MAX_LEVELS) {
+        held.spillTo((int) Math.min(MAX_OPEN_BUCKETS, (rows + budgetRows - 1) / budgetRows));
       }
-      return;
-    }
-    int n = (int) Math.min(MAX_OPEN_BUCKETS, (rows + budgetRows - 1) / budgetRows);
-    try (SpilledBuckets spilled = new SpilledBuckets(schema, n)) {
-      long[] perBucket = new long[n];
-      source.forEach((weight, identity, row) -> {
-        int b = bucket(identity, level, n);
-        perBucket[b]++;
-        spilled.add(b, weight, identity, row);
-      });
-      consolidateBuckets(spilled, perBucket, level, schema, sink, counts, buckets);
+      source.forEach(held);
+      if (held.spilled == null) {
+        emit(held.rows, sink, counts);
+        buckets[0]++;
+      } else {
+        counts[2] += held.cancelledBeforeSpill;
+        consolidateBuckets(held.spilled, held.perBucket, level, schema, sink, counts, buckets);
+      }
     }
   }
 
@@ -372,9 +362,10 @@ public final class MainVersions {
   }
 
   /**
-   * Rows consolidated in memory while they fit the budget in bytes. Once they pass it, what is held
-   * goes to spill files by bucket (each identity once, with its weight so far) and so does every
-   * row after it: the rows are read from their files once either way.
+   * The rows of one consolidation: held in memory while they fit the budget in bytes. Once they
+   * pass it, what is held goes to spill files by bucket (each identity once, with its weight so far)
+   * and so does every row after it: the rows are read from their files once either way. Rows known
+   * to be over the budget in rows are spilled from the first ({@link #spillTo}).
    */
   private static final class Held implements EntryConsumer, AutoCloseable {
     final Map<String, Weighted> rows = new HashMap<>();
@@ -421,7 +412,12 @@ public final class MainVersions {
      */
     private void spillHeld() {
       double projected = (double) heldBytes * Math.max(expectedRows, seen) / seen;
-      int n = (int) Math.max(2, Math.min(MAX_OPEN_BUCKETS, Math.ceil(2 * projected / budgetBytes)));
+      spillTo(
+          (int) Math.max(2, Math.min(MAX_OPEN_BUCKETS, Math.ceil(2 * projected / budgetBytes))));
+    }
+
+    /** Opens {@code n} spill buckets and moves what is held into them. */
+    void spillTo(int n) {
       spilled = new SpilledBuckets(schema, n);
       perBucket = new long[n];
       rows.forEach((identity, w) -> {

@@ -1,12 +1,11 @@
 package dev.lakestream.ingest.buffer;
 
+import dev.lakestream.common.Sha256;
 import dev.lakestream.common.debezium.BadChangeException;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ConnectSchema;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Deque;
@@ -195,7 +194,7 @@ final class SchemaTexts {
   }
 
   private Known remember(byte[] text) {
-    byte[] id = Arrays.copyOf(sha256(text), ID_LENGTH);
+    byte[] id = Arrays.copyOf(Sha256.of(text), ID_LENGTH);
     String hex = HEX.formatHex(id);
     byte[] kept = texts.get(hex);
     if (kept == null) {
@@ -257,13 +256,5 @@ final class SchemaTexts {
   private static boolean startsWith(byte[] bytes, int at, byte[] prefix) {
     return bytes.length >= at + prefix.length
         && Arrays.equals(bytes, at, at + prefix.length, prefix, 0, prefix.length);
-  }
-
-  private static byte[] sha256(byte[] bytes) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(bytes);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 }

@@ -1,12 +1,11 @@
 package dev.lakestream.ingest.fence;
 
+import dev.lakestream.common.Sha256;
 import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.kafka.PartitionText;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -67,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * and the fence stays. Those applied without a commit LSN are also kept in the store (the latest
  * 50,000 per partition), so a task that moves, or starts again, still knows them. That is enough:
  * a connector sends a change without a commit LSN only when it streams from a start before it had
- * seen a commit, so the change it replays so had none the first time either. Applied again, its
+ * seen a commit, so a change it replays without one had none the first time either. Applied again, its
  * row would stay as that old change left it: the replay's later changes carry commit LSNs, and
  * their positions drop them. Never dropping what may be new is the rule: a row moving back for a moment
  * is a smaller harm than a change lost. Other changes without a position (unknown connectors) are
@@ -308,7 +307,7 @@ public final class SourceFence {
     RecentLsns seen = recent.get(partitionKey);
     if (seen == null) {
       seen = new RecentLsns();
-      String prefix = UNORDERED + partitionKey + SEP;
+      String prefix = keptPrefix(partitionKey);
       try (KeyValueIterator<String, String> it =
           store.prefixScan(prefix, Serdes.String().serializer())) {
         while (it.hasNext()) {
@@ -323,13 +322,18 @@ public final class SourceFence {
     return seen;
   }
 
+  /** The prefix of the store keys of a partition's changes applied without a commit LSN. */
+  private static String keptPrefix(String partitionKey) {
+    return UNORDERED + partitionKey + SEP;
+  }
+
   /**
    * Keeps a change applied without a commit LSN in the store, and drops the one kept 50,000
    * changes before it.
    */
   private void keep(String partitionKey, RecentLsns seen, long lsn, boolean create, String key) {
     long n = seen.nextKept++;
-    String prefix = UNORDERED + partitionKey + SEP;
+    String prefix = keptPrefix(partitionKey);
     store.put(prefix + String.format("%019d", n), lsn + "," + (create ? "1" : "0") + "," + key);
     if (n >= RecentLsns.CAPACITY) {
       store.delete(prefix + String.format("%019d", n - RecentLsns.CAPACITY));
@@ -397,13 +401,7 @@ public final class SourceFence {
     if (key.length() <= LONGEST_KEY) {
       return key;
     }
-    try {
-      byte[] digest =
-          MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-      return "#" + HexFormat.of().formatHex(digest);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java has SHA-256", e);
-    }
+    return "#" + HexFormat.of().formatHex(Sha256.of(key.getBytes(StandardCharsets.UTF_8)));
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.lakestream.sync.index;
 
+import dev.lakestream.common.Sha256;
 import dev.lakestream.common.event.CyclePlan;
 import dev.lakestream.common.event.IndexLookup;
 import dev.lakestream.common.event.IndexResult;
@@ -7,8 +8,6 @@ import dev.lakestream.common.iceberg.ContentFiles;
 import dev.lakestream.common.iceberg.KeyColumns;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -249,14 +248,10 @@ public final class KeyIndex {
       byte[] keyBytes = codec.bytes(key);
       if (KeyCodec.partition(keyBytes, n) == p) {
         Bytes entryKey = entryKey(t, keyBytes);
-        byte[] old = store.get(entryKey);
-        Bytes whole = old == null ? wholeEntryKey(t, keyBytes) : null;
-        if (whole != null) {
-          // Kept whole by an earlier version: moved under the digest.
-          old = store.get(whole);
-          if (old != null) {
-            store.delete(whole);
-          }
+        Stored stored = stored(t, entryKey, keyBytes);
+        byte[] old = stored == null ? null : stored.entries();
+        if (stored != null && !stored.key().equals(entryKey)) {
+          store.delete(stored.key()); // kept whole by an earlier version: moved under the digest
         }
         ByteBuffer entries = ByteBuffer.allocate((old == null ? 0 : old.length) + 16);
         if (old != null) {
@@ -331,17 +326,12 @@ public final class KeyIndex {
       Set<String> paired,
       Map<String, Set<Long>> positions,
       Map<Bytes, Set<Long>> used) {
-    Bytes entryKey = entryKey(t, keyBytes);
-    byte[] value = store.get(entryKey);
-    Bytes whole = value == null ? wholeEntryKey(t, keyBytes) : null;
-    if (whole != null) {
-      // Kept whole by an earlier version, and not indexed again since.
-      value = store.get(whole);
-      entryKey = whole;
-    }
-    if (value == null) {
+    Stored stored = stored(t, entryKey(t, keyBytes), keyBytes);
+    if (stored == null) {
       return;
     }
+    Bytes entryKey = stored.key();
+    byte[] value = stored.entries();
     Set<Long> usedIds = used.computeIfAbsent(entryKey, k -> new HashSet<>());
     ByteBuffer entries = ByteBuffer.wrap(value);
     for (int i = 0; i < value.length / 16; i++) {
@@ -522,13 +512,26 @@ public final class KeyIndex {
     if (keyBytes.length <= MAX_STORED_KEY) {
       return key('E', t, keyBytes);
     }
-    try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(keyBytes);
-      return key(
-          'E', t, ByteBuffer.allocate(4 + digest.length).putInt(-1).put(digest).array());
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java has SHA-256", e);
+    byte[] digest = Sha256.of(keyBytes);
+    return key(
+        'E', t, ByteBuffer.allocate(4 + digest.length).putInt(-1).put(digest).array());
+  }
+
+  /** A key's entries and the store key they are under. */
+  private record Stored(Bytes key, byte[] entries) {}
+
+  /**
+   * The entries of a key whose store key is {@code own}: under it, or under the whole key where a
+   * version before digests kept a long key's entries (not indexed again since); null when none.
+   */
+  private Stored stored(String t, Bytes own, byte[] keyBytes) {
+    byte[] entries = store.get(own);
+    if (entries != null) {
+      return new Stored(own, entries);
     }
+    Bytes whole = wholeEntryKey(t, keyBytes);
+    entries = whole == null ? null : store.get(whole);
+    return entries == null ? null : new Stored(whole, entries);
   }
 
   /**
