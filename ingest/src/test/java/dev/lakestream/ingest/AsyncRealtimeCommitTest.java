@@ -130,6 +130,43 @@ class AsyncRealtimeCommitTest {
     }
   }
 
+  /**
+   * A table that reaches 64 pending batches while a commit hangs (a slow catalog) waits for it a
+   * few seconds, not until it ends: the stream thread, which holds the task's transaction open and
+   * must poll, goes on; the batches wait in the store and are all committed once it ends.
+   */
+  @Test
+  void aFullTableWaitsForAHangingCommitOnlyAWhile() throws Exception {
+    TestTable table = TestTable.plain("app", "accounts");
+    try (IngestDriver ingest = driver(table)) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 47);
+      ingest.send(gen.snapshot(20), true);
+      GatedFileIO.shut();
+      ingest.flushOnly();
+      ingest.commitOnly();
+      GatedFileIO.awaitHeld();
+
+      int batches = 70;
+      for (int i = 0; i < batches; i++) {
+        ingest.send(gen.next(3), true);
+        ingest.flushOnly(); // each flush reaches the committer as one pending batch
+      }
+      assertThat(ingest.pendingBatches().approximateNumEntries())
+          .as("batches the stream thread took in while the commit hung at the gate")
+          .isGreaterThanOrEqualTo(batches);
+
+      GatedFileIO.open();
+      pumpUntil(ingest, "every pending batch on realtime", () -> {
+        ingest.realtimeCommits.readValuesToList();
+        return ingest.realtimeDiffersFromModel(table) == null;
+      });
+      pumpUntil(ingest, "the pending store emptied", () -> {
+        ingest.realtimeCommits.readValuesToList();
+        return ingest.pendingBatches().approximateNumEntries() == 0;
+      });
+    }
+  }
+
   /** {@code batch} as a batch of the same key that holds no files and ends at {@code lastOffset}. */
   private static FilesWritten replacing(FilesWritten batch, long lastOffset) {
     return new FilesWritten(

@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -68,7 +69,9 @@ import org.slf4j.LoggerFactory;
  * stream thread picks up its outcome at its next punctuation and applies it in the task's
  * transaction (the batches it committed leave the store, its events are forwarded). A table that
  * reaches {@value #MAX_PENDING_PER_TABLE} pending batches makes the stream thread wait for the
- * commit in flight, so the store stays bounded. A task closed with a commit in flight waits for
+ * commit in flight, for a few seconds at most (a commit that takes longer, against a slow catalog,
+ * lets the batches pile up in the store, and the next starts as soon as it ends), so that rounds
+ * stay small and the thread keeps within its transaction timeout and its polls. A task closed with a commit in flight waits for
  * it; its batches stay in the store and are skipped as committed by the task's next owner.
  */
 public final class RealtimeCommitter implements Processor<String, Object, String, Object> {
@@ -82,6 +85,11 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private static final long PROGRESS_EVERY_MS = 10_000;
   /** How often the stream thread looks for the outcome of a commit in flight. */
   private static final long POLL_MS = 20;
+  /**
+   * How long a table's full store waits for the commit in flight (its task's transaction is open
+   * meanwhile, and its timeout is a minute by default).
+   */
+  static final Duration PENDING_WAIT = Duration.ofSeconds(5);
   /** How long a closing task waits for its commit in flight (well within the transaction timeout). */
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
 
@@ -102,6 +110,9 @@ public final class RealtimeCommitter implements Processor<String, Object, String
 
   private ExecutorService worker;
   private Future<CommitWork.Done> inFlight;
+  /** The commit in flight that a full table waited {@link #PENDING_WAIT} for: not waited for again. */
+  private Future<CommitWork.Done> waitedOut;
+
   private long nextCommitAtMs;
   private long progressAtMs;
   private long progressCommits;
@@ -161,10 +172,44 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     pending.put(pendingKey(batch), batch);
     int count = pendingPerTable.merge(batch.table(), 1, Integer::sum);
-    if (count >= MAX_PENDING_PER_TABLE) {
-      collect(true);
+    if (count >= MAX_PENDING_PER_TABLE && awaitInFlight()) {
+      collect(false);
       start(context.currentSystemTimeMs());
     }
+  }
+
+  /**
+   * Waits for the commit in flight, up to {@link #PENDING_WAIT} and once per commit: whether it has
+   * finished (or none runs). A longer wait would hold the task's transaction open past its timeout
+   * and the thread away from its polls (a slow catalog would make the group move the task again
+   * and again); past it, batches pile up in the store until the commit ends, and the next starts
+   * at once.
+   */
+  private boolean awaitInFlight() {
+    if (inFlight == null || inFlight.isDone()) {
+      return true;
+    }
+    if (inFlight == waitedOut) {
+      return false;
+    }
+    try {
+      inFlight.get(PENDING_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for a realtime commit", e);
+    } catch (ExecutionException e) {
+      // collect() tells it
+    } catch (TimeoutException e) {
+      waitedOut = inFlight;
+      LOG.warn(
+          "The realtime commit of task {} still runs after {} s with {} batches pending; they wait in"
+              + " the store and are committed once it ends",
+          context.taskId(),
+          PENDING_WAIT.toSeconds(),
+          pendingPerTable.values().stream().mapToInt(Integer::intValue).sum());
+      return false;
+    }
+    return true;
   }
 
   /**
@@ -173,10 +218,15 @@ public final class RealtimeCommitter implements Processor<String, Object, String
    */
   private void tick(long now) {
     collect(false);
-    if (inFlight == null && (now >= nextCommitAtMs || !config.commitAsync())) {
+    if (inFlight == null
+        && (now >= nextCommitAtMs || !config.commitAsync() || tableOverPendingLimit())) {
       start(now);
     }
     logProgress(now);
+  }
+
+  private boolean tableOverPendingLimit() {
+    return pendingPerTable.values().stream().anyMatch(n -> n >= MAX_PENDING_PER_TABLE);
   }
 
   /** Starts a commit of every table's pending batches: on the worker thread, or here when not async. */
