@@ -23,7 +23,9 @@ import org.apache.iceberg.rest.RESTCatalog;
  *
  * <p>{@code type=rest} (or {@code catalog-impl=org.apache.iceberg.rest.RESTCatalog}) loads {@link
  * RestCatalog}: Iceberg's REST catalog, which retries a commit that older REST servers refuse for
- * its sequence number as the conflict it is. {@code type=jdbc} (or {@code
+ * its sequence number as the conflict it is, and whose HTTP client gives up on a connection after 10
+ * s and on a reply that has not come for 30 s ({@code rest.client.connection-timeout-ms}, {@code
+ * rest.client.socket-timeout-ms}; Iceberg sets none, and its HTTP library waits 3 minutes). {@code type=jdbc} (or {@code
  * catalog-impl=org.apache.iceberg.jdbc.JdbcCatalog}), and the embedded default, load {@link
  * JdbcCatalogWithLandedCommits}: Iceberg's JDBC catalog, which takes a commit it reported refused
  * but applied (a statement run again after a lost connection) for committed.
@@ -40,6 +42,12 @@ public final class CatalogLoader {
 
   public static final String DEFAULT_NAME = "lakestream";
   public static final String DEFAULT_WAREHOUSE = "warehouse";
+  /** Iceberg's REST client properties (its {@code HTTPClient}'s names, not public there). */
+  static final String REST_CONNECTION_TIMEOUT_MS = "rest.client.connection-timeout-ms";
+
+  static final String REST_SOCKET_TIMEOUT_MS = "rest.client.socket-timeout-ms";
+  static final String REST_CONNECTION_TIMEOUT_DEFAULT = "10000";
+  static final String REST_SOCKET_TIMEOUT_DEFAULT = "30000";
 
   private CatalogLoader() {}
 
@@ -50,6 +58,13 @@ public final class CatalogLoader {
     props.putIfAbsent(CatalogProperties.IO_MANIFEST_CACHE_ENABLED, "true");
     // Iceberg's REST catalog, with commits refused for their sequence number retried.
     replace(props, CatalogUtil.ICEBERG_CATALOG_TYPE_REST, RESTCatalog.class, RestCatalog.class);
+    if (RestCatalog.class.getName().equals(props.get(CatalogProperties.CATALOG_IMPL))) {
+      // Iceberg's HTTP client sets no timeouts, and its HTTP library waits 3 minutes for a reply:
+      // a catalog that took a request and never answers would hold a stream thread, and its open
+      // transaction, three times past the transaction's timeout.
+      props.putIfAbsent(REST_CONNECTION_TIMEOUT_MS, REST_CONNECTION_TIMEOUT_DEFAULT);
+      props.putIfAbsent(REST_SOCKET_TIMEOUT_MS, REST_SOCKET_TIMEOUT_DEFAULT);
+    }
     // Iceberg's JDBC catalog, with a commit reported refused but applied taken as committed.
     replace(
         props,

@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -177,6 +178,43 @@ class RestCatalogTest {
         .newFastAppend()
         .toBranch(Branches.REALTIME)
         .commit();
+  }
+
+  /**
+   * A catalog that takes a commit and never answers (a hung server, a connection a load balancer
+   * dropped without a word) does not hold the committing thread, and the transaction it has open,
+   * for minutes: the pipeline's REST client gives up on the reply after 30 s (Iceberg's HTTP
+   * library, left to itself, waits 3 minutes: three times the transaction timeout).
+   */
+  @Test
+  void aCommitTheCatalogNeverAnswersFailsWithinTheTransactionTimeout() throws Exception {
+    CountDownLatch released = new CountDownLatch(1);
+    ExecutorService committer = Executors.newSingleThreadExecutor();
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse();
+        RestCatalogServer server =
+            RestCatalogServer.servingSequenceConflictsAsBadRequests(warehouse.catalog())) {
+      Catalog catalog = closing.add(CatalogLoader.load("rest", properties(server)));
+      new TableManager(catalog).ensure(ID, ROW, List.of("id"), "f1");
+      Table table = catalog.loadTable(ID);
+      server.beforeNextCommit(() -> {
+        try {
+          released.await(10, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+
+      Future<?> commit =
+          committer.submit(() -> table.newFastAppend().toBranch(Branches.MAIN).commit());
+
+      assertThatThrownBy(() -> commit.get(2, TimeUnit.MINUTES))
+          .as("the commit the server never answered, within 2 minutes")
+          .isInstanceOf(ExecutionException.class)
+          .hasStackTraceContaining("Read timed out");
+    } finally {
+      released.countDown();
+      committer.shutdownNow();
+    }
   }
 
   private static Map<String, String> properties(RestCatalogServer server) {
