@@ -42,6 +42,7 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -463,6 +464,58 @@ class MariaDbEndToEndTest {
     }
   }
 
+  /**
+   * The shipped converter sends a TINYINT(1) above 0 as true: two rows whose keys differ only in a
+   * TINYINT(1) column holding 1 and 2 arrive under one key, so the table would keep one of them.
+   * {@code check-source} makes such a key column a blocker and a value column a warning, and
+   * leaves out what the converter's selector leaves out.
+   */
+  @Test
+  void tinyIntOneKeysCollapseToOneBooleanAndAreBlockersForCheckSource() throws Exception {
+    try (EmbeddedMariaDb db = EmbeddedMariaDb.start(Map.of());
+        EmbeddedConnect other = EmbeddedConnect.start(kafka.bootstrapServers());
+        KafkaChangeFeed topics =
+            new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
+      db.execute(
+          "CREATE DATABASE inventory",
+          "CREATE TABLE inventory.kinds (id INT, kind TINYINT(1), note TINYINT(1),"
+              + " PRIMARY KEY (id, kind))",
+          "CREATE TABLE inventory.flags (id INT PRIMARY KEY, bo BOOLEAN)",
+          "INSERT INTO inventory.kinds VALUES (0, 0, 0)");
+      CheckSource blocked = checkSource(db);
+      assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
+      assertThat(blocked.out())
+          .contains(
+              "BLOCKER  inventory.kinds: TINYINT(1) key column(s) [kind] arrive as booleans",
+              "WARNING  inventory.kinds: TINYINT(1) column(s) [note] arrive as booleans",
+              "WARNING  inventory.flags: TINYINT(1) column(s) [bo] arrive as booleans");
+      CheckSource selected = checkSource(db, Map.of("boolean.selector", "inventory\\.flags\\.bo"));
+      assertThat(selected.exit()).as(selected.out()).isZero();
+      assertThat(selected.out())
+          .contains("WARNING  inventory.flags: TINYINT(1) column(s) [bo]")
+          .doesNotContain("inventory.kinds: TINYINT(1)");
+
+      String topic = "tinyint.inventory.kinds";
+      register(other, db, Files.readString(connector()), "tinyint", Map.of());
+      snapshotEnded(topics, topic);
+      db.execute("INSERT INTO inventory.kinds VALUES (1, 1, 1), (1, 2, 2)");
+      List<String> keys = new ArrayList<>();
+      Eventually.until(SYNCED, "the two rows of id 1 in Kafka", () -> {
+        topics.readAvailable(topic).stream()
+            .filter(r -> r.value() != null && r.key() != null)
+            .map(r -> new String(r.key(), StandardCharsets.UTF_8))
+            .filter(k -> k.contains("\"id\":1"))
+            .forEach(keys::add);
+        return keys.size() == 2;
+      });
+      assertThat(keys.get(1))
+          .as("the keys of rows (1, 1) and (1, 2)")
+          .isEqualTo(keys.get(0))
+          .contains("\"kind\":true");
+      other.deleteConnector("tinyint");
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // A connector restarted from older offsets
 
@@ -621,6 +674,49 @@ class MariaDbEndToEndTest {
       assertThat(blocked.out())
           .contains("BLOCKER  version: 10.11.6-log: Debezium", "SHOW BINARY LOG STATUS")
           .doesNotContain("says MariaDB");
+    }
+  }
+
+  /**
+   * A server that compresses its binary log ({@code log_bin_compress=ON}) writes a row event longer
+   * than {@code log_bin_compress_min_len} (256 bytes) compressed, and the connector's binary-log
+   * reader drops it without an error: the row never reaches Kafka. {@code check-source} makes it a
+   * blocker.
+   */
+  @Test
+  void aCompressedBinaryLogLosesRowsAndIsABlockerForCheckSource() throws Exception {
+    try (EmbeddedMariaDb compressing = EmbeddedMariaDb.start(Map.of("log-bin-compress", "ON"));
+        EmbeddedConnect other = EmbeddedConnect.start(kafka.bootstrapServers());
+        KafkaChangeFeed topics =
+            new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel())) {
+      compressing.execute(
+          "CREATE DATABASE inventory",
+          "CREATE TABLE inventory.t (id INT PRIMARY KEY, v TEXT)",
+          "INSERT INTO inventory.t VALUES (0, 'read by the snapshot')");
+      CheckSource blocked = checkSource(compressing);
+      assertThat(blocked.exit()).as(blocked.out()).isEqualTo(1);
+      assertThat(blocked.out())
+          .contains("BLOCKER  log_bin_compress: ON: row events longer than", "drops them");
+      assertThat(checkSource(mariadb).out()).doesNotContain("log_bin_compress");
+
+      String topic = "compressed.inventory.t";
+      register(other, compressing, Files.readString(connector()), "compressed", Map.of());
+      snapshotEnded(topics, topic);
+      compressing.execute(
+          "INSERT INTO inventory.t VALUES (1, REPEAT('large ', 200))",
+          "INSERT INTO inventory.t VALUES (2, 'small')",
+          "INSERT INTO inventory.t VALUES (3, 'small')");
+      List<String> values = new ArrayList<>();
+      Eventually.until(SYNCED, "the small rows written after the large one in Kafka", () -> {
+        topics.readAvailable(topic).stream()
+            .filter(r -> r.value() != null)
+            .forEach(r -> values.add(new String(r.value(), StandardCharsets.UTF_8)));
+        return values.stream().filter(v -> v.contains("\"v\":\"small\"")).count() == 2;
+      });
+      assertThat(values)
+          .as("the large row's insert, written before them")
+          .noneMatch(v -> v.contains("large large"));
+      other.deleteConnector("compressed");
     }
   }
 

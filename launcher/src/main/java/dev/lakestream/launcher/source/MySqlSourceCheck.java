@@ -84,6 +84,7 @@ public final class MySqlSourceCheck {
               + " ingest cannot tell a change in it from a replay; set"
               + " binlog_transaction_compression=OFF"));
     }
+    droppedRowEvents(findings, mariaDb);
     String version = variable("version");
     if (mariaDb && version != null) {
       mariaDbVersion(version, findings);
@@ -168,6 +169,13 @@ public final class MySqlSourceCheck {
                         + " decimal.handling.mode=double: set it to precise"
                     : "")));
       }
+      TinyIntBooleanCheck.check(
+          connector,
+          table[0],
+          table[1],
+          columns.stream().filter(c -> capturedColumns.contains(c[0])).toList(),
+          keyColumns,
+          findings);
       for (String column : columns.stream()
           .filter(c -> "time".equals(c[1].toLowerCase(Locale.ROOT)))
           .map(c -> c[0])
@@ -258,6 +266,46 @@ public final class MySqlSourceCheck {
                     + " a connector stopped or behind longer finds the changes it had not read"
                     + " purged, and its task fails at start (README, \"A lost replication"
                     + " slot\")"));
+  }
+
+  /**
+   * Server settings under which the binary log holds row events that Debezium 3.6.1's binlog
+   * reader skips without an error (so {@code main} would miss those changes), or row events without
+   * a position of their own (so a later change of a key in a transaction looks like a replay).
+   */
+  private void droppedRowEvents(List<Finding> findings, boolean mariaDb) throws SQLException {
+    if (mariaDb && isOn(variable("log_bin_compress"))) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          "log_bin_compress",
+          "ON: row events longer than log_bin_compress_min_len are written compressed, and"
+              + " Debezium's binary-log reader drops them without an error: main would miss those"
+              + " inserts, updates and deletes. Set log_bin_compress=OFF; binary logs written with"
+              + " it on need a new snapshot"));
+    }
+    String legacyPositions = variable("binlog_legacy_event_pos");
+    if (mariaDb && legacyPositions != null && !isOn(legacyPositions)) {
+      findings.add(new Finding(
+          Finding.Level.BLOCKER,
+          "binlog_legacy_event_pos",
+          legacyPositions + " (MariaDB 11.4's default): the row events of a transaction carry no"
+              + " position of their own, so its changes share one and ingest takes a later change"
+              + " of a key for a replay of an earlier one; set binlog_legacy_event_pos=ON"));
+    }
+    String rowValues = variable("binlog_row_value_options");
+    if (rowValues != null && rowValues.toUpperCase(Locale.ROOT).contains("PARTIAL_JSON")) {
+      findings.add(
+          new Finding(
+              Finding.Level.BLOCKER,
+              "binlog_row_value_options",
+              rowValues
+                  + ": updates of JSON columns may be logged as partial updates, which Debezium"
+                  + " drops: main would keep those rows as they were; set binlog_row_value_options=''"));
+    }
+  }
+
+  private static boolean isOn(String value) {
+    return "ON".equalsIgnoreCase(value) || "1".equals(value);
   }
 
   private String variable(String name) throws SQLException {
@@ -469,17 +517,17 @@ public final class MySqlSourceCheck {
     }
   }
 
-  /** The table's columns, each its name and data type, in order. */
+  /** The table's columns, each its name, data type and column type, in order. */
   private List<String[]> columns(String schema, String table) throws SQLException {
     List<String[]> out = new ArrayList<>();
     try (Statement s = connection.createStatement();
-        ResultSet rs =
-            s.executeQuery("SELECT column_name, data_type FROM information_schema.columns"
+        ResultSet rs = s.executeQuery(
+            "SELECT column_name, data_type, column_type FROM information_schema.columns"
                 + " WHERE table_schema = '" + escape(schema) + "' AND table_name = '"
                 + escape(table) + "'"
                 + " ORDER BY ordinal_position")) {
       while (rs.next()) {
-        out.add(new String[] {rs.getString(1), rs.getString(2)});
+        out.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
       }
     }
     return out;
