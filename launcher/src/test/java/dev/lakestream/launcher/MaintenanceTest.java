@@ -409,7 +409,8 @@ class MaintenanceTest {
               t,
               table.schema() + "." + table.name(),
               UUID.randomUUID().toString(),
-              System.currentTimeMillis())
+              System.currentTimeMillis(),
+              Integer.MAX_VALUE)
           .orElseThrow();
       List<String> aborted = new ArrayList<>();
       flush.dataFiles().forEach(f -> aborted.add(f.location()));

@@ -12,6 +12,7 @@ public final class SyncConfig {
 
   public static final String BACKSTOP_MS = "sync.cycle.backstop.ms";
   public static final String CYCLE_TIMEOUT_MS = "sync.cycle.timeout.ms";
+  public static final String CYCLE_MAX_SNAPSHOTS = "sync.cycle.max.snapshots";
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
   public static final String CONVERT_GROUP_BYTES = "sync.convert.group.bytes";
   public static final String CONVERT_GROUP_MAX_FILES = "sync.convert.group.max.files";
@@ -42,6 +43,9 @@ public final class SyncConfig {
     if (convertGroupBytes() <= 0 || convertGroupMaxFiles() <= 0 || convertReadThreads() <= 0) {
       throw new IllegalArgumentException(CONVERT_GROUP_BYTES + ", " + CONVERT_GROUP_MAX_FILES
           + " and " + CONVERT_READ_THREADS + " must be positive");
+    }
+    if (cycleMaxSnapshots() <= 0) {
+      throw new IllegalArgumentException(CYCLE_MAX_SNAPSHOTS + " must be positive");
     }
     if (convertVectorsKeptBytes() < 0) {
       throw new IllegalArgumentException(CONVERT_VECTORS_KEPT_BYTES + " must not be negative");
@@ -95,6 +99,15 @@ public final class SyncConfig {
         StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG),
         kafka.getProperty(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, "1048576"));
     return SpillingSerde.limitFor(Integer.parseInt(size.trim()));
+  }
+
+  /**
+   * The most realtime snapshots one cycle mirrors: a backlog (sync stopped, a table parked) is
+   * mirrored in several cycles, each planned and converted within the stream thread's limits
+   * rather than one that reads every snapshot's manifests and pairs every delete at once.
+   */
+  public int cycleMaxSnapshots() {
+    return config.getInt(CYCLE_MAX_SNAPSHOTS);
   }
 
   /** How often every known table is checked for realtime commits that no event announced. */

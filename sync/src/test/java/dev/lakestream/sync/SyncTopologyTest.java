@@ -119,6 +119,7 @@ class SyncTopologyTest {
   private int triggersSent;
   private int mainCommitsSeen;
   private SyncConfig syncConfig;
+  private final Map<String, String> extraSettings = new HashMap<>();
   private Maintenance maintenance;
 
   private void start(SyncConfig.Resolver resolver) throws IOException {
@@ -129,6 +130,7 @@ class SyncTopologyTest {
     settings.put(MaintenanceConfig.ENABLED, "false");
     settings.put(SyncConfig.RESOLVER + "." + ID, resolver.name().toLowerCase());
     settings.put(SyncConfig.INDEX_PARTITIONS, "3");
+    settings.putAll(extraSettings);
     warehouse
         .catalogProperties()
         .forEach((k, v) -> settings.put(PipelineConfig.CATALOG_PREFIX + k, v));
@@ -291,7 +293,7 @@ class SyncTopologyTest {
       }
     };
     CyclePlan plan = Differ.plan(
-            new BaseTable(setBack, table.name()), ID.toString(), "set-back", 0L)
+            new BaseTable(setBack, table.name()), ID.toString(), "set-back", 0L, Integer.MAX_VALUE)
         .orElseThrow()
         .plan();
     assertThat(plan.baseMainSnapshotId()).isEqualTo(mainSnapshot().snapshotId());
@@ -313,7 +315,8 @@ class SyncTopologyTest {
     round(List.of(rows(0, 100)));
     table.refresh();
     TableMetadata before = operations().current();
-    CyclePlan first = Differ.plan(table, ID.toString(), "first", System.currentTimeMillis())
+    CyclePlan first = Differ.plan(
+            table, ID.toString(), "first", System.currentTimeMillis(), Integer.MAX_VALUE)
         .orElseThrow()
         .plan();
     assertThat(first.taskFiles()).as("convert tasks of a round of new keys").isEmpty();
@@ -341,7 +344,8 @@ class SyncTopologyTest {
       }
     };
     Table second = new BaseTable(late, table.name());
-    CyclePlan again = Differ.plan(second, ID.toString(), "second", System.currentTimeMillis())
+    CyclePlan again = Differ.plan(
+            second, ID.toString(), "second", System.currentTimeMillis(), Integer.MAX_VALUE)
         .orElseThrow()
         .plan();
     assertThat(again.baseMainSnapshotId()).isEqualTo(first.baseMainSnapshotId());
@@ -355,6 +359,51 @@ class SyncTopologyTest {
     Verifier.Report report = Verifier.verify(table, ID.toString());
     assertThat(report.passed()).as(report.toString()).isTrue();
     assertMainEqualsModel();
+  }
+
+  /**
+   * A backlog of realtime snapshots (sync stopped while ingest went on committing) is mirrored in
+   * cycles of at most {@code sync.cycle.max.snapshots}, one after another and without another
+   * trigger; after each, main equals realtime at the cycle's target.
+   */
+  @Test
+  void aBacklogIsMirroredInCyclesOfAtMostTheMaxSnapshotsEachEqualToRealtimeAtItsTarget()
+      throws Exception {
+    extraSettings.put(SyncConfig.CYCLE_MAX_SNAPSHOTS, "10");
+    start(SyncConfig.Resolver.SCAN);
+    Random random = new Random(23);
+    round(List.of(batch(random, 200, 0)));
+    assertCycle(syncNow(), 1);
+    for (int r = 0; r < 25; r++) {
+      round(List.of(batch(random, 1 + random.nextInt(40), 300)));
+    }
+    List<Long> backlog = unsent.stream().map(RealtimeCommitted::snapshotId).toList();
+
+    unsent.subList(1, unsent.size()).clear(); // one trigger for the whole backlog
+    List<MainCommitted> commits = syncNow();
+
+    assertCycle(commits, 3);
+    assertThat(commits.stream().map(MainCommitted::realtimeSnapshotId).toList())
+        .as("the realtime snapshot each cycle mirrored up to")
+        .containsExactly(backlog.get(9), backlog.get(19), backlog.get(24));
+    for (MainCommitted commit : commits) {
+      assertThat(byId(TableRows.readAt(table, commit.mainSnapshotId())))
+          .as("main snapshot %s against realtime at its target", commit.mainSnapshotId())
+          .isEqualTo(byId(TableRows.readAt(table, commit.realtimeSnapshotId())));
+    }
+  }
+
+  /** Rows by key, without the source position realtime's files carry. */
+  private static Map<Object, Map<String, Object>> byId(List<Map<String, Object>> rows) {
+    Map<Object, Map<String, Object>> out = new TreeMap<>();
+    for (Map<String, Object> row : rows) {
+      Map<String, Object> values = new TreeMap<>(row);
+      values.remove(SourcePositions.NAME);
+      assertThat(out.put(values.get("id"), values))
+          .as("a second row of key %s", row.get("id"))
+          .isNull();
+    }
+    return out;
   }
 
   private TableOperations operations() {

@@ -28,9 +28,14 @@ public final class TableRows {
     if (snapshot == null) {
       throw new IllegalStateException("table " + table.name() + " has no branch " + branch);
     }
+    return readAt(table, snapshot.snapshotId());
+  }
+
+  /** Every row of snapshot {@code snapshotId} of {@code table}, as {@link #read} gives them. */
+  public static List<Map<String, Object>> readAt(Table table, long snapshotId) {
     List<Map<String, Object>> out = new ArrayList<>();
     try (CloseableIterable<Record> records =
-        IcebergGenerics.read(table).useSnapshot(snapshot.snapshotId()).build()) {
+        IcebergGenerics.read(table).useSnapshot(snapshotId).build()) {
       for (Record r : records) {
         out.add(toMap(r));
       }

@@ -159,6 +159,11 @@ public final class Settings {
         "600000",
         "a cycle with no convert result for this long is abandoned and its table retried later");
     define(
+        "sync.cycle.max.snapshots",
+        ConfigDef.Type.INT,
+        "200",
+        "the most realtime snapshots one cycle mirrors; a backlog is mirrored in several cycles");
+    define(
         "sync.convert.partitions",
         ConfigDef.Type.INT,
         "12",

@@ -308,7 +308,8 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
     Table table = tables.refresh(TableIdentifier.parse(tableName));
     String cycleId = UUID.randomUUID().toString();
     long now = context.currentSystemTimeMs();
-    Optional<Differ.Planned> planned = Differ.plan(table, tableName, cycleId, now);
+    Optional<Differ.Planned> planned =
+        Differ.plan(table, tableName, cycleId, now, config.cycleMaxSnapshots());
     if (planned.isEmpty()) {
       guard.succeeded(tableName); // nothing to do is healthy too
       return;

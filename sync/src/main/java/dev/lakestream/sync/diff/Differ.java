@@ -37,6 +37,10 @@ import org.slf4j.LoggerFactory;
  * data files and deletion vectors to remove from main; the {@link Pairing} of data files with the
  * deletes that apply to them (the rule, with its unit tests, is there); the tasks and the plan.
  *
+ * <p>A cycle mirrors at most {@code sync.cycle.max.snapshots} realtime snapshots (the oldest after
+ * the watermark): a backlog is mirrored in several cycles, each as small as the stream thread's
+ * time limits need, and each leaves {@code main} equal to realtime at its target.
+ *
  * <p>When the realtime snapshots after the watermark have expired, the diff falls back to the live
  * file sets of both branches, still from metadata: slower to convert, same result.
  */
@@ -89,12 +93,13 @@ public final class Differ {
       long watermarkSequence) {}
 
   /** Empty when main already mirrors realtime's head. {@code table} must be fresh. */
-  public static Optional<Planned> plan(Table shared, String tableName, String cycleId, long nowMs) {
+  public static Optional<Planned> plan(
+      Table shared, String tableName, String cycleId, long nowMs, int maxSnapshots) {
     // One version of the table for every read of the plan: main's head, its watermark and
     // realtime's head read from two versions (another thread's refresh in between set the shared
     // table back) would plan files main holds already as added to it.
     Table table = FrozenTable.of(shared);
-    Optional<Range> found = range(table, tableName);
+    Optional<Range> found = range(table, tableName, maxSnapshots);
     if (found.isEmpty()) {
       return Optional.empty();
     }
@@ -173,8 +178,12 @@ public final class Differ {
     return Optional.of(new Planned(plan, tasks, deleteSequences));
   }
 
-  /** The realtime snapshots after main's watermark (oldest first); empty when there are none. */
-  private static Optional<Range> range(Table table, String tableName) {
+  /**
+   * The realtime snapshots after main's watermark (oldest first), the first {@code maxSnapshots} of
+   * them when there are more (the last of those is the cycle's target; the next cycle goes on from
+   * it); empty when there are none.
+   */
+  private static Optional<Range> range(Table table, String tableName, int maxSnapshots) {
     Snapshot main = table.snapshot(Branches.MAIN);
     Snapshot realtime = table.snapshot(Branches.REALTIME);
     if (main == null || realtime == null) {
@@ -203,6 +212,15 @@ public final class Differ {
       return Optional.empty();
     }
     Collections.reverse(snapshots);
+    if (stop != null && snapshots.size() > maxSnapshots) {
+      LOG.info(
+          "Table {}: {} realtime snapshots after main's watermark; this cycle mirrors the first {}",
+          tableName,
+          snapshots.size(),
+          maxSnapshots);
+      snapshots = new ArrayList<>(snapshots.subList(0, maxSnapshots));
+      realtime = snapshots.get(maxSnapshots - 1);
+    }
     return Optional.of(new Range(main, realtime, watermark, snapshots, stop));
   }
 
