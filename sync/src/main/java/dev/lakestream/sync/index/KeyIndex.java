@@ -59,10 +59,22 @@ public final class KeyIndex {
 
   private static final Logger LOG = LoggerFactory.getLogger(KeyIndex.class);
 
+  /**
+   * Store records one call removes of an index being cleared: each is a changelog record of the
+   * task's transaction, which must end within its timeout however large the index.
+   */
+  static final int CLEAR_STEP = 50_000;
+
   private final KeyValueStore<Bytes, byte[]> store;
+  private final int clearStep;
 
   public KeyIndex(KeyValueStore<Bytes, byte[]> store) {
+    this(store, CLEAR_STEP);
+  }
+
+  KeyIndex(KeyValueStore<Bytes, byte[]> store, int clearStep) {
     this.store = store;
+    this.clearStep = clearStep;
   }
 
   /** Files and bytes one lookup read, and keys it indexed and resolved. */
@@ -94,7 +106,10 @@ public final class KeyIndex {
           table.uuid());
       return unresolved(lookup);
     }
-    register(t, p, lookup.partitions(), table.uuid().toString());
+    if (!sameTable(t, table.uuid().toString())) {
+      return unresolved(lookup); // an earlier index is still being cleared: the cycle scans
+    }
+    registerPartitions(t, p, lookup.partitions());
     Schema keySchema = KeyColumns.keySchema(table);
     KeyCodec codec = new KeyCodec(keySchema);
     Work work = new Work();
@@ -394,18 +409,17 @@ public final class KeyIndex {
     }
   }
 
-  private void register(String t, int p, int n, String uuid) {
-    sameTable(t, uuid);
-    registerPartitions(t, p, n);
-  }
-
   /**
    * Makes sure the index of {@code t} is of the table with {@code uuid}, in this version's key
    * encoding. An index built with another encoding, or of a table of the same name that was dropped
    * (and created again), is forgotten: its entries would not be found, or would point into files
    * of another table. Cycles scan the files it lacks while the bootstrap indexes main again.
+   *
+   * <p>A large index is forgotten over several calls, {@value #CLEAR_STEP} store records at a time
+   * (each call is in one Kafka transaction); until it is gone this returns false, and the caller
+   * uses nothing of the index (a lookup answers that its files be scanned).
    */
-  public void sameTable(String t, String uuid) {
+  public boolean sameTable(String t, String uuid) {
     Bytes version = prefix('V', t);
     byte[] known = store.get(version);
     byte[] expected = versionValue(KeyCodec.VERSION, uuid);
@@ -415,14 +429,15 @@ public final class KeyIndex {
       // new version marks it, so that a version before digests, which would not find what is
       // under them, builds the index again.
       store.put(version, expected);
-      return;
+      return true;
     }
     if (known == null || !Arrays.equals(known, expected)) {
-      if (tables().contains(t)) {
-        clear(t);
+      if (tables().contains(t) && !clearStep(t)) {
+        return false;
       }
       store.put(version, expected);
     }
+    return true;
   }
 
   private static byte[] versionValue(int encoding, String uuid) {
@@ -430,15 +445,31 @@ public final class KeyIndex {
     return ByteBuffer.allocate(4 + id.length).putInt(encoding).put(id).array();
   }
 
-  /** Forgets everything of {@code t}'s index in this store. */
-  private void clear(String t) {
+  /**
+   * Forgets up to {@link #clearStep} records of {@code t}'s index in this store, its partition
+   * records ({@code K}, by which {@link #tables} knows it) last; whether none is left.
+   */
+  private boolean clearStep(String t) {
+    List<Bytes> keys = new ArrayList<>();
     for (char kind : new char[] {'E', 'F', 'I', 'N', 'K'}) {
-      List<Bytes> keys = new ArrayList<>();
       try (KeyValueIterator<Bytes, byte[]> it = store.prefixScan(prefix(kind, t), BYTES)) {
-        it.forEachRemaining(e -> keys.add(e.key));
+        while (it.hasNext() && keys.size() < clearStep) {
+          keys.add(it.next().key);
+        }
       }
-      keys.forEach(store::delete);
+      if (keys.size() >= clearStep) {
+        break;
+      }
     }
+    keys.forEach(store::delete);
+    boolean cleared = keys.size() < clearStep;
+    LOG.info(
+        "Key index of {}: {} records of the index of an earlier table of the name, or an earlier"
+            + " encoding, removed{}",
+        t,
+        keys.size(),
+        cleared ? "; it is built again" : "; more at the next lookup or bootstrap, cycles scan");
+    return cleared;
   }
 
   private void registerPartitions(String t, int p, int n) {

@@ -188,7 +188,9 @@ public final class KeyIndexProcessor
   private boolean bootstrap(
       String t, Table table, Snapshot main, long deadline, boolean progressedBefore) {
     boolean progressed = progressedBefore;
-    index.sameTable(t, table.uuid().toString());
+    if (!index.sameTable(t, table.uuid().toString())) {
+      return progressed; // an earlier index is still being cleared
+    }
     {
       boolean complete = true;
       List<DataFile> onMain =

@@ -11,6 +11,7 @@ import dev.lakestream.testkit.KeyFiles;
 import dev.lakestream.testkit.TemporaryWarehouse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -78,6 +79,54 @@ class KeyIndexTest {
       assertThat(third.result().positions())
           .as("the row of key 1 the update at 4 replaces")
           .containsEntry(second.file().location(), List.of(0L));
+    }
+  }
+
+  /**
+   * The index of a table dropped and made again under its name is forgotten a step at a time: one
+   * lookup's transaction would not delete an index of millions of keys before its timeout, and would
+   * fail at every attempt. Until it is gone, lookups answer that their files be scanned, and
+   * nothing of the old table's index is used.
+   */
+  @Test
+  void theIndexOfADroppedTableIsForgottenInStepsAndUnusedMeanwhile() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      KeyValueStore<Bytes, byte[]> store = store();
+      KeyIndex index = new KeyIndex(store, 40);
+      Table old = warehouse.v3Table("t", "items", KeyFiles.ID_NAME).create();
+      DataFile oldFile = KeyFiles.data(old, KeyFiles.ID_NAME, KeyFiles.ids(0, 100));
+      index.lookup(old, lookup(old, "c1", List.of(added(old, oldFile, 1)), Map.of(), List.of()));
+      assertThat(index.indexed(T, 0, oldFile.location())).isTrue();
+
+      warehouse.catalog().dropTable(TableIdentifier.parse(T), false);
+      Table made = warehouse.v3Table("t", "items", KeyFiles.ID_NAME).create();
+      DataFile first = KeyFiles.data(made, KeyFiles.ID_NAME, List.of(1, 2));
+      DeleteFile delete = KeyFiles.deletes(made, KeyFiles.ID_NAME, List.of(1));
+      List<IndexResult> results = new ArrayList<>();
+      do {
+        results.add(index.lookup(
+            made,
+            lookup(
+                made,
+                "c2",
+                List.of(added(made, first, 2)),
+                Map.of(first.location(), List.of(delete.location())),
+                List.of(deleted(made, delete, 3)))));
+      } while (results.get(results.size() - 1).positions().isEmpty() && results.size() < 10);
+
+      // 100 entries and 4 records of the old file and partition, 40 at a time.
+      assertThat(results).as("lookups until the old index was gone").hasSize(3);
+      assertThat(results.subList(0, 2))
+          .as("the lookups while it was being forgotten")
+          .allSatisfy(r -> {
+            assertThat(r.unresolvedFiles()).containsExactly(first.location());
+            assertThat(r.keysIndexed()).isZero();
+          });
+      assertThat(results.get(2).positions())
+          .as("the new table's row of key 1, which the delete removes")
+          .isEqualTo(Map.of(first.location(), List.of(0L)));
+      assertThat(index.indexed(T, 0, oldFile.location())).isFalse();
+      assertThat(entryBytes(store)).as("entries of the new table's two keys").isEqualTo(2 * 16);
     }
   }
 
