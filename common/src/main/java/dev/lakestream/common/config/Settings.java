@@ -147,6 +147,12 @@ public final class Settings {
         ConfigDef.Type.STRING,
         "__debezium_unavailable_value",
         "the connector's unavailable.value.placeholder (unchanged TOAST values)");
+    define(
+        "ingest.toast.lookup.budget.ms",
+        ConfigDef.Type.LONG,
+        "20000",
+        "how long one flush may look for the previous rows of changes with unchanged TOAST values;"
+            + " the changes whose rows it has not found by then are dead-lettered");
     // sync
     define(
         "sync.cycle.backstop.ms",

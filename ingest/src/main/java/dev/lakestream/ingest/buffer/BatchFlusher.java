@@ -432,7 +432,11 @@ final class BatchFlusher {
     PreviousRows.Found found = realtime == null
         ? PreviousRows.Found.none()
         : PreviousRows.lookup(
-            table, realtime, lookupKeys.stream().filter(k -> k != null).toList(), columns);
+            table,
+            realtime,
+            lookupKeys.stream().filter(k -> k != null).toList(),
+            columns,
+            started + config.toastLookupBudgetMs() * 1_000_000);
     metrics.previousRowLookups.record(Duration.ofNanos(System.nanoTime() - started));
     metrics.previousRowFiles.increment(found.filesRead());
     metrics.previousRowBytes.increment(found.bytesRead());
@@ -454,6 +458,14 @@ final class BatchFlusher {
                 + unknown + " (renamed at the source, or filled there without a change to log), so"
                 + " their values are unknown"));
         row = null;
+      } else if (key != null && row == null && found.budgetSpent()) {
+        letters.add(unfillable(
+            batch,
+            p,
+            "the lookup of its row in the table ran out of its time ("
+                + IngestConfig.TOAST_LOOKUP_BUDGET_MS + ", " + config.toastLookupBudgetMs()
+                + " ms, " + found.filesRead() + " files read) before it was found; with REPLICA"
+                + " IDENTITY FULL PostgreSQL sends the values and nothing is looked up"));
       } else if (key != null && row == null) {
         letters.add(unfillable(
             batch,
