@@ -37,6 +37,7 @@ public final class IngestConfig {
   public static final String SOURCE_FENCE = "ingest.source.fence.enabled";
   public static final String UNAVAILABLE_VALUE_PLACEHOLDER = "ingest.unavailable.value.placeholder";
   public static final String TOAST_LOOKUP_BUDGET_MS = "ingest.toast.lookup.budget.ms";
+  public static final String FLUSH_ROUND_BUDGET_MS = "ingest.flush.round.budget.ms";
   public static final String DEFERRABLE_KEY_TABLES = "ingest.deferrable.key.tables";
 
   private final PipelineConfig config;
@@ -181,6 +182,16 @@ public final class IngestConfig {
    */
   public String unavailableValuePlaceholder() {
     return config.getString(UNAVAILABLE_VALUE_PLACEHOLDER);
+  }
+
+  /**
+   * How long one punctuation of a task may spend flushing its due batches (it holds the task's
+   * transaction open meanwhile): a task with a batch due on each of hundreds of tables, against a
+   * slow object store, would otherwise outlast the transaction's timeout at every attempt. The
+   * first due batch is always flushed.
+   */
+  public long flushRoundBudgetMs() {
+    return config.getLong(FLUSH_ROUND_BUDGET_MS);
   }
 
   /**

@@ -16,6 +16,7 @@ import dev.lakestream.testkit.TableComparison;
 import dev.lakestream.testkit.TableRows;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.Timer;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +66,44 @@ class IngestTopologyTest {
       }
       assertThat(ingest.realtimeSnapshots(table)).hasSizeGreaterThanOrEqualTo(rounds + 1);
       assertThat(ingest.model(table).size()).isGreaterThan(500);
+    }
+  }
+
+  /**
+   * A punctuation flushes due batches, oldest first, until its round's time is spent (it holds the
+   * task's transaction open): with no time at all, one batch per punctuation, and the rest at the
+   * next ones, so hundreds of tables due at once against a slow store do not outlast the
+   * transaction's timeout at every attempt.
+   */
+  @Test
+  void aPunctuationFlushesDueBatchesOldestFirstUntilItsRoundIsSpent() throws Exception {
+    List<TestTable> tables = List.of(
+        TestTable.plain("app", "first"),
+        TestTable.plain("app", "second"),
+        TestTable.plain("app", "third"));
+    try (IngestDriver ingest = new IngestDriver(
+        tables.stream().map(TestTable::topic).toList(),
+        Map.of(IngestConfig.FLUSH_ROUND_BUDGET_MS, "0"))) {
+      for (TestTable table : tables) {
+        ingest.send(new ChangeStreamGenerator(table, 61).snapshot(30), true);
+        ingest.advance(10); // opened one after another
+      }
+      ingest.flushOnly();
+      List<String> flushed = new ArrayList<>();
+      ingest.filesWritten.readValuesToList().forEach(f -> flushed.add(f.table()));
+      assertThat(flushed).as("batches flushed by the first due punctuation").hasSize(1);
+      for (int round = 0; round < 5 && flushed.size() < tables.size(); round++) {
+        ingest.advance(100);
+        ingest.filesWritten.readValuesToList().forEach(f -> flushed.add(f.table()));
+      }
+      assertThat(flushed)
+          .as("the tables' batches, one per punctuation, oldest first")
+          .containsExactly("app.first", "app.second", "app.third");
+      assertThat(ingest.counter("lakestream.ingest.flushes.next.round")).isEqualTo(2 + 1);
+      ingest.flushAndCommit();
+      for (TestTable table : tables) {
+        assertThat(ingest.realtimeDiffersFromModel(table)).isNull();
+      }
     }
   }
 

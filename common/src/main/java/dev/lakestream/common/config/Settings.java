@@ -148,6 +148,12 @@ public final class Settings {
         "__debezium_unavailable_value",
         "the connector's unavailable.value.placeholder (unchanged TOAST values)");
     define(
+        "ingest.flush.round.budget.ms",
+        ConfigDef.Type.LONG,
+        "20000",
+        "how long one punctuation of a task may spend flushing its due batches; the rest, oldest"
+            + " first, are flushed at the next");
+    define(
         "ingest.toast.lookup.budget.ms",
         ConfigDef.Type.LONG,
         "20000",

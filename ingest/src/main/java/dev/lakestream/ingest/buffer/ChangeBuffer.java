@@ -20,6 +20,7 @@ import dev.lakestream.ingest.toast.UnavailableValues;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -159,6 +160,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private long progressAtMs;
   private long progressChanges;
   private long progressFlushes;
+  private long progressLeftForNextRound;
 
   public ChangeBuffer(
       IngestConfig config,
@@ -655,29 +657,55 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     metrics.hops.record(Hop.KAFKA_TO_INGEST, recordTimestamp, now);
   }
 
+  /**
+   * The punctuation: flushes the batches open for the flush interval, oldest first, until the
+   * round's time ({@code ingest.flush.round.budget.ms}) is spent; the rest wait for the next.
+   */
   private void flushDue(long nowMs) {
     readOpenBatchesAgain();
-    for (Batches.Batch batch : new ArrayList<>(batches.open().values())) {
+    List<Batches.Batch> due = new ArrayList<>();
+    for (Batches.Batch batch : batches.open().values()) {
       if (nowMs - batch.openedAtMs >= config.flushIntervalMs()) {
-        flush(batch, nowMs);
+        due.add(batch);
       }
+    }
+    due.sort(Comparator.comparingLong(b -> b.openedAtMs));
+    long started = System.nanoTime();
+    for (int i = 0; i < due.size(); i++) {
+      if (i > 0 && System.nanoTime() - started >= config.flushRoundBudgetMs() * 1_000_000) {
+        metrics.flushesLeftForNextRound.increment(due.size() - i);
+        progressLeftForNextRound += due.size() - i;
+        LOG.debug(
+            "Task {}: {} due batches left for the next round ({} ms spent flushing {})",
+            context.taskId(),
+            due.size() - i,
+            (System.nanoTime() - started) / 1_000_000,
+            i);
+        break;
+      }
+      flush(due.get(i), nowMs);
     }
     fence.flushLog();
     if (nowMs - progressAtMs >= PROGRESS_EVERY_MS) {
       if (progressChanges > 0) {
         double seconds = (nowMs - progressAtMs) / 1000.0;
         LOG.info(
-            "Task {}: {} changes in {}s ({}/s), {} batches flushed, {} batches open",
+            "Task {}: {} changes in {}s ({}/s), {} batches flushed, {} batches open{}",
             context.taskId(),
             progressChanges,
             String.format("%.1f", seconds),
             String.format("%.0f", progressChanges / seconds),
             progressFlushes,
-            batches.open().size());
+            batches.open().size(),
+            progressLeftForNextRound == 0
+                ? ""
+                : ", " + progressLeftForNextRound + " due batches left to a later round (the"
+                    + " rounds spent " + IngestConfig.FLUSH_ROUND_BUDGET_MS + ")");
       }
       progressAtMs = nowMs;
       progressChanges = 0;
       progressFlushes = 0;
+      progressLeftForNextRound = 0;
     }
   }
 

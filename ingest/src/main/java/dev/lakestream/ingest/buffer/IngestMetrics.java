@@ -44,6 +44,8 @@ final class IngestMetrics {
   final Counter flushesForMemory;
   /** Changes of open batches read again from the source topics after a restart or rebalance. */
   final Counter replayed;
+  /** Due batches left to the next punctuation: the task's flushes had spent its round's time. */
+  final Counter flushesLeftForNextRound;
 
   final Counter deferred;
   /**
@@ -80,6 +82,7 @@ final class IngestMetrics {
     flushWaitsReported = meters.counter("lakestream.ingest.flushes.long.waits");
     flushesForMemory = meters.counter("lakestream.ingest.flushes.buffer.full");
     replayed = meters.counter("lakestream.ingest.changes.read.again");
+    flushesLeftForNextRound = meters.counter("lakestream.ingest.flushes.next.round");
     deferred = meters.counter("lakestream.ingest.changes.deferred");
     otherRowDeletes = meters.counter("lakestream.ingest.deletes.of.other.row");
     truncatesBeforeTable = meters.counter("lakestream.ingest.truncates.before.table");
