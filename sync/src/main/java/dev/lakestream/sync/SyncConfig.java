@@ -11,6 +11,7 @@ import org.apache.kafka.streams.StreamsConfig;
 public final class SyncConfig {
 
   public static final String BACKSTOP_MS = "sync.cycle.backstop.ms";
+  public static final String BACKSTOP_BUDGET_MS = "sync.cycle.backstop.budget.ms";
   public static final String CYCLE_TIMEOUT_MS = "sync.cycle.timeout.ms";
   public static final String CYCLE_MAX_SNAPSHOTS = "sync.cycle.max.snapshots";
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
@@ -113,6 +114,14 @@ public final class SyncConfig {
   /** How often every known table is checked for realtime commits that no event announced. */
   public long backstopMs() {
     return config.getLong(BACKSTOP_MS);
+  }
+
+  /**
+   * How long one periodic check may take over the known tables (each a catalog call or two, a plan
+   * and a maintenance check): the rest are checked in the next, from where it stopped.
+   */
+  public long backstopBudgetMs() {
+    return config.getLong(BACKSTOP_BUDGET_MS);
   }
 
   /** The resolver of {@code table} ({@code namespace.name}). */

@@ -166,6 +166,12 @@ public final class Settings {
         "10000",
         "every known table is checked this often");
     define(
+        "sync.cycle.backstop.budget.ms",
+        ConfigDef.Type.LONG,
+        "20000",
+        "how long one periodic check may take over the known tables; the rest are checked in the"
+            + " next, from where it stopped");
+    define(
         "sync.cycle.timeout.ms",
         ConfigDef.Type.LONG,
         "600000",

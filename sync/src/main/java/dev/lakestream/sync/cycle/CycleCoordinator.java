@@ -89,6 +89,8 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   /** The tables whose maintenance this task asked for: forgotten by maintenance when it closes. */
   private final Set<String> maintained = new HashSet<>();
 
+  private final BackstopRounds backstopRounds = new BackstopRounds();
+
   private ProcessorContext<String, Object> context;
   private CycleStore store;
 
@@ -253,12 +255,20 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
 
   private void backstop() {
     long now = context.currentSystemTimeMs();
-    for (String table : store.knownTables()) {
-      try {
-        checkTable(table, now);
-      } catch (RuntimeException e) {
-        failed(table, "the periodic check", e);
-      }
+    int left =
+        backstopRounds.run(store.knownTables(), config.backstopBudgetMs() * 1_000_000, table -> {
+          try {
+            checkTable(table, now);
+          } catch (RuntimeException e) {
+            failed(table, "the periodic check", e);
+          }
+        });
+    if (left > 0) {
+      LOG.info(
+          "The periodic check of task {} spent {} ms: {} tables left for its next round",
+          context.taskId(),
+          config.backstopBudgetMs(),
+          left);
     }
   }
 
