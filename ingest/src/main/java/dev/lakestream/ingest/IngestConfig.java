@@ -36,7 +36,6 @@ public final class IngestConfig {
   public static final String CHANGELOG_TABLES = "ingest.changelog.tables";
   public static final String SOURCE_FENCE = "ingest.source.fence.enabled";
   public static final String UNAVAILABLE_VALUE_PLACEHOLDER = "ingest.unavailable.value.placeholder";
-  public static final String TOAST_LOOKUP_BUDGET_MS = "ingest.toast.lookup.budget.ms";
   public static final String FLUSH_ROUND_BUDGET_MS = "ingest.flush.round.budget.ms";
   public static final String DEFERRABLE_KEY_TABLES = "ingest.deferrable.key.tables";
 
@@ -192,15 +191,6 @@ public final class IngestConfig {
    */
   public long flushRoundBudgetMs() {
     return config.getLong(FLUSH_ROUND_BUDGET_MS);
-  }
-
-  /**
-   * How long one flush may look for the previous rows of its changes with unchanged TOAST values:
-   * the lookup runs on the stream thread, in the task's transaction, and on a large table with
-   * keys spread over it could otherwise outlast the transaction's timeout at every attempt.
-   */
-  public long toastLookupBudgetMs() {
-    return config.getLong(TOAST_LOOKUP_BUDGET_MS);
   }
 
   /** A batch is flushed at the latest this long after its first change. */

@@ -116,42 +116,6 @@ class UnchangedToastTest {
   }
 
   /**
-   * The lookup of the rows an update's unchanged values come from stops at its time budget: on a
-   * large table with keys spread over it, it could outlast the task's transaction at every attempt
-   * and stop the thread for good. The updates whose rows it did not find are dead-lettered naming
-   * the budget; the rest of the batch is written and the partition goes on.
-   */
-  @Test
-  void updatesWhoseRowsTheLookupDidNotFindWithinItsBudgetAreDeadLettered() throws Exception {
-    TestTable table = TestTable.wide("inventory", "documents");
-    try (IngestDriver ingest = new IngestDriver(
-        List.of(table.topic()), Map.of(IngestConfig.TOAST_LOOKUP_BUDGET_MS, "0"))) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 13).keepingValues(1.0);
-      ingest.send(gen.snapshot(20), true);
-      ingest.flushAndCommit();
-
-      List<Change> updates = gen.updates(4, false);
-      ingest.sendToasted(updates, TOASTED);
-      List<Change> inserted = gen.snapshot(3);
-      ingest.send(inserted, true);
-      for (int i = 0; i < 3; i++) {
-        ingest.flushAndCommit();
-      }
-
-      List<TestRecord<byte[], byte[]>> letters = ingest.deadLetters.readRecordsToList();
-      assertThat(letters).hasSize(updates.size());
-      assertThat(KafkaHeaders.text(letters.get(0).headers(), DeadLetters.REASON))
-          .contains("unavailable-value placeholder")
-          .contains("ran out of its time (ingest.toast.lookup.budget.ms, 0 ms, 0 files read)")
-          .contains("REPLICA IDENTITY FULL");
-      Map<List<Object>, Map<String, Object>> rows = ingest.realtimeRows(table);
-      inserted.forEach(c -> assertThat(rows).containsEntry(c.key(), c.after()));
-      assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "table"))
-          .isZero();
-    }
-  }
-
-  /**
    * The README's way to take a table again: it is dropped, and ingest makes it again with the next
    * changes. A batch holding an update that left out-of-line values as they were then looks for the
    * key's row on the new table, which never recorded the offsets flushed to the old one: it does not

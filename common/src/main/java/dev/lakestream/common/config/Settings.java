@@ -150,15 +150,9 @@ public final class Settings {
     define(
         "ingest.flush.round.budget.ms",
         ConfigDef.Type.LONG,
-        "20000",
+        "10000",
         "how long one punctuation of a task may spend flushing its due batches; the rest, oldest"
             + " first, are flushed at the next");
-    define(
-        "ingest.toast.lookup.budget.ms",
-        ConfigDef.Type.LONG,
-        "20000",
-        "how long one flush may look for the previous rows of changes with unchanged TOAST values;"
-            + " the changes whose rows it has not found by then are dead-lettered");
     // sync
     define(
         "sync.cycle.backstop.ms",

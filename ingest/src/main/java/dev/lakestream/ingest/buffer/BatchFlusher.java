@@ -76,6 +76,9 @@ final class BatchFlusher {
   private static final Logger LOG = LoggerFactory.getLogger(BatchFlusher.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  /** A lookup of previous rows this long is reported (the transaction timeout is a minute). */
+  private static final long SLOW_LOOKUP_MS = 10_000;
+
   private final IngestConfig config;
   private final TableManager tables;
   private final Admission admission;
@@ -432,12 +435,24 @@ final class BatchFlusher {
     PreviousRows.Found found = realtime == null
         ? PreviousRows.Found.none()
         : PreviousRows.lookup(
-            table,
-            realtime,
-            lookupKeys.stream().filter(k -> k != null).toList(),
-            columns,
-            started + config.toastLookupBudgetMs() * 1_000_000);
-    metrics.previousRowLookups.record(Duration.ofNanos(System.nanoTime() - started));
+            table, realtime, lookupKeys.stream().filter(k -> k != null).toList(), columns);
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
+    metrics.previousRowLookups.record(took);
+    if (took.toMillis() >= SLOW_LOOKUP_MS) {
+      // Run on the stream thread, in the task's transaction: one that outlasts the transaction's
+      // timeout fails the task, and the batch's next flush looks again.
+      LOG.warn(
+          "Flush of {}-{}: looking up the rows of {} updates that left out-of-line (TOAST) values"
+              + " unchanged took {} s ({} files, {} MB read of {}); on a table this large, REPLICA"
+              + " IDENTITY FULL makes PostgreSQL send the values, and nothing is looked up",
+          batch.topic,
+          batch.partition,
+          lookupKeys.stream().filter(k -> k != null).count(),
+          took.toSeconds(),
+          found.filesRead(),
+          found.bytesRead() / 1_000_000,
+          table.name());
+    }
     metrics.previousRowFiles.increment(found.filesRead());
     metrics.previousRowBytes.increment(found.bytesRead());
     List<Record> previous = new ArrayList<>();
@@ -458,14 +473,6 @@ final class BatchFlusher {
                 + unknown + " (renamed at the source, or filled there without a change to log), so"
                 + " their values are unknown"));
         row = null;
-      } else if (key != null && row == null && found.budgetSpent()) {
-        letters.add(unfillable(
-            batch,
-            p,
-            "the lookup of its row in the table ran out of its time ("
-                + IngestConfig.TOAST_LOOKUP_BUDGET_MS + ", " + config.toastLookupBudgetMs()
-                + " ms, " + found.filesRead() + " files read) before it was found; with REPLICA"
-                + " IDENTITY FULL PostgreSQL sends the values and nothing is looked up"));
       } else if (key != null && row == null) {
         letters.add(unfillable(
             batch,

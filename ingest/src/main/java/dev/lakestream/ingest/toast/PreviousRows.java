@@ -35,9 +35,6 @@ import org.apache.iceberg.util.StructLikeMap;
  * reads the asked-for columns of just the rows found, page by page ({@link RowsAtPositions}).
  * Recently changed keys are found in the newest, smallest files.
  *
- * <p>The lookup stops at {@code deadlineNanos} (a {@link System#nanoTime} value), between files:
- * the keys it has not found by then are absent from the result, which says its budget was spent.
- *
  * <p>The caveat is the premise: the key must exist on the branch. A key deleted there has no
  * current row, but the lookup would return its last one; callers look up keys the source says
  * exist (the target of an update).
@@ -55,12 +52,11 @@ public final class PreviousRows {
       Map<StructLike, Record> rows,
       int filesRead,
       long bytesRead,
-      Map<StructLike, Set<String>> unwritten,
-      boolean budgetSpent) {
+      Map<StructLike, Set<String>> unwritten) {
 
     /** Nothing found, at no cost. */
     public static Found none() {
-      return new Found(Map.of(), 0, 0, Map.of(), false);
+      return new Found(Map.of(), 0, 0, Map.of());
     }
   }
 
@@ -71,11 +67,7 @@ public final class PreviousRows {
    * {@code columns} filled in; keys without a row are absent from the result.
    */
   public static Found lookup(
-      Table table,
-      Snapshot snapshot,
-      Collection<Record> keys,
-      Set<String> columns,
-      long deadlineNanos) {
+      Table table, Snapshot snapshot, Collection<Record> keys, Set<String> columns) {
     Schema keySchema = KeyColumns.keySchema(table);
     Types.StructType keyType = keySchema.asStruct();
     InternalRecordWrapper internal = new InternalRecordWrapper(keyType);
@@ -90,13 +82,8 @@ public final class PreviousRows {
     Map<DataFile, Map<Long, Record>> positions = new LinkedHashMap<>();
     long bytes = 0;
     int filesRead = 0;
-    boolean spent = false;
     for (DataFile file : files) {
       if (sought.isEmpty()) {
-        break;
-      }
-      if (System.nanoTime() - deadlineNanos >= 0) {
-        spent = true;
         break;
       }
       boolean candidate = false;
@@ -130,10 +117,6 @@ public final class PreviousRows {
     Map<StructLike, Record> rows = StructLikeMap.create(keyType);
     Map<StructLike, Set<String>> unwritten = StructLikeMap.create(keyType);
     for (Map.Entry<DataFile, Map<Long, Record>> entry : positions.entrySet()) {
-      if (System.nanoTime() - deadlineNanos >= 0) {
-        spent = true;
-        break;
-      }
       RowsAtPositions.Read read = RowsAtPositions.read(
           table.io(), entry.getKey(), projection, new TreeSet<>(entry.getValue().keySet()));
       entry.getValue().forEach((position, key) -> {
@@ -144,6 +127,6 @@ public final class PreviousRows {
       });
       bytes += read.bytesRead();
     }
-    return new Found(rows, filesRead, bytes, unwritten, spent);
+    return new Found(rows, filesRead, bytes, unwritten);
   }
 }
