@@ -112,6 +112,8 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private Future<CommitWork.Done> inFlight;
   /** The commit in flight that a full table waited {@link #PENDING_WAIT} for: not waited for again. */
   private Future<CommitWork.Done> waitedOut;
+  /** A table reached the pending limit while a commit ran that it did not wait for to the end. */
+  private boolean fullWhileCommitting;
 
   private long nextCommitAtMs;
   private long progressAtMs;
@@ -172,9 +174,13 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     }
     pending.put(pendingKey(batch), batch);
     int count = pendingPerTable.merge(batch.table(), 1, Integer::sum);
-    if (count >= MAX_PENDING_PER_TABLE && awaitInFlight()) {
-      collect(false);
-      start(context.currentSystemTimeMs());
+    if (count >= MAX_PENDING_PER_TABLE) {
+      if (awaitInFlight()) {
+        collect(false);
+        start(context.currentSystemTimeMs());
+      } else {
+        fullWhileCommitting = true; // the next commit starts as soon as this one ends
+      }
     }
   }
 
@@ -219,18 +225,15 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   private void tick(long now) {
     collect(false);
     if (inFlight == null
-        && (now >= nextCommitAtMs || !config.commitAsync() || tableOverPendingLimit())) {
+        && (now >= nextCommitAtMs || !config.commitAsync() || fullWhileCommitting)) {
       start(now);
     }
     logProgress(now);
   }
 
-  private boolean tableOverPendingLimit() {
-    return pendingPerTable.values().stream().anyMatch(n -> n >= MAX_PENDING_PER_TABLE);
-  }
-
   /** Starts a commit of every table's pending batches: on the worker thread, or here when not async. */
   private void start(long now) {
+    fullWhileCommitting = false;
     if (pendingPerTable.isEmpty()) {
       return;
     }
