@@ -11,7 +11,7 @@ import org.apache.kafka.streams.StreamsConfig;
 public final class SyncConfig {
 
   public static final String BACKSTOP_MS = "sync.cycle.backstop.ms";
-  public static final String BACKSTOP_BUDGET_MS = "sync.cycle.backstop.budget.ms";
+  public static final String ROUND_BUDGET_MS = "sync.cycle.round.budget.ms";
   public static final String CYCLE_TIMEOUT_MS = "sync.cycle.timeout.ms";
   public static final String CYCLE_MAX_SNAPSHOTS = "sync.cycle.max.snapshots";
   public static final String CONVERT_PARTITIONS = "sync.convert.partitions";
@@ -117,11 +117,14 @@ public final class SyncConfig {
   }
 
   /**
-   * How long one periodic check may take over the known tables (each a catalog call or two, a plan
-   * and a maintenance check): the rest are checked in the next, from where it stopped.
+   * How long one round of the coordinator may take on the stream thread, whose transaction is open
+   * meanwhile: a periodic check of the known tables (each a catalog call or two, a plan and a
+   * maintenance check; the rest are checked in the next, from where it stopped), or the cycles of
+   * a backlog that have nothing to convert and are committed one after another (the rest wait for
+   * the next trigger or check).
    */
-  public long backstopBudgetMs() {
-    return config.getLong(BACKSTOP_BUDGET_MS);
+  public long roundBudgetMs() {
+    return config.getLong(ROUND_BUDGET_MS);
   }
 
   /** The resolver of {@code table} ({@code namespace.name}). */

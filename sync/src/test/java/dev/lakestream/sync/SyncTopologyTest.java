@@ -393,6 +393,43 @@ class SyncTopologyTest {
     }
   }
 
+  /**
+   * Cycles of a backlog that have nothing to convert commit at once, each planning the next on the
+   * same stream thread in the same transaction: they go on only while the round's budget allows,
+   * and the rest wait for the next trigger (or periodic check).
+   */
+  @Test
+  void cyclesOfABacklogWithNothingToConvertGoOnOnlyWithinTheRoundsBudget() throws Exception {
+    extraSettings.put(SyncConfig.CYCLE_MAX_SNAPSHOTS, "10");
+    extraSettings.put(SyncConfig.ROUND_BUDGET_MS, "0");
+    start(SyncConfig.Resolver.SCAN);
+    round(List.of(rows(0, 100)));
+    assertCycle(syncNow(), 1);
+    for (int r = 0; r < 25; r++) {
+      round(List.of(rows(1_000 + 10 * r, 1_010 + 10 * r))); // new keys: nothing to convert
+    }
+    List<RealtimeCommitted> backlog = new ArrayList<>(unsent);
+    unsent.clear();
+
+    List<Integer> commitsPerTrigger = new ArrayList<>();
+    for (RealtimeCommitted trigger : backlog.subList(0, 4)) {
+      unsent.add(trigger);
+      List<MainCommitted> commits = syncNow();
+      commitsPerTrigger.add(commits.size());
+      for (MainCommitted commit : commits) {
+        Verifier.Report report = Verifier.verify(table, ID.toString());
+        assertThat(report.passed()).as(report.toString()).isTrue();
+        assertThat(byId(TableRows.readAt(table, commit.mainSnapshotId())))
+            .as("main snapshot %s against realtime at its target", commit.mainSnapshotId())
+            .isEqualTo(byId(TableRows.readAt(table, commit.realtimeSnapshotId())));
+      }
+    }
+    assertThat(commitsPerTrigger)
+        .as("main commits per trigger, 10 realtime snapshots each")
+        .containsExactly(1, 1, 1, 0);
+    assertMainEqualsModel();
+  }
+
   /** Rows by key, without the source position realtime's files carry. */
   private static Map<Object, Map<String, Object>> byId(List<Map<String, Object>> rows) {
     Map<Object, Map<String, Object>> out = new TreeMap<>();

@@ -160,11 +160,12 @@ public final class Settings {
         "10000",
         "every known table is checked this often");
     define(
-        "sync.cycle.backstop.budget.ms",
+        "sync.cycle.round.budget.ms",
         ConfigDef.Type.LONG,
-        "20000",
-        "how long one periodic check may take over the known tables; the rest are checked in the"
-            + " next, from where it stopped");
+        "10000",
+        "how long one round of sync's coordinator may take on the stream thread: a periodic check"
+            + " of the known tables, or cycles of a backlog committed one after another; the rest"
+            + " waits for the next round");
     define(
         "sync.cycle.timeout.ms",
         ConfigDef.Type.LONG,

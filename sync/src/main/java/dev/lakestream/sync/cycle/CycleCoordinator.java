@@ -90,6 +90,10 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private final Set<String> maintained = new HashSet<>();
 
   private final BackstopRounds backstopRounds = new BackstopRounds();
+  /** Cycles being planned on this thread now (one commits at once and plans the next). */
+  private int chainDepth;
+  /** When the outermost of them started. */
+  private long chainStartedNanos;
 
   private ProcessorContext<String, Object> context;
   private CycleStore store;
@@ -256,7 +260,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   private void backstop() {
     long now = context.currentSystemTimeMs();
     int left =
-        backstopRounds.run(store.knownTables(), config.backstopBudgetMs() * 1_000_000, table -> {
+        backstopRounds.run(store.knownTables(), config.roundBudgetMs() * 1_000_000, table -> {
           try {
             checkTable(table, now);
           } catch (RuntimeException e) {
@@ -267,7 +271,7 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
       LOG.info(
           "The periodic check of task {} spent {} ms: {} tables left for its next round",
           context.taskId(),
-          config.backstopBudgetMs(),
+          config.roundBudgetMs(),
           left);
     }
   }
@@ -314,7 +318,23 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
 
   // --- a cycle
 
+  /**
+   * Plans a cycle of {@code tableName} and sends its work, or commits it at once when it has none
+   * (which plans the next: a backlog is then committed cycle after cycle, for as long as the
+   * round's budget allows).
+   */
   private void startCycle(String tableName) {
+    if (chainDepth++ == 0) {
+      chainStartedNanos = System.nanoTime();
+    }
+    try {
+      planCycle(tableName);
+    } finally {
+      chainDepth--;
+    }
+  }
+
+  private void planCycle(String tableName) {
     Table table = tables.refresh(TableIdentifier.parse(tableName));
     String cycleId = UUID.randomUUID().toString();
     long now = context.currentSystemTimeMs();
@@ -460,7 +480,16 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
           now);
       return;
     }
-    startCycle(plan.table());
+    if (chainDepth == 0
+        || System.nanoTime() - chainStartedNanos < config.roundBudgetMs() * 1_000_000) {
+      startCycle(plan.table());
+    } else {
+      LOG.info(
+          "{}: cycles committed one after another for {} ms; the next waits for the next trigger or"
+              + " periodic check",
+          plan.table(),
+          (System.nanoTime() - chainStartedNanos) / 1_000_000);
+    }
   }
 
   // --- trouble
