@@ -83,12 +83,7 @@ class AsyncRealtimeCommitTest {
   void aBatchReplacedUnderItsKeyWhileItsCommitRunsIsCommittedAfterIt() throws Exception {
     TestTable table = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = driver(table)) {
-      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 45);
-      ingest.send(gen.snapshot(20), true);
-      GatedFileIO.shut();
-      ingest.flushOnly();
-      ingest.commitOnly();
-      GatedFileIO.awaitHeld();
+      holdTheFirstCommit(ingest, new ChangeStreamGenerator(table, 45));
       FilesWritten first = ingest.filesWritten.readValue();
 
       FilesWritten replacement = replacing(first, first.lastOffset() + 5);
@@ -140,11 +135,7 @@ class AsyncRealtimeCommitTest {
     TestTable table = TestTable.plain("app", "accounts");
     try (IngestDriver ingest = driver(table)) {
       ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 47);
-      ingest.send(gen.snapshot(20), true);
-      GatedFileIO.shut();
-      ingest.flushOnly();
-      ingest.commitOnly();
-      GatedFileIO.awaitHeld();
+      holdTheFirstCommit(ingest, gen);
 
       int batches = 70;
       for (int i = 0; i < batches; i++) {
@@ -165,6 +156,16 @@ class AsyncRealtimeCommitTest {
         return ingest.pendingBatches().approximateNumEntries() == 0;
       });
     }
+  }
+
+  /** Sends a snapshot of 20 rows and lets their batch's commit start, held at the gate. */
+  private static void holdTheFirstCommit(IngestDriver ingest, ChangeStreamGenerator gen)
+      throws InterruptedException {
+    ingest.send(gen.snapshot(20), true);
+    GatedFileIO.shut();
+    ingest.flushOnly();
+    ingest.commitOnly();
+    GatedFileIO.awaitHeld();
   }
 
   /** {@code batch} as a batch of the same key that holds no files and ends at {@code lastOffset}. */

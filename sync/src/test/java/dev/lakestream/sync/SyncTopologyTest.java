@@ -386,11 +386,7 @@ class SyncTopologyTest {
     assertThat(commits.stream().map(MainCommitted::realtimeSnapshotId).toList())
         .as("the realtime snapshot each cycle mirrored up to")
         .containsExactly(backlog.get(9), backlog.get(19), backlog.get(24));
-    for (MainCommitted commit : commits) {
-      assertThat(byId(TableRows.readAt(table, commit.mainSnapshotId())))
-          .as("main snapshot %s against realtime at its target", commit.mainSnapshotId())
-          .isEqualTo(byId(TableRows.readAt(table, commit.realtimeSnapshotId())));
-    }
+    commits.forEach(this::assertMainEqualsRealtimeAtItsTarget);
   }
 
   /**
@@ -419,9 +415,7 @@ class SyncTopologyTest {
       for (MainCommitted commit : commits) {
         Verifier.Report report = Verifier.verify(table, ID.toString());
         assertThat(report.passed()).as(report.toString()).isTrue();
-        assertThat(byId(TableRows.readAt(table, commit.mainSnapshotId())))
-            .as("main snapshot %s against realtime at its target", commit.mainSnapshotId())
-            .isEqualTo(byId(TableRows.readAt(table, commit.realtimeSnapshotId())));
+        assertMainEqualsRealtimeAtItsTarget(commit);
       }
     }
     assertThat(commitsPerTrigger)
@@ -430,13 +424,18 @@ class SyncTopologyTest {
     assertMainEqualsModel();
   }
 
-  /** Rows by key, without the source position realtime's files carry. */
+  /** Main's rows at {@code commit} against realtime's at the snapshot it mirrored up to. */
+  private void assertMainEqualsRealtimeAtItsTarget(MainCommitted commit) {
+    assertThat(byId(TableRows.readAt(table, commit.mainSnapshotId())))
+        .as("main snapshot %s against realtime at its target", commit.mainSnapshotId())
+        .isEqualTo(byId(TableRows.readAt(table, commit.realtimeSnapshotId())));
+  }
+
+  /** Rows by key; a second row of a key fails. */
   private static Map<Object, Map<String, Object>> byId(List<Map<String, Object>> rows) {
     Map<Object, Map<String, Object>> out = new TreeMap<>();
     for (Map<String, Object> row : rows) {
-      Map<String, Object> values = new TreeMap<>(row);
-      values.remove(SourcePositions.NAME);
-      assertThat(out.put(values.get("id"), values))
+      assertThat(out.put(row.get("id"), row))
           .as("a second row of key %s", row.get("id"))
           .isNull();
     }
@@ -748,12 +747,7 @@ class SyncTopologyTest {
   }
 
   private void assertMainEqualsModel() {
-    Map<Object, Map<String, Object>> main = new TreeMap<>();
-    for (Map<String, Object> row : TableRows.read(table, Branches.MAIN)) {
-      assertThat(main.put(row.get("id"), row))
-          .as("a second row of key %s", row.get("id"))
-          .isNull();
-    }
+    Map<Object, Map<String, Object>> main = byId(TableRows.read(table, Branches.MAIN));
     Map<Object, Map<String, Object>> expected = new TreeMap<>();
     model.forEach((id, r) ->
         expected.put(id, Map.of("id", id, "qty", r.getField("qty"), "note", r.getField("note"))));
