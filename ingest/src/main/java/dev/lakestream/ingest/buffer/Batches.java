@@ -88,6 +88,16 @@ final class Batches {
     String prefix() {
       return prefix;
     }
+
+    /**
+     * Its turn among the due batches of a punctuation, which flushes the earliest turns first
+     * until its time is spent: a batch's opening, or for one whose flush waits for the partition's
+     * earlier batches, its last attempt, so that such waits, each attempt a catalog call, do not
+     * take every round's time from the batches behind them.
+     */
+    long flushTurn(long tickMs) {
+      return postponedSinceMs < 0 ? openedAtMs : Math.max(openedAtMs, retryAtMs - tickMs);
+    }
   }
 
   /**

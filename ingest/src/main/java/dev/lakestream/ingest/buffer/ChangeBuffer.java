@@ -658,8 +658,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   }
 
   /**
-   * The punctuation: flushes the batches open for the flush interval, oldest first, until the
-   * round's time ({@code ingest.flush.round.budget.ms}) is spent; the rest wait for the next.
+   * The punctuation: flushes the batches open for the flush interval, in their turns (oldest first,
+   * a batch waiting for its partition's earlier batches after those opened before its last
+   * attempt), until the round's time ({@code ingest.flush.round.budget.ms}) is spent; the rest
+   * wait for the next.
    */
   private void flushDue(long nowMs) {
     readOpenBatchesAgain();
@@ -669,7 +671,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         due.add(batch);
       }
     }
-    due.sort(Comparator.comparingLong(b -> b.openedAtMs));
+    due.sort(Comparator.comparingLong(b -> b.flushTurn(tickMs)));
     long started = System.nanoTime();
     for (int i = 0; i < due.size(); i++) {
       if (i > 0 && System.nanoTime() - started >= config.flushRoundBudgetMs() * 1_000_000) {

@@ -10,6 +10,8 @@ import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
 import dev.lakestream.testkit.TestTable;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import org.apache.kafka.common.serialization.Serde;
@@ -261,5 +263,24 @@ class BatchesTest {
         .build();
     store.init(new MockProcessorContext<>().getStateStoreContext(), store);
     return store;
+  }
+  /**
+   * A batch whose flush waits for its partition's earlier batches takes its turn after the batches
+   * opened before its last attempt: it does not take every round's time from those behind it.
+   */
+  @Test
+  void aBatchWaitingForItsPartitionsEarlierBatchesTakesItsTurnAfterItsLastAttempt() {
+    long tick = 100;
+    Batches.Batch waiting = new Batches.Batch("t", 0, 1_000);
+    Batches.Batch second = new Batches.Batch("t", 1, 2_000);
+    Batches.Batch third = new Batches.Batch("t", 2, 3_000);
+    List<Batches.Batch> due = new ArrayList<>(List.of(third, second, waiting));
+    due.sort(Comparator.comparingLong(b -> b.flushTurn(tick)));
+    assertThat(due).as("never attempted: oldest first").containsExactly(waiting, second, third);
+
+    waiting.postponedSinceMs = 2_400;
+    waiting.retryAtMs = 2_500 + tick; // attempted last at 2,500
+    due.sort(Comparator.comparingLong(b -> b.flushTurn(tick)));
+    assertThat(due).containsExactly(second, waiting, third);
   }
 }

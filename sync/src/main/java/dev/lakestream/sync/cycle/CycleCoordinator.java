@@ -258,21 +258,30 @@ public final class CycleCoordinator implements Processor<String, CycleInput, Str
   // --- the timer
 
   private void backstop() {
-    long now = context.currentSystemTimeMs();
-    int left =
-        backstopRounds.run(store.knownTables(), config.roundBudgetMs() * 1_000_000, table -> {
-          try {
-            checkTable(table, now);
-          } catch (RuntimeException e) {
-            failed(table, "the periodic check", e);
-          }
-        });
+    // One budget for the round and the cycles it commits one after another.
+    chainDepth++;
+    chainStartedNanos = System.nanoTime();
+    int left;
+    try {
+      left = backstopRounds.run(
+          store.knownTables(), config.roundBudgetMs() * 1_000_000, this::checkTableNow);
+    } finally {
+      chainDepth--;
+    }
     if (left > 0) {
       LOG.info(
           "The periodic check of task {} spent {} ms: {} tables left for its next round",
           context.taskId(),
           config.roundBudgetMs(),
           left);
+    }
+  }
+
+  private void checkTableNow(String table) {
+    try {
+      checkTable(table, context.currentSystemTimeMs());
+    } catch (RuntimeException e) {
+      failed(table, "the periodic check", e);
     }
   }
 
