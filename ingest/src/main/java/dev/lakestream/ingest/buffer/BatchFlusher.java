@@ -430,12 +430,12 @@ final class BatchFlusher {
               ? Admission.keyRecord(p.event(), keyType)
               : RowConverter.toRecord(readJson(from), p.event().keySchema(), keyType));
     }
+    List<Record> sought = lookupKeys.stream().filter(k -> k != null).toList();
     Snapshot realtime = table.snapshot(Branches.REALTIME);
     long started = System.nanoTime();
     PreviousRows.Found found = realtime == null
         ? PreviousRows.Found.none()
-        : PreviousRows.lookup(
-            table, realtime, lookupKeys.stream().filter(k -> k != null).toList(), columns);
+        : PreviousRows.lookup(table, realtime, sought, columns);
     Duration took = Duration.ofNanos(System.nanoTime() - started);
     metrics.previousRowLookups.record(took);
     if (took.toMillis() >= SLOW_LOOKUP_MS) {
@@ -447,7 +447,7 @@ final class BatchFlusher {
               + " IDENTITY FULL makes PostgreSQL send the values, and nothing is looked up",
           batch.topic,
           batch.partition,
-          lookupKeys.stream().filter(k -> k != null).count(),
+          sought.size(),
           took.toSeconds(),
           found.filesRead(),
           found.bytesRead() / 1_000_000,

@@ -176,7 +176,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
     int count = pendingPerTable.merge(batch.table(), 1, Integer::sum);
     if (count >= MAX_PENDING_PER_TABLE) {
       if (awaitInFlight()) {
-        collect(false);
+        collect();
         start(context.currentSystemTimeMs());
       } else {
         fullWhileCommitting = true; // the next commit starts as soon as this one ends
@@ -223,7 +223,7 @@ public final class RealtimeCommitter implements Processor<String, Object, String
    * commit interval has passed since the last one started.
    */
   private void tick(long now) {
-    collect(false);
+    collect();
     if (inFlight == null
         && (now >= nextCommitAtMs || !config.commitAsync() || fullWhileCommitting)) {
       start(now);
@@ -253,12 +253,12 @@ public final class RealtimeCommitter implements Processor<String, Object, String
   }
 
   /**
-   * Applies the outcome of the commit in flight when it has finished (or, with {@code wait}, once
-   * it has). A commit that failed fails this task as a failing commit on the stream thread would:
-   * its batches are still pending, and committed by the task's next run.
+   * Applies the outcome of the commit in flight when it has finished. A commit that failed fails
+   * this task as a failing commit on the stream thread would: its batches are still pending, and
+   * committed by the task's next run.
    */
-  private void collect(boolean wait) {
-    if (inFlight == null || (!wait && !inFlight.isDone())) {
+  private void collect() {
+    if (inFlight == null || !inFlight.isDone()) {
       return;
     }
     Future<CommitWork.Done> finished = inFlight;
