@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
@@ -91,7 +92,10 @@ class PostgresCrashTest {
       db.create(300);
       PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse)
           .with(PipelineConfig.METRICS_PORT, "-1")
-          .with(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2");
+          .with(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2")
+          // A killed instance's open transactions hold back what the survivors read until they
+          // time out (a new owner has a transactional id of its own): half the apps' default.
+          .with(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), "30000");
       Path logs = Files.createTempDirectory("apps-");
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
           ChildApp ingest1 = new ChildApp(
