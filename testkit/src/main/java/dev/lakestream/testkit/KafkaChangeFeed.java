@@ -33,6 +33,9 @@ public final class KafkaChangeFeed implements AutoCloseable {
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+    // Debezium's JSON with its schema is 1-2 KB a change: batches of Kafka's default 16 KB took a
+    // round trip each, with one request in flight.
+    props.put(ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024);
     // One request in flight: a batch retried after NOT_LEADER_OR_FOLLOWER (a topic just created)
     // goes before the next one. With five, the retried first batch of a partition reached the
     // embedded broker behind later ones, and the idempotent producer retried it forever as out of
