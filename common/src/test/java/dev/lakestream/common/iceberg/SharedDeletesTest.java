@@ -22,6 +22,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.GenericFileWriterFactory;
 import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.deletes.EqualityDeleteWriter;
 import org.apache.iceberg.io.CloseableIterable;
@@ -93,6 +94,65 @@ class SharedDeletesTest {
       assertThat(read(table, tasks, some)).isEqualTo(model);
       assertThat(some.filesRead()).isBetween(1L, (long) deleteFiles - 2);
     }
+  }
+
+  /**
+   * {@link SnapshotRows} (what {@code verify} and the tests' invariants read) gives the rows
+   * Iceberg's generic reader gives, at the head and at a snapshot of an earlier schema, and reads
+   * each equality-delete file once, not once per older data file.
+   */
+  @Test
+  void snapshotRowsAreIcebergsRowsAndReadEachDeleteFileOnce() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table table = warehouse.v3Table("t", "rows", SCHEMA).create();
+      long beforeColumnAdded = 0;
+      int deleteFiles = 0;
+      for (int batch = 0; batch < 8; batch++) {
+        if (batch == 4) {
+          table.refresh();
+          beforeColumnAdded = table.currentSnapshot().snapshotId();
+          table.updateSchema().addColumn("w", Types.IntegerType.get()).commit();
+        }
+        List<Record> rows = new ArrayList<>();
+        List<Long> keys = new ArrayList<>();
+        for (long id = batch * 5L; id < batch * 5L + 20; id++) {
+          rows.add(row(id, "b" + batch + "-" + id));
+          keys.add(id);
+        }
+        deleteFiles += commit(table, rows, keys);
+      }
+      table.refresh();
+      for (long snapshot : List.of(beforeColumnAdded, table.currentSnapshot().snapshotId())) {
+        List<List<Object>> icebergs = new ArrayList<>();
+        try (CloseableIterable<Record> records =
+            IcebergGenerics.read(table).useSnapshot(snapshot).build()) {
+          for (Record r : records) {
+            icebergs.add(values(FileRows.inColumns(table.schema(), r)));
+          }
+        }
+        SharedDeletes deletes = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+        List<List<Object>> ours = new ArrayList<>();
+        SnapshotRows.forEach(table, snapshot, deletes, r -> ours.add(values(r)));
+        // Batch b upserts keys 5b to 5b + 19: 35 keys after four batches, 55 after eight.
+        assertThat(ours)
+            .as("rows of snapshot %s", snapshot)
+            .hasSize(snapshot == beforeColumnAdded ? 35 : 55);
+        assertThat(ours).containsExactlyInAnyOrderElementsOf(icebergs);
+        assertThat(ours.get(0)).as("in the table's columns").hasSize(3);
+        if (snapshot != beforeColumnAdded) {
+          assertThat(deletes.filesRead()).as("delete files read").isEqualTo(deleteFiles - 1);
+        }
+      }
+    }
+  }
+
+  /** The values of {@code r}, in its columns' order. */
+  private static List<Object> values(Record r) {
+    List<Object> out = new ArrayList<>();
+    for (int i = 0; i < r.size(); i++) {
+      out.add(r.get(i));
+    }
+    return out;
   }
 
   /**
