@@ -533,7 +533,7 @@ class MariaDbShapesEndToEndTest {
 
     CompletableFuture<Void> longStatement = CompletableFuture.runAsync(() -> {
       try {
-        mariadb.execute("UPDATE inventory.t_fence SET v = 100 WHERE id = 2 AND SLEEP(15) = 0");
+        mariadb.execute("UPDATE inventory.t_fence SET v = 100 WHERE id = 2 AND SLEEP(8) = 0");
       } catch (Exception e) {
         throw new IllegalStateException(e);
       }
