@@ -132,7 +132,8 @@ class SharedDeletesTest {
         }
         SharedDeletes deletes = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
         List<List<Object>> ours = new ArrayList<>();
-        SnapshotRows.forEach(table, snapshot, deletes, r -> ours.add(values(r)));
+        SnapshotRows.forEach(
+            table, snapshot, deletes, SnapshotRows.MAX_SORTED_FILES, r -> ours.add(values(r)));
         // Batch b upserts keys 5b to 5b + 19: 35 keys after four batches, 55 after eight.
         assertThat(ours)
             .as("rows of snapshot %s", snapshot)
@@ -141,8 +142,58 @@ class SharedDeletesTest {
         assertThat(ours.get(0)).as("in the table's columns").hasSize(3);
         if (snapshot != beforeColumnAdded) {
           assertThat(deletes.filesRead()).as("delete files read").isEqualTo(deleteFiles - 1);
+          // Past the limit of files it sorts, Iceberg's reader reads them: the same rows.
+          SharedDeletes unused = new SharedDeletes(table.io(), SharedDeletes.defaultBudgetBytes());
+          List<List<Object>> streamed = new ArrayList<>();
+          SnapshotRows.forEach(table, snapshot, unused, 7, r -> streamed.add(values(r)));
+          assertThat(streamed).containsExactlyInAnyOrderElementsOf(icebergs);
+          assertThat(unused.filesRead())
+              .as("delete files read through the shared loader")
+              .isZero();
         }
       }
+    }
+  }
+
+  /**
+   * One loader reading two tables in turn, the second's files older by sequence number than the
+   * first's: none of the first table's deleted keys are applied to the second's rows.
+   */
+  @Test
+  void snapshotRowsApplyNoDeleteOfAnEarlierReadWithTheSameLoader() throws Exception {
+    try (TemporaryWarehouse warehouse = new TemporaryWarehouse()) {
+      Table first = warehouse.v3Table("t", "first", SCHEMA).create();
+      Table second = warehouse.v3Table("t", "second", SCHEMA).create();
+      // The first table's files start at sequence number 3, above every one of the second's.
+      first.newAppend().commit();
+      first.newAppend().commit();
+      for (int batch = 0; batch < 3; batch++) {
+        commit(first, List.of(row(batch, "first")), List.of(0L, 1L, 2L, 10L, 11L));
+      }
+      commit(second, List.of(row(10, "second"), row(11, "second")), List.of(10L, 11L));
+      // Its bounds (9 to 30) overlap the older file's keys, so Iceberg lists it for that file.
+      commit(second, List.of(row(20, "second")), List.of(9L, 30L));
+      first.refresh();
+      second.refresh();
+      SharedDeletes reused = new SharedDeletes(first.io(), SharedDeletes.defaultBudgetBytes());
+      List<List<Object>> firstRows = new ArrayList<>();
+      SnapshotRows.forEach(
+          first,
+          first.currentSnapshot().snapshotId(),
+          reused,
+          SnapshotRows.MAX_SORTED_FILES,
+          r -> firstRows.add(values(r)));
+      assertThat(firstRows).containsExactly(List.of(2L, "first"));
+      List<List<Object>> secondRows = new ArrayList<>();
+      SnapshotRows.forEach(
+          second,
+          second.currentSnapshot().snapshotId(),
+          reused,
+          SnapshotRows.MAX_SORTED_FILES,
+          r -> secondRows.add(values(r)));
+      assertThat(secondRows)
+          .containsExactlyInAnyOrder(
+              List.of(10L, "second"), List.of(11L, "second"), List.of(20L, "second"));
     }
   }
 
