@@ -66,6 +66,8 @@ public final class EmbeddedKafka implements AutoCloseable {
     props.put("share.coordinator.state.topic.replication.factor", "1");
     props.put("share.coordinator.state.topic.min.isr", "1");
     props.put("group.initial.rebalance.delay.ms", "0");
+    // Kafka's floor is 6 s: a test that replaces a crashed stream thread waits out its session.
+    props.put("group.min.session.timeout.ms", "1000");
     props.put("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
 
     new Formatter()

@@ -268,7 +268,10 @@ class IngestOnKafkaTest {
     TestTable source =
         new TestTable(table.serverName(), table.schema(), "crashy", table.columns(), table.key());
     kafka.createTopic(source.topic(), 3);
-    PipelineConfig pipeline = config(source.topic(), "ingest-crash");
+    // The crashed threads' tasks move once their sessions expire: 3 s (the broker allows it).
+    PipelineConfig pipeline = config(source.topic(), "ingest-crash")
+        .with(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "3000")
+        .with(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
     IngestConfig config = new IngestConfig(pipeline);
     Properties props = IngestApp.streamsProperties(pipeline);
     Topics.ensure(

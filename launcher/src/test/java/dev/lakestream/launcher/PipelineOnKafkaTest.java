@@ -47,6 +47,7 @@ import java.util.regex.Pattern;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -210,6 +211,9 @@ class PipelineOnKafkaTest {
         "dbserver1", "inventory", "crashy", TestTable.wide("x", "y").columns(), List.of("id"));
     kafka.createTopic(table.topic(), 3);
     Map<String, String> shared = shared("p2", table.topic());
+    // The crashed threads' tasks move once their sessions expire: 3 s (the broker allows it).
+    shared.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "3000");
+    shared.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
     // Cycles of several groups, so that a crash can leave a cycle partly converted.
     shared.put(SyncConfig.CONVERT_GROUP_MAX_FILES, "2");
     PipelineConfig syncPipeline = config(shared, "sync-crash");

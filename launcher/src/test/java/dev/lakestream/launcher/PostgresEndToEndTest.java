@@ -102,7 +102,10 @@ class PostgresEndToEndTest {
     return LocalPipeline.settings(kafka.bootstrapServers(), warehouse.catalogProperties())
         .with(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "3")
         .with(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000")
-        .with(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+        // A stream thread hears of a rebalance with its next heartbeat, and ingest of the
+        // connector's new topics with its next metadata refresh: every test starts with both.
+        .with(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "250")
+        .with("metadata.max.age.ms", "500");
   }
 
   static PipelineConfig app(PipelineConfig shared, String id) throws Exception {

@@ -49,6 +49,9 @@ class PostgresQuietTablesEndToEndTest {
       // its offsets, and the slot follows the server.
       Map<String, String> shipped = new HashMap<>();
       shipped.put("signal.data.collection", PostgresPipeline.SIGNAL_TABLE);
+      // Its action query as shipped, every second rather than every 10 s (the slot followed on the
+      // second heartbeat).
+      shipped.put("heartbeat.interval.ms", "1000");
       p.connect.deleteConnector("inventory-postgres");
       PostgresEndToEndTest.registerConnector(p.connect, p.postgres, shipped);
       writeToAnotherTable(p);
