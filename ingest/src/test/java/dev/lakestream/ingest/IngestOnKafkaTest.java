@@ -968,6 +968,82 @@ class IngestOnKafkaTest {
   }
 
   /**
+   * A lookup of previous rows (unchanged TOAST values) longer than a flush round: it goes on where
+   * it stopped at the next attempt, and what the task consumes from the partition meanwhile waits in
+   * the source topic and goes to the next batch. With rounds of 0 ms, each attempt reads one file of
+   * the many realtime holds. Before, the lookup ran whole in one attempt, in the task's transaction:
+   * on a table large enough, longer than the transaction's timeout at every attempt (a wedge).
+   * Every change lands once, with the real values, and the change log holds each once.
+   */
+  @Test
+  void aLookupOfPreviousRowsLongerThanARoundGoesOnOverRoundsAndLosesNothing() throws Exception {
+    TestTable source = new TestTable(
+        table.serverName(), table.schema(), "looked_up", table.columns(), table.key());
+    kafka.createTopic(source.topic(), 1);
+    TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
+    PipelineConfig config = config(
+        source.topic(),
+        "ingest-looked-up",
+        Map.of(
+            IngestConfig.FLUSH_ROUND_BUDGET_MS, "0", IngestConfig.CHANGELOG_TABLES, id.toString()));
+    ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2050).keepingValues(0.8);
+    List<Change> sent = new ArrayList<>();
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model);
+        StreamsApp app = IngestApp.create(config)) {
+      app.start();
+      sent.addAll(gen.snapshot(400));
+      feed.send(sent);
+      for (int i = 0; i < 8; i++) { // a file on realtime each
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        List<Change> changes = gen.next(40);
+        feed.send(changes);
+        sent.addAll(changes);
+      }
+      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      long files = Long.parseLong(
+          reader.loadTable(id).snapshot(Branches.REALTIME).summary().get("total-data-files"));
+      assertThat(files).as("data files on realtime").isGreaterThan(5);
+      for (int round = 0; round < 2; round++) {
+        // Updates of rows on realtime that leave a value unchanged, then changes that arrive
+        // while their flush looks the rows up.
+        List<Change> updates = gen.updates(60, false);
+        for (Change change : updates) {
+          feed.sendRaw(
+              source.topic(),
+              DebeziumJson.key(change, true),
+              DebeziumJson.value(change, true, Set.of("doc")));
+          model.apply(change);
+        }
+        List<Change> more = gen.next(200);
+        feed.send(more);
+        sent.addAll(updates);
+        sent.addAll(more);
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+      }
+      assertThat(count(app, "lakestream.ingest.previous.row.lookup.resumed"))
+          .as("flush attempts whose lookup went on at the next")
+          .isPositive();
+      assertThat(count(app, "lakestream.ingest.changes.deferred"))
+          .as("changes consumed while a lookup went on, left to the next batch")
+          .isPositive();
+      assertThat(count(app, "lakestream.ingest.unavailable.values.filled"))
+          .as("unchanged TOAST values filled")
+          .isPositive();
+      assertThat(count(app, "lakestream.ingest.dead.letters"))
+          .as("dead letters")
+          .isZero();
+      assertThat(count(app, "lakestream.app.thread.failures"))
+          .as("stream threads that died")
+          .isZero();
+    }
+    long logged = TableRows.read(reader.loadTable(ChangeLog.of(id)), SnapshotRef.MAIN_BRANCH)
+        .size();
+    assertThat(logged)
+        .as("change-log rows: every change once")
+        .isEqualTo(sent.stream().filter(c -> !c.isTombstone()).count());
+  }
+
+  /**
    * Ingest stopped with a batch open, the source topic deleted and created again, and the new topic
    * already longer than where the open batch ended (the connector published anew before ingest
    * started): the open batch was of the old topic and is forgotten, not read from the new one, and

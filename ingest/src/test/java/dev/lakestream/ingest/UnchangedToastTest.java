@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.lakestream.common.app.Health;
+import dev.lakestream.common.iceberg.Branches;
+import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.kafka.DeadLetters;
+import dev.lakestream.ingest.toast.PreviousRows;
 import dev.lakestream.testkit.Change;
 import dev.lakestream.testkit.ChangeStreamGenerator;
 import dev.lakestream.testkit.DebeziumJson;
@@ -19,7 +22,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
@@ -63,6 +71,62 @@ class UnchangedToastTest {
           .isPositive();
       assertThat(ingest.counter("lakestream.ingest.unavailable.values.filled", "from", "batch"))
           .isPositive();
+    }
+  }
+
+  /**
+   * The lookup of previous rows read in steps of one file each (a budget of 0) finds what the lookup
+   * read in one go finds, from the same files: the rows of the live keys, none of deleted or unknown
+   * ones. A flush whose lookup spends its round's budget goes on with it at its next attempt.
+   */
+  @Test
+  void aLookupReadInStepsFindsWhatOneReadFinds() throws Exception {
+    TestTable table = TestTable.wide("inventory", "documents");
+    try (IngestDriver ingest = new IngestDriver(List.of(table.topic()), Map.of())) {
+      ChangeStreamGenerator gen = new ChangeStreamGenerator(table, 12).keepingValues(0.5);
+      ingest.send(gen.snapshot(200), true);
+      ingest.flushAndCommit();
+      for (int round = 0; round < 12; round++) {
+        ingest.send(gen.next(30), true);
+        ingest.flushAndCommit();
+      }
+      Table iceberg = ingest.table(table);
+      Snapshot realtime = iceberg.snapshot(Branches.REALTIME);
+      Schema keySchema = KeyColumns.keySchema(iceberg);
+      List<Record> keys = new ArrayList<>();
+      Random random = new Random(12);
+      List<List<Object>> live = new ArrayList<>(ingest.model(table).keys());
+      for (int i = 0; i < 40; i++) {
+        Record key = GenericRecord.create(keySchema);
+        key.setField("id", live.get(random.nextInt(live.size())).get(0));
+        if (!keys.contains(key)) {
+          keys.add(key);
+        }
+      }
+      Record unknown = GenericRecord.create(keySchema);
+      unknown.setField("id", -1L);
+      keys.add(unknown);
+      Set<String> columns = Set.of("name", "doc", "blob");
+
+      PreviousRows.Found whole = PreviousRows.lookup(iceberg, realtime, keys, columns);
+      PreviousRows.Lookup stepped = new PreviousRows.Lookup(iceberg, realtime, keys, columns);
+      int steps = 0;
+      while (!stepped.step(0)) {
+        steps++;
+      }
+      PreviousRows.Found found = stepped.found();
+
+      assertThat(steps).as("steps before the last").isGreaterThan(whole.filesRead());
+      assertThat(found.rows()).isEqualTo(whole.rows());
+      assertThat(found.rows()).hasSize(keys.size() - 1).doesNotContainKey(unknown);
+      assertThat(found.filesRead()).isEqualTo(whole.filesRead());
+      assertThat(found.bytesRead()).isEqualTo(whole.bytesRead());
+      for (Record key : keys.subList(0, keys.size() - 1)) {
+        Map<String, Object> row = ingest.model(table).row(List.of(key.getField("id")));
+        assertThat(found.rows().get(key).getField("name"))
+            .as("name of %s", key)
+            .isEqualTo(row.get("name"));
+      }
     }
   }
 

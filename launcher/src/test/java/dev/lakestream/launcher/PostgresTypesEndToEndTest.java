@@ -21,6 +21,7 @@ import dev.lakestream.embedded.EmbeddedConnect;
 import dev.lakestream.embedded.EmbeddedKafka;
 import dev.lakestream.embedded.EmbeddedPostgres;
 import dev.lakestream.ingest.IngestApp;
+import dev.lakestream.ingest.IngestConfig;
 import dev.lakestream.ingest.toast.UnavailableValues;
 import dev.lakestream.sync.SyncApp;
 import dev.lakestream.sync.maintenance.RealtimeCompaction;
@@ -134,7 +135,10 @@ class PostgresTypesEndToEndTest {
     postgres.execute("INSERT INTO inventory." + ZOO_SNAPSHOT + " " + CALENDAR_SWITCH);
     PipelineConfig shared = PostgresEndToEndTest.shared(kafka, warehouse);
     connect = EmbeddedConnect.start(kafka.bootstrapServers());
-    ingest = IngestApp.create(PostgresEndToEndTest.app(shared, "ingest"));
+    // Rounds of 1 ms: each lookup of previous rows (unchanged TOAST values) goes on over several
+    // flush attempts, its partition held back meanwhile, as a lookup on a large table does.
+    ingest = IngestApp.create(
+        PostgresEndToEndTest.app(shared, "ingest").with(IngestConfig.FLUSH_ROUND_BUDGET_MS, "1"));
     sync = SyncApp.create(PostgresEndToEndTest.app(shared, "sync"));
     feed = new KafkaChangeFeed(kafka.bootstrapServers(), new SourceTableModel());
     reader = warehouse.catalog();
@@ -823,6 +827,12 @@ class PostgresTypesEndToEndTest {
         ingest.meters().counter("lakestream.ingest.previous.row.bytes.read").count();
     postgres.execute("UPDATE inventory.documents SET small = small + 10");
     Eventually.noDifference(SYNCED, () -> documentsDiffer(documents, Set.of()));
+    assertThat(ingest
+            .meters()
+            .counter("lakestream.ingest.previous.row.lookup.resumed")
+            .count())
+        .as("flush attempts whose lookup went on at the next")
+        .isPositive();
     System.out.printf(
         "TOAST: 200 updates lacking their TOASTed values filled from realtime in %d lookups,"
             + " %.0f ms and %.1f MB read in all%n",

@@ -40,6 +40,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.types.Types;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -62,13 +63,19 @@ import org.slf4j.LoggerFactory;
 final class BatchFlusher {
 
   /** How a flush ended. */
-  sealed interface Outcome permits Flushed, Postponed {}
+  sealed interface Outcome permits Flushed, Postponed, LookingUp {}
 
   /** The batch is written (or was empty); {@code letters} are the changes refused at flush. */
   record Flushed(FilesWritten event, List<DeadLetter> letters) implements Outcome {}
 
   /** The partition's earlier batches are not on realtime yet; try again later. */
   record Postponed(long lastFlushed, long committed) implements Outcome {}
+
+  /**
+   * The lookup of previous rows (unchanged TOAST values) spent its budget: it goes on at the next
+   * attempt, where it stopped ({@link Batches.Batch#lookup}), while the batch stays as it is.
+   */
+  record LookingUp(int steps) implements Outcome {}
 
   /** A change refused at flush, with where it came from and why. */
   record DeadLetter(String topic, int partition, BufferedChange change, String reason) {}
@@ -169,6 +176,7 @@ final class BatchFlusher {
       SchemaTexts schemaTexts,
       FlushedOffsets flushedOffsets,
       boolean mayWait,
+      long lookupBudgetNanos,
       long nowMs) {
     long started = System.nanoTime();
     String topicId = batch.topicId;
@@ -207,7 +215,16 @@ final class BatchFlusher {
     List<Record> rows = new ArrayList<>();
     List<Record> keys = new ArrayList<>();
     Span span = new Span();
-    List<Record> previous = lookups ? fillFromTable(table, keyType, changes, letters, batch) : null;
+    List<Record> previous = null;
+    if (lookups) {
+      previous = fillFromTable(table, keyType, changes, letters, batch, lookupBudgetNanos);
+      if (previous == null) {
+        metrics.previousRowLookupsResumed.increment();
+        return new LookingUp(batch.lookup == null ? 0 : batch.lookup.steps());
+      }
+    } else {
+      batch.lookup = null;
+    }
     for (int i = 0; i < changes.size(); i++) {
       Pending p = changes.get(i);
       ByteBuffer position = span.add(p.entry().offset(), p.entry().sourceTsMs(), p.event());
@@ -408,14 +425,16 @@ final class BatchFlusher {
 
   /**
    * The previous rows of the changes that lack values, by change index (null where none is needed or
-   * none was found; those found wanting become dead letters).
+   * none was found; those found wanting become dead letters); null while the lookup is not done
+   * after {@code budgetNanos} (at least one file is read in each attempt).
    */
   private List<Record> fillFromTable(
       Table table,
       Types.StructType keyType,
       List<Pending> changes,
       List<DeadLetter> letters,
-      Batches.Batch batch) {
+      Batches.Batch batch,
+      long budgetNanos) {
     List<Record> lookupKeys = new ArrayList<>();
     Set<String> columns = new LinkedHashSet<>();
     for (Pending p : changes) {
@@ -431,24 +450,54 @@ final class BatchFlusher {
               : RowConverter.toRecord(readJson(from), p.event().keySchema(), keyType));
     }
     List<Record> sought = lookupKeys.stream().filter(k -> k != null).toList();
-    Snapshot realtime = table.snapshot(Branches.REALTIME);
-    long started = System.nanoTime();
-    PreviousRows.Found found = realtime == null
-        ? PreviousRows.Found.none()
-        : PreviousRows.lookup(table, realtime, sought, columns);
-    Duration took = Duration.ofNanos(System.nanoTime() - started);
+    PreviousRows.Found found;
+    PreviousRows.Lookup lookup = batch.lookup;
+    if (lookup == null || !lookup.isOf(table.uuid().toString(), sought, columns)) {
+      Snapshot realtime = table.snapshot(Branches.REALTIME);
+      lookup = realtime == null ? null : new PreviousRows.Lookup(table, realtime, sought, columns);
+    }
+    batch.lookup = null;
+    if (lookup == null) {
+      found = PreviousRows.Found.none();
+    } else {
+      try {
+        if (!lookup.step(budgetNanos)) {
+          // Run on the stream thread, in the task's transaction: the rest at the next attempt.
+          batch.lookup = lookup;
+          return null;
+        }
+      } catch (NotFoundException e) {
+        // A file of the snapshot it read is gone: expired, after a compaction, while the lookup
+        // went on over many attempts. The next attempt starts again on the branch as it is.
+        if (budgetNanos == Long.MAX_VALUE) {
+          throw e; // read in one go: nothing older to start again from
+        }
+        LOG.warn(
+            "Flush of {}-{}: a file of realtime snapshot {} was removed while the lookup of the"
+                + " rows of {} updates that left out-of-line (TOAST) values unchanged read it ({});"
+                + " looking again on the current snapshot",
+            batch.topic,
+            batch.partition,
+            lookup.snapshotId(),
+            sought.size(),
+            e.getMessage());
+        return null;
+      }
+      found = lookup.found();
+    }
+    Duration took = lookup == null ? Duration.ZERO : lookup.spent();
     metrics.previousRowLookups.record(took);
     if (took.toMillis() >= SLOW_LOOKUP_MS) {
-      // Run on the stream thread, in the task's transaction: one that outlasts the transaction's
-      // timeout fails the task, and the batch's next flush looks again.
       LOG.warn(
           "Flush of {}-{}: looking up the rows of {} updates that left out-of-line (TOAST) values"
-              + " unchanged took {} s ({} files, {} MB read of {}); on a table this large, REPLICA"
-              + " IDENTITY FULL makes PostgreSQL send the values, and nothing is looked up",
+              + " unchanged took {} s over {} attempt(s) ({} files, {} MB read of {}), while the"
+              + " partition's later changes waited; on a table this large, REPLICA IDENTITY FULL"
+              + " makes PostgreSQL send the values, and nothing is looked up",
           batch.topic,
           batch.partition,
           sought.size(),
           took.toSeconds(),
+          lookup.steps(),
           found.filesRead(),
           found.bytesRead() / 1_000_000,
           table.name());

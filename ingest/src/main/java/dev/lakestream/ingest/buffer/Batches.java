@@ -8,6 +8,7 @@ import dev.lakestream.common.debezium.ChangeEvent;
 import dev.lakestream.common.debezium.ChangeOp;
 import dev.lakestream.common.debezium.DebeziumDecoder;
 import dev.lakestream.common.kafka.PartitionText;
+import dev.lakestream.ingest.toast.PreviousRows;
 import dev.lakestream.ingest.toast.UnavailableValues;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -61,6 +62,12 @@ final class Batches {
     long retryAtMs;
     /** When the flush first waited for the partition's earlier batches; -1 when it has not. */
     long postponedSinceMs = -1;
+    /**
+     * The flush's lookup of previous rows (unchanged TOAST values) where its last attempt stopped,
+     * or null. While it is under way, the partition's later records are held back, so the batch
+     * does not change under it ({@link SourceReplay#hold}).
+     */
+    PreviousRows.Lookup lookup;
     /** The batch's entries, by entry key, in the order their keys first came. */
     private final Map<String, BufferedChange> entries = new LinkedHashMap<>();
     /**

@@ -46,6 +46,7 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Buffers the changes of its task's source partitions and flushes each partition's batch as files
@@ -320,7 +321,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     Batches.Batch open = batches.open().get(prefix);
     if (open != null) {
-      flush(open, context.currentSystemTimeMs(), false);
+      flush(open, context.currentSystemTimeMs(), false, Long.MAX_VALUE);
     }
     starts.closed(prefix);
     topicIds.put(prefix, id);
@@ -611,13 +612,15 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       }
     }
     if (replay != null && !replay.reading()) {
-      LOG.info(
-          "Task {}: read the open batches again from the source topics: {} records ({} left out as"
-              + " before) in {}s",
-          context.taskId(),
-          replay.records(),
-          replaySkipped,
-          String.format("%.1f", replay.seconds()));
+      // (A partition held back during a lookup, with nothing consumed meanwhile, read none.)
+      LOG.atLevel(replay.records() > 0 ? Level.INFO : Level.DEBUG)
+          .log(
+              "Task {}: read the open batches again from the source topics: {} records ({} left out as"
+                  + " before) in {}s",
+              context.taskId(),
+              replay.records(),
+              replaySkipped,
+              String.format("%.1f", replay.seconds()));
       closeReplay();
     }
   }
@@ -685,7 +688,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
             i);
         break;
       }
-      flush(due.get(i), nowMs);
+      long spent = System.nanoTime() - started;
+      flush(due.get(i), nowMs, true, Math.max(0, config.flushRoundBudgetMs() * 1_000_000 - spent));
     }
     fence.flushLog();
     if (nowMs - progressAtMs >= PROGRESS_EVERY_MS) {
@@ -712,19 +716,26 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   }
 
   private void flush(Batches.Batch batch, long nowMs) {
-    flush(batch, nowMs, true);
+    flush(batch, nowMs, true, config.flushRoundBudgetMs() * 1_000_000);
   }
 
-  /** Flushes the batch; with {@code mayWait} false, even before its partition's earlier batches are on realtime. */
-  private void flush(Batches.Batch batch, long nowMs, boolean mayWait) {
+  /**
+   * Flushes the batch; with {@code mayWait} false, even before its partition's earlier batches are
+   * on realtime, and with its lookup of previous rows read to the end. A lookup that has not ended
+   * after {@code lookupBudgetNanos} goes on at the next attempt, the partition held back meanwhile.
+   */
+  private void flush(Batches.Batch batch, long nowMs, boolean mayWait, long lookupBudgetNanos) {
     if (mayWait && nowMs < batch.retryAtMs) {
       return;
     }
     List<Batches.Entry> entries = batches.entries(batch);
+    BatchStarts.Start start = starts.get(batch.prefix());
+    // Without a start (a batch an earlier version left in its stores) it cannot be held back.
+    long budget = mayWait && start != null ? lookupBudgetNanos : Long.MAX_VALUE;
     BatchFlusher.Outcome outcome;
     try {
-      outcome =
-          flusher.flush(batch, entries, changelog, schemaTexts, flushedOffsets, mayWait, nowMs);
+      outcome = flusher.flush(
+          batch, entries, changelog, schemaTexts, flushedOffsets, mayWait, budget, nowMs);
     } catch (BadChangeException e) {
       // The table as it is now refuses the batch (it took a column of a name ingest cannot write
       // beside its own since the changes were admitted; it was dropped and cannot be made again
@@ -746,6 +757,21 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           postponed.committed());
       return;
     }
+    if (outcome instanceof BatchFlusher.LookingUp lookingUp) {
+      batch.retryAtMs = nowMs + tickMs;
+      if (batch.postponedSinceMs < 0) {
+        batch.postponedSinceMs = nowMs;
+      }
+      if (start != null) {
+        hold(batch, start);
+      }
+      LOG.debug(
+          "Flush of {}-{}: its lookup of previous rows goes on at the next attempt ({} so far)",
+          batch.topic,
+          batch.partition,
+          lookingUp.steps());
+      return;
+    }
     BatchFlusher.Flushed flushed = (BatchFlusher.Flushed) outcome;
     for (BatchFlusher.DeadLetter letter : flushed.letters()) {
       BufferedChange change = letter.change();
@@ -765,6 +791,31 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
     batches.clear(batch, flushed.letters().isEmpty());
     ended(batch);
+  }
+
+  /**
+   * Holds the batch's partition back while its flush's lookup goes on over several attempts: what
+   * the task consumes from it meanwhile is not added (the batch's end moves past it, as for a
+   * partition still being read again), so the batch the lookup is for stays as it is, and is read
+   * from the source topic into the next batch once this one is flushed ({@link #ended}). A lookup
+   * that let the batch grow would have new keys to look for at each attempt, and might never end.
+   */
+  private void hold(Batches.Batch batch, BatchStarts.Start start) {
+    TopicPartition tp = new TopicPartition(batch.topic, batch.partition);
+    if (replay == null) {
+      replay = new SourceReplay(
+          context.appConfigs(), config.applicationId() + "-" + context.taskId() + "-buffer-replay");
+    }
+    if (!replay.held(tp)) {
+      LOG.info(
+          "Task {}: the flush of {}-{} looks up the current rows of updates that left out-of-line"
+              + " (TOAST) values unchanged over several attempts; the partition's later records"
+              + " wait in the source topic until it is flushed",
+          context.taskId(),
+          batch.topic,
+          batch.partition);
+    }
+    replay.hold(tp, start.end);
   }
 
   private static String waitSubject(Batches.Batch batch) {
@@ -861,6 +912,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     TopicPartition tp = new TopicPartition(batch.topic, batch.partition);
     if (replay != null && replay.reading(tp)) {
       starts.restartAt(batch.prefix(), replay.next(tp));
+      replay.release(tp);
     } else {
       starts.closed(batch.prefix());
     }

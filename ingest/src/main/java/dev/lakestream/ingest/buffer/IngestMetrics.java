@@ -36,6 +36,11 @@ final class IngestMetrics {
 
   final Counter previousRowFiles;
   final Counter previousRowBytes;
+  /**
+   * Flush attempts whose lookup of previous rows spent its budget and goes on at the next attempt,
+   * the partition's later records held back meanwhile.
+   */
+  final Counter previousRowLookupsResumed;
   /** Flushes held back until the partition's earlier batches were on realtime. */
   final Counter flushesPostponed;
   /** Flushes reported on /health for waiting that long for the partition's earlier batches. */
@@ -78,6 +83,7 @@ final class IngestMetrics {
     previousRowLookups = meters.timer("lakestream.ingest.previous.row.lookup.duration");
     previousRowFiles = meters.counter("lakestream.ingest.previous.row.files.read");
     previousRowBytes = meters.counter("lakestream.ingest.previous.row.bytes.read");
+    previousRowLookupsResumed = meters.counter("lakestream.ingest.previous.row.lookup.resumed");
     flushesPostponed = meters.counter("lakestream.ingest.flushes.postponed");
     flushWaitsReported = meters.counter("lakestream.ingest.flushes.long.waits");
     flushesForMemory = meters.counter("lakestream.ingest.flushes.buffer.full");

@@ -49,6 +49,11 @@ final class SourceReplay implements AutoCloseable {
   private KafkaConsumer<byte[], byte[]> consumer;
   /** The next offset to read, per partition still being read. */
   private final Map<TopicPartition, Long> next = new HashMap<>();
+  /**
+   * Partitions of {@link #next} not read for now ({@link #hold}): what the task consumes from them
+   * is left to a later read, as for a partition still being read.
+   */
+  private final Set<TopicPartition> held = new HashSet<>();
 
   private long records;
   private long missing;
@@ -79,13 +84,61 @@ final class SourceReplay implements AutoCloseable {
     if (batches.isEmpty()) {
       return Set.of();
     }
-    consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    open();
     try {
       return seek(batches);
     } catch (RuntimeException e) {
       close();
       throw e;
     }
+  }
+
+  private void open() {
+    if (consumer == null) {
+      consumer =
+          new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+  }
+
+  /** Assigns the consumer the partitions still being read, the held ones paused. */
+  private void assign() {
+    consumer.assign(next.keySet());
+    consumer.pause(held);
+  }
+
+  /**
+   * Holds {@code tp} back: it is not read, and what the task consumes from it meanwhile is left to
+   * a later read (its batch's end moves past it), until {@link #release}. A partition not being read
+   * is then read from {@code from} (its batch's end) once released; one being read goes on where it
+   * was. The change buffer holds a partition while its batch's flush looks up previous rows over
+   * several attempts: the batch stays as the lookup found it, and the records held back go to the
+   * next batch.
+   */
+  void hold(TopicPartition tp, long from) {
+    open();
+    held.add(tp);
+    if (next.putIfAbsent(tp, from) == null) {
+      assign();
+      consumer.seek(tp, from);
+      if (startedNs == 0) {
+        startedNs = System.nanoTime();
+        loggedAtNs = startedNs;
+      }
+    } else {
+      consumer.pause(Set.of(tp));
+    }
+  }
+
+  /** Reads {@code tp} again, from where it was held. */
+  void release(TopicPartition tp) {
+    if (held.remove(tp) && next.containsKey(tp)) {
+      consumer.resume(Set.of(tp));
+    }
+  }
+
+  /** Whether {@code tp} is held back. */
+  boolean held(TopicPartition tp) {
+    return held.contains(tp);
   }
 
   private Set<TopicPartition> seek(Map<TopicPartition, BatchStarts.Start> batches) {
@@ -136,7 +189,7 @@ final class SourceReplay implements AutoCloseable {
       }
       next.put(tp, Math.max(first, begin.get(tp)));
     }
-    consumer.assign(next.keySet());
+    assign();
     next.forEach(consumer::seek);
     startedNs = System.nanoTime();
     loggedAtNs = startedNs;
@@ -164,18 +217,19 @@ final class SourceReplay implements AutoCloseable {
    */
   boolean caughtUp(TopicPartition tp, long end) {
     Long at = next.get(tp);
-    if (at == null || at < end) {
+    if (at == null || at < end || held.contains(tp)) {
       return false;
     }
     next.remove(tp);
-    consumer.assign(next.keySet());
+    assign();
     return true;
   }
 
   /** Stops reading {@code tp}, whatever is left of it (its topic is not the one its batch was of). */
   void stop(TopicPartition tp) {
+    held.remove(tp);
     if (next.remove(tp) != null) {
-      consumer.assign(next.keySet());
+      assign();
     }
   }
 
@@ -189,8 +243,8 @@ final class SourceReplay implements AutoCloseable {
   Set<TopicPartition> step(
       ToLongFunction<TopicPartition> endOf, ToLongFunction<ConsumerRecord<byte[], byte[]>> sink) {
     Set<TopicPartition> done = new HashSet<>();
-    if (next.isEmpty()) {
-      return done;
+    if (held.containsAll(next.keySet())) {
+      return done; // none, or only held ones: nothing to read (and no stall)
     }
     long stepStartNs = System.nanoTime();
     long[] spent = SPENT.get();
@@ -269,16 +323,16 @@ final class SourceReplay implements AutoCloseable {
   private boolean finished(ToLongFunction<TopicPartition> endOf, Set<TopicPartition> done) {
     boolean assigned = false;
     for (TopicPartition tp : Set.copyOf(next.keySet())) {
-      if (consumer.position(tp) >= endOf.applyAsLong(tp)) {
+      if (!held.contains(tp) && consumer.position(tp) >= endOf.applyAsLong(tp)) {
         next.remove(tp);
         done.add(tp);
         assigned = true;
       }
     }
     if (assigned) {
-      consumer.assign(next.keySet());
+      assign();
     }
-    return next.isEmpty();
+    return held.containsAll(next.keySet());
   }
 
   /** Records read so far. */
@@ -294,6 +348,7 @@ final class SourceReplay implements AutoCloseable {
   @Override
   public void close() {
     next.clear();
+    held.clear();
     if (consumer != null) {
       consumer.close();
       consumer = null;

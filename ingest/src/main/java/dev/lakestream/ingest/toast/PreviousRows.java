@@ -4,10 +4,12 @@ import dev.lakestream.common.iceberg.BranchFiles;
 import dev.lakestream.common.iceberg.KeyBounds;
 import dev.lakestream.common.iceberg.KeyColumns;
 import dev.lakestream.common.iceberg.RowsAtPositions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,38 +66,153 @@ public final class PreviousRows {
 
   /**
    * The current rows on {@code snapshot} of {@code keys} (records of the table's key columns), with
-   * {@code columns} filled in; keys without a row are absent from the result.
+   * {@code columns} filled in; keys without a row are absent from the result. Reads to the end.
    */
   public static Found lookup(
       Table table, Snapshot snapshot, Collection<Record> keys, Set<String> columns) {
-    Schema keySchema = KeyColumns.keySchema(table);
-    Types.StructType keyType = keySchema.asStruct();
-    InternalRecordWrapper internal = new InternalRecordWrapper(keyType);
-    StructLikeMap<Record> sought = StructLikeMap.create(keyType);
-    for (Record key : keys) {
-      sought.put(key, key);
+    Lookup lookup = new Lookup(table, snapshot, keys, columns);
+    while (!lookup.step(Long.MAX_VALUE)) {
+      // reads to the end
     }
-    List<DataFile> files =
-        new ArrayList<>(BranchFiles.liveDataFiles(table, snapshot).values());
-    files.sort(Comparator.comparingLong(DataFile::dataSequenceNumber).reversed());
+    return lookup.found();
+  }
 
-    Map<DataFile, Map<Long, Record>> positions = new LinkedHashMap<>();
-    long bytes = 0;
-    int filesRead = 0;
-    for (DataFile file : files) {
-      if (sought.isEmpty()) {
-        break;
+  /**
+   * A lookup read in steps: each {@link #step} reads whole files, newest first, for as long as its
+   * budget allows (at least one), and the next goes on where it stopped, so a lookup over a large
+   * table need not end within one call. It reads the files of the snapshot it started on; the keys
+   * and columns are fixed at its start.
+   */
+  public static final class Lookup {
+    private final Table table;
+    private final long snapshotId;
+    private final Collection<Record> keys;
+    private final Set<String> columns;
+    private final Schema keySchema;
+    private final Types.StructType keyType;
+    private final InternalRecordWrapper internal;
+    private final StructLikeMap<Record> sought;
+    private final List<DataFile> files;
+    /** The next file to look for keys in. */
+    private int nextFile;
+
+    private final Map<DataFile, Map<Long, Record>> positions = new LinkedHashMap<>();
+    /** The files whose rows are still to be read, once every file was looked in. */
+    private Iterator<Map.Entry<DataFile, Map<Long, Record>>> toRead;
+
+    private final Map<StructLike, Record> rows;
+    private final Map<StructLike, Set<String>> unwritten;
+    private long bytes;
+    private int filesRead;
+    private int steps;
+    private long spentNanos;
+    private boolean done;
+
+    public Lookup(Table table, Snapshot snapshot, Collection<Record> keys, Set<String> columns) {
+      this.table = table;
+      this.snapshotId = snapshot.snapshotId();
+      this.keys = List.copyOf(keys);
+      this.columns = Set.copyOf(columns);
+      this.keySchema = KeyColumns.keySchema(table);
+      this.keyType = keySchema.asStruct();
+      this.internal = new InternalRecordWrapper(keyType);
+      this.sought = StructLikeMap.create(keyType);
+      for (Record key : keys) {
+        sought.put(key, key);
       }
-      boolean candidate = false;
+      this.files = new ArrayList<>(BranchFiles.liveDataFiles(table, snapshot).values());
+      files.sort(Comparator.comparingLong(DataFile::dataSequenceNumber).reversed());
+      this.rows = StructLikeMap.create(keyType);
+      this.unwritten = StructLikeMap.create(keyType);
+    }
+
+    /** Whether this lookup is of these keys and columns in the table of this UUID. */
+    public boolean isOf(String tableUuid, Collection<Record> keys, Set<String> columns) {
+      return table.uuid().toString().equals(tableUuid)
+          && this.keys.equals(List.copyOf(keys))
+          && this.columns.equals(columns);
+    }
+
+    /** The snapshot it reads. */
+    public long snapshotId() {
+      return snapshotId;
+    }
+
+    /** The steps taken so far. */
+    public int steps() {
+      return steps;
+    }
+
+    /** The time its steps took, in all. */
+    public Duration spent() {
+      return Duration.ofNanos(spentNanos);
+    }
+
+    /**
+     * Reads files until the lookup is done or {@code budgetNanos} have passed since the call (one
+     * file at least); whether it is done.
+     */
+    public boolean step(long budgetNanos) {
+      long started = System.nanoTime();
+      steps++;
+      boolean first = true;
+      while (!done && (first || System.nanoTime() - started < budgetNanos)) {
+        first = !next();
+      }
+      spentNanos += System.nanoTime() - started;
+      return done;
+    }
+
+    /** What was found; only once done. */
+    public Found found() {
+      if (!done) {
+        throw new IllegalStateException("the lookup is not done");
+      }
+      return new Found(rows, filesRead, bytes, unwritten);
+    }
+
+    /** One unit of work: a file looked in or read, or the move between; whether it read a file. */
+    private boolean next() {
+      if (toRead == null) {
+        while (nextFile < files.size() && !sought.isEmpty()) {
+          DataFile file = files.get(nextFile++);
+          if (mayHoldASoughtKey(file)) {
+            lookIn(file);
+            return true;
+          }
+        }
+        toRead = positions.entrySet().iterator();
+        return false;
+      }
+      if (!toRead.hasNext()) {
+        done = true;
+        return false;
+      }
+      Map.Entry<DataFile, Map<Long, Record>> entry = toRead.next();
+      Schema projection = table.schema().select(new ArrayList<>(columns));
+      RowsAtPositions.Read read = RowsAtPositions.read(
+          table.io(), entry.getKey(), projection, new TreeSet<>(entry.getValue().keySet()));
+      entry.getValue().forEach((position, key) -> {
+        rows.put(key, read.rows().get(position));
+        if (!read.absent().isEmpty()) {
+          unwritten.put(key, read.absent());
+        }
+      });
+      bytes += read.bytesRead();
+      return true;
+    }
+
+    private boolean mayHoldASoughtKey(DataFile file) {
       for (Record key : sought.values()) {
         if (KeyBounds.mayContain(file, keyType, internal.copyFor(key))) {
-          candidate = true;
-          break;
+          return true;
         }
       }
-      if (!candidate) {
-        continue;
-      }
+      return false;
+    }
+
+    /** Reads the key column of {@code file}, noting the positions of the keys still sought. */
+    private void lookIn(DataFile file) {
       Map<Long, Record> found = new HashMap<>();
       long[] position = {0};
       KeyColumns.forEach(table, file, keySchema, key -> {
@@ -112,21 +229,5 @@ public final class PreviousRows {
         positions.put(file, found);
       }
     }
-
-    Schema projection = table.schema().select(new ArrayList<>(columns));
-    Map<StructLike, Record> rows = StructLikeMap.create(keyType);
-    Map<StructLike, Set<String>> unwritten = StructLikeMap.create(keyType);
-    for (Map.Entry<DataFile, Map<Long, Record>> entry : positions.entrySet()) {
-      RowsAtPositions.Read read = RowsAtPositions.read(
-          table.io(), entry.getKey(), projection, new TreeSet<>(entry.getValue().keySet()));
-      entry.getValue().forEach((position, key) -> {
-        rows.put(key, read.rows().get(position));
-        if (!read.absent().isEmpty()) {
-          unwritten.put(key, read.absent());
-        }
-      });
-      bytes += read.bytesRead();
-    }
-    return new Found(rows, filesRead, bytes, unwritten);
   }
 }
