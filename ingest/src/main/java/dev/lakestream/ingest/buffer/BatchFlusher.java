@@ -58,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * realtime} ({@link PreviousRows}). That row is current only once every earlier batch of the
  * partition is committed there: until the realtime branch records the last offset flushed before,
  * the flush is postponed (the batch stays open and keeps growing). A change whose previous row is
- * not on the branch is dead-lettered, and the rest of the batch is written.
+ * not on the branch is dead-lettered, and the rest of the batch is written. A lookup that does not
+ * end within its budget goes on at the next attempt ({@link LookingUp}).
  */
 final class BatchFlusher {
 

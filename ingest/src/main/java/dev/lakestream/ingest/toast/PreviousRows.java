@@ -35,7 +35,8 @@ import org.apache.iceberg.util.StructLikeMap;
  * the newest down, skips those whose key bounds exclude every key still sought, reads only the key
  * column of the others to find the keys' positions, and stops once every key is found; then it
  * reads the asked-for columns of just the rows found, page by page ({@link RowsAtPositions}).
- * Recently changed keys are found in the newest, smallest files.
+ * Recently changed keys are found in the newest, smallest files. A {@link Lookup} does this in
+ * steps, so that one over a large table can go on over several flush attempts.
  *
  * <p>The caveat is the premise: the key must exist on the branch. A key deleted there has no
  * current row, but the lookup would return its last one; callers look up keys the source says
