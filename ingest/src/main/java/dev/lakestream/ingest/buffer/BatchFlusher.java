@@ -453,26 +453,30 @@ final class BatchFlusher {
     List<Record> sought = lookupKeys.stream().filter(k -> k != null).toList();
     PreviousRows.Found found;
     PreviousRows.Lookup lookup = batch.lookup;
-    if (lookup == null || !lookup.isOf(table.uuid().toString(), sought, columns)) {
-      Snapshot realtime = table.snapshot(Branches.REALTIME);
-      lookup = realtime == null ? null : new PreviousRows.Lookup(table, realtime, sought, columns);
-    }
     batch.lookup = null;
-    if (lookup == null) {
-      found = PreviousRows.Found.none();
-    } else {
+    boolean resumed = lookup != null && lookup.isOf(table.uuid().toString(), sought, columns);
+    while (true) {
+      if (!resumed) {
+        Snapshot realtime = table.snapshot(Branches.REALTIME);
+        lookup =
+            realtime == null ? null : new PreviousRows.Lookup(table, realtime, sought, columns);
+      }
+      if (lookup == null) {
+        break;
+      }
       try {
         if (!lookup.step(budgetNanos)) {
           // Run on the stream thread, in the task's transaction: the rest at the next attempt.
           batch.lookup = lookup;
           return null;
         }
+        break;
       } catch (NotFoundException e) {
-        // A file of the snapshot it read is gone: expired, after a compaction, while the lookup
-        // went on over many attempts. The next attempt starts again on the branch as it is.
-        if (budgetNanos == Long.MAX_VALUE) {
-          throw e; // read in one go: nothing older to start again from
+        if (!resumed) {
+          throw e; // a file of the branch as it is now is missing: not the lookup's to mend
         }
+        // A file of the older snapshot it went on reading is gone: expired, after a compaction,
+        // while the lookup went on over many attempts. It starts again on the branch as it is.
         LOG.warn(
             "Flush of {}-{}: a file of realtime snapshot {} was removed while the lookup of the"
                 + " rows of {} updates that left out-of-line (TOAST) values unchanged read it ({});"
@@ -482,8 +486,12 @@ final class BatchFlusher {
             lookup.snapshotId(),
             sought.size(),
             e.getMessage());
-        return null;
+        resumed = false;
       }
+    }
+    if (lookup == null) {
+      found = PreviousRows.Found.none();
+    } else {
       found = lookup.found();
     }
     Duration took = lookup == null ? Duration.ZERO : lookup.spent();

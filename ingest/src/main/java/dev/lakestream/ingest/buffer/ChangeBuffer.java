@@ -317,6 +317,18 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         id);
     TopicPartition tp = new TopicPartition(topic, partition);
     if (replay != null && replay.reading(tp)) {
+      BatchStarts.Start start = starts.get(prefix);
+      if (start != null && replay.next(tp) < start.end) {
+        // Consumed from the old topic while its batch was being read again, or held back during a
+        // lookup: gone with the topic, as records it held that ingest had not reached yet.
+        LOG.warn(
+            "Offsets {} to {} of the old topic {}-{}, consumed while its open batch was being read"
+                + " again or looked rows up, were not applied and went with the topic",
+            replay.next(tp),
+            start.end - 1,
+            topic,
+            partition);
+      }
       replay.stop(tp);
     }
     Batches.Batch open = batches.open().get(prefix);
@@ -765,6 +777,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       if (start != null) {
         hold(batch, start);
       }
+      reportLongLookup(batch, nowMs);
       LOG.debug(
           "Flush of {}-{}: its lookup of previous rows goes on at the next attempt ({} so far)",
           batch.topic,
@@ -816,6 +829,29 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
           batch.partition);
     }
     replay.hold(tp, start.end);
+  }
+
+  /**
+   * Reports, once, a lookup of previous rows under way for {@link #FLUSH_WAIT_REPORTED_AFTER_MS}
+   * or more: the partition's later changes wait in the source topic meanwhile, and must not outlast
+   * its retention.
+   */
+  private void reportLongLookup(Batches.Batch batch, long nowMs) {
+    long waited = nowMs - batch.postponedSinceMs;
+    String subject = waitSubject(batch);
+    if (waited < FLUSH_WAIT_REPORTED_AFTER_MS || reportedWaits.contains(subject)) {
+      return;
+    }
+    reportedWaits.add(subject);
+    metrics.flushWaitsReported.increment();
+    String what = "the flush of " + batch.topic + "-" + batch.partition + "'s open batch ("
+        + batch.keys + " keys) has looked up the current rows of updates that left out-of-line"
+        + " (TOAST) values unchanged for " + waited / 60_000 + " min, and the partition's later"
+        + " changes wait in the source topic until it is flushed (they must not outlast the"
+        + " topic's retention). The table is too large to look rows up in: set REPLICA IDENTITY"
+        + " FULL on it at the source, so PostgreSQL sends the values";
+    LOG.error("Task {}: {}", context.taskId(), what);
+    health.problem(subject, what);
   }
 
   private static String waitSubject(Batches.Batch batch) {

@@ -284,6 +284,12 @@ final class SourceReplay implements AutoCloseable {
             consumer.seek(tp, resume);
             break;
           }
+          if (held.contains(tp)) {
+            // Its batch's flush was held back by this record (a lookup under way): the records
+            // polled after it are read once it is released.
+            consumer.seek(tp, next.get(tp));
+            break;
+          }
         }
       }
       now = System.nanoTime();
