@@ -971,9 +971,11 @@ class IngestOnKafkaTest {
    * A lookup of previous rows (unchanged TOAST values) longer than a flush round: it goes on where
    * it stopped at the next attempt, and what the task consumes from the partition meanwhile waits in
    * the source topic and goes to the next batch. With rounds of 0 ms, each attempt reads one file of
-   * the many realtime holds. Before, the lookup ran whole in one attempt, in the task's transaction:
-   * on a table large enough, longer than the transaction's timeout at every attempt (a wedge).
-   * Every change lands once, with the real values, and the change log holds each once.
+   * the many realtime holds, and each file takes 300 ms to open, as on a slow store; the stream
+   * thread dies once in the middle of a lookup, and its replacement reads the batch and what was
+   * held back again. Before, the lookup ran whole in one attempt, in the task's transaction: on a table large
+   * enough, longer than the transaction's timeout at every attempt (a wedge). Every change lands
+   * once, with the real values, and the change log holds each once.
    */
   @Test
   void aLookupOfPreviousRowsLongerThanARoundGoesOnOverRoundsAndLosesNothing() throws Exception {
@@ -982,65 +984,102 @@ class IngestOnKafkaTest {
     kafka.createTopic(source.topic(), 1);
     TableIdentifier id = TableIdentifier.of(source.schema(), source.name());
     PipelineConfig config = config(
-        source.topic(),
-        "ingest-looked-up",
-        Map.of(
-            IngestConfig.FLUSH_ROUND_BUDGET_MS, "0", IngestConfig.CHANGELOG_TABLES, id.toString()));
+            source.topic(),
+            "ingest-looked-up",
+            Map.of(
+                IngestConfig.FLUSH_ROUND_BUDGET_MS,
+                "0",
+                IngestConfig.CHANGELOG_TABLES,
+                id.toString()))
+        .with(PipelineConfig.CATALOG_PREFIX + "io-impl", SlowFileIO.class.getName())
+        .with(PipelineConfig.CATALOG_PREFIX + SlowFileIO.OPEN_MS, "300");
     ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2050).keepingValues(0.8);
     List<Change> sent = new ArrayList<>();
-    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model);
-        StreamsApp app = IngestApp.create(config)) {
-      app.start();
-      sent.addAll(gen.snapshot(400));
-      feed.send(sent);
-      for (int i = 0; i < 8; i++) { // a file on realtime each
-        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
-        List<Change> changes = gen.next(40);
-        feed.send(changes);
-        sent.addAll(changes);
-      }
-      Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
-      long files = Long.parseLong(
-          reader.loadTable(id).snapshot(Branches.REALTIME).summary().get("total-data-files"));
-      assertThat(files).as("data files on realtime").isGreaterThan(5);
-      for (int round = 0; round < 2; round++) {
-        // Updates of rows on realtime that leave a value unchanged, then changes that arrive
-        // while their flush looks the rows up.
-        List<Change> updates = gen.updates(60, false);
-        for (Change change : updates) {
-          feed.sendRaw(
-              source.topic(),
-              DebeziumJson.key(change, true),
-              DebeziumJson.value(change, true, Set.of("doc")));
-          model.apply(change);
+    try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
+      try (StreamsApp app = IngestApp.create(config)) {
+        app.start();
+        sent.addAll(gen.snapshot(400));
+        feed.send(sent);
+        for (int i = 0; i < 8; i++) { // a file on realtime each
+          Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+          List<Change> changes = gen.next(40);
+          feed.send(changes);
+          sent.addAll(changes);
         }
-        List<Change> more = gen.next(200);
-        feed.send(more);
-        sent.addAll(updates);
-        sent.addAll(more);
         Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        long files = Long.parseLong(
+            reader.loadTable(id).snapshot(Branches.REALTIME).summary().get("total-data-files"));
+        assertThat(files).as("data files on realtime").isGreaterThan(5);
+
+        sent.addAll(holdBack(app, feed, gen));
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(app, "lakestream.ingest.unavailable.values.filled"))
+            .as("unchanged TOAST values filled")
+            .isPositive();
+
+        // The stream thread dies in the middle of a lookup, with changes held back; its
+        // replacement reads the open batch and what was held back again.
+        long lookups = lookupsEnded(app);
+        double readAgain = count(app, "lakestream.ingest.changes.read.again");
+        double deferred = count(app, "lakestream.ingest.changes.deferred");
+        sent.addAll(holdBack(app, feed, gen));
+        SlowFileIO.FAIL_NEXT_OPEN.set(true);
+        Eventually.until(
+            CONVERGE,
+            "the stream thread to die opening a file",
+            () -> count(app, "lakestream.app.thread.failures") > 0);
+        assertThat(lookupsEnded(app)).as("lookups ended before it died").isEqualTo(lookups);
+        double heldBack = count(app, "lakestream.ingest.changes.deferred") - deferred;
+        Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
+        assertThat(count(app, "lakestream.ingest.changes.read.again") - readAgain)
+            .as("the open batch's updates and the %s changes held back, read again", heldBack)
+            .isGreaterThan(heldBack);
+        assertThat(count(app, "lakestream.ingest.dead.letters"))
+            .as("dead letters")
+            .isZero();
+        assertThat(count(app, "lakestream.app.thread.failures"))
+            .as("stream threads that died")
+            .isEqualTo(1);
+      } finally {
+        SlowFileIO.FAIL_NEXT_OPEN.set(false);
       }
-      assertThat(count(app, "lakestream.ingest.previous.row.lookup.resumed"))
-          .as("flush attempts whose lookup went on at the next")
-          .isPositive();
-      assertThat(count(app, "lakestream.ingest.changes.deferred"))
-          .as("changes consumed while a lookup went on, left to the next batch")
-          .isPositive();
-      assertThat(count(app, "lakestream.ingest.unavailable.values.filled"))
-          .as("unchanged TOAST values filled")
-          .isPositive();
-      assertThat(count(app, "lakestream.ingest.dead.letters"))
-          .as("dead letters")
-          .isZero();
-      assertThat(count(app, "lakestream.app.thread.failures"))
-          .as("stream threads that died")
-          .isZero();
     }
     long logged = TableRows.read(reader.loadTable(ChangeLog.of(id)), SnapshotRef.MAIN_BRANCH)
         .size();
     assertThat(logged)
         .as("change-log rows: every change once")
         .isEqualTo(sent.stream().filter(c -> !c.isTombstone()).count());
+  }
+
+  /**
+   * Updates of 60 rows on realtime that leave a value unchanged, as Debezium sends them, and once
+   * their flush's lookup goes on over attempts, 200 changes, which wait behind it: the changes sent.
+   */
+  private List<Change> holdBack(StreamsApp app, KafkaChangeFeed feed, ChangeStreamGenerator gen)
+      throws Exception {
+    double resumed = count(app, "lakestream.ingest.previous.row.lookup.resumed");
+    double deferred = count(app, "lakestream.ingest.changes.deferred");
+    List<Change> sent = new ArrayList<>(gen.updates(60, false));
+    feed.sendToasted(sent, Set.of("doc"));
+    Eventually.until(
+        CONVERGE,
+        "a lookup to go on over attempts",
+        () -> count(app, "lakestream.ingest.previous.row.lookup.resumed") > resumed);
+    List<Change> more = gen.next(200);
+    feed.send(more);
+    sent.addAll(more);
+    Eventually.until(
+        CONVERGE,
+        "changes held back behind the lookup",
+        () -> count(app, "lakestream.ingest.changes.deferred") > deferred);
+    return sent;
+  }
+
+  /** The lookups of previous rows that ended (each records its time once, at its end). */
+  private static long lookupsEnded(StreamsApp app) {
+    return app.meters().find("lakestream.ingest.previous.row.lookup.duration").timers().stream()
+        .mapToLong(t -> t.count())
+        .sum();
   }
 
   /**

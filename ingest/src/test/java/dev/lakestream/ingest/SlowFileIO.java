@@ -3,6 +3,7 @@ package dev.lakestream.ingest;
 import dev.lakestream.common.iceberg.LocalFileIO;
 import java.io.IOException;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
@@ -10,23 +11,42 @@ import org.apache.iceberg.io.PositionOutputStream;
 
 /**
  * The local file system as a slow object store: closing a written Parquet file (an upload's
- * completion) takes {@code slow-io.close-ms} (a catalog property) milliseconds.
+ * completion) takes {@code slow-io.close-ms} (a catalog property) milliseconds, and opening one to
+ * read it {@code slow-io.open-ms}. {@link #FAIL_NEXT_OPEN} makes the next open of a Parquet file
+ * fail, as a store that answers with an error would.
  */
 public final class SlowFileIO implements FileIO {
 
   public static final String CLOSE_MS = "slow-io.close-ms";
+  public static final String OPEN_MS = "slow-io.open-ms";
+
+  /** Set: the next open of a Parquet file to read throws (and clears it). */
+  public static final AtomicBoolean FAIL_NEXT_OPEN = new AtomicBoolean();
 
   private final LocalFileIO local = new LocalFileIO();
   private long closeMs;
+  private long openMs;
 
   @Override
   public void initialize(Map<String, String> properties) {
     local.initialize(properties);
     closeMs = Long.parseLong(properties.getOrDefault(CLOSE_MS, "0"));
+    openMs = Long.parseLong(properties.getOrDefault(OPEN_MS, "0"));
   }
 
   @Override
   public InputFile newInputFile(String path) {
+    if (path.endsWith(".parquet") && FAIL_NEXT_OPEN.compareAndSet(true, false)) {
+      throw new IllegalStateException("simulated failure opening " + path);
+    }
+    if (openMs > 0 && path.endsWith(".parquet")) {
+      try {
+        Thread.sleep(openMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while opening slowly", e);
+      }
+    }
     return local.newInputFile(path);
   }
 

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -51,6 +52,22 @@ public final class KafkaChangeFeed implements AutoCloseable {
           change.table().topic(),
           DebeziumJson.key(change, true),
           DebeziumJson.value(change, true)));
+      model.apply(change);
+    }
+    producer.flush();
+  }
+
+  /**
+   * Sends the changes as Debezium's PostgreSQL connector writes updates that leave the {@code
+   * toasted} columns' out-of-line values unchanged ({@link DebeziumJson#value(Change, boolean,
+   * Set)}), and applies them to the model.
+   */
+  public void sendToasted(List<Change> changes, Set<String> toasted) {
+    for (Change change : changes) {
+      producer.send(new ProducerRecord<>(
+          change.table().topic(),
+          DebeziumJson.key(change, true),
+          DebeziumJson.value(change, true, toasted)));
       model.apply(change);
     }
     producer.flush();

@@ -455,6 +455,8 @@ final class BatchFlusher {
     PreviousRows.Lookup lookup = batch.lookup;
     batch.lookup = null;
     boolean resumed = lookup != null && lookup.isOf(table.uuid().toString(), sought, columns);
+    long startedNs = System.nanoTime();
+    Duration before = Duration.ZERO; // spent by a lookup started again
     while (true) {
       if (!resumed) {
         Snapshot realtime = table.snapshot(Branches.REALTIME);
@@ -465,7 +467,10 @@ final class BatchFlusher {
         break;
       }
       try {
-        if (!lookup.step(budgetNanos)) {
+        long left = budgetNanos == Long.MAX_VALUE
+            ? budgetNanos
+            : Math.max(0, budgetNanos - (System.nanoTime() - startedNs));
+        if (!lookup.step(left)) {
           // Run on the stream thread, in the task's transaction: the rest at the next attempt.
           batch.lookup = lookup;
           return null;
@@ -486,6 +491,7 @@ final class BatchFlusher {
             lookup.snapshotId(),
             sought.size(),
             e.getMessage());
+        before = before.plus(lookup.spent());
         resumed = false;
       }
     }
@@ -494,7 +500,7 @@ final class BatchFlusher {
     } else {
       found = lookup.found();
     }
-    Duration took = lookup == null ? Duration.ZERO : lookup.spent();
+    Duration took = lookup == null ? before : before.plus(lookup.spent());
     metrics.previousRowLookups.record(took);
     if (took.toMillis() >= SLOW_LOOKUP_MS) {
       LOG.warn(

@@ -68,6 +68,8 @@ final class Batches {
      * does not change under it ({@link SourceReplay#hold}).
      */
     PreviousRows.Lookup lookup;
+    /** When the flush's lookup first went on at a later attempt; -1 when none has. */
+    long lookingUpSinceMs = -1;
     /** The batch's entries, by entry key, in the order their keys first came. */
     private final Map<String, BufferedChange> entries = new LinkedHashMap<>();
     /**

@@ -322,8 +322,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
         // Consumed from the old topic while its batch was being read again, or held back during a
         // lookup: gone with the topic, as records it held that ingest had not reached yet.
         LOG.warn(
-            "Offsets {} to {} of the old topic {}-{}, consumed while its open batch was being read"
-                + " again or looked rows up, were not applied and went with the topic",
+            "Offsets {} to {} of the old topic {}-{} (records of its open batch not read again yet,"
+                + " or consumed while it was read again or held back during a lookup of previous"
+                + " rows) were not applied, and went with the topic",
             replay.next(tp),
             start.end - 1,
             topic,
@@ -774,6 +775,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
       if (batch.postponedSinceMs < 0) {
         batch.postponedSinceMs = nowMs;
       }
+      if (batch.lookingUpSinceMs < 0) {
+        batch.lookingUpSinceMs = nowMs;
+      }
       if (start != null) {
         hold(batch, start);
       }
@@ -837,8 +841,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * its retention.
    */
   private void reportLongLookup(Batches.Batch batch, long nowMs) {
-    long waited = nowMs - batch.postponedSinceMs;
-    String subject = waitSubject(batch);
+    long waited = nowMs - batch.lookingUpSinceMs;
+    String subject = lookupSubject(batch);
     if (waited < FLUSH_WAIT_REPORTED_AFTER_MS || reportedWaits.contains(subject)) {
       return;
     }
@@ -856,6 +860,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
 
   private static String waitSubject(Batches.Batch batch) {
     return "ingest partition " + batch.topic + "-" + batch.partition;
+  }
+
+  private static String lookupSubject(Batches.Batch batch) {
+    return waitSubject(batch) + " lookup";
   }
 
   /**
@@ -935,6 +943,16 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * again, the next batch starts where reading goes on.
    */
   private void ended(Batches.Batch batch) {
+    String lookup = lookupSubject(batch);
+    if (reportedWaits.remove(lookup)) {
+      health.clear(lookup);
+      LOG.info(
+          "Task {}: the flush of {}-{} went through after looking rows up for {} s",
+          context.taskId(),
+          batch.topic,
+          batch.partition,
+          (context.currentSystemTimeMs() - batch.lookingUpSinceMs) / 1000);
+    }
     String subject = waitSubject(batch);
     if (reportedWaits.remove(subject)) {
       health.clear(subject);

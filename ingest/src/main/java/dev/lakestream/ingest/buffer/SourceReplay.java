@@ -264,6 +264,12 @@ final class SourceReplay implements AutoCloseable {
       for (TopicPartition tp : polled.partitions()) {
         long end = endOf.applyAsLong(tp);
         for (ConsumerRecord<byte[], byte[]> record : polled.records(tp)) {
+          if (held.contains(tp)) {
+            // Held back by a record just handed to the sink (its flush, or another partition's
+            // flush for memory, looks rows up): the rest is read once it is released.
+            consumer.seek(tp, next.get(tp));
+            break;
+          }
           if (record.offset() >= end) {
             consumer.seek(tp, record.offset()); // the end: read when it has moved past
             break;
@@ -282,12 +288,6 @@ final class SourceReplay implements AutoCloseable {
           if (resume > record.offset() + 1) {
             next.put(tp, resume);
             consumer.seek(tp, resume);
-            break;
-          }
-          if (held.contains(tp)) {
-            // Its batch's flush was held back by this record (a lookup under way): the records
-            // polled after it are read once it is released.
-            consumer.seek(tp, next.get(tp));
             break;
           }
         }
