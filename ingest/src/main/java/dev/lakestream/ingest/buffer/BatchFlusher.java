@@ -512,7 +512,7 @@ final class BatchFlusher {
           batch.partition,
           sought.size(),
           took.toSeconds(),
-          lookup.steps(),
+          lookup == null ? 0 : lookup.steps(),
           found.filesRead(),
           found.bytesRead() / 1_000_000,
           table.name());

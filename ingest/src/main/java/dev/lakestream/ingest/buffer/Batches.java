@@ -367,12 +367,15 @@ final class Batches {
 
   /**
    * The open batch holding the most bytes of those whose flush is not waiting to be tried again at
-   * {@code nowMs}, or null when there is none.
+   * {@code nowMs}, nor looking rows up (its lookup goes on in the punctuation's rounds, and its
+   * partition is held back: it does not grow), or null when there is none.
    */
   Batch largest(long nowMs) {
     Batch largest = null;
     for (Batch batch : open.values()) {
-      if (batch.retryAtMs <= nowMs && (largest == null || batch.bytes > largest.bytes)) {
+      if (batch.retryAtMs <= nowMs
+          && batch.lookup == null
+          && (largest == null || batch.bytes > largest.bytes)) {
         largest = batch;
       }
     }

@@ -29,6 +29,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -151,6 +152,8 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
   private final Set<String> notYetConsumed = new HashSet<>();
   /** Reads the open batches again, in steps; null when none is being read. */
   private SourceReplay replay;
+  /** The time flushes took since the last punctuation, outside its rounds ({@link #flush}). */
+  private long spentOutsideRoundsNs;
   /**
    * Records read again and skipped: the fence dropped them, they were dead-lettered, or they were
    * never consumed (a forward offset reset).
@@ -683,11 +686,13 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     readOpenBatchesAgain();
     List<Batches.Batch> due = new ArrayList<>();
     for (Batches.Batch batch : batches.open().values()) {
-      if (nowMs - batch.openedAtMs >= config.flushIntervalMs()) {
+      // A batch whose lookup goes on is due whatever its age (a size limit may have started it).
+      if (nowMs - batch.openedAtMs >= config.flushIntervalMs() || batch.lookup != null) {
         due.add(batch);
       }
     }
     due.sort(Comparator.comparingLong(b -> b.flushTurn(tickMs)));
+    spentOutsideRoundsNs = 0;
     long started = System.nanoTime();
     for (int i = 0; i < due.size(); i++) {
       if (i > 0 && System.nanoTime() - started >= config.flushRoundBudgetMs() * 1_000_000) {
@@ -728,8 +733,19 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     }
   }
 
+  /**
+   * A flush as a record comes (a size limit, memory, left-out records): the lookups of such
+   * flushes between two punctuations share one round's budget ({@link #spentOutsideRoundsNs}), so
+   * that many of them cannot together hold the task's transaction for long.
+   */
   private void flush(Batches.Batch batch, long nowMs) {
-    flush(batch, nowMs, true, config.flushRoundBudgetMs() * 1_000_000);
+    long started = System.nanoTime();
+    flush(
+        batch,
+        nowMs,
+        true,
+        Math.max(0, config.flushRoundBudgetMs() * 1_000_000 - spentOutsideRoundsNs));
+    spentOutsideRoundsNs += System.nanoTime() - started;
   }
 
   /**
@@ -822,6 +838,7 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     if (replay == null) {
       replay = new SourceReplay(
           context.appConfigs(), config.applicationId() + "-" + context.taskId() + "-buffer-replay");
+      replaySkipped = 0;
     }
     if (!replay.held(tp)) {
       LOG.info(
@@ -842,20 +859,30 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    */
   private void reportLongLookup(Batches.Batch batch, long nowMs) {
     long waited = nowMs - batch.lookingUpSinceMs;
-    String subject = lookupSubject(batch);
-    if (waited < FLUSH_WAIT_REPORTED_AFTER_MS || reportedWaits.contains(subject)) {
+    reportOnce(
+        lookupSubject(batch),
+        waited,
+        () -> "the flush of " + batch.topic + "-"
+            + batch.partition + "'s open batch (" + batch.keys + " keys) has looked up the current"
+            + " rows of updates that left out-of-line (TOAST) values unchanged for "
+            + waited / 60_000
+            + " min, and the partition's later changes wait in the source topic until it is flushed"
+            + " (they must not outlast the topic's retention). The table is too large to look rows"
+            + " up in: set REPLICA IDENTITY FULL on it at the source, so PostgreSQL sends the values");
+  }
+
+  /**
+   * Reports {@code what} under {@code subject} (logged, and on {@code /health} until the batch is
+   * flushed) once it has gone on for {@link #FLUSH_WAIT_REPORTED_AFTER_MS}, once.
+   */
+  private void reportOnce(String subject, long waited, Supplier<String> what) {
+    if (waited < FLUSH_WAIT_REPORTED_AFTER_MS || !reportedWaits.add(subject)) {
       return;
     }
-    reportedWaits.add(subject);
     metrics.flushWaitsReported.increment();
-    String what = "the flush of " + batch.topic + "-" + batch.partition + "'s open batch ("
-        + batch.keys + " keys) has looked up the current rows of updates that left out-of-line"
-        + " (TOAST) values unchanged for " + waited / 60_000 + " min, and the partition's later"
-        + " changes wait in the source topic until it is flushed (they must not outlast the"
-        + " topic's retention). The table is too large to look rows up in: set REPLICA IDENTITY"
-        + " FULL on it at the source, so PostgreSQL sends the values";
-    LOG.error("Task {}: {}", context.taskId(), what);
-    health.problem(subject, what);
+    String text = what.get();
+    LOG.error("Task {}: {}", context.taskId(), text);
+    health.problem(subject, text);
   }
 
   private static String waitSubject(Batches.Batch batch) {
@@ -877,25 +904,24 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     long since =
         handedOff == null ? batch.postponedSinceMs : Math.min(batch.postponedSinceMs, handedOff);
     long waited = nowMs - since;
-    String subject = waitSubject(batch);
-    if (waited < FLUSH_WAIT_REPORTED_AFTER_MS || reportedWaits.contains(subject)) {
-      return;
-    }
-    reportedWaits.add(subject);
-    metrics.flushWaitsReported.increment();
-    String what = "the flush of " + batch.topic + "-" + batch.partition + "'s open batch ("
-        + batch.keys + " keys) has waited " + waited / 60_000 + " min for the partition's earlier"
-        + " batches to be committed to " + Branches.REALTIME + ": it has changes lacking unchanged"
-        + " TOAST values, which only the key's row on " + Branches.REALTIME + " has, and the"
-        + " partition was flushed up to offset " + postponed.lastFlushed() + " while "
-        + Branches.REALTIME + " records offset " + postponed.committed() + ". Either the realtime"
-        + " committer cannot commit (its log and /health say why), or the files-written event of"
-        + " the batch up to offset " + postponed.lastFlushed() + " was lost (dead-lettered as"
-        + " unreadable by realtime-commit): then its changes are not on the table, and the way on"
-        + " is to drop the table and snapshot it again (README, \"When main differs from the"
-        + " source\"). Until then the partition's changes stay in its open batch, on the heap";
-    LOG.error("Task {}: {}", context.taskId(), what);
-    health.problem(subject, what);
+    reportOnce(
+        waitSubject(batch),
+        waited,
+        () -> "the flush of " + batch.topic + "-"
+            + batch.partition + "'s open batch ("
+            + batch.keys + " keys) has waited " + waited / 60_000
+            + " min for the partition's earlier"
+            + " batches to be committed to " + Branches.REALTIME
+            + ": it has changes lacking unchanged"
+            + " TOAST values, which only the key's row on " + Branches.REALTIME + " has, and the"
+            + " partition was flushed up to offset " + postponed.lastFlushed() + " while "
+            + Branches.REALTIME + " records offset " + postponed.committed()
+            + ". Either the realtime"
+            + " committer cannot commit (its log and /health say why), or the files-written event of"
+            + " the batch up to offset " + postponed.lastFlushed() + " was lost (dead-lettered as"
+            + " unreadable by realtime-commit): then its changes are not on the table, and the way on"
+            + " is to drop the table and snapshot it again (README, \"When main differs from the"
+            + " source\"). Until then the partition's changes stay in its open batch, on the heap");
   }
 
   /**
