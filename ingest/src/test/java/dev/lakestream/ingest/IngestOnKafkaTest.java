@@ -971,7 +971,7 @@ class IngestOnKafkaTest {
    * A lookup of previous rows (unchanged TOAST values) longer than a flush round: it goes on where
    * it stopped at the next attempt, and what the task consumes from the partition meanwhile waits in
    * the source topic and goes to the next batch. With rounds of 0 ms, each attempt reads one file of
-   * the many realtime holds, and each file takes 300 ms to open, as on a slow store; the stream
+   * the many realtime holds, and each file takes 200 ms to open, as on a slow store; the stream
    * thread dies once in the middle of a lookup, and its replacement reads the batch and what was
    * held back again. Before, the lookup ran whole in one attempt, in the task's transaction: on a table large
    * enough, longer than the transaction's timeout at every attempt (a wedge). Every change lands
@@ -992,7 +992,7 @@ class IngestOnKafkaTest {
                 IngestConfig.CHANGELOG_TABLES,
                 id.toString()))
         .with(PipelineConfig.CATALOG_PREFIX + "io-impl", SlowFileIO.class.getName())
-        .with(PipelineConfig.CATALOG_PREFIX + SlowFileIO.OPEN_MS, "300");
+        .with(PipelineConfig.CATALOG_PREFIX + SlowFileIO.OPEN_MS, "200");
     ChangeStreamGenerator gen = new ChangeStreamGenerator(source, 2050).keepingValues(0.8);
     List<Change> sent = new ArrayList<>();
     try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
@@ -1000,7 +1000,7 @@ class IngestOnKafkaTest {
         app.start();
         sent.addAll(gen.snapshot(400));
         feed.send(sent);
-        for (int i = 0; i < 8; i++) { // a file on realtime each
+        for (int i = 0; i < 6; i++) { // a file on realtime each
           Eventually.noDifference(CONVERGE, () -> realtimeDiffers(id, source));
           List<Change> changes = gen.next(40);
           feed.send(changes);
