@@ -862,11 +862,10 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     reportOnce(
         lookupSubject(batch),
         waited,
-        () -> "the flush of " + batch.topic + "-"
-            + batch.partition + "'s open batch (" + batch.keys + " keys) has looked up the current"
-            + " rows of updates that left out-of-line (TOAST) values unchanged for "
-            + waited / 60_000
-            + " min, and the partition's later changes wait in the source topic until it is flushed"
+        () -> "the flush of " + batch.topic + "-" + batch.partition + "'s open batch ("
+            + batch.keys + " keys) has looked up the current rows of updates that left"
+            + " out-of-line (TOAST) values unchanged for " + waited / 60_000 + " min, and the"
+            + " partition's later changes wait in the source topic until it is flushed"
             + " (they must not outlast the topic's retention). The table is too large to look rows"
             + " up in: set REPLICA IDENTITY FULL on it at the source, so PostgreSQL sends the values");
   }
@@ -883,6 +882,20 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     String text = what.get();
     LOG.error("Task {}: {}", context.taskId(), text);
     health.problem(subject, text);
+  }
+
+  /** Clears what {@link #reportOnce} reported under {@code subject}, saying how long it went on. */
+  private void clearReport(Batches.Batch batch, String subject, String doing, long sinceMs) {
+    if (reportedWaits.remove(subject)) {
+      health.clear(subject);
+      LOG.info(
+          "Task {}: the flush of {}-{} went through after {} for {} s",
+          context.taskId(),
+          batch.topic,
+          batch.partition,
+          doing,
+          (context.currentSystemTimeMs() - sinceMs) / 1000);
+    }
   }
 
   private static String waitSubject(Batches.Batch batch) {
@@ -907,17 +920,14 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
     reportOnce(
         waitSubject(batch),
         waited,
-        () -> "the flush of " + batch.topic + "-"
-            + batch.partition + "'s open batch ("
-            + batch.keys + " keys) has waited " + waited / 60_000
-            + " min for the partition's earlier"
-            + " batches to be committed to " + Branches.REALTIME
-            + ": it has changes lacking unchanged"
-            + " TOAST values, which only the key's row on " + Branches.REALTIME + " has, and the"
-            + " partition was flushed up to offset " + postponed.lastFlushed() + " while "
-            + Branches.REALTIME + " records offset " + postponed.committed()
-            + ". Either the realtime"
-            + " committer cannot commit (its log and /health say why), or the files-written event of"
+        () -> "the flush of " + batch.topic + "-" + batch.partition + "'s open batch ("
+            + batch.keys + " keys) has waited " + waited / 60_000 + " min for the partition's"
+            + " earlier batches to be committed to " + Branches.REALTIME + ": it has changes"
+            + " lacking unchanged TOAST values, which only the key's row on " + Branches.REALTIME
+            + " has, and the partition was flushed up to offset " + postponed.lastFlushed()
+            + " while " + Branches.REALTIME + " records offset " + postponed.committed()
+            + ". Either the realtime committer cannot commit (its log and /health say why), or"
+            + " the files-written event of"
             + " the batch up to offset " + postponed.lastFlushed() + " was lost (dead-lettered as"
             + " unreadable by realtime-commit): then its changes are not on the table, and the way on"
             + " is to drop the table and snapshot it again (README, \"When main differs from the"
@@ -969,26 +979,9 @@ public final class ChangeBuffer implements Processor<byte[], byte[], Object, Obj
    * again, the next batch starts where reading goes on.
    */
   private void ended(Batches.Batch batch) {
-    String lookup = lookupSubject(batch);
-    if (reportedWaits.remove(lookup)) {
-      health.clear(lookup);
-      LOG.info(
-          "Task {}: the flush of {}-{} went through after looking rows up for {} s",
-          context.taskId(),
-          batch.topic,
-          batch.partition,
-          (context.currentSystemTimeMs() - batch.lookingUpSinceMs) / 1000);
-    }
-    String subject = waitSubject(batch);
-    if (reportedWaits.remove(subject)) {
-      health.clear(subject);
-      LOG.info(
-          "Task {}: the flush of {}-{} went through after waiting {} s for its earlier batches",
-          context.taskId(),
-          batch.topic,
-          batch.partition,
-          (context.currentSystemTimeMs() - batch.postponedSinceMs) / 1000);
-    }
+    clearReport(batch, lookupSubject(batch), "looking rows up", batch.lookingUpSinceMs);
+    clearReport(
+        batch, waitSubject(batch), "waiting for its earlier batches", batch.postponedSinceMs);
     TopicPartition tp = new TopicPartition(batch.topic, batch.partition);
     if (replay != null && replay.reading(tp)) {
       starts.restartAt(batch.prefix(), replay.next(tp));
