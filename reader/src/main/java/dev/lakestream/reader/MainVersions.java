@@ -562,7 +562,7 @@ public final class MainVersions {
   }
 
   private BaseDeleteLoader loader() {
-    return new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
+    return ContentFiles.deleteLoader(table.io());
   }
 
   private static PositionDeleteIndex index(BaseDeleteLoader loader, DeleteFile dv, DataFile file) {

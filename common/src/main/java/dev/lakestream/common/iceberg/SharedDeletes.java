@@ -70,10 +70,29 @@ public final class SharedDeletes extends BaseDeleteLoader {
     }
   }
 
+  /**
+   * The same loader (its cache, its budget) reading the files of one call on Iceberg's delete worker
+   * pool: for calls with more than one file not read yet. This one reads on the caller's thread, as
+   * {@link ContentFiles#deleteLoader} does and for its reason: a call to the pool costs at least
+   * 10 ms, and most calls read one file or none (the growing sets read one file at a time).
+   */
+  private final BaseDeleteLoader pooled;
+
   /** Reads delete files with {@code io}, keeping up to {@code budgetBytes} of them in memory. */
   public SharedDeletes(FileIO io, long budgetBytes) {
-    super(deleteFile -> ContentFiles.input(io, deleteFile));
+    super(deleteFile -> ContentFiles.input(io, deleteFile), null);
     this.budgetBytes = budgetBytes;
+    this.pooled = new BaseDeleteLoader(deleteFile -> ContentFiles.input(io, deleteFile)) {
+      @Override
+      protected boolean canCache(long size) {
+        return SharedDeletes.this.canCache(size);
+      }
+
+      @Override
+      protected <V> V getOrLoad(String key, Supplier<V> valueSupplier, long valueSize) {
+        return SharedDeletes.this.getOrLoad(key, valueSupplier, valueSize);
+      }
+    };
   }
 
   /** A budget for one piece of work: an eighth of the heap, at most 512 MiB. */
@@ -115,7 +134,21 @@ public final class SharedDeletes extends BaseDeleteLoader {
         return set.keys;
       }
     }
-    return merged(deleteFiles, super.loadEqualityDeletes(deleteFiles, projection));
+    StructLikeSet keys = unread(deleteFiles) > 1
+        ? pooled.loadEqualityDeletes(deleteFiles, projection)
+        : super.loadEqualityDeletes(deleteFiles, projection);
+    return merged(deleteFiles, keys);
+  }
+
+  /** How many of {@code deleteFiles} are not kept (not read yet, or read past the budget). */
+  private int unread(Iterable<DeleteFile> deleteFiles) {
+    int n = 0;
+    for (DeleteFile d : deleteFiles) {
+      if (!loaded.containsKey(d.location())) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /**

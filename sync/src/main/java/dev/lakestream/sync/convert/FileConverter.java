@@ -123,7 +123,7 @@ public final class FileConverter {
    */
   public List<ConvertResult> convert(Table table, ConvertGroup group) {
     Map<Integer, PartitionSpec> specs = table.specs();
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
+    BaseDeleteLoader loader = ContentFiles.deleteLoader(table.io());
     // The deleted keys the group's tasks share, loaded once for the group: a set too large for the
     // resolver's caches would otherwise be loaded again by every file read at the same time.
     Map<String, StructLikeSet> groupKeys = new ConcurrentHashMap<>();

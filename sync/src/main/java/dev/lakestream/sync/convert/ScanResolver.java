@@ -95,7 +95,7 @@ public final class ScanResolver implements PositionResolver {
     }
     Schema keySchema = TypeUtil.select(table.schema(), keyIds);
     String keyType = keySchema.asStruct().toString();
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
+    BaseDeleteLoader loader = ContentFiles.deleteLoader(table.io());
     String setKey = keyType + "\n"
         + String.join("\n", deletes.stream().map(DeleteFile::location).toList());
     StructLikeSet keys = groupKeys.computeIfAbsent(

@@ -174,7 +174,7 @@ public final class KeyIndex {
       Work work) {
     String t = lookup.table();
     int p = lookup.partition();
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> ContentFiles.input(table.io(), f));
+    BaseDeleteLoader loader = ContentFiles.deleteLoader(table.io());
     Map<String, Set<String>> pairedFiles = new HashMap<>();
     lookup
         .taskDeletes()
