@@ -68,6 +68,9 @@ public final class EmbeddedKafka implements AutoCloseable {
     props.put("group.initial.rebalance.delay.ms", "0");
     // Kafka's floor is 6 s: a test that replaces a crashed stream thread waits out its session.
     props.put("group.min.session.timeout.ms", "1000");
+    // Kafka checks for timed-out transactions every 10 s: a killed producer's open transaction
+    // would hold back read-committed consumers up to 10 s past its timeout.
+    props.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
     props.put("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
 
     new Formatter()

@@ -722,7 +722,7 @@ class IngestOnKafkaTest {
         .with(IngestConfig.FLUSH_MAX_ROWS, "1000000");
     ChangeStreamGenerator gen =
         new ChangeStreamGenerator(source, 2039, new ChangeStreamGenerator.Mix(0, 1, 0, 0, 0, 0));
-    int updates = 400_000;
+    int updates = 250_000;
     // Not flushed when the first instance stops.
     try (KafkaChangeFeed feed = new KafkaChangeFeed(kafka.bootstrapServers(), model)) {
       feed.send(gen.snapshot(1_000));
@@ -738,7 +738,7 @@ class IngestOnKafkaTest {
       assertThat(realtimeRowCount(id)).as("rows on realtime before the restart").isZero();
       // Reading the batch again alone (one record of it at a time) takes longer than this.
       PipelineConfig second =
-          elsewhere(first).with(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "4000");
+          elsewhere(first).with(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, "2500");
       try (StreamsApp ingest = IngestApp.create(second)) {
         ingest.start();
         // Consumed while the batch is read again: read after it, and decided then. A TRUNCATE

@@ -94,8 +94,9 @@ class PostgresCrashTest {
           .with(PipelineConfig.METRICS_PORT, "-1")
           .with(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2")
           // A killed instance's open transactions hold back what the survivors read until they
-          // time out (a new owner has a transactional id of its own): half the apps' default.
-          .with(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), "30000");
+          // time out (a new owner has a transactional id of its own): a third of the apps'
+          // default, still twice ingest's flush round budget.
+          .with(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), "20000");
       Path logs = Files.createTempDirectory("apps-");
       try (EmbeddedConnect connect = EmbeddedConnect.start(kafka.bootstrapServers());
           ChildApp ingest1 = new ChildApp(
