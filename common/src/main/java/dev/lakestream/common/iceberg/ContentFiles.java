@@ -50,11 +50,10 @@ public final class ContentFiles {
 
   /**
    * Iceberg's delete loader, reading on the caller's thread. Iceberg's default hands the files of
-   * each call to its delete worker pool and waits for them in sleeps of 10 ms, so every call costs
-   * at least 10 ms, however little it reads: for a call with one delete file, or one whose files are
-   * cached, that wait is all of its cost (a compaction of a thousand files of realtime, read with
-   * their deletes, waited ten seconds for nothing). Every call this project makes reads one delete
-   * file, or one deletion vector, which Iceberg reads on the caller's thread anyway.
+   * each call to its delete worker pool and waits for them by polling every 10 ms: a call whose
+   * files are not read by the first poll waits at least 10 ms, however little it reads. Every call
+   * this project makes with this loader reads one delete file or one deletion vector (which Iceberg
+   * reads on the caller's thread anyway), so the pool would run nothing in parallel.
    */
   public static BaseDeleteLoader deleteLoader(FileIO io) {
     return new BaseDeleteLoader(f -> input(io, f), null);

@@ -12,6 +12,7 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.util.StructLikeSet;
 
 /**
@@ -71,10 +72,12 @@ public final class SharedDeletes extends BaseDeleteLoader {
   }
 
   /**
-   * The same loader (its cache, its budget) reading the files of one call on Iceberg's delete worker
-   * pool: for calls with more than one file not read yet. This one reads on the caller's thread, as
-   * {@link ContentFiles#deleteLoader} does and for its reason: a call to the pool costs at least
-   * 10 ms, and most calls read one file or none (the growing sets read one file at a time).
+   * The same loader (its cache, its budget) reading the equality-delete files of one call on
+   * Iceberg's delete worker pool: for calls that read more than one file from storage. This one
+   * reads on the caller's thread, as {@link ContentFiles#deleteLoader} does and for its reason:
+   * Iceberg waits for its pool by polling every 10 ms, and most calls read one file or none (the
+   * growing sets read one file at a time, and a file read before is kept). Position deletes are
+   * read on the caller's thread: a table of format v3 has one deletion vector per data file.
    */
   private final BaseDeleteLoader pooled;
 
@@ -134,21 +137,36 @@ public final class SharedDeletes extends BaseDeleteLoader {
         return set.keys;
       }
     }
-    StructLikeSet keys = unread(deleteFiles) > 1
+    int rowBytes =
+        projection.columns().stream().mapToInt(TypeUtil::estimateSize).sum();
+    StructLikeSet keys = toRead(deleteFiles, rowBytes) > 1
         ? pooled.loadEqualityDeletes(deleteFiles, projection)
         : super.loadEqualityDeletes(deleteFiles, projection);
     return merged(deleteFiles, keys);
   }
 
-  /** How many of {@code deleteFiles} are not kept (not read yet, or read past the budget). */
-  private int unread(Iterable<DeleteFile> deleteFiles) {
+  /**
+   * How many of {@code deleteFiles} a load reads from storage: those not kept, and those Iceberg
+   * will not look for in the cache because {@link #canCache} refuses their size (Iceberg's
+   * estimate, by {@code rowBytes} per row) once the budget is nearly spent.
+   */
+  private int toRead(Iterable<DeleteFile> deleteFiles, int rowBytes) {
     int n = 0;
     for (DeleteFile d : deleteFiles) {
-      if (!loaded.containsKey(d.location())) {
+      if (!loaded.containsKey(d.location()) || !canCache(estimate(d.recordCount(), rowBytes))) {
         n++;
       }
     }
     return n;
+  }
+
+  /** Iceberg's estimate of an equality-delete file's rows: rows times the projection's value size. */
+  private static long estimate(long rows, int rowBytes) {
+    try {
+      return Math.multiplyExact(rows, rowBytes);
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
   }
 
   /**
