@@ -134,13 +134,18 @@ public final class EmbeddedMariaDb implements AutoCloseable {
       return template;
     }
     Path folder = Files.createTempDirectory(parent, "mariadb-template-");
-    run(List.of(
-        installDbBinary().toString(),
-        "--no-defaults",
-        "--datadir=" + folder,
-        "--user=" + user,
-        "--auth-root-authentication-method=normal",
-        "--skip-test-db"));
+    try {
+      run(List.of(
+          installDbBinary().toString(),
+          "--no-defaults",
+          "--datadir=" + folder,
+          "--user=" + user,
+          "--auth-root-authentication-method=normal",
+          "--skip-test-db"));
+    } catch (Exception e) {
+      Folders.delete(folder); // the next start tries again
+      throw e;
+    }
     Runtime.getRuntime()
         .addShutdownHook(new Thread(() -> Folders.delete(folder), "mariadb-template-delete"));
     template = folder;

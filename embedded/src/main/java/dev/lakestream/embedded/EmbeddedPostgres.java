@@ -139,20 +139,25 @@ public final class EmbeddedPostgres implements AutoCloseable {
       run(List.of("chown", "postgres:postgres", folder.toString()), false);
     }
     Path cluster = folder.resolve("data");
-    exec(
-        asRoot,
-        List.of(
-            bin.resolve("initdb").toString(),
-            "-D",
-            cluster.toString(),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--locale=C.UTF-8",
-            "--no-sync"));
+    try {
+      exec(
+          asRoot,
+          List.of(
+              bin.resolve("initdb").toString(),
+              "-D",
+              cluster.toString(),
+              "-U",
+              "postgres",
+              "-A",
+              "trust",
+              "-E",
+              "UTF8",
+              "--locale=C.UTF-8",
+              "--no-sync"));
+    } catch (Exception e) {
+      Folders.delete(folder); // the next start tries again
+      throw e;
+    }
     Runtime.getRuntime()
         .addShutdownHook(new Thread(() -> Folders.delete(folder), "postgres-template-delete"));
     template = cluster;
