@@ -133,23 +133,17 @@ public final class EmbeddedMariaDb implements AutoCloseable {
     if (template != null) {
       return template;
     }
-    Path folder = Files.createTempDirectory(parent, "mariadb-template-");
-    try {
-      run(List.of(
-          installDbBinary().toString(),
-          "--no-defaults",
-          "--datadir=" + folder,
-          "--user=" + user,
-          "--auth-root-authentication-method=normal",
-          "--skip-test-db"));
-    } catch (Exception e) {
-      Folders.delete(folder); // the next start tries again
-      throw e;
-    }
-    Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> Folders.delete(folder), "mariadb-template-delete"));
-    template = folder;
-    return folder;
+    template = Folders.filledForThisJvm(
+        parent,
+        "mariadb-template-",
+        f -> run(List.of(
+            installDbBinary().toString(),
+            "--no-defaults",
+            "--datadir=" + f,
+            "--user=" + user,
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db")));
+    return template;
   }
 
   public int port() {

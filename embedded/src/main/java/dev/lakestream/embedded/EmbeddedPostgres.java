@@ -134,18 +134,16 @@ public final class EmbeddedPostgres implements AutoCloseable {
     if (template != null) {
       return template;
     }
-    Path folder = Files.createTempDirectory(parent, "postgres-template-");
-    if (asRoot) {
-      run(List.of("chown", "postgres:postgres", folder.toString()), false);
-    }
-    Path cluster = folder.resolve("data");
-    try {
+    Path folder = Folders.filledForThisJvm(parent, "postgres-template-", f -> {
+      if (asRoot) {
+        run(List.of("chown", "postgres:postgres", f.toString()), false);
+      }
       exec(
           asRoot,
           List.of(
               bin.resolve("initdb").toString(),
               "-D",
-              cluster.toString(),
+              f.resolve("data").toString(),
               "-U",
               "postgres",
               "-A",
@@ -154,14 +152,9 @@ public final class EmbeddedPostgres implements AutoCloseable {
               "UTF8",
               "--locale=C.UTF-8",
               "--no-sync"));
-    } catch (Exception e) {
-      Folders.delete(folder); // the next start tries again
-      throw e;
-    }
-    Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> Folders.delete(folder), "postgres-template-delete"));
-    template = cluster;
-    return cluster;
+    });
+    template = folder.resolve("data");
+    return template;
   }
 
   public int port() {
